@@ -1,0 +1,29 @@
+"""shuffle-accountants: certified privacy accounting for the shuffle model.
+
+Events describe shuffled rounds; accountants subclass dp_accounting's and
+compose them with every other `DpEvent`:
+
+>>> from shuffle_accountants import ShuffleEvent, ShuffleRdpAccountant
+>>> accountant = ShuffleRdpAccountant()
+>>> accountant.compose(ShuffleEvent(num_users=10**6, local_epsilon=1.0), 1000)
+>>> accountant.get_epsilon(target_delta=1e-6)
+
+Every epsilon a default path returns is a proven upper bound; lower bounds
+live under names that say so. Formulas cite their IDs in MATH.md.
+"""
+
+from shuffle_accountants.events import ShuffleEvent
+from shuffle_accountants.rdp_accountant import DEFAULT_ORDERS
+from shuffle_accountants.rdp_accountant import ShuffleRdpAccountant
+from shuffle_accountants.shuffle_rdp import shuffle_rdp_upper_bound
+from shuffle_accountants.shuffle_rdp import subsampled_shuffle_rdp_upper_bound
+
+__version__ = '0.1.0'
+
+__all__ = [
+    'DEFAULT_ORDERS',
+    'ShuffleEvent',
+    'ShuffleRdpAccountant',
+    'shuffle_rdp_upper_bound',
+    'subsampled_shuffle_rdp_upper_bound',
+]

@@ -1,0 +1,230 @@
+"""Log-space numerics shared by the bound modules.
+
+Everything here is written so that truncation and rounding can only *raise*
+the privacy quantities computed from it:
+
+* Binomial probabilities outside a computed window are bounded with the
+  Chernoff bound ``P[Bin(N, p) >= k] <= exp(-N KL(k/N || p))``, never dropped.
+* Windowed probabilities are normalised to sum to one inside the window, which
+  makes every one of them at least its true value.
+* Mixtures over a Binomial label whose per-label value is non-increasing in the
+  label (MATH.md D4) are grouped into blocks, each represented by its worst
+  (smallest) member.
+"""
+
+from typing import Callable, Tuple
+
+import numpy as np
+from scipy import special
+
+# Relative safety margin applied to final RDP values: covers the floating point
+# error of the sums and logarithms (which is orders of magnitude smaller).
+RELATIVE_SAFETY_MARGIN = 1e-10
+
+# Hoeffding exponent for probability windows: the mass outside the window is
+# at most 2 exp(-WINDOW_TAU), and it is bounded separately anyway.
+WINDOW_TAU = 25.0
+
+# A block of a Binomial mixture whose crude upper bound is below this fraction
+# of a lower estimate of the total is not evaluated exactly; its crude bound is
+# added instead (so soundness never depends on this constant).
+NEGLIGIBLE_FRACTION = 1e-17
+
+
+
+def log_expm1(x: np.ndarray) -> np.ndarray:
+  """log(exp(x) - 1) for x > 0, without overflow for large x."""
+  x = np.asarray(x, dtype=np.float64)
+  with np.errstate(divide='ignore'):
+    small = np.log(np.expm1(np.minimum(x, 30.0)))
+  large = x + np.log1p(-np.exp(-np.maximum(x, 30.0)))
+  return np.where(x > 30.0, large, small)
+
+
+def binomial_kl(t: np.ndarray, p: float, one_minus_p: float) -> np.ndarray:
+  """KL(Bern(t) || Bern(p)) for t in [0, 1]."""
+  t = np.asarray(t, dtype=np.float64)
+  return (special.xlogy(t, t) - special.xlogy(t, p)
+          + special.xlogy(1 - t, 1 - t) - special.xlogy(1 - t, one_minus_p))
+
+
+def log_upper_tail_bound(num_trials: int, p: float, one_minus_p: float,
+                         k: np.ndarray) -> np.ndarray:
+  """Upper bound on log P[Bin(num_trials, p) >= k] (Chernoff)."""
+  k = np.asarray(k, dtype=np.float64)
+  if num_trials == 0:
+    return np.where(k <= 0, 0.0, -np.inf)
+  t = np.clip(k / num_trials, 0.0, 1.0)
+  bound = np.where(t > p, -num_trials * binomial_kl(t, p, one_minus_p), 0.0)
+  return np.where(k > num_trials, -np.inf, np.minimum(bound, 0.0))
+
+
+def log_lower_tail_bound(num_trials: int, p: float, one_minus_p: float,
+                         k: np.ndarray) -> np.ndarray:
+  """Upper bound on log P[Bin(num_trials, p) <= k] (Chernoff)."""
+  k = np.asarray(k, dtype=np.float64)
+  return log_upper_tail_bound(num_trials, one_minus_p, p, num_trials - k)
+
+
+def hoeffding_window(num_trials: int, p: float, tau: float = WINDOW_TAU
+                     ) -> Tuple[int, int]:
+  """Integer window [lo, hi] around the mean holding all but 2e^-tau mass."""
+  half_width = np.sqrt(num_trials * tau / 2.0) + 1.0
+  mean = num_trials * p
+  lo = int(max(0, np.floor(mean - half_width)))
+  hi = int(min(num_trials, np.ceil(mean + half_width)))
+  return lo, hi
+
+
+def binomial_window_log_pmf(num_trials: int, p: float, one_minus_p: float,
+                            lo: int, hi: int) -> np.ndarray:
+  """Log-pmf of Bin(num_trials, p) on [lo, hi], normalised to sum to one.
+
+  The shape is built from the exact ratios pmf(k+1)/pmf(k) written with log1p
+  and accumulated outwards from the mode, which keeps the relative error of
+  *differences* between entries near machine precision even for 10^10 trials
+  (gammaln differences lose about 1e-6 there). Normalising inside the window
+  makes every entry an upper bound on the true probability.
+  """
+  ks = np.arange(lo, hi + 1, dtype=np.float64)
+  if hi == lo:
+    return np.zeros(1)
+  # log pmf(k+1) - log pmf(k) = log1p(((N+1)p - (k+1)) / ((k+1)(1-p)))
+  step_ks = ks[:-1]
+  log_ratio = np.log1p(((num_trials + 1) * p - (step_ks + 1))
+                       / ((step_ks + 1) * one_minus_p))
+  mode = int(np.clip(np.floor((num_trials + 1) * p), lo, hi)) - lo
+  log_pmf = np.empty(ks.size)
+  log_pmf[mode] = 0.0
+  log_pmf[mode + 1:] = np.cumsum(log_ratio[mode:])
+  log_pmf[:mode] = -np.cumsum(log_ratio[:mode][::-1])[::-1]
+  return log_pmf - special.logsumexp(log_pmf)
+
+
+def block_starts(num_trials: int, relative_width: float,
+                 exact_below: int = 512) -> np.ndarray:
+  """Start labels of blocks covering {0, ..., num_trials}.
+
+  Labels below `exact_below` are blocks of their own; above, a block spans a
+  relative width `relative_width`, so representing it by its first label
+  changes a 1/label-like quantity by at most that fraction.
+  """
+  singles = np.arange(min(exact_below, num_trials + 1), dtype=np.int64)
+  if num_trials < exact_below:
+    return singles
+  steps = int(np.ceil(np.log(num_trials / exact_below)
+                      / np.log1p(relative_width))) + 2
+  geometric = np.floor(exact_below * np.exp(
+      np.arange(steps) * np.log1p(relative_width))).astype(np.int64)
+  geometric = geometric[geometric <= num_trials]
+  return np.unique(np.concatenate([singles, geometric]))
+
+
+def binomial_block_log_weights(num_trials: int, p: float, one_minus_p: float,
+                               starts: np.ndarray) -> np.ndarray:
+  """Upper bounds on log P[Bin(num_trials, p) in block] for each block.
+
+  Block i is [starts[i], starts[i+1] - 1] (the last one ends at num_trials).
+  Inside a Hoeffding window the normalised window pmf is summed; parts of a
+  block outside the window are bounded by the Chernoff tail bound.
+  """
+  ends = np.append(starts[1:] - 1, num_trials)
+  lo, hi = hoeffding_window(num_trials, p)
+  window_pmf = np.exp(binomial_window_log_pmf(num_trials, p, one_minus_p,
+                                              lo, hi))
+  inside_lo = np.maximum(starts, lo)
+  inside_hi = np.minimum(ends, hi)
+  has_inside = inside_lo <= inside_hi
+  inside = np.zeros(starts.size)
+  if np.any(has_inside):
+    # Blocks partition the labels, so their in-window parts are consecutive
+    # segments of the window: reduceat sums exactly one block each. Summing
+    # each block's own entries (not differencing a cumulative sum) keeps the
+    # relative accuracy of tiny blocks.
+    inside[has_inside] = np.add.reduceat(window_pmf, inside_lo[has_inside] - lo)
+  with np.errstate(divide='ignore'):
+    log_inside = np.log(inside)
+  below = np.minimum(ends, lo - 1)
+  log_below = np.where(starts < lo,
+                       log_lower_tail_bound(num_trials, p, one_minus_p, below),
+                       -np.inf)
+  above = np.maximum(starts, hi + 1)
+  log_above = np.where(ends > hi,
+                       log_upper_tail_bound(num_trials, p, one_minus_p, above),
+                       -np.inf)
+  return np.logaddexp(np.logaddexp(log_inside, log_below), log_above)
+
+
+def log_binomial_mixture_excess(
+    num_trials: int, p: float, one_minus_p: float, orders: np.ndarray,
+    log_excess: Callable[[int, np.ndarray], np.ndarray],
+    log_worst_excess: np.ndarray, relative_width: float,
+    gap_tolerance: float = 1e-10) -> np.ndarray:
+  """Upper bound on log sum_c Bin(num_trials, p)(c) E_c(order), per order.
+
+  Args:
+    num_trials, p, one_minus_p: the Binomial law of the label c.
+    orders: RDP orders (only passed through to `log_excess`).
+    log_excess: (c, orders) -> upper bound on log E_c, where E_c >= 0 must be
+      non-increasing in c (MATH.md D4 for the clone pair).
+    log_worst_excess: log E_0 per order, an upper bound on every E_c.
+    relative_width: relative width of label blocks (see `block_starts`).
+    gap_tolerance: anchors are added until no gap between two of them adds
+      more than this fraction of the total (tightness only, never soundness).
+
+  Returns:
+    The bound per order, in log space.
+  """
+  starts = block_starts(num_trials, relative_width)
+  log_weights = binomial_block_log_weights(num_trials, p, one_minus_p, starts)
+  crude = log_weights[:, None] + log_worst_excess[None, :]
+  mode = int(np.clip(np.floor((num_trials + 1) * p), 0, num_trials))
+  reference_block = int(np.searchsorted(starts, mode, side='right') - 1)
+  reference_row = log_excess(int(starts[reference_block]), orders)
+  reference = np.maximum(log_weights[reference_block] + reference_row,
+                         crude[reference_block] - 745.0)
+  if not np.all(np.isfinite(reference_row) | (reference_row == -np.inf)):
+    raise FloatingPointError(f'non-finite excess {reference_row} at label '
+                             f'{starts[reference_block]}')
+  relevant = np.nonzero(np.any(
+      crude > reference[None, :] + np.log(NEGLIGIBLE_FRACTION), axis=1))[0]
+  first, last = int(relevant.min()), int(relevant.max())
+  considered = np.arange(first, last + 1)
+  rows = {reference_block: reference_row}
+
+  def row(block):
+    if block not in rows:
+      rows[block] = (log_worst_excess if starts[block] == 0
+                     else log_excess(int(starts[block]), orders))
+    return rows[block]
+
+  # Exact values at anchor blocks; every other block is bounded by the nearest
+  # anchor at or below it, which is sound because E_c is non-increasing in c.
+  # Anchors start geometrically spaced around the reference, and a gap between
+  # two anchors is bisected while its slack (that bound minus the value of the
+  # anchor above) is a non-negligible part of the total.
+  offsets = np.unique(np.round(1.5 ** np.arange(64)).astype(np.int64))
+  anchors = np.concatenate([[first, last, reference_block],
+                            reference_block + offsets,
+                            reference_block - offsets])
+  anchors = np.unique(anchors[(anchors >= first) & (anchors <= last)])
+  while True:
+    anchor_rows = np.stack([row(block) for block in anchors])
+    below = np.searchsorted(anchors, considered, side='right') - 1
+    upper = np.minimum(log_weights[considered, None] + anchor_rows[below],
+                       crude[considered])
+    terms = crude.copy()
+    terms[considered] = upper
+    total = special.logsumexp(terms, axis=0)
+    above = np.minimum(below + 1, anchors.size - 1)
+    lower = log_weights[considered, None] + anchor_rows[above]
+    slack = np.exp(upper - total) - np.exp(np.minimum(lower, upper) - total)
+    gap_slack = np.zeros((anchors.size, orders.size))
+    np.add.at(gap_slack, below, slack)
+    gap_width = np.diff(np.append(anchors, last + 1))
+    refine = np.nonzero(np.any(gap_slack > gap_tolerance, axis=1)
+                        & (gap_width > 1))[0]
+    if refine.size == 0:
+      return total
+    anchors = np.unique(np.concatenate(
+        [anchors, anchors[refine] + gap_width[refine] // 2]))

@@ -1,0 +1,69 @@
+"""Argument checks shared by events and math functions.
+
+Every message names the parameter, the offending value and the allowed range,
+so that a user can fix the call without reading the source.
+"""
+
+import math
+import numbers
+from typing import Optional
+
+import numpy as np
+
+
+def check_integer(name: str, value, minimum: int,
+                  maximum: Optional[int] = None) -> int:
+  """Returns `value` as a Python int, or raises if it is not an integer in range."""
+  if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    raise TypeError(
+        f'{name} must be an integer >= {minimum}; got {value!r} of type '
+        f'{type(value).__name__}.')
+  value = int(value)
+  if value < minimum or (maximum is not None and value > maximum):
+    allowed = (f'>= {minimum}' if maximum is None
+               else f'in [{minimum}, {maximum}]')
+    raise ValueError(f'{name} must be an integer {allowed}; got {value}.')
+  return value
+
+
+def check_real(name: str, value, minimum: float = -math.inf,
+               maximum: float = math.inf, min_inclusive: bool = True,
+               max_inclusive: bool = True) -> float:
+  """Returns `value` as a float, or raises if it is not a finite real in range."""
+  if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    raise TypeError(f'{name} must be a real number; got {value!r} of type '
+                    f'{type(value).__name__}.')
+  value = float(value)
+  low_ok = value >= minimum if min_inclusive else value > minimum
+  high_ok = value <= maximum if max_inclusive else value < maximum
+  if math.isnan(value) or math.isinf(value) or not (low_ok and high_ok):
+    left = '[' if min_inclusive else '('
+    right = ']' if max_inclusive else ')'
+    raise ValueError(f'{name} must be a finite number in {left}{minimum}, '
+                     f'{maximum}{right}; got {value}.')
+  return value
+
+
+def check_orders(orders, minimum: float = 1.0, name: str = 'orders'
+                 ) -> np.ndarray:
+  """Returns RDP orders as a 1-d float array; every order must exceed `minimum`."""
+  array = np.atleast_1d(np.asarray(orders, dtype=np.float64))
+  if array.ndim != 1 or array.size == 0:
+    raise ValueError(f'{name} must be a non-empty 1-d sequence of numbers; '
+                     f'got {orders!r}.')
+  bad = ~np.isfinite(array) | (array <= minimum)
+  if np.any(bad):
+    raise ValueError(f'every entry of {name} must be a finite number > '
+                     f'{minimum}; got {array[bad][0]}.')
+  return array
+
+
+def check_integer_orders(orders, name: str = 'orders') -> np.ndarray:
+  """Like `check_orders` but every order must be an integer >= 2."""
+  array = check_orders(orders, minimum=1.0, name=name)
+  bad = (array != np.floor(array)) | (array < 2)
+  if np.any(bad):
+    raise ValueError(f'every entry of {name} must be an integer >= 2 (this '
+                     f'bound is proven for integer orders only); got '
+                     f'{array[bad][0]}.')
+  return array

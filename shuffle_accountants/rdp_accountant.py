@@ -1,0 +1,196 @@
+"""`ShuffleRdpAccountant`: dp_accounting's RDP accountant plus shuffle events.
+
+It handles
+* `ShuffleEvent` with pure LDP (`local_delta == 0`): the smallest sound RDP
+  bound of `shuffle_rdp.shuffle_rdp_upper_bound` at each order;
+* `SampledWithoutReplacementDpEvent(N, m, ShuffleEvent(num_users=m, ...))`:
+  a hidden uniform sample of m of N users reports (WBK19-THM9);
+and delegates every other event to `dp_accounting.rdp.RdpAccountant`, so that
+Gaussian, Laplace, composed and self-composed events keep their behaviour.
+
+Shuffle events require `NeighboringRelation.REPLACE_ONE`, the accountant's
+default. Under that relation the parent composes `GaussianDpEvent(sigma)` as
+RDP order / (2 sigma^2), i.e. `noise_multiplier` is the noise standard
+deviation divided by the replace-one L2 sensitivity. For DP-SGD with clipping
+norm C and noise std sigma C, replacing one example moves the sum by up to 2C,
+so the event to compose is `GaussianDpEvent(sigma / 2)`.
+"""
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import attr
+from dp_accounting import dp_event
+from dp_accounting import privacy_accountant
+from dp_accounting.rdp import rdp_privacy_accountant
+import numpy as np
+
+from shuffle_accountants import events
+from shuffle_accountants import shuffle_rdp
+
+NeighboringRelation = privacy_accountant.NeighboringRelation
+CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
+
+# Integer-heavy grid reaching 1024: at n = 10^6 the best order of GIRGIS-UB1
+# can be ~900. Pass `orders` for more (every bound supports any order > 1).
+DEFAULT_ORDERS = tuple(
+    [1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10, 11, 12, 14,
+     16, 18, 20, 22, 24, 28, 32, 36, 40, 48, 56, 64, 80, 96, 112, 128, 160,
+     192, 224, 256, 320, 384, 448, 512, 640, 768, 896, 1024])
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
+class ShuffleRdpContribution:
+  """One shuffle event composed into the accountant.
+
+  Attributes:
+    event: the event as the user passed it.
+    count: how many times it was composed.
+    bound: the per-order RDP of one occurrence and which bound won.
+  """
+  event: dp_event.DpEvent
+  count: int
+  bound: shuffle_rdp.RdpBound
+
+
+def _contains_shuffle_event(event: dp_event.DpEvent) -> bool:
+  if isinstance(event, events.ShuffleEvent):
+    return True
+  if isinstance(event, dp_event.ComposedDpEvent):
+    return any(_contains_shuffle_event(e) for e in event.events)
+  inner = getattr(event, 'event', None)
+  return isinstance(inner, dp_event.DpEvent) and _contains_shuffle_event(inner)
+
+
+class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
+  """RDP accountant for shuffle-model events, composable with all others.
+
+  Example:
+    >>> accountant = ShuffleRdpAccountant()
+    >>> accountant.compose(ShuffleEvent(num_users=10**6, local_epsilon=1.0),
+    ...                    count=1000)
+    >>> accountant.get_epsilon(1e-6)
+
+  Every RDP value composed for a shuffle event is a proven upper bound
+  (see `shuffle_rdp`); `contributions` and `explain` show which bound won.
+  """
+
+  def __init__(self, orders: Optional[Sequence[float]] = None,
+               neighboring_relation: NeighboringRelation = (
+                   NeighboringRelation.REPLACE_ONE)):
+    """Initialises the accountant.
+
+    Args:
+      orders: RDP orders; defaults to `DEFAULT_ORDERS` (1.25 to 1024).
+      neighboring_relation: must be REPLACE_ONE for shuffle events; other
+        relations still serve every event the parent supports.
+    """
+    super().__init__(DEFAULT_ORDERS if orders is None else orders,
+                     neighboring_relation)
+    self._contributions: List[ShuffleRdpContribution] = []
+    self._bound_cache: Dict[Tuple, shuffle_rdp.RdpBound] = {}
+
+  @property
+  def contributions(self) -> Tuple[ShuffleRdpContribution, ...]:
+    """The shuffle events composed so far, with their per-order bounds."""
+    return tuple(self._contributions)
+
+  def explain(self, target_delta: float) -> List[dict]:
+    """Which bound won for each shuffle event at the optimal order.
+
+    Args:
+      target_delta: the delta at which epsilon is reported.
+
+    Returns:
+      One dict per composed shuffle event with keys 'event', 'count',
+      'order' (the optimal order of the whole composition), 'bound' (the
+      winning bound's name) and 'rdp' (count times its RDP at that order).
+    """
+    _, order = self.get_epsilon_and_optimal_order(target_delta)
+    index = int(np.argmin(np.abs(self._orders - order)))
+    return [dict(event=c.event, count=c.count, order=float(order),
+                 bound=c.bound.winners[index],
+                 rdp=float(c.count * c.bound.rdp[index]))
+            for c in self._contributions]
+
+  def _error(self, event, message) -> CompositionErrorDetails:
+    return CompositionErrorDetails(invalid_event=event, error_message=message)
+
+  def _check_shuffle_event(self, event: events.ShuffleEvent,
+                           reported: dp_event.DpEvent
+                           ) -> Optional[CompositionErrorDetails]:
+    if self.neighboring_relation is not NeighboringRelation.REPLACE_ONE:
+      return self._error(reported, (
+          'shuffle-model guarantees hold only under '
+          'NeighboringRelation.REPLACE_ONE (the number of shuffled reports '
+          'reveals membership under add/remove); this accountant uses '
+          f'{self.neighboring_relation}. Construct it with '
+          'neighboring_relation=NeighboringRelation.REPLACE_ONE.'))
+    if event.local_delta > 0:
+      return self._error(reported, (
+          f'local_delta={event.local_delta} > 0: approximate-LDP randomizers '
+          'have no finite RDP bound (MATH.md W1), so the RDP accountant cannot '
+          'account them; use local_delta=0 or an (epsilon, delta) accountant.'))
+    if np.any(self._orders <= 1):
+      return self._error(reported, (
+          'shuffle RDP bounds need every order > 1; this accountant has '
+          f'orders down to {self._orders.min()}.'))
+    return None
+
+  def _bound(self, key, compute) -> shuffle_rdp.RdpBound:
+    if key not in self._bound_cache:
+      self._bound_cache[key] = compute()
+    return self._bound_cache[key]
+
+  def _add(self, event, count, bound):
+    self._rdp += count * bound.rdp
+    self._contributions.append(ShuffleRdpContribution(event, count, bound))
+
+  def _maybe_compose(self, event: dp_event.DpEvent, count: int,
+                     do_compose: bool) -> Optional[CompositionErrorDetails]:
+    if isinstance(event, events.ShuffleEvent):
+      error = self._check_shuffle_event(event, event)
+      if error is None and do_compose:
+        key = ('shuffle', event.num_users, event.local_epsilon)
+        self._add(event, count, self._bound(
+            key, lambda: shuffle_rdp.shuffle_rdp_upper_bound(
+                event.num_users, event.local_epsilon, self._orders)))
+      return error
+    if (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
+        and _contains_shuffle_event(event.event)):
+      return self._compose_sampled_shuffle(event, count, do_compose)
+    if (isinstance(event, dp_event.PoissonSampledDpEvent)
+        and _contains_shuffle_event(event.event)):
+      return self._error(event, (
+          'Poisson subsampling of a shuffle round is not supported: the '
+          'shuffle RDP is a replace-one bound for a fixed, public number of '
+          'reports, so Poisson-subsampled RDP theorems do not apply to it '
+          '(MATH.md W2, the flaw in Girgis et al. Section 4). Use '
+          'SampledWithoutReplacementDpEvent(population, sample_size, '
+          'ShuffleEvent(num_users=sample_size, ...)) for a hidden fixed-size '
+          'sample.'))
+    return super()._maybe_compose(event, count, do_compose)
+
+  def _compose_sampled_shuffle(self, event, count, do_compose):
+    inner = event.event
+    if not isinstance(inner, events.ShuffleEvent):
+      return self._error(event, (
+          'SampledWithoutReplacementDpEvent must wrap a ShuffleEvent directly; '
+          f'got {type(inner).__name__}.'))
+    if inner.num_users != event.sample_size:
+      return self._error(event, (
+          f'the wrapped ShuffleEvent has num_users={inner.num_users} but '
+          f'sample_size={event.sample_size}: the shuffled reports are those '
+          'of the sampled users, so they must be equal.'))
+    if not 1 <= event.sample_size <= event.source_dataset_size:
+      return self._error(event, (
+          f'sample_size={event.sample_size} must be in [1, '
+          f'source_dataset_size={event.source_dataset_size}].'))
+    error = self._check_shuffle_event(inner, event)
+    if error is None and do_compose:
+      key = ('sampled', event.source_dataset_size, event.sample_size,
+             inner.local_epsilon)
+      self._add(event, count, self._bound(
+          key, lambda: shuffle_rdp.subsampled_shuffle_rdp_upper_bound(
+              event.source_dataset_size, event.sample_size,
+              inner.local_epsilon, self._orders)))
+    return error

@@ -1,0 +1,117 @@
+"""The RDP the accountants compose for a shuffle round: the smallest sound bound.
+
+For pure eps0-LDP randomizers (MATH.md section 6, item 2) every order gets
+min{KHH-RDP-CLONE, GIRGIS-UB1, GIRGIS-UB2, GIRGIS-UB-MIX, PURE-DP-RDP-CAP};
+each candidate is a proven upper bound, so their minimum is one too. Bounds
+proven only at integer orders reach real orders through RDP-INTERP. For a hidden
+fixed-size sample of users (item 4) WBK19-THM9 is applied on top, with the
+shuffle bound of the sample as base RDP and eps0 as its pure-DP parameter.
+
+Lower bounds and baselines (GIRGIS-LB, GIRGIS-COR2, EFM19, GIRGIS-COR1) never
+enter this minimum.
+"""
+
+from typing import Dict, Tuple
+
+import attr
+import numpy as np
+
+from shuffle_accountants import _validation
+from shuffle_accountants import clones
+from shuffle_accountants import girgis
+from shuffle_accountants import rdp_tools
+from shuffle_accountants import subsampling
+
+CLONE = 'clone (KHH-RDP-CLONE)'
+GIRGIS_UB1 = 'GIRGIS-UB1'
+GIRGIS_UB2 = 'GIRGIS-UB2'
+GIRGIS_UB_MIX = 'GIRGIS-UB-MIX'
+PURE_DP_CAP = 'PURE-DP-RDP-CAP'
+WBK19 = 'WBK19-THM9 subsampling'
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
+class RdpBound:
+  """Per-order RDP upper bounds and where each came from.
+
+  Attributes:
+    orders: the RDP orders.
+    rdp: the bound composed by the accountant (the minimum of `candidates`).
+    winners: for each order, the name of the candidate that attained `rdp`.
+    candidates: every sound bound that was evaluated, by name.
+  """
+  orders: np.ndarray
+  rdp: np.ndarray
+  winners: Tuple[str, ...]
+  candidates: Dict[str, np.ndarray]
+
+  def winner_at(self, order: float) -> str:
+    """Name of the bound that won at the order closest to `order`."""
+    return self.winners[int(np.argmin(np.abs(self.orders - order)))]
+
+
+def _smallest(orders: np.ndarray, candidates: Dict[str, np.ndarray]) -> RdpBound:
+  names = list(candidates)
+  stacked = np.stack([candidates[name] for name in names])
+  best = np.argmin(stacked, axis=0)
+  return RdpBound(orders=orders, rdp=stacked[best, np.arange(orders.size)],
+                  winners=tuple(names[i] for i in best),
+                  candidates=candidates)
+
+
+def shuffle_rdp_upper_bound(num_users: int, local_epsilon: float,
+                            orders) -> RdpBound:
+  """RDP of one shuffle round of pure eps0-LDP reports: the smallest UB. [UB]
+
+  Args:
+    num_users: n >= 1 users whose reports are shuffled.
+    local_epsilon: eps0 >= 0 of each (pure) local randomizer.
+    orders: RDP orders > 1.
+
+  Returns:
+    An `RdpBound` whose `rdp` is a proven upper bound at every order.
+  """
+  num_users = _validation.check_integer('num_users', num_users, 1)
+  local_epsilon = _validation.check_real('local_epsilon', local_epsilon, 0.0)
+  orders = _validation.check_orders(orders)
+  candidates = {
+      CLONE: clones.clone_pair_rdp(num_users, local_epsilon, orders),
+      GIRGIS_UB1: rdp_tools.at_real_orders(
+          lambda o: girgis.girgis_ub1(num_users, local_epsilon, o), orders),
+      GIRGIS_UB2: girgis.girgis_ub2(num_users, local_epsilon, orders),
+      GIRGIS_UB_MIX: rdp_tools.at_real_orders(
+          lambda o: girgis.girgis_ub_mix(num_users, local_epsilon, o), orders),
+      PURE_DP_CAP: rdp_tools.pure_dp_rdp_cap(local_epsilon, orders),
+  }
+  return _smallest(orders, candidates)
+
+
+def subsampled_shuffle_rdp_upper_bound(population_size: int, sample_size: int,
+                                       local_epsilon: float,
+                                       orders) -> RdpBound:
+  """RDP when a hidden uniform sample of `sample_size` users is shuffled. [UB]
+
+  WBK19-THM9 with base RDP `shuffle_rdp_upper_bound(sample_size, ...)` and
+  base pure-DP epsilon eps0 (MATH.md D6), replace-one over the population.
+
+  Args:
+    population_size: number of users N >= 1 the sample is drawn from.
+    sample_size: number m of sampled users, 1 <= m <= N.
+    local_epsilon: eps0 >= 0 of each (pure) local randomizer.
+    orders: RDP orders > 1.
+
+  Returns:
+    An `RdpBound`; `candidates` holds the un-subsampled bound and WBK19.
+  """
+  population_size = _validation.check_integer('population_size',
+                                              population_size, 1)
+  sample_size = _validation.check_integer('sample_size', sample_size, 1,
+                                          population_size)
+  orders = _validation.check_orders(orders)
+  base = lambda o: shuffle_rdp_upper_bound(sample_size, local_epsilon, o).rdp
+  unsubsampled = shuffle_rdp_upper_bound(sample_size, local_epsilon, orders)
+  amplified = subsampling.wbk19_without_replacement_rdp(
+      sample_size / population_size, base, local_epsilon, orders)
+  candidates = dict(unsubsampled.candidates)
+  candidates[WBK19] = amplified
+  return _smallest(orders, candidates)

@@ -1,0 +1,125 @@
+"""Brute-force references, written independently of the library's code.
+
+They enumerate exact output distributions with plain Python / scipy and share
+no code with `shuffle_accountants`, so that a wrong bound cannot agree with a
+reference by construction.
+"""
+
+import itertools
+import math
+
+import numpy as np
+from scipy import stats
+from scipy.special import logsumexp
+
+
+def renyi(p, q, order):
+  """D_order(p || q) for two aligned probability vectors (inf if unbounded).
+
+  Both are renormalised: scipy's pmfs sum to one only up to ~1e-13, which
+  matters when (order - 1) D is that small.
+  """
+  p, q = np.asarray(p, float), np.asarray(q, float)
+  p, q = p / p.sum(), q / q.sum()
+  support = p > 0
+  if np.any(q[support] == 0):
+    return math.inf
+  return logsumexp(order * np.log(p[support])
+                   + (1 - order) * np.log(q[support])) / (order - 1)
+
+
+def krr_probabilities(value, num_categories, local_epsilon):
+  """Output law of k-ary randomized response on input `value`."""
+  denominator = math.exp(local_epsilon) + num_categories - 1
+  probs = [1 / denominator] * num_categories
+  probs[value] = math.exp(local_epsilon) / denominator
+  return probs
+
+
+def shuffled_histogram(dataset, num_categories, local_epsilon):
+  """Exact law of the histogram of k-RR reports of `dataset` (a dict)."""
+  law = {tuple([0] * num_categories): 1.0}
+  for value in dataset:
+    step = krr_probabilities(value, num_categories, local_epsilon)
+    new = {}
+    for hist, mass in law.items():
+      for output, prob in enumerate(step):
+        key = list(hist)
+        key[output] += 1
+        key = tuple(key)
+        new[key] = new.get(key, 0.0) + mass * prob
+    law = new
+  return law
+
+
+def worst_case_shuffled_krr_rdp(num_users, num_categories, local_epsilon,
+                                orders):
+  """max over all replace-one pairs (both orders) of the shuffled k-RR RDP."""
+  worst = np.zeros(len(orders))
+  # The output depends on the dataset only through its multiset.
+  for rest in itertools.combinations_with_replacement(range(num_categories),
+                                                      num_users - 1):
+    for x, y in itertools.permutations(range(num_categories), 2):
+      law_p = shuffled_histogram(rest + (x,), num_categories, local_epsilon)
+      law_q = shuffled_histogram(rest + (y,), num_categories, local_epsilon)
+      keys = sorted(set(law_p) | set(law_q))
+      p = [law_p.get(k, 0.0) for k in keys]
+      q = [law_q.get(k, 0.0) for k in keys]
+      worst = np.maximum(worst, [renyi(p, q, o) for o in orders])
+  return worst
+
+
+def clone_pair(num_users, local_epsilon):
+  """The FMT21 clone pair by enumerating (C, A, Delta), as log-masses.
+
+  Returns two dicts (a, b) -> log-probability; log space keeps atoms whose
+  mass underflows double precision.
+  """
+  log_clone = -local_epsilon
+  log_q = local_epsilon - np.logaddexp(local_epsilon, 0.0)
+  log_1mq = -np.logaddexp(local_epsilon, 0.0)
+  law_p, law_q = {}, {}
+  for c in range(num_users):
+    log_weight_c = stats.binom.logpmf(c, num_users - 1, math.exp(log_clone))
+    split = stats.binom.logpmf(np.arange(c + 1), c, 0.5)
+    for a_count in range(c + 1):
+      for delta, log_prob in ((1, log_q), (0, log_1mq)):
+        mass = log_weight_c + split[a_count] + log_prob
+        key_p = (a_count + delta, c - a_count + 1 - delta)
+        key_q = (a_count + 1 - delta, c - a_count + delta)
+        law_p[key_p] = np.logaddexp(law_p.get(key_p, -np.inf), mass)
+        law_q[key_q] = np.logaddexp(law_q.get(key_q, -np.inf), mass)
+  return law_p, law_q
+
+
+def clone_pair_rdp(num_users, local_epsilon, orders):
+  law_p, law_q = clone_pair(num_users, local_epsilon)
+  keys = sorted(law_p)
+  assert set(keys) == set(law_q)
+  # scipy's log-pmfs sum to one only up to ~1e-13; normalise so that the
+  # reference is accurate when (order - 1) D is that small.
+  log_p = np.array([law_p[k] for k in keys])
+  log_q = np.array([law_q[k] for k in keys])
+  log_p -= logsumexp(log_p)
+  log_q -= logsumexp(log_q)
+  return np.array([logsumexp(o * log_p + (1 - o) * log_q) / (o - 1)
+                   for o in orders])
+
+
+def binary_rr_all_equal_rdp(num_users, local_epsilon, orders):
+  """Both orders of D_order for shuffled binary RR on (0..0) vs (0..0, 1).
+
+  In log space (tail probabilities underflow for large eps0), normalised.
+  """
+  flip = 1 / (math.exp(local_epsilon) + 1)
+  ks = np.arange(num_users + 1)
+  log_d = stats.binom.logpmf(ks, num_users, flip)
+  log_d1 = np.logaddexp(
+      stats.binom.logpmf(ks, num_users - 1, flip) + math.log(flip),
+      stats.binom.logpmf(ks - 1, num_users - 1, flip) + math.log1p(-flip))
+  log_d -= logsumexp(log_d)
+  log_d1 -= logsumexp(log_d1)
+  def divergence(log_p, log_q, order):
+    return logsumexp(order * log_p + (1 - order) * log_q) / (order - 1)
+  return (np.array([divergence(log_d1, log_d, o) for o in orders]),
+          np.array([divergence(log_d, log_d1, o) for o in orders]))
