@@ -92,7 +92,8 @@ def test_all_equal_pair_matches_enumeration(num_users, local_epsilon):
   both = girgis.binary_rr_all_equal_pair_rdp_lower_bound(
       num_users, local_epsilon, INTEGER_ORDERS)
   np.testing.assert_allclose(both, np.maximum(forward, backward), rtol=1e-8)
-  assert np.all(both <= np.maximum(forward, backward))
+  # The reference itself is only accurate to ~1e-12 relative.
+  assert np.all(both <= np.maximum(forward, backward) * (1 + 1e-10))
 
 
 @pytest.mark.parametrize('population,sample', [(4, 2), (5, 3), (6, 1)])

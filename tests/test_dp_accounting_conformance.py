@@ -1,0 +1,63 @@
+"""dp_accounting's own test suites, run against our subclasses.
+
+The upstream RDP tests reach the accountant through the module attribute
+`rdp_privacy_accountant.RdpAccountant`. We give them a proxy module whose
+`RdpAccountant` is our subclass with the *parent's* defaults (orders and
+ADD_OR_REMOVE_ONE), and which forwards every other attribute, so the same
+constructor calls exercise our class. dp_accounting itself is not modified.
+"""
+
+import types
+
+from dp_accounting import dp_event
+from dp_accounting import privacy_accountant
+from dp_accounting import privacy_accountant_test
+from dp_accounting.rdp import rdp_privacy_accountant
+from dp_accounting.rdp import rdp_privacy_accountant_test as upstream_rdp
+
+from shuffle_accountants import ShuffleEvent
+from shuffle_accountants import ShuffleRdpAccountant
+
+
+class _WithParentDefaults(ShuffleRdpAccountant):
+
+  def __init__(self, orders=None, neighboring_relation=(
+      privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE)):
+    super().__init__(
+        rdp_privacy_accountant.DEFAULT_RDP_ORDERS if orders is None else orders,
+        neighboring_relation)
+
+
+class _Proxy(types.ModuleType):
+
+  def __getattr__(self, name):
+    return getattr(rdp_privacy_accountant, name)
+
+
+_proxy = _Proxy('rdp_privacy_accountant_proxy')
+_proxy.RdpAccountant = _WithParentDefaults
+upstream_rdp.rdp_privacy_accountant = _proxy
+
+RdpPrivacyAccountantTest = upstream_rdp.RdpPrivacyAccountantTest
+
+
+class ShuffleRdpContractTest(privacy_accountant_test.PrivacyAccountantTest):
+  """The abstract contract suite, plus our events nested like built-ins."""
+
+  def _make_test_accountants(self):
+    return [ShuffleRdpAccountant(),
+            ShuffleRdpAccountant(orders=[1.5, 2.0, 10.0])]
+
+  def test_shuffle_event_nested_in_standard_wrappers(self):
+    event = ShuffleEvent(num_users=100, local_epsilon=1.0)
+    for wrapped in (event, dp_event.ComposedDpEvent([event]),
+                    dp_event.SelfComposedDpEvent(event, 3),
+                    dp_event.RepeatAndSelectDpEvent(event, 1.0, 1.0)):
+      for accountant in self._make_test_accountants():
+        self.assertTrue(accountant.supports(wrapped))
+        accountant.compose(wrapped)
+        self.assertGreater(accountant.get_epsilon(1e-6), 0)
+
+  def test_subclass_is_used_by_the_upstream_suite(self):
+    self.assertIs(upstream_rdp.rdp_privacy_accountant.RdpAccountant,
+                  _WithParentDefaults)

@@ -1,0 +1,51 @@
+"""ShuffleEvent construction, validation and serialisation."""
+
+import dp_accounting
+import pytest
+
+from shuffle_accountants import ShuffleEvent
+
+
+def test_round_trip_through_named_tuple():
+  event = ShuffleEvent(num_users=1000, local_epsilon=1.5, num_categories=4)
+  restored = dp_accounting.DpEvent.from_named_tuple(event.to_named_tuple())
+  assert restored == event
+  assert isinstance(event, dp_accounting.DpEvent)
+
+
+def test_events_are_frozen_and_hashable():
+  event = ShuffleEvent(10, 1.0)
+  with pytest.raises(Exception):
+    event.num_users = 11
+  assert hash(event) == hash(ShuffleEvent(10, 1.0))
+
+
+@pytest.mark.parametrize('kwargs,error,words', [
+    (dict(num_users=0, local_epsilon=1.0), ValueError, ['num_users', '0']),
+    (dict(num_users=-3, local_epsilon=1.0), ValueError, ['num_users', '-3']),
+    (dict(num_users=2.5, local_epsilon=1.0), TypeError, ['num_users', '2.5']),
+    (dict(num_users=True, local_epsilon=1.0), TypeError, ['num_users']),
+    (dict(num_users=10, local_epsilon=-0.1), ValueError,
+     ['local_epsilon', '-0.1', '[0.0']),
+    (dict(num_users=10, local_epsilon=float('nan')), ValueError,
+     ['local_epsilon', 'nan']),
+    (dict(num_users=10, local_epsilon=float('inf')), ValueError,
+     ['local_epsilon', 'inf']),
+    (dict(num_users=10, local_epsilon='1'), TypeError, ['local_epsilon']),
+    (dict(num_users=10, local_epsilon=1.0, num_categories=1), ValueError,
+     ['num_categories', '1', '>= 2']),
+    (dict(num_users=10, local_epsilon=1.0, local_delta=1.0), ValueError,
+     ['local_delta', '1.0', '[0.0, 1.0)']),
+    (dict(num_users=10, local_epsilon=1.0, local_delta=-1e-9), ValueError,
+     ['local_delta']),
+])
+def test_invalid_parameters_are_explained(kwargs, error, words):
+  with pytest.raises(error) as info:
+    ShuffleEvent(**kwargs)
+  for word in words:
+    assert word in str(info.value)
+
+
+def test_numpy_integers_are_accepted():
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  assert ShuffleEvent(np.int64(10), np.float32(1.0)).num_users == 10

@@ -1,0 +1,55 @@
+"""Property-based checks of orderings and monotonicity (hypothesis)."""
+
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+import numpy as np
+
+from shuffle_accountants import girgis
+from shuffle_accountants import rdp_tools
+from shuffle_accountants import shuffle_rdp
+
+ORDERS = np.array([1.5, 2.0, 4.0, 16.0, 100.0])
+users = st.integers(min_value=1, max_value=10**7)
+epsilons = st.floats(min_value=0.01, max_value=12.0)
+SETTINGS = settings(max_examples=25, deadline=None)
+
+
+def bound(num_users, local_epsilon):
+  return shuffle_rdp.shuffle_rdp_upper_bound(num_users, local_epsilon,
+                                             ORDERS).rdp
+
+
+@SETTINGS
+@given(users, epsilons)
+def test_finite_nonnegative_and_below_the_cap(num_users, local_epsilon):
+  value = bound(num_users, local_epsilon)
+  assert np.all(np.isfinite(value)) and np.all(value >= 0)
+  assert np.all(value <= rdp_tools.pure_dp_rdp_cap(local_epsilon, ORDERS))
+  lower = girgis.binary_rr_all_equal_pair_rdp_lower_bound(
+      num_users, local_epsilon, ORDERS)
+  assert np.all(lower <= value * (1 + 1e-9))
+
+
+@SETTINGS
+@given(users, st.floats(min_value=1.0, max_value=4.0), epsilons)
+def test_non_increasing_in_num_users(num_users, factor, local_epsilon):
+  more = int(num_users * factor)
+  # Grouping makes the computed bound monotone only up to its block width.
+  assert np.all(bound(more, local_epsilon)
+                <= bound(num_users, local_epsilon) * (1 + 2e-3))
+
+
+@SETTINGS
+@given(users, epsilons, st.floats(min_value=1.0, max_value=2.0))
+def test_non_decreasing_in_local_epsilon(num_users, local_epsilon, factor):
+  larger = min(local_epsilon * factor, 12.0)
+  assert np.all(bound(num_users, larger) * (1 + 2e-3)
+                >= bound(num_users, local_epsilon))
+
+
+@SETTINGS
+@given(users, epsilons)
+def test_non_decreasing_in_the_order(num_users, local_epsilon):
+  value = bound(num_users, local_epsilon)
+  assert np.all(np.diff(value) >= -1e-12 * value[1:])
