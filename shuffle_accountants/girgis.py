@@ -168,9 +168,7 @@ def girgis_ub_mix(num_users: int, local_epsilon: float, orders,
 
 def _capped(raw, local_epsilon, orders):
   rounded = np.asarray(raw) * (1 + _numerics.RELATIVE_SAFETY_MARGIN)
-  return np.minimum(rounded, rdp_tools.pure_dp_rdp_cap(local_epsilon,
-                                                        np.maximum(orders,
-                                                                   1 + 1e-12)))
+  return np.minimum(rounded, rdp_tools.pure_dp_rdp_cap(local_epsilon, orders))
 
 
 def efm19_rdp_baseline(num_users: int, local_epsilon: float,
