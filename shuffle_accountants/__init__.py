@@ -3,8 +3,8 @@
 Events describe shuffled rounds; accountants subclass dp_accounting's and
 compose them with every other `DpEvent`:
 
->>> from shuffle_accountants import ShuffleEvent, ShuffleRdpAccountant
->>> accountant = ShuffleRdpAccountant()
+>>> from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+>>> accountant = ShufflePldAccountant()
 >>> accountant.compose(ShuffleEvent(num_users=10**6, local_epsilon=1.0), 1000)
 >>> accountant.get_epsilon(target_delta=1e-6)
 
@@ -13,6 +13,8 @@ live under names that say so. Formulas cite their IDs in MATH.md.
 """
 
 from shuffle_accountants.events import ShuffleEvent
+from shuffle_accountants.pld_accountant import KRR_ADVERSARIES
+from shuffle_accountants.pld_accountant import ShufflePldAccountant
 from shuffle_accountants.rdp_accountant import DEFAULT_ORDERS
 from shuffle_accountants.rdp_accountant import ShuffleRdpAccountant
 from shuffle_accountants.shuffle_rdp import shuffle_rdp_upper_bound
@@ -22,7 +24,9 @@ __version__ = '0.1.0'
 
 __all__ = [
     'DEFAULT_ORDERS',
+    'KRR_ADVERSARIES',
     'ShuffleEvent',
+    'ShufflePldAccountant',
     'ShuffleRdpAccountant',
     'shuffle_rdp_upper_bound',
     'subsampled_shuffle_rdp_upper_bound',

@@ -98,7 +98,9 @@ def binomial_window_log_pmf(num_trials: int, p: float, one_minus_p: float,
   log_pmf[mode] = 0.0
   log_pmf[mode + 1:] = np.cumsum(log_ratio[mode:])
   log_pmf[:mode] = -np.cumsum(log_ratio[:mode][::-1])[::-1]
-  return log_pmf - special.logsumexp(log_pmf)
+  # The (clipped) mode is the window's largest entry, 0, so the plain sum
+  # cannot overflow (scipy's logsumexp costs 0.3 ms of overhead per call).
+  return log_pmf - np.log(np.sum(np.exp(log_pmf)))
 
 
 def block_starts(num_trials: int, relative_width: float,

@@ -24,6 +24,7 @@ from dp_accounting import privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant
 import numpy as np
 
+from shuffle_accountants import _event_checks
 from shuffle_accountants import events
 from shuffle_accountants import shuffle_rdp
 
@@ -50,15 +51,6 @@ class ShuffleRdpContribution:
   event: dp_event.DpEvent
   count: int
   bound: shuffle_rdp.RdpBound
-
-
-def _contains_shuffle_event(event: dp_event.DpEvent) -> bool:
-  if isinstance(event, events.ShuffleEvent):
-    return True
-  if isinstance(event, dp_event.ComposedDpEvent):
-    return any(_contains_shuffle_event(e) for e in event.events)
-  inner = getattr(event, 'event', None)
-  return isinstance(inner, dp_event.DpEvent) and _contains_shuffle_event(inner)
 
 
 class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
@@ -112,26 +104,20 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
                  rdp=float(c.count * c.bound.rdp[index]))
             for c in self._contributions]
 
-  def _error(self, event, message) -> CompositionErrorDetails:
-    return CompositionErrorDetails(invalid_event=event, error_message=message)
-
   def _check_shuffle_event(self, event: events.ShuffleEvent,
                            reported: dp_event.DpEvent
                            ) -> Optional[CompositionErrorDetails]:
-    if self.neighboring_relation is not NeighboringRelation.REPLACE_ONE:
-      return self._error(reported, (
-          'shuffle-model guarantees hold only under '
-          'NeighboringRelation.REPLACE_ONE (the number of shuffled reports '
-          'reveals membership under add/remove); this accountant uses '
-          f'{self.neighboring_relation}. Construct it with '
-          'neighboring_relation=NeighboringRelation.REPLACE_ONE.'))
+    relation_error = _event_checks.check_relation(self.neighboring_relation,
+                                                  reported)
+    if relation_error is not None:
+      return relation_error
     if event.local_delta > 0:
-      return self._error(reported, (
+      return _event_checks.error(reported, (
           f'local_delta={event.local_delta} > 0: approximate-LDP randomizers '
           'have no finite RDP bound (MATH.md W1), so the RDP accountant cannot '
-          'account them; use local_delta=0 or an (epsilon, delta) accountant.'))
+          'account them; use ShufflePldAccountant.'))
     if np.any(self._orders <= 1):
-      return self._error(reported, (
+      return _event_checks.error(reported, (
           'shuffle RDP bounds need every order > 1; this accountant has '
           f'orders down to {self._orders.min()}.'))
     return None
@@ -156,41 +142,19 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
                 event.num_users, event.local_epsilon, self._orders)))
       return error
     if (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
-        and _contains_shuffle_event(event.event)):
-      return self._compose_sampled_shuffle(event, count, do_compose)
+        and _event_checks.contains_shuffle_event(event.event)):
+      error = (_event_checks.check_sampled_shuffle(event)
+               or self._check_shuffle_event(event.event, event))
+      if error is None and do_compose:
+        inner = event.event
+        key = ('sampled', event.source_dataset_size, event.sample_size,
+               inner.local_epsilon)
+        self._add(event, count, self._bound(
+            key, lambda: shuffle_rdp.subsampled_shuffle_rdp_upper_bound(
+                event.source_dataset_size, event.sample_size,
+                inner.local_epsilon, self._orders)))
+      return error
     if (isinstance(event, dp_event.PoissonSampledDpEvent)
-        and _contains_shuffle_event(event.event)):
-      return self._error(event, (
-          'Poisson subsampling of a shuffle round is not supported: the '
-          'shuffle RDP is a replace-one bound for a fixed, public number of '
-          'reports, so Poisson-subsampled RDP theorems do not apply to it '
-          '(MATH.md W2, the flaw in Girgis et al. Section 4). Use '
-          'SampledWithoutReplacementDpEvent(population, sample_size, '
-          'ShuffleEvent(num_users=sample_size, ...)) for a hidden fixed-size '
-          'sample.'))
+        and _event_checks.contains_shuffle_event(event.event)):
+      return _event_checks.poisson_shuffle_error(event)
     return super()._maybe_compose(event, count, do_compose)
-
-  def _compose_sampled_shuffle(self, event, count, do_compose):
-    inner = event.event
-    if not isinstance(inner, events.ShuffleEvent):
-      return self._error(event, (
-          'SampledWithoutReplacementDpEvent must wrap a ShuffleEvent directly; '
-          f'got {type(inner).__name__}.'))
-    if inner.num_users != event.sample_size:
-      return self._error(event, (
-          f'the wrapped ShuffleEvent has num_users={inner.num_users} but '
-          f'sample_size={event.sample_size}: the shuffled reports are those '
-          'of the sampled users, so they must be equal.'))
-    if not 1 <= event.sample_size <= event.source_dataset_size:
-      return self._error(event, (
-          f'sample_size={event.sample_size} must be in [1, '
-          f'source_dataset_size={event.source_dataset_size}].'))
-    error = self._check_shuffle_event(inner, event)
-    if error is None and do_compose:
-      key = ('sampled', event.source_dataset_size, event.sample_size,
-             inner.local_epsilon)
-      self._add(event, count, self._bound(
-          key, lambda: shuffle_rdp.subsampled_shuffle_rdp_upper_bound(
-              event.source_dataset_size, event.sample_size,
-              inner.local_epsilon, self._orders)))
-    return error

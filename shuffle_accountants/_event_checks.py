@@ -1,0 +1,74 @@
+"""Checks of shuffle events shared by the RDP and PLD accountants.
+
+Each returns None when the event is acceptable, or the
+`CompositionErrorDetails` that `PrivacyAccountant.compose` turns into an
+`UnsupportedEventError` naming the user's event.
+"""
+
+from typing import Optional
+
+from dp_accounting import dp_event
+from dp_accounting import privacy_accountant
+
+from shuffle_accountants import events
+
+NeighboringRelation = privacy_accountant.NeighboringRelation
+CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
+
+
+def error(event: dp_event.DpEvent, message: str) -> CompositionErrorDetails:
+  return CompositionErrorDetails(invalid_event=event, error_message=message)
+
+
+def contains_shuffle_event(event: dp_event.DpEvent) -> bool:
+  """Whether `event` is, or wraps somewhere, a `ShuffleEvent`."""
+  if isinstance(event, events.ShuffleEvent):
+    return True
+  if isinstance(event, dp_event.ComposedDpEvent):
+    return any(contains_shuffle_event(e) for e in event.events)
+  inner = getattr(event, 'event', None)
+  return isinstance(inner, dp_event.DpEvent) and contains_shuffle_event(inner)
+
+
+def check_relation(relation: NeighboringRelation, reported: dp_event.DpEvent
+                   ) -> Optional[CompositionErrorDetails]:
+  if relation is NeighboringRelation.REPLACE_ONE:
+    return None
+  return error(reported, (
+      'shuffle-model guarantees hold only under '
+      'NeighboringRelation.REPLACE_ONE (the number of shuffled reports '
+      f'reveals membership under add/remove); this accountant uses {relation}.'
+      ' Construct it with neighboring_relation=NeighboringRelation.REPLACE_ONE.'
+  ))
+
+
+def check_sampled_shuffle(event: dp_event.SampledWithoutReplacementDpEvent
+                          ) -> Optional[CompositionErrorDetails]:
+  """A hidden sample of m of N users whose m reports are shuffled."""
+  inner = event.event
+  if not isinstance(inner, events.ShuffleEvent):
+    return error(event, (
+        'SampledWithoutReplacementDpEvent must wrap a ShuffleEvent directly; '
+        f'got {type(inner).__name__}.'))
+  if inner.num_users != event.sample_size:
+    return error(event, (
+        f'the wrapped ShuffleEvent has num_users={inner.num_users} but '
+        f'sample_size={event.sample_size}: the shuffled reports are those '
+        'of the sampled users, so they must be equal.'))
+  if not 1 <= event.sample_size <= event.source_dataset_size:
+    return error(event, (
+        f'sample_size={event.sample_size} must be in [1, '
+        f'source_dataset_size={event.source_dataset_size}].'))
+  return None
+
+
+def poisson_shuffle_error(event: dp_event.PoissonSampledDpEvent
+                          ) -> CompositionErrorDetails:
+  return error(event, (
+      'Poisson subsampling of a shuffle round is not supported: shuffle '
+      'guarantees are replace-one bounds for a fixed, public number of '
+      'reports, so Poisson-subsampling theorems do not apply to them '
+      '(MATH.md W2, the flaw in Girgis et al. Section 4). Use '
+      'SampledWithoutReplacementDpEvent(population, sample_size, '
+      'ShuffleEvent(num_users=sample_size, ...)) for a hidden fixed-size '
+      'sample.'))
