@@ -72,9 +72,11 @@ def _chernoff_window(num_trials: int, p: float, one_minus_p: float
   mean = int(np.floor(num_trials * p))
   hi = bisect(lambda k: _numerics.log_upper_tail_bound(
       num_trials, p, one_minus_p, k + 1) <= _LOG_TAIL, mean, num_trials)
+  # The first k whose lower tail P[X <= k - 1] is no longer negligible is one
+  # past the largest valid lo.
   lo = bisect(lambda k: _numerics.log_lower_tail_bound(
-      num_trials, p, one_minus_p, k - 1) > _LOG_TAIL, 0, mean)
-  return lo, hi
+      num_trials, p, one_minus_p, k - 1) > _LOG_TAIL, 0, mean) - 1
+  return max(lo, 0), hi
 
 
 def _group_starts(lo: int, hi: int, relative_width: float,
@@ -254,7 +256,7 @@ def krr_strong_pld_atoms(num_users: int, local_epsilon: float,
 def _binomial_interval_mass(num_trials: np.ndarray, p: float,
                             first: np.ndarray, last: np.ndarray) -> np.ndarray:
   """P[first <= Bin(num_trials, p) <= last], from the shorter tail."""
-  num_trials = np.asarray(num_trials, dtype=np.float64)
+  num_trials = np.asarray(num_trials, dtype=np.int64)
 
   def cdf(k):  # P[X <= k]; scipy returns nan outside [0, num_trials]
     inside = special.bdtr(np.clip(k, 0, num_trials), num_trials, p)

@@ -65,7 +65,7 @@ KRR_ADVERSARIES = ('shuffled_output', 'weak', 'strong')
 _FINEST_MIXED_GRID = 1e-6
 # Coarsest automatic grid, and the most buckets one shuffle round may span.
 _COARSEST_GRID = 1e-2
-_MAX_ROUND_BUCKETS = 2_000_000
+_MAX_ROUND_BUCKETS = 200_000
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
@@ -231,11 +231,14 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
       pairs = [atoms if ratio is None
                else pld_tools.subsampled_orders(atoms, ratio)[0]
                for _, atoms in self._event_candidates(event)]
-      spread = min(pld_tools.loss_spread(atoms) for atoms in pairs)
+      # A pair whose finite losses are all equal needs no resolution.
+      spreads = [pld_tools.loss_spread(atoms) for atoms in pairs]
+      spread = min([s for s in spreads if s > 0], default=np.inf)
       reach = max(np.max(np.abs(atoms.losses), initial=0.0)
                   for atoms in pairs)
       intervals.append(max(np.sqrt(10 * self._relative_accuracy) * spread,
                            2 * reach / _MAX_ROUND_BUCKETS))
+    intervals = [i for i in intervals if np.isfinite(i) and i > 0]
     if not intervals:
       return 1e-4
     interval = min(min(intervals), _COARSEST_GRID)

@@ -123,3 +123,92 @@ def binary_rr_all_equal_rdp(num_users, local_epsilon, orders):
     return logsumexp(order * log_p + (1 - order) * log_q) / (order - 1)
   return (np.array([divergence(log_d1, log_d, o) for o in orders]),
           np.array([divergence(log_d, log_d1, o) for o in orders]))
+
+
+def hockey_stick(law_p, law_q, epsilon):
+  """H_{e^eps}(P || Q) = sum (P - e^eps Q)_+ for two dicts of probabilities."""
+  factor = math.exp(epsilon)
+  return sum(max(0.0, mass - factor * law_q.get(key, 0.0))
+             for key, mass in law_p.items())
+
+
+def worst_case_shuffled_krr_delta(num_users, num_categories, local_epsilon,
+                                  epsilons):
+  """max over all replace-one pairs (both orders) of the shuffled k-RR delta."""
+  worst = np.zeros(len(epsilons))
+  for rest in itertools.combinations_with_replacement(range(num_categories),
+                                                      num_users - 1):
+    for x, y in itertools.permutations(range(num_categories), 2):
+      law_p = shuffled_histogram(rest + (x,), num_categories, local_epsilon)
+      law_q = shuffled_histogram(rest + (y,), num_categories, local_epsilon)
+      worst = np.maximum(worst, [hockey_stick(law_p, law_q, e)
+                                 for e in epsilons])
+  return worst
+
+
+def clone_pair_profile(num_users, local_epsilon):
+  """eps -> exact H_{e^eps} of the FMT21 clone pair, from every (c, a) atom."""
+  p_clone = math.exp(-local_epsilon)
+  q = 1 / (1 + math.exp(-local_epsilon))
+  masses_p, masses_q = [], []
+  for c in range(num_users):
+    weight = stats.binom.pmf(c, num_users - 1, p_clone)
+    if weight == 0:
+      continue
+    a = np.arange(c + 2)
+    split_minus = stats.binom.pmf(a - 1, c, 0.5)  # A = a - 1, Delta = 1
+    split_plain = stats.binom.pmf(a, c, 0.5)      # A = a, Delta = 0
+    masses_p.append(weight * (q * split_minus + (1 - q) * split_plain))
+    masses_q.append(weight * (q * split_plain + (1 - q) * split_minus))
+  masses_p, masses_q = np.concatenate(masses_p), np.concatenate(masses_q)
+  return lambda epsilon: float(np.sum(np.maximum(
+      0.0, masses_p - math.exp(epsilon) * masses_q)))
+
+
+def binary_rr_all_equal_delta(num_users, local_epsilon, epsilon):
+  """Both orders of H_{e^eps} for shuffled binary RR, (0..0) vs (0..0, 1)."""
+  flip = 1 / (math.exp(local_epsilon) + 1)
+  ones = np.arange(num_users + 1)
+  zeros_law = stats.binom.pmf(ones, num_users, flip)
+  rest = stats.binom.pmf(ones, num_users - 1, flip)
+  one_law = (1 - flip) * np.concatenate([[0.0], rest[:-1]]) + flip * rest
+  factor = math.exp(epsilon)
+  return max(np.sum(np.maximum(0.0, zeros_law - factor * one_law)),
+             np.sum(np.maximum(0.0, one_law - factor * zeros_law)))
+
+
+def krr_weak_pair(num_users, num_categories, local_epsilon):
+  """KHH-KRR-WEAK by direct enumeration of (y, a, b) (MATH.md (B.1)-(B.4))."""
+  k = num_categories
+  gamma = k / (math.exp(local_epsilon) + k - 1)
+  law_p, law_q = {}, {}
+  for y in range(num_users):
+    weight = stats.binom.pmf(y, num_users - 1, gamma)
+    for a in range(y + 2):
+      for b in range(y + 2 - a):
+        r = y + 1 - a - b
+        if k == 2 and r > 0:
+          continue
+        common = (weight * math.factorial(y) * (k - 2) ** r
+                  / (k ** y * math.factorial(a) * math.factorial(b)
+                     * math.factorial(r)))
+        base = gamma * (y + 1) / k
+        law_p[(y, a, b)] = common * ((1 - gamma) * a + base)
+        law_q[(y, a, b)] = common * ((1 - gamma) * b + base)
+  return law_p, law_q
+
+
+def krr_strong_pair(num_users, num_categories, local_epsilon):
+  """KHH-KRR-STRONG with its common atom, by enumerating (M1, M2)."""
+  k = num_categories
+  gamma = k / (math.exp(local_epsilon) + k - 1)
+  cell = gamma / k
+  law_p, law_q = {'random': gamma}, {'random': gamma}
+  for m1 in range(num_users):
+    for m2 in range(num_users - m1):
+      mass = (1 - gamma) * stats.multinomial.pmf(
+          [m1, m2, num_users - 1 - m1 - m2], num_users - 1,
+          [cell, cell, 1 - 2 * cell])
+      law_p[(m1 + 1, m2)] = law_p.get((m1 + 1, m2), 0.0) + mass
+      law_q[(m1, m2 + 1)] = law_q.get((m1, m2 + 1), 0.0) + mass
+  return law_p, law_q

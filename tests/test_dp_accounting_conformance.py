@@ -1,10 +1,11 @@
 """dp_accounting's own test suites, run against our subclasses.
 
-The upstream RDP tests reach the accountant through the module attribute
-`rdp_privacy_accountant.RdpAccountant`. We give them a proxy module whose
-`RdpAccountant` is our subclass with the *parent's* defaults (orders and
-ADD_OR_REMOVE_ONE), and which forwards every other attribute, so the same
-constructor calls exercise our class. dp_accounting itself is not modified.
+The upstream RDP and PLD tests reach the accountant through the module
+attributes `rdp_privacy_accountant.RdpAccountant` and
+`pld_privacy_accountant.PLDAccountant`. We give them proxy modules whose
+accountant is our subclass with the *parent's* defaults (orders, grid and
+ADD_OR_REMOVE_ONE), and which forward every other attribute, so the same
+constructor calls exercise our classes. dp_accounting itself is not modified.
 """
 
 import types
@@ -12,10 +13,13 @@ import types
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
 from dp_accounting import privacy_accountant_test
+from dp_accounting.pld import pld_privacy_accountant
+from dp_accounting.pld import pld_privacy_accountant_test as upstream_pld
 from dp_accounting.rdp import rdp_privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant_test as upstream_rdp
 
 from shuffle_accountants import ShuffleEvent
+from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
 
 
@@ -61,3 +65,45 @@ class ShuffleRdpContractTest(privacy_accountant_test.PrivacyAccountantTest):
   def test_subclass_is_used_by_the_upstream_suite(self):
     self.assertIs(upstream_rdp.rdp_privacy_accountant.RdpAccountant,
                   _WithParentDefaults)
+
+
+class _PldWithParentDefaults(ShufflePldAccountant):
+
+  def __init__(self, neighboring_relation=(
+      privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE),
+               value_discretization_interval=1e-4):
+    super().__init__(neighboring_relation, value_discretization_interval)
+
+
+class _PldProxy(types.ModuleType):
+
+  def __getattr__(self, name):
+    return getattr(pld_privacy_accountant, name)
+
+
+_pld_proxy = _PldProxy('pld_privacy_accountant_proxy')
+_pld_proxy.PLDAccountant = _PldWithParentDefaults
+upstream_pld.pld_privacy_accountant = _pld_proxy
+
+PldPrivacyAccountantTest = upstream_pld.PldPrivacyAccountantTest
+
+
+class ShufflePldContractTest(privacy_accountant_test.PrivacyAccountantTest):
+  """The abstract contract suite for the PLD subclass, both grid modes."""
+
+  def _make_test_accountants(self):
+    return [ShufflePldAccountant(),
+            ShufflePldAccountant(value_discretization_interval=1e-3)]
+
+  def test_shuffle_event_nested_in_standard_wrappers(self):
+    event = ShuffleEvent(num_users=100, local_epsilon=1.0)
+    for wrapped in (event, dp_event.ComposedDpEvent([event]),
+                    dp_event.SelfComposedDpEvent(event, 3)):
+      for accountant in self._make_test_accountants():
+        self.assertTrue(accountant.supports(wrapped))
+        accountant.compose(wrapped)
+        self.assertGreater(accountant.get_epsilon(1e-6), 0)
+
+  def test_subclass_is_used_by_the_upstream_suite(self):
+    self.assertIs(upstream_pld.pld_privacy_accountant.PLDAccountant,
+                  _PldWithParentDefaults)
