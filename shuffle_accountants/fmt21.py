@@ -85,17 +85,20 @@ def epsilon_delta_pld_atoms(epsilon: float, delta: float
 
 
 def approximate_ldp_candidates(num_users: int, local_epsilon: float,
-                               local_delta: float) -> List[pld_tools.PldAtoms]:
-  """Dominating pairs for shuffled (eps0, delta0)-LDP reports. [DOM each]
+                               local_delta: float
+                               ) -> List[Tuple[str, pld_tools.PldAtoms]]:
+  """Named dominating pairs for shuffled (eps0, delta0)-LDP reports. [DOM each]
 
-  One canonical (eps, delta) pair per delta1 at which FMT-EQ10-11 applies,
-  and always the unamplified (eps0, delta0) (the shuffle is a
-  post-processing of the reports).
+  The unamplified (eps0, delta0) (the shuffle is a post-processing of the
+  reports) and one canonical (eps, delta) pair per delta1 at which
+  FMT-EQ10-11 applies.
   """
-  candidates = [epsilon_delta_pld_atoms(local_epsilon, local_delta)]
+  candidates = [('LOCAL-GUARANTEE',
+                 epsilon_delta_pld_atoms(local_epsilon, local_delta))]
   for delta1 in _DELTA1_GRID:
     guarantee = approximate_ldp_guarantee(num_users, local_epsilon,
                                           local_delta, delta1)
     if guarantee is not None:
-      candidates.append(epsilon_delta_pld_atoms(*guarantee))
+      candidates.append((f'FMT-EQ10-11(delta1={delta1:.1e})',
+                         epsilon_delta_pld_atoms(*guarantee)))
   return candidates

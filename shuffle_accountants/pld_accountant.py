@@ -90,8 +90,7 @@ def _candidates(num_users: int, local_epsilon: float,
   """The dominating pairs valid for one shuffle round, each with its name."""
   n, eps0, width = num_users, local_epsilon, relative_width
   if local_delta > 0:
-    return tuple(('FMT-EQ10-11', atoms) for atoms in
-                 fmt21.approximate_ldp_candidates(n, eps0, local_delta))
+    return tuple(fmt21.approximate_ldp_candidates(n, eps0, local_delta))
   if num_categories is None:
     return (('FMT21-CLONES', clone_pld.clone_pair_pld_atoms(n, eps0, width)),)
   k = num_categories

@@ -52,20 +52,26 @@ def shuffled_histogram(dataset, num_categories, local_epsilon):
   return law
 
 
-def worst_case_shuffled_krr_rdp(num_users, num_categories, local_epsilon,
-                                orders):
-  """max over all replace-one pairs (both orders) of the shuffled k-RR RDP."""
-  worst = np.zeros(len(orders))
+def neighbouring_shuffled_krr_laws(num_users, num_categories, local_epsilon):
+  """Yields (law_p, law_q) for every replace-one pair (both orders)."""
   # The output depends on the dataset only through its multiset.
   for rest in itertools.combinations_with_replacement(range(num_categories),
                                                       num_users - 1):
     for x, y in itertools.permutations(range(num_categories), 2):
-      law_p = shuffled_histogram(rest + (x,), num_categories, local_epsilon)
-      law_q = shuffled_histogram(rest + (y,), num_categories, local_epsilon)
-      keys = sorted(set(law_p) | set(law_q))
-      p = [law_p.get(k, 0.0) for k in keys]
-      q = [law_q.get(k, 0.0) for k in keys]
-      worst = np.maximum(worst, [renyi(p, q, o) for o in orders])
+      yield (shuffled_histogram(rest + (x,), num_categories, local_epsilon),
+             shuffled_histogram(rest + (y,), num_categories, local_epsilon))
+
+
+def worst_case_shuffled_krr_rdp(num_users, num_categories, local_epsilon,
+                                orders):
+  """max over all replace-one pairs (both orders) of the shuffled k-RR RDP."""
+  worst = np.zeros(len(orders))
+  for law_p, law_q in neighbouring_shuffled_krr_laws(
+      num_users, num_categories, local_epsilon):
+    keys = sorted(set(law_p) | set(law_q))
+    p = [law_p.get(k, 0.0) for k in keys]
+    q = [law_q.get(k, 0.0) for k in keys]
+    worst = np.maximum(worst, [renyi(p, q, o) for o in orders])
   return worst
 
 
@@ -136,13 +142,10 @@ def worst_case_shuffled_krr_delta(num_users, num_categories, local_epsilon,
                                   epsilons):
   """max over all replace-one pairs (both orders) of the shuffled k-RR delta."""
   worst = np.zeros(len(epsilons))
-  for rest in itertools.combinations_with_replacement(range(num_categories),
-                                                      num_users - 1):
-    for x, y in itertools.permutations(range(num_categories), 2):
-      law_p = shuffled_histogram(rest + (x,), num_categories, local_epsilon)
-      law_q = shuffled_histogram(rest + (y,), num_categories, local_epsilon)
-      worst = np.maximum(worst, [hockey_stick(law_p, law_q, e)
-                                 for e in epsilons])
+  for law_p, law_q in neighbouring_shuffled_krr_laws(
+      num_users, num_categories, local_epsilon):
+    worst = np.maximum(worst, [hockey_stick(law_p, law_q, e)
+                               for e in epsilons])
   return worst
 
 

@@ -32,16 +32,18 @@ class _WithParentDefaults(ShuffleRdpAccountant):
         neighboring_relation)
 
 
-class _Proxy(types.ModuleType):
+def _substitute(upstream_test_module, module_attribute, parent_module,
+                class_name, subclass):
+  """Points `upstream_test_module.<module_attribute>` at a proxy of
+  `parent_module` whose `class_name` is `subclass`."""
+  proxy = types.ModuleType(f'{parent_module.__name__}_proxy')
+  proxy.__getattr__ = lambda name: getattr(parent_module, name)
+  setattr(proxy, class_name, subclass)
+  setattr(upstream_test_module, module_attribute, proxy)
 
-  def __getattr__(self, name):
-    return getattr(rdp_privacy_accountant, name)
 
-
-_proxy = _Proxy('rdp_privacy_accountant_proxy')
-_proxy.RdpAccountant = _WithParentDefaults
-upstream_rdp.rdp_privacy_accountant = _proxy
-
+_substitute(upstream_rdp, 'rdp_privacy_accountant', rdp_privacy_accountant,
+            'RdpAccountant', _WithParentDefaults)
 RdpPrivacyAccountantTest = upstream_rdp.RdpPrivacyAccountantTest
 
 
@@ -75,15 +77,8 @@ class _PldWithParentDefaults(ShufflePldAccountant):
     super().__init__(neighboring_relation, value_discretization_interval)
 
 
-class _PldProxy(types.ModuleType):
-
-  def __getattr__(self, name):
-    return getattr(pld_privacy_accountant, name)
-
-
-_pld_proxy = _PldProxy('pld_privacy_accountant_proxy')
-_pld_proxy.PLDAccountant = _PldWithParentDefaults
-upstream_pld.pld_privacy_accountant = _pld_proxy
+_substitute(upstream_pld, 'pld_privacy_accountant', pld_privacy_accountant,
+            'PLDAccountant', _PldWithParentDefaults)
 
 PldPrivacyAccountantTest = upstream_pld.PldPrivacyAccountantTest
 
