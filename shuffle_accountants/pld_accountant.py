@@ -313,13 +313,17 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     self._contributions.append(ShufflePldContribution(reported, count, names))
 
   def _compose_parent_event(self, event, count):
-    """Lets the parent compose `event`, and adds its PLD to the estimate too."""
+    """Lets the parent compose `event`, and adds its PLD to the estimate too.
+
+    `compose` has already validated the event, so the parent composes it.
+    """
     composed_so_far = self._pld
     self._pld = privacy_loss_distribution.identity(
         self._value_discretization_interval)
-    super()._maybe_compose(event, count, True)
+    error = super()._maybe_compose(event, count, True)
     self._estimate_pld = self._estimate_pld.compose(self._pld)
     self._pld = composed_so_far.compose(self._pld)
+    return error
 
   def _maybe_compose(self, event: dp_event.DpEvent, count: int,
                      do_compose: bool) -> Optional[CompositionErrorDetails]:
@@ -345,8 +349,5 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
       return _event_checks.poisson_shuffle_error(event)
     if (do_compose and not isinstance(event, (dp_event.ComposedDpEvent,
                                               dp_event.SelfComposedDpEvent))):
-      error = super()._maybe_compose(event, count, False)
-      if error is None:
-        self._compose_parent_event(event, count)
-      return error
+      return self._compose_parent_event(event, count)
     return super()._maybe_compose(event, count, do_compose)
