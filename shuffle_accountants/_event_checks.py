@@ -21,8 +21,8 @@ def error(event: dp_event.DpEvent, message: str) -> CompositionErrorDetails:
 
 
 def contains_shuffle_event(event: dp_event.DpEvent) -> bool:
-  """Whether `event` is, or wraps somewhere, a `ShuffleEvent`."""
-  if isinstance(event, events.ShuffleEvent):
+  """Whether `event` is, or wraps somewhere, a shuffle-model event."""
+  if isinstance(event, events.SHUFFLE_EVENT_TYPES):
     return True
   if isinstance(event, dp_event.ComposedDpEvent):
     return any(contains_shuffle_event(e) for e in event.events)
@@ -49,7 +49,8 @@ def check_sampled_shuffle(event: dp_event.SampledWithoutReplacementDpEvent
   if not isinstance(inner, events.ShuffleEvent):
     return error(event, (
         'SampledWithoutReplacementDpEvent must wrap a ShuffleEvent directly; '
-        f'got {type(inner).__name__}.'))
+        f'got {type(inner).__name__}. CheckInEvent and '
+        'SubsampledShuffleGaussianEvent already include their sampling.'))
   if inner.num_users != event.sample_size:
     return error(event, (
         f'the wrapped ShuffleEvent has num_users={inner.num_users} but '
@@ -71,4 +72,5 @@ def poisson_shuffle_error(event: dp_event.PoissonSampledDpEvent
       '(MATH.md W2, the flaw in Girgis et al. Section 4). Use '
       'SampledWithoutReplacementDpEvent(population, sample_size, '
       'ShuffleEvent(num_users=sample_size, ...)) for a hidden fixed-size '
-      'sample.'))
+      'sample, or CheckInEvent for Bernoulli participation with a visible '
+      'number of reports.'))

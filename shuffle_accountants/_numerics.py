@@ -41,6 +41,20 @@ def log_expm1(x: np.ndarray) -> np.ndarray:
   return np.where(x > 30.0, large, small)
 
 
+def log_sum_exp(values: np.ndarray, axis: int = -1) -> np.ndarray:
+  """log(sum(exp(values))) along `axis`; -inf where every entry is -inf.
+
+  Like scipy's logsumexp without its per-call overhead (~0.3 ms), which
+  dominates when it is called thousands of times on short arrays.
+  """
+  values = np.asarray(values, dtype=np.float64)
+  peak = np.max(values, axis=axis, keepdims=True)
+  shift = np.where(np.isfinite(peak), peak, 0.0)
+  with np.errstate(divide='ignore'):
+    total = np.log(np.sum(np.exp(values - shift), axis=axis, keepdims=True))
+  return np.squeeze(total + shift, axis=axis)
+
+
 def binomial_kl(t: np.ndarray, p: float, one_minus_p: float) -> np.ndarray:
   """KL(Bern(t) || Bern(p)) for t in [0, 1]."""
   t = np.asarray(t, dtype=np.float64)

@@ -37,6 +37,7 @@ the nearest group, whose representative is worse.
 
 from typing import Optional, Tuple
 
+import attr
 import numpy as np
 from scipy import special
 
@@ -46,8 +47,9 @@ from shuffle_accountants import pld_tools
 
 # log of the Chernoff bound on each truncated tail: e^-45 ~ 3e-20.
 _LOG_TAIL = -45.0
-# Mixture components lighter than this go to +infinity whole.
-_NEGLIGIBLE_WEIGHT = 1e-30
+# Mixture components lighter than this fraction of the tail cut go to
+# +infinity whole.
+_NEGLIGIBLE_FRACTION = 1e-10
 # Label groups per coordinate for the two-label weak k-RR pair (cost bound).
 _MAX_WEAK_GROUPS = 60
 # Default relative width of label groups: representing a group by its
@@ -57,9 +59,15 @@ DEFAULT_RELATIVE_WIDTH = 1e-3
 _CDF_ERROR = 1e-15
 
 
-def _chernoff_window(num_trials: int, p: float, one_minus_p: float
+def _chernoff_window(num_trials: int, p: float, one_minus_p: float,
+                     log_tail: float = _LOG_TAIL,
+                     upper_log_tail: Optional[float] = None
                      ) -> Tuple[int, int]:
-  """[lo, hi] with P[X < lo], P[X > hi] <= e^_LOG_TAIL, X ~ Bin(N, p)."""
+  """[lo, hi] with P[X < lo] <= e^log_tail, P[X > hi] <= e^upper_log_tail.
+
+  X ~ Bin(N, p); `upper_log_tail` defaults to `log_tail`.
+  """
+  upper_log_tail = log_tail if upper_log_tail is None else upper_log_tail
   def bisect(predicate, low, high):
     # Smallest integer in [low, high] satisfying a monotone predicate.
     while low < high:
@@ -71,11 +79,11 @@ def _chernoff_window(num_trials: int, p: float, one_minus_p: float
     return low
   mean = int(np.floor(num_trials * p))
   hi = bisect(lambda k: _numerics.log_upper_tail_bound(
-      num_trials, p, one_minus_p, k + 1) <= _LOG_TAIL, mean, num_trials)
+      num_trials, p, one_minus_p, k + 1) <= upper_log_tail, mean, num_trials)
   # The first k whose lower tail P[X <= k - 1] is no longer negligible is one
   # past the largest valid lo.
   lo = bisect(lambda k: _numerics.log_lower_tail_bound(
-      num_trials, p, one_minus_p, k - 1) > _LOG_TAIL, 0, mean) - 1
+      num_trials, p, one_minus_p, k - 1) > log_tail, 0, mean) - 1
   return max(lo, 0), hi
 
 
@@ -95,35 +103,75 @@ def _group_starts(lo: int, hi: int, relative_width: float,
     starts.append(starts[-1] + step)
 
 
-def _binomial_groups(num_trials: int, p: float, one_minus_p: float,
-                     relative_width: float, max_groups: Optional[int] = None
-                     ) -> Tuple[np.ndarray, np.ndarray, float]:
-  """Groups of Bin(N, p) labels: (starts, weights, mass sent to +infinity).
+@attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
+class LabelGroups:
+  """Consecutive groups of the likely values of a Bin(N, p) label.
 
-  Weights sum the window pmf normalised to one (so each is an upper bound).
-  The upper tail is added to the last group (larger labels are safer); the
-  lower tail is bounded and returned for the +infinity atom.
+  Attributes:
+    starts: first label of each group.
+    ends: last label of each group.
+    weights: upper bounds on the probability of each group (the window pmf
+      normalised to one, so each is at least its true value).
+    lower_tail: upper bound on P[label < starts[0]].
+    upper_tail: upper bound on P[label > ends[-1]].
   """
-  lo, hi = _chernoff_window(num_trials, p, one_minus_p)
+  starts: np.ndarray
+  ends: np.ndarray
+  weights: np.ndarray
+  lower_tail: float
+  upper_tail: float
+
+
+def label_groups(num_trials: int, p: float, one_minus_p: float,
+                 relative_width: float, max_groups: Optional[int] = None,
+                 first: int = 0, log_tail: float = _LOG_TAIL,
+                 upper_log_tail: float = _LOG_TAIL) -> LabelGroups:
+  """Groups of the Bin(N, p) labels in a Chernoff window.
+
+  The window's tails are at most e^log_tail below and e^upper_log_tail
+  above; labels below `first` are left to the lower tail.
+  """
+  lo, hi = _chernoff_window(num_trials, p, one_minus_p, log_tail,
+                            upper_log_tail)
   window = np.exp(_numerics.binomial_window_log_pmf(
       num_trials, p, one_minus_p, lo, hi))
-  starts = _group_starts(lo, hi, relative_width, max_groups)
-  weights = np.add.reduceat(window, starts - lo)
-  weights[-1] += float(np.exp(_numerics.log_upper_tail_bound(
-      num_trials, p, one_minus_p, hi + 1)))
-  lower_tail = float(np.exp(_numerics.log_lower_tail_bound(
-      num_trials, p, one_minus_p, lo - 1)))
-  return starts, weights, lower_tail
+  start = min(max(lo, first), hi)
+  starts = _group_starts(start, hi, relative_width, max_groups)
+  return LabelGroups(
+      starts=starts, ends=np.append(starts[1:] - 1, hi),
+      weights=np.add.reduceat(window[start - lo:], starts - start),
+      lower_tail=float(np.exp(_numerics.log_lower_tail_bound(
+          num_trials, p, one_minus_p, start - 1))),
+      upper_tail=float(np.exp(_numerics.log_upper_tail_bound(
+          num_trials, p, one_minus_p, hi + 1))))
+
+
+def _binomial_groups(num_trials: int, p: float, one_minus_p: float,
+                     relative_width: float, max_groups: Optional[int] = None,
+                     log_tail: float = _LOG_TAIL
+                     ) -> Tuple[np.ndarray, np.ndarray, float]:
+  """Groups of clone counts: (starts, weights, mass sent to +infinity).
+
+  The upper tail is added to the last group (more clones are safer, MATH.md
+  D4); the lower tail is returned for the +infinity atom.
+  """
+  groups = label_groups(num_trials, p, one_minus_p, relative_width,
+                        max_groups, log_tail=log_tail)
+  weights = groups.weights.copy()
+  weights[-1] += groups.upper_tail
+  return groups.starts, weights, groups.lower_tail
 
 
 def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
-                            weights: np.ndarray) -> pld_tools.PldAtoms:
+                            weights: np.ndarray, log_tail: float = _LOG_TAIL
+                            ) -> pld_tools.PldAtoms:
   """PLD of the mixture sum_j weights[j] * (conditional pair j). [DOM]
 
   Args:
     clones: c_j >= 0 per component.
     log_odds: theta_j > 0 per component (inf allowed).
     weights: mixture weights (upper bounds on the true ones).
+    log_tail: log of the mass cut from each tail of each component.
 
   Returns:
     Atoms and +infinity mass (b = 0 atoms when theta is inf, plus a bound on
@@ -132,17 +180,17 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   losses, masses = [], []
   infinity_mass = 0.0
   for clone_count, theta, weight in zip(clones, log_odds, weights):
-    if weight < _NEGLIGIBLE_WEIGHT:
+    if weight < _NEGLIGIBLE_FRACTION * np.exp(log_tail):
       infinity_mass += weight
       continue
     num_outputs = int(clone_count) + 1
-    # Hoeffding: P[Bin(m, 1/2) < m/2 - sqrt(m T / 2)] <= e^-T, T = -_LOG_TAIL.
+    # Hoeffding: P[Bin(m, 1/2) < m/2 - sqrt(m T / 2)] <= e^-T, T = -log_tail.
     lo = int(max(0, np.floor(num_outputs / 2
-                             - np.sqrt(-num_outputs * _LOG_TAIL / 2))))
+                             - np.sqrt(-num_outputs * log_tail / 2))))
     hi = num_outputs - lo
     if lo > 0:
       # P_c(a) <= 2 Bin(c + 1, 1/2)(a), and both tails are cut.
-      infinity_mass += weight * 4.0 * np.exp(_LOG_TAIL)
+      infinity_mass += weight * 4.0 * np.exp(log_tail)
     outputs = np.arange(lo, hi + 1, dtype=np.float64)
     others = num_outputs - outputs
     log_binomial = _numerics.binomial_window_log_pmf(num_outputs, 0.5, 0.5,
@@ -183,8 +231,8 @@ def _check_common(num_users, local_epsilon, relative_width):
 
 def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
                          relative_width: float = DEFAULT_RELATIVE_WIDTH,
-                         clone_probability: Optional[float] = None
-                         ) -> pld_tools.PldAtoms:
+                         clone_probability: Optional[float] = None,
+                         log_tail: float = _LOG_TAIL) -> pld_tools.PldAtoms:
   """FMT21-CLONES / KHH-PLD-GENERIC: PLD of the clone pair. [DOM]
 
   Dominates the shuffle of `num_users` pure `local_epsilon`-LDP reports
@@ -201,6 +249,9 @@ def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
     clone_probability: None for FMT21's e^{-eps0}. Other values are for
       comparisons with published numbers only (FMT23's 2 / (e^eps0 + 1) is
       not valid for a generic randomizer, MATH.md W12).
+    log_tail: log of the mass cut from each truncated tail (it goes to
+      +infinity); Renyi moments at large orders need it far smaller than the
+      default.
   """
   num_users, local_epsilon, relative_width = _check_common(
       num_users, local_epsilon, relative_width)
@@ -212,10 +263,10 @@ def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
     p = _validation.check_real('clone_probability', clone_probability, 0.0,
                                1.0)
     one_minus_p = 1.0 - p
-  starts, weights, lower_tail = _binomial_groups(num_users - 1, p,
-                                                 one_minus_p, relative_width)
+  starts, weights, lower_tail = _binomial_groups(
+      num_users - 1, p, one_minus_p, relative_width, log_tail=log_tail)
   atoms = conditional_clone_atoms(starts, np.full(starts.size, local_epsilon),
-                                  weights)
+                                  weights, log_tail)
   return pld_tools.PldAtoms(atoms.losses, atoms.masses,
                             atoms.infinity_mass + lower_tail)
 

@@ -75,3 +75,101 @@ class ShuffleEvent(dp_event.DpEvent):
   num_categories: Optional[int] = attr.ib(default=None,
                                           validator=_num_categories)
   local_delta: float = attr.ib(default=0.0, validator=_local_delta)
+
+
+def _checkin_rate(instance, attribute, value):
+  del instance
+  _validation.check_real(attribute.name, value, 0.0, 1.0, min_inclusive=False)
+
+
+def _optional_local_epsilon(instance, attribute, value):
+  if value is not None:
+    _local_epsilon(instance, attribute, value)
+
+
+def _noise_multiplier(instance, attribute, value):
+  del instance
+  _validation.check_real(attribute.name, value, 0.0, min_inclusive=False)
+
+
+def _optional_noise_multiplier(instance, attribute, value):
+  if value is not None:
+    _noise_multiplier(instance, attribute, value)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class CheckInEvent(dp_event.DpEvent):
+  """One round of shuffled check-in (Liew, Hasegawa, Takahashi).
+
+  Each of `num_users` users independently checks in with probability
+  `checkin_rate`, whatever its data; each participant randomizes its record
+  locally and a trusted shuffler releases the participants' reports in a
+  uniformly random order. The number k of participants is visible, who
+  participated is not. Exactly one of the two local randomizers is described:
+
+  * `local_epsilon` = eps0: each report is pure eps0-LDP (generic, or k-ary
+    randomized response when `num_categories` is given, as in
+    `ShuffleEvent`).
+  * `noise_multiplier` = sigma: each participant sends its record, a vector
+    clipped to L2 norm C, plus Gaussian noise N(0, sigma^2 C^2 I) (DP-SGD with
+    local noise). Replacing one record moves its report's mean by up to 2C.
+
+  Neighbouring relation: replace-one over the public population of
+  `num_users` users.
+
+  Attributes:
+    num_users: population size n, an integer >= 1.
+    checkin_rate: participation probability gamma in (0, 1].
+    local_epsilon: eps0 >= 0 of a pure local randomizer, or None.
+    noise_multiplier: sigma > 0 of the local Gaussian noise, or None.
+    num_categories: k >= 2 for k-RR reports (with `local_epsilon` only).
+  """
+  num_users: int = attr.ib(validator=_num_users)
+  checkin_rate: float = attr.ib(validator=_checkin_rate)
+  local_epsilon: Optional[float] = attr.ib(
+      default=None, validator=_optional_local_epsilon)
+  noise_multiplier: Optional[float] = attr.ib(
+      default=None, validator=_optional_noise_multiplier)
+  num_categories: Optional[int] = attr.ib(default=None,
+                                          validator=_num_categories)
+
+  def __attrs_post_init__(self):
+    if (self.local_epsilon is None) == (self.noise_multiplier is None):
+      raise ValueError(
+          'CheckInEvent needs exactly one of local_epsilon (a pure LDP '
+          'randomizer) or noise_multiplier (local Gaussian noise); got '
+          f'local_epsilon={self.local_epsilon}, '
+          f'noise_multiplier={self.noise_multiplier}.')
+    if self.num_categories is not None and self.local_epsilon is None:
+      raise ValueError(
+          f'num_categories={self.num_categories} describes k-randomized '
+          'response, which needs local_epsilon; it cannot be combined with '
+          f'noise_multiplier={self.noise_multiplier}.')
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class SubsampledShuffleGaussianEvent(dp_event.DpEvent):
+  """Shuffled Gaussian reports of a hidden fixed-size sample (Liew et al. 5).
+
+  Exactly `sample_size` of the `num_users` users are sampled uniformly
+  without replacement (who was sampled is hidden); each sampled user sends
+  its record, clipped to L2 norm C, plus N(0, sigma^2 C^2 I), and the reports
+  are shuffled. This is DP-SGD on shuffled fixed-size batches with local
+  noise. Replace-one over the `num_users` users.
+
+  Attributes:
+    num_users: population size n, an integer >= 1.
+    sample_size: number m of sampled users, 1 <= m <= n.
+    noise_multiplier: sigma > 0.
+  """
+  num_users: int = attr.ib(validator=_num_users)
+  sample_size: int = attr.ib()
+  noise_multiplier: float = attr.ib(validator=_noise_multiplier)
+
+  @sample_size.validator
+  def _sample_size(self, attribute, value):
+    _validation.check_integer(attribute.name, value, 1, self.num_users)
+
+
+# Every event this library adds; each is defined under replace-one only.
+SHUFFLE_EVENT_TYPES = (ShuffleEvent, CheckInEvent, SubsampledShuffleGaussianEvent)

@@ -11,6 +11,11 @@ It handles
 * `SampledWithoutReplacementDpEvent(N, m, ShuffleEvent(num_users=m, ...))`:
   a hidden uniform sample of m of N users reports (KHH-SUBSAMPLED, both
   orders dominated by one symmetric pair, MATH.md W11);
+* `CheckInEvent`: the k-labelled mixture (MATH.md D8) over k ~ Bin(n, gamma)
+  of KHH-SUBSAMPLED pairs with ratio k / n, on the clone pair of k users
+  (pure LDP) or on the unshuffled Gaussian pair (local noise, MATH.md D7);
+* `SubsampledShuffleGaussianEvent`: KHH-SUBSAMPLED on the Gaussian pair
+  (`checkin_pld`);
 and delegates every other event to `dp_accounting.pld.PLDAccountant`.
 
 Grid: by default (`value_discretization_interval=None`) the grid is chosen
@@ -45,6 +50,7 @@ import numpy as np
 
 from shuffle_accountants import _event_checks
 from shuffle_accountants import _validation
+from shuffle_accountants import checkin_pld
 from shuffle_accountants import clone_pld
 from shuffle_accountants import events
 from shuffle_accountants import fmt21
@@ -105,11 +111,38 @@ def _candidates(num_users: int, local_epsilon: float,
   return tuple(candidates)
 
 
+_CHECKIN_PAIRS = {
+    True: ('KHH-SUBSAMPLED mixture over k (D8) of FMT21-CLONES',),
+    False: ('KHH-SUBSAMPLED mixture over k (D8) of the Gaussian pair (D7)',),
+}
+_SAMPLED_GAUSSIAN_PAIRS = ('KHH-SUBSAMPLED of the Gaussian pair (D7)',)
+
+
+def _liew_event_arguments(event) -> dict:
+  """Keyword arguments of `checkin_pld` functions for a Liew et al. event."""
+  if isinstance(event, events.CheckInEvent):
+    return dict(num_users=event.num_users, checkin_rate=event.checkin_rate,
+                local_epsilon=event.local_epsilon,
+                noise_multiplier=event.noise_multiplier)
+  return dict(num_users=event.num_users, checkin_rate=1.0,
+              noise_multiplier=event.noise_multiplier,
+              sample_size=event.sample_size)
+
+
+def _sampling_ratio(event) -> float:
+  if isinstance(event, events.CheckInEvent):
+    return event.checkin_rate
+  return event.sample_size / event.num_users
+
+
 def _shuffle_leaves(event: dp_event.DpEvent
-                    ) -> Iterator[Tuple[events.ShuffleEvent, Optional[float]]]:
+                    ) -> Iterator[Tuple[dp_event.DpEvent, Optional[float]]]:
   """Every shuffle round in an event tree, with its sampling ratio."""
   if isinstance(event, events.ShuffleEvent):
     yield event, None
+  elif isinstance(event, (events.CheckInEvent,
+                          events.SubsampledShuffleGaussianEvent)):
+    yield event, _sampling_ratio(event)
   elif (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
         and isinstance(event.event, events.ShuffleEvent)):
     yield event.event, event.sample_size / event.source_dataset_size
@@ -227,6 +260,16 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     ledger = self.ledger
     intervals = []
     for event, ratio in _shuffle_leaves(ledger):
+      if not isinstance(event, events.ShuffleEvent):
+        local_epsilon = getattr(event, 'local_epsilon', None)
+        spread = checkin_pld.loss_spread(event.num_users, ratio, local_epsilon,
+                                         event.noise_multiplier,
+                                         self._relative_width)
+        reach = checkin_pld.largest_loss(ratio, local_epsilon,
+                                         event.noise_multiplier)
+        intervals.append(max(np.sqrt(10 * self._relative_accuracy) * spread,
+                             2 * reach / _MAX_ROUND_BUCKETS))
+        continue
       pairs = [atoms if ratio is None
                else pld_tools.subsampled_orders(atoms, ratio)[0]
                for _, atoms in self._event_candidates(event)]
@@ -301,8 +344,27 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
                               tuple(name for name, _ in candidates))
     return self._pmf_cache[key]
 
+  def _liew_event_pmfs(self, event):
+    """(pessimistic PMF, estimate PMF, pair names) of a Liew et al. event."""
+    if event not in self._pmf_cache:
+      arguments = _liew_event_arguments(event)
+      pmfs = [checkin_pld.checkin_profile(
+          discretization=self._value_discretization_interval,
+          discretize=discretize, relative_width=self._relative_width,
+          **arguments) for discretize in (pld_tools.connect_the_dots,
+                                          pld_tools.split_preserving_mean)]
+      names = (_CHECKIN_PAIRS[event.noise_multiplier is None]
+               if isinstance(event, events.CheckInEvent)
+               else _SAMPLED_GAUSSIAN_PAIRS)
+      self._pmf_cache[event] = (pmfs[0], pmfs[1], names)
+    return self._pmf_cache[event]
+
   def _compose_shuffle(self, reported, count, inner, sampling_ratio):
-    pessimistic, estimate, names = self._event_pmfs(inner, sampling_ratio)
+    if isinstance(inner, events.ShuffleEvent):
+      pmfs = self._event_pmfs(inner, sampling_ratio)
+    else:
+      pmfs = self._liew_event_pmfs(inner)
+    pessimistic, estimate, names = pmfs
     if count > 0:
       for attribute, pmf in (('_pld', pessimistic),
                              ('_estimate_pld', estimate)):
@@ -333,6 +395,12 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
       return None
     if isinstance(event, events.ShuffleEvent):
       error = self._check_shuffle_event(event, event)
+      if error is None and do_compose:
+        self._compose_shuffle(event, count, event, None)
+      return error
+    if isinstance(event, (events.CheckInEvent,
+                          events.SubsampledShuffleGaussianEvent)):
+      error = _event_checks.check_relation(self.neighboring_relation, event)
       if error is None and do_compose:
         self._compose_shuffle(event, count, event, None)
       return error

@@ -142,7 +142,7 @@ def grid_profile(pmf: GridPmf, lower_index: int, upper_index: int
   return pmf.infinity_mass + tail
 
 
-def _profile_to_pmf(discretization: float, lower_index: int,
+def profile_to_pmf(discretization: float, lower_index: int,
                     deltas: np.ndarray) -> GridPmf:
   """Connect-the-dots PMF with profile >= `deltas` at every grid point.
 
@@ -207,14 +207,14 @@ def smallest_profile(pmfs: Sequence[GridPmf]) -> GridPmf:
   # x = e^{eps - eps_max} keeps the abscissae in (0, 1].
   x = np.exp((np.arange(lower, upper + 1) - upper) * d)
   envelope = lower_convex_envelope(x, minimum)
-  return _profile_to_pmf(d, lower, np.maximum(envelope, 0.0))
+  return profile_to_pmf(d, lower, np.maximum(envelope, 0.0))
 
 
 def largest_profile(pmfs: Sequence[GridPmf]) -> GridPmf:
   """One PMF whose profile is at least every candidate's (max is convex)."""
   lower, upper = _common_range(pmfs)
   profiles = np.stack([grid_profile(p, lower, upper) for p in pmfs])
-  return _profile_to_pmf(pmfs[0].discretization, lower, profiles.max(axis=0))
+  return profile_to_pmf(pmfs[0].discretization, lower, profiles.max(axis=0))
 
 
 def subsampled_orders(atoms: PldAtoms, sampling_ratio: float

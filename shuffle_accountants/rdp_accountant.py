@@ -5,6 +5,11 @@ It handles
   bound of `shuffle_rdp.shuffle_rdp_upper_bound` at each order;
 * `SampledWithoutReplacementDpEvent(N, m, ShuffleEvent(num_users=m, ...))`:
   a hidden uniform sample of m of N users reports (WBK19-THM9);
+* `CheckInEvent` (pure LDP or local Gaussian noise): LIEW-THM2 with the
+  k = 0 term, per k the smaller of WBK19-THM9 and the KHH-SUBSAMPLED moments
+  (`liew.checkin_rdp_upper_bound`);
+* `SubsampledShuffleGaussianEvent`: WBK19-THM9 on the Gaussian RDP without
+  shuffling gain (MATH.md D7);
 and delegates every other event to `dp_accounting.rdp.RdpAccountant`, so that
 Gaussian, Laplace, composed and self-composed events keep their behaviour.
 
@@ -26,6 +31,7 @@ import numpy as np
 
 from shuffle_accountants import _event_checks
 from shuffle_accountants import events
+from shuffle_accountants import liew
 from shuffle_accountants import shuffle_rdp
 
 NeighboringRelation = privacy_accountant.NeighboringRelation
@@ -51,6 +57,16 @@ class ShuffleRdpContribution:
   event: dp_event.DpEvent
   count: int
   bound: shuffle_rdp.RdpBound
+
+
+def _liew_bound(event, orders) -> shuffle_rdp.RdpBound:
+  if isinstance(event, events.CheckInEvent):
+    return liew.checkin_rdp_upper_bound(
+        event.num_users, event.checkin_rate, orders,
+        local_epsilon=event.local_epsilon,
+        noise_multiplier=event.noise_multiplier)
+  return liew.subsampled_shuffle_gaussian_rdp_upper_bound(
+      event.num_users, event.sample_size, event.noise_multiplier, orders)
 
 
 class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
@@ -104,23 +120,27 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
                  rdp=float(c.count * c.bound.rdp[index]))
             for c in self._contributions]
 
-  def _check_shuffle_event(self, event: events.ShuffleEvent,
-                           reported: dp_event.DpEvent
-                           ) -> Optional[CompositionErrorDetails]:
+  def _check_relation_and_orders(self, reported: dp_event.DpEvent
+                                  ) -> Optional[CompositionErrorDetails]:
     relation_error = _event_checks.check_relation(self.neighboring_relation,
                                                   reported)
     if relation_error is not None:
       return relation_error
-    if event.local_delta > 0:
-      return _event_checks.error(reported, (
-          f'local_delta={event.local_delta} > 0: approximate-LDP randomizers '
-          'have no finite RDP bound (MATH.md W1), so the RDP accountant cannot '
-          'account them; use ShufflePldAccountant.'))
     if np.any(self._orders <= 1):
       return _event_checks.error(reported, (
           'shuffle RDP bounds need every order > 1; this accountant has '
           f'orders down to {self._orders.min()}.'))
     return None
+
+  def _check_shuffle_event(self, event: events.ShuffleEvent,
+                           reported: dp_event.DpEvent
+                           ) -> Optional[CompositionErrorDetails]:
+    if event.local_delta > 0:
+      return _event_checks.error(reported, (
+          f'local_delta={event.local_delta} > 0: approximate-LDP randomizers '
+          'have no finite RDP bound (MATH.md W1), so the RDP accountant cannot '
+          'account them; use ShufflePldAccountant.'))
+    return self._check_relation_and_orders(reported)
 
   def _bound(self, key, compute) -> shuffle_rdp.RdpBound:
     if key not in self._bound_cache:
@@ -140,6 +160,13 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
         self._add(event, count, self._bound(
             key, lambda: shuffle_rdp.shuffle_rdp_upper_bound(
                 event.num_users, event.local_epsilon, self._orders)))
+      return error
+    if isinstance(event, (events.CheckInEvent,
+                          events.SubsampledShuffleGaussianEvent)):
+      error = self._check_relation_and_orders(event)
+      if error is None and do_compose:
+        self._add(event, count, self._bound(
+            event, lambda: _liew_bound(event, self._orders)))
       return error
     if (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
         and _event_checks.contains_shuffle_event(event.event)):

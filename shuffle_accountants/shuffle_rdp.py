@@ -50,7 +50,9 @@ class RdpBound:
     return self.winners[int(np.argmin(np.abs(self.orders - order)))]
 
 
-def _smallest(orders: np.ndarray, candidates: Dict[str, np.ndarray]) -> RdpBound:
+def smallest_bound(orders: np.ndarray,
+                   candidates: Dict[str, np.ndarray]) -> RdpBound:
+  """The per-order minimum of several upper bounds, with the winners' names."""
   names = list(candidates)
   stacked = np.stack([candidates[name] for name in names])
   best = np.argmin(stacked, axis=0)
@@ -83,7 +85,7 @@ def shuffle_rdp_upper_bound(num_users: int, local_epsilon: float,
           lambda o: girgis.girgis_ub_mix(num_users, local_epsilon, o), orders),
       PURE_DP_CAP: rdp_tools.pure_dp_rdp_cap(local_epsilon, orders),
   }
-  return _smallest(orders, candidates)
+  return smallest_bound(orders, candidates)
 
 
 def subsampled_shuffle_rdp_upper_bound(population_size: int, sample_size: int,
@@ -114,4 +116,4 @@ def subsampled_shuffle_rdp_upper_bound(population_size: int, sample_size: int,
       sample_size / population_size, base, local_epsilon, orders)
   candidates = dict(unsubsampled.candidates)
   candidates[WBK19] = amplified
-  return _smallest(orders, candidates)
+  return smallest_bound(orders, candidates)

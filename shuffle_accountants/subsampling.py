@@ -92,7 +92,7 @@ def wbk19_without_replacement_rdp(
     terms = np.append(log_comb + log_higher[:order - 2],
                       2 * log_gamma + np.log(order * (order - 1) / 2)
                       + log_second_factor)
-    subsampled[index] = np.logaddexp(0.0, special.logsumexp(terms)) / (
+    subsampled[index] = np.logaddexp(0.0, _numerics.log_sum_exp(terms)) / (
         order - 1)
   subsampled *= 1 + _numerics.RELATIVE_SAFETY_MARGIN
   at_orders = rdp_tools.chord_interpolate(needed, subsampled, orders[summed])

@@ -215,3 +215,55 @@ def krr_strong_pair(num_users, num_categories, local_epsilon):
       law_p[(m1 + 1, m2)] = law_p.get((m1 + 1, m2), 0.0) + mass
       law_q[(m1, m2 + 1)] = law_q.get((m1, m2 + 1), 0.0) + mass
   return law_p, law_q
+
+
+def checkin_binary_rr_law(dataset, checkin_rate, local_epsilon):
+  """Exact law of (k, number of 1s) for shuffled check-in of binary RR.
+
+  Enumerates every participation pattern and every report of the
+  participants (2^n * 2^k terms), independent of the library.
+  """
+  flip = 1 / (math.exp(local_epsilon) + 1)
+  law = {}
+  n = len(dataset)
+  for pattern in itertools.product((0, 1), repeat=n):
+    members = [x for x, inside in zip(dataset, pattern) if inside]
+    k = len(members)
+    weight = checkin_rate**k * (1 - checkin_rate)**(n - k)
+    for reports in itertools.product((0, 1), repeat=k):
+      mass = weight
+      for value, report in zip(members, reports):
+        mass *= (1 - flip) if report == value else flip
+      key = (k, sum(reports))
+      law[key] = law.get(key, 0.0) + mass
+  return law
+
+
+def checkin_binary_rr_pairs(num_users, checkin_rate, local_epsilon):
+  """Yields (law_p, law_q) for every replace-one pair of binary datasets."""
+  for rest in itertools.product((0, 1), repeat=num_users - 1):
+    for x in (0, 1):
+      yield (checkin_binary_rr_law((x,) + rest, checkin_rate, local_epsilon),
+             checkin_binary_rr_law((1 - x,) + rest, checkin_rate,
+                                   local_epsilon))
+
+
+def aligned(law_p, law_q):
+  keys = sorted(set(law_p) | set(law_q))
+  return ([law_p.get(k, 0.0) for k in keys], [law_q.get(k, 0.0) for k in keys])
+
+
+def shuffled_gaussian_eq8_by_compositions(num_users, noise_ratio, order):
+  """eq. (8) by summing over every composition k_1 + ... + k_n = order."""
+  total = 0.0
+  for parts in itertools.product(range(order + 1), repeat=num_users):
+    if sum(parts) != order:
+      continue
+    multinomial = math.factorial(order)
+    for part in parts:
+      multinomial //= math.factorial(part)
+    total += multinomial * math.exp(sum(p * p for p in parts)
+                                    / (2 * noise_ratio**2))
+  log_value = (-order / (2 * noise_ratio**2) - order * math.log(num_users)
+               + math.log(total))
+  return log_value / (order - 1)
