@@ -19,7 +19,6 @@ import brute_force
 from shuffle_accountants import checkin_pld
 from shuffle_accountants import CheckInEvent
 from shuffle_accountants import liew
-from shuffle_accountants import rdp_tools
 from shuffle_accountants import shuffle_rdp
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
