@@ -115,7 +115,7 @@ def _clone_group_profile(start: int, local_epsilon: float,
                  for order in orders], axis=0)
 
 
-def checkin_profile(num_users: int, checkin_rate: float,
+def checkin_pmf(num_users: int, checkin_rate: float,
                     discretization: float, discretize: Discretize,
                     local_epsilon: Optional[float] = None,
                     noise_multiplier: Optional[float] = None,

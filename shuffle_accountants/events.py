@@ -171,5 +171,7 @@ class SubsampledShuffleGaussianEvent(dp_event.DpEvent):
     _validation.check_integer(attribute.name, value, 1, self.num_users)
 
 
+# The events of Liew et al., which carry their own sampling of users.
+LIEW_EVENT_TYPES = (CheckInEvent, SubsampledShuffleGaussianEvent)
 # Every event this library adds; each is defined under replace-one only.
-SHUFFLE_EVENT_TYPES = (ShuffleEvent, CheckInEvent, SubsampledShuffleGaussianEvent)
+SHUFFLE_EVENT_TYPES = (ShuffleEvent,) + LIEW_EVENT_TYPES

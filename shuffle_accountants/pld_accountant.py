@@ -140,8 +140,7 @@ def _shuffle_leaves(event: dp_event.DpEvent
   """Every shuffle round in an event tree, with its sampling ratio."""
   if isinstance(event, events.ShuffleEvent):
     yield event, None
-  elif isinstance(event, (events.CheckInEvent,
-                          events.SubsampledShuffleGaussianEvent)):
+  elif isinstance(event, events.LIEW_EVENT_TYPES):
     yield event, _sampling_ratio(event)
   elif (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
         and isinstance(event.event, events.ShuffleEvent)):
@@ -348,7 +347,7 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     """(pessimistic PMF, estimate PMF, pair names) of a Liew et al. event."""
     if event not in self._pmf_cache:
       arguments = _liew_event_arguments(event)
-      pmfs = [checkin_pld.checkin_profile(
+      pmfs = [checkin_pld.checkin_pmf(
           discretization=self._value_discretization_interval,
           discretize=discretize, relative_width=self._relative_width,
           **arguments) for discretize in (pld_tools.connect_the_dots,
@@ -398,8 +397,7 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
       if error is None and do_compose:
         self._compose_shuffle(event, count, event, None)
       return error
-    if isinstance(event, (events.CheckInEvent,
-                          events.SubsampledShuffleGaussianEvent)):
+    if isinstance(event, events.LIEW_EVENT_TYPES):
       error = _event_checks.check_relation(self.neighboring_relation, event)
       if error is None and do_compose:
         self._compose_shuffle(event, count, event, None)

@@ -161,8 +161,7 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
             key, lambda: shuffle_rdp.shuffle_rdp_upper_bound(
                 event.num_users, event.local_epsilon, self._orders)))
       return error
-    if isinstance(event, (events.CheckInEvent,
-                          events.SubsampledShuffleGaussianEvent)):
+    if isinstance(event, events.LIEW_EVENT_TYPES):
       error = self._check_relation_and_orders(event)
       if error is None and do_compose:
         self._add(event, count, self._bound(
