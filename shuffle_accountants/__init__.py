@@ -10,7 +10,16 @@ compose them with every other `DpEvent`:
 
 Every epsilon a default path returns is a proven upper bound; lower bounds
 live under names that say so. Formulas cite their IDs in MATH.md.
+
+When Opacus is installed, its accountants "shuffle_checkin" and
+"shuffle_checkin_rdp" are registered as soon as Opacus is imported (see
+`shuffle_accountants.adapters.opacus`).
 """
+
+import importlib.abc
+import importlib.util
+import sys
+import warnings
 
 from shuffle_accountants.events import CheckInEvent
 from shuffle_accountants.events import ShuffleEvent
@@ -26,6 +35,47 @@ from shuffle_accountants.shuffle_rdp import shuffle_rdp_upper_bound
 from shuffle_accountants.shuffle_rdp import subsampled_shuffle_rdp_upper_bound
 
 __version__ = '0.1.0'
+
+_OPACUS_ADAPTER = 'shuffle_accountants.adapters.opacus'
+
+
+def _register_opacus_accountants() -> None:
+  try:
+    importlib.import_module(_OPACUS_ADAPTER)
+  except Exception as error:  # pylint: disable=broad-except
+    # A broken or too old Opacus must not break `import opacus` or ours.
+    warnings.warn(f'Opacus is installed but {_OPACUS_ADAPTER} could not be '
+                  f'imported, so "shuffle_checkin" is not registered: {error!r}')
+
+
+class _RegisterAfterOpacusImport(importlib.abc.MetaPathFinder):
+  """Registers our accountants right after `opacus` itself is imported.
+
+  Importing Opacus (and torch) takes seconds, so `import shuffle_accountants`
+  does not do it; but no PrivacyEngine can exist before `opacus` finishes
+  importing, so registering then is just as good.
+  """
+
+  def find_spec(self, fullname, path=None, target=None):
+    del path, target
+    if fullname != 'opacus':
+      return None
+    sys.meta_path.remove(self)
+    spec = importlib.util.find_spec('opacus')
+    execute = spec.loader.exec_module
+
+    def exec_module(module):
+      execute(module)
+      _register_opacus_accountants()
+
+    spec.loader.exec_module = exec_module
+    return spec
+
+
+if 'opacus' in sys.modules:
+  _register_opacus_accountants()
+elif importlib.util.find_spec('opacus') is not None:
+  sys.meta_path.insert(0, _RegisterAfterOpacusImport())
 
 __all__ = [
     'CheckInEvent',

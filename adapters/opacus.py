@@ -1,0 +1,415 @@
+"""Opacus adapter: train DP-SGD in the shuffle model and report a certified ε.
+
+Importing this module registers two Opacus accountants (idempotently):
+
+* ``"shuffle_checkin"``: `ShuffleCheckinAccountant`, which composes one
+  `CheckInEvent` per optimizer step in `ShufflePldAccountant` (the default);
+* ``"shuffle_checkin_rdp"``: the same through `ShuffleRdpAccountant`.
+
+The mechanism accounted is DP-SGD with *local* noise and shuffled check-in
+(LIEW-THM2, D7/D8 in MATH.md): each of the n training examples (users)
+independently checks in with probability q, clips its gradient to norm C and
+adds its own N(0, σ²C²) noise; a shuffler hands the server the participants'
+reports, which it sums. The released sum of k participants therefore carries
+noise of standard deviation √k·σ·C, not Opacus' central σ·C. Adjacency is
+replace-one over the n examples (the shuffle model's relation), whereas
+Opacus' own accountants use add/remove-one.
+
+The mechanism trained is the mechanism accounted:
+
+* `ShufflePrivacyEngine` installs a local-noise optimizer
+  (`LocalNoiseDPOptimizer`) that counts the participants while clipping and
+  adds noise of standard deviation √k·σ·C, and passes the exact data set
+  size to the accountant. It works with `BatchMemoryManager`.
+* With the stock ``PrivacyEngine(accountant="shuffle_checkin")``, the
+  accountant's step hook upgrades the stock optimizer to the local-noise one
+  at the first step (topping up that step's noise from σ·C to √k·σ·C), and
+  infers n from Opacus' expected batch size (never more than the data set
+  size, see `ShuffleCheckinAccountant`). Set-ups it cannot train correctly
+  (distributed training, ghost or adaptive clipping, BatchMemoryManager
+  before the upgrade, accumulated micro-batches) stop with an error that
+  names the fix.
+
+The realized number of participants sets the noise, as the mechanism
+prescribes, but never feeds ε: the accountant sees only (σ, q, n).
+"""
+
+import math
+import warnings
+from typing import Optional
+
+from opacus import PrivacyEngine
+from opacus.accountants import IAccountant
+from opacus.accountants import create_accountant
+from opacus.accountants import register_accountant
+from opacus.optimizers import DPOptimizer
+from opacus.optimizers import DPPerLayerOptimizer
+from opacus.optimizers.optimizer import _generate_noise
+
+from shuffle_accountants import _validation
+from shuffle_accountants.events import CheckInEvent
+from shuffle_accountants.pld_accountant import ShufflePldAccountant
+from shuffle_accountants.rdp_accountant import ShuffleRdpAccountant
+
+MECHANISM = 'shuffle_checkin'
+RDP_MECHANISM = 'shuffle_checkin_rdp'
+
+_FIX = ('use shuffle_accountants.adapters.opacus.ShufflePrivacyEngine (one '
+        'process, Poisson sampling, flat or per-layer clipping, '
+        'grad_sample_mode="hooks")')
+
+
+def stock_engine_population(num_users: int, sample_rate: float) -> int:
+  """Users certified by the stock engine's expected batch size.
+
+  Opacus' `make_private` hands the optimizer only the expected batch size
+  B = int(num_users * sample_rate); the step hook can recover n no better
+  than floor(B / sample_rate), which is at most `num_users` and at least
+  `num_users` - 1/sample_rate. Calibration applies the same rule, so the σ
+  `make_private_with_epsilon` picks is the σ whose ε is reported afterwards.
+  Accounting for fewer users than there are is sound: the extra users'
+  reports are a post-processing the server could simulate.
+  """
+  expected_batch_size = int(num_users * sample_rate)
+  return min(num_users, math.floor(expected_batch_size / sample_rate))
+
+
+class ShuffleCheckinAccountant(IAccountant):
+  """Opacus accountant for DP-SGD with local noise and shuffled check-in.
+
+  Every optimizer step is one `CheckInEvent(num_users, checkin_rate=q,
+  noise_multiplier=σ)`; `get_epsilon` composes them in the library's
+  `ShufflePldAccountant` (this class) or `ShuffleRdpAccountant`
+  (`ShuffleCheckinRdpAccountant`) and returns their certified upper bound
+  on ε under replace-one adjacency.
+
+  `history` is Opacus' run-length list of (noise_multiplier, sample_rate,
+  num_steps), so `opacus.accountants.utils.get_noise_multiplier` can write
+  it directly.
+
+  The population n (`num_users`, the training-set size) is set, in order of
+  precedence, by: `ShufflePrivacyEngine` (exactly ``len(dataset)``), by the
+  caller (``accountant.num_users = len(dataset)``), or by the step hook of
+  the stock engine (floor(expected_batch_size / sample_rate), see
+  `stock_engine_population`). A fresh accountant without n, as
+  `make_private_with_epsilon` creates for calibration, needs
+  ``num_users=len(dataset)`` passed through; `get_epsilon` raises otherwise.
+  """
+
+  def __init__(self, num_users: Optional[int] = None):
+    self.history = []
+    self.num_users = (None if num_users is None else
+                      _validation.check_integer('num_users', num_users, 1))
+
+  @classmethod
+  def mechanism(cls) -> str:
+    return MECHANISM
+
+  def _library_accountant(self):
+    return ShufflePldAccountant()
+
+  def step(self, *, noise_multiplier: float, sample_rate: float):
+    noise_multiplier = _validation.check_real('noise_multiplier',
+                                              noise_multiplier, 0.0)
+    sample_rate = _validation.check_real('sample_rate', sample_rate, 0.0, 1.0,
+                                         min_inclusive=False)
+    if self.history and self.history[-1][:2] == (noise_multiplier,
+                                                 sample_rate):
+      self.history[-1] = (noise_multiplier, sample_rate,
+                          self.history[-1][2] + 1)
+    else:
+      self.history.append((noise_multiplier, sample_rate, 1))
+
+  def __len__(self) -> int:
+    return sum(steps for _, _, steps in self.history)
+
+  def _population(self, num_users: Optional[int]) -> int:
+    if num_users is not None:
+      num_users = _validation.check_integer('num_users', num_users, 1)
+      return min(stock_engine_population(num_users, sample_rate)
+                 for _, sample_rate, _ in self.history)
+    if self.num_users is None:
+      raise ValueError(
+          f'the {self.mechanism()!r} accountant does not know the number of '
+          'users n (the training-set size), and guessing it could '
+          'under-report epsilon: pass num_users=len(train_dataset) to '
+          'make_private_with_epsilon or get_epsilon, set '
+          'accountant.num_users, or use ShufflePrivacyEngine.')
+    return self.num_users
+
+  def get_epsilon(self, delta: float, *, num_users: Optional[int] = None
+                  ) -> float:
+    """Certified ε (upper bound) after all steps so far, at `delta`.
+
+    Args:
+      delta: target δ in (0, 1).
+      num_users: the training-set size, for an accountant that has no
+        population yet (Opacus' `make_private_with_epsilon` forwards it). It
+        is counted as `stock_engine_population` (at most 1/q users fewer),
+        the population the stock engine's step hook will count.
+
+    Returns:
+      An upper bound on ε under replace-one adjacency; inf if a step had
+      noise_multiplier 0; 0 before any step.
+    """
+    delta = _validation.check_real('delta', delta, 0.0, 1.0,
+                                   min_inclusive=False, max_inclusive=False)
+    history = [entry for entry in self.history if entry[2] > 0]
+    if not history:
+      return 0.0
+    if any(noise_multiplier == 0 for noise_multiplier, _, _ in history):
+      return math.inf
+    population = self._population(num_users)
+    accountant = self._library_accountant()
+    for noise_multiplier, sample_rate, num_steps in history:
+      accountant.compose(
+          CheckInEvent(num_users=population, checkin_rate=sample_rate,
+                       noise_multiplier=noise_multiplier), num_steps)
+    return accountant.get_epsilon(delta)
+
+  def get_optimizer_hook_fn(self, sample_rate: float):
+    """Step hook: trains local noise and records (σ, q) for every step."""
+    sample_rate = _validation.check_real('sample_rate', sample_rate, 0.0, 1.0,
+                                         min_inclusive=False)
+
+    def hook_fn(optimizer: DPOptimizer):
+      if optimizer.accumulated_iterations != 1:
+        raise ValueError(
+            'the shuffle_checkin accountant saw '
+            f'{optimizer.accumulated_iterations} accumulated micro-batches in '
+            'one step; one check-in round is one Poisson batch. Keep '
+            'poisson_sampling=True, and use BatchMemoryManager with '
+            'ShufflePrivacyEngine for large batches.')
+      if not isinstance(optimizer, LocalNoiseMixin):
+        _upgrade_stock_optimizer(optimizer)
+      self._check_population(optimizer.expected_batch_size, sample_rate)
+      self.step(noise_multiplier=optimizer.noise_multiplier,
+                sample_rate=sample_rate)
+
+    return hook_fn
+
+  def _check_population(self, expected_batch_size, sample_rate: float):
+    """Infers n from the stock engine, or checks a given n is not too large."""
+    if not expected_batch_size or expected_batch_size < 1:
+      raise ValueError(
+          f'expected_batch_size={expected_batch_size}: the shuffle_checkin '
+          'accountant needs at least one expected participant per step '
+          '(len(dataset) / len(data_loader) >= 1).')
+    if self.num_users is None:
+      self.num_users = math.floor(expected_batch_size / sample_rate)
+    elif self.num_users * sample_rate >= expected_batch_size + 1:
+      raise ValueError(
+          f'num_users={self.num_users} is larger than the training set: with '
+          f'sample_rate={sample_rate:g} the expected batch size '
+          f'{expected_batch_size} implies fewer than '
+          f'{(expected_batch_size + 1) / sample_rate:.0f} examples. '
+          'Over-stating n under-reports epsilon; set num_users to '
+          'len(train_dataset).')
+
+  def state_dict(self, destination=None):
+    destination = super().state_dict(destination)
+    destination['num_users'] = self.num_users
+    return destination
+
+  def load_state_dict(self, state_dict):
+    super().load_state_dict(state_dict)
+    self.history = [tuple(entry) for entry in self.history]
+    self.num_users = state_dict.get('num_users')
+
+
+class ShuffleCheckinRdpAccountant(ShuffleCheckinAccountant):
+  """`ShuffleCheckinAccountant` composing in `ShuffleRdpAccountant`."""
+
+  @classmethod
+  def mechanism(cls) -> str:
+    return RDP_MECHANISM
+
+  def _library_accountant(self):
+    return ShuffleRdpAccountant()
+
+
+class LocalNoiseMixin:
+  """Turns a DPOptimizer into the shuffle model's local-noise mechanism.
+
+  Counts the participants k while clipping (so the count also covers every
+  physical batch of a `BatchMemoryManager` step) and adds noise of standard
+  deviation √k·σ·C to the clipped sum: the law of k clients each adding
+  N(0, σ²C²) before the shuffler. An empty batch gets no noise. The realized
+  k is kept in `last_participants` for logging; it never reaches ε.
+  """
+
+  _participants = 0
+  last_participants: Optional[int] = None
+
+  def clip_and_accumulate(self):
+    self._participants += len(self.grad_samples[0])
+    super().clip_and_accumulate()
+
+  def add_noise(self):
+    # The parent draws noise of std noise_multiplier * max_grad_norm through
+    # _generate_noise (generator, secure mode); scale σ for this call only.
+    local_noise_multiplier = self.noise_multiplier
+    self.noise_multiplier = local_noise_multiplier * math.sqrt(
+        self._participants)
+    try:
+      super().add_noise()
+    finally:
+      self.noise_multiplier = local_noise_multiplier
+    self.last_participants = self._participants
+    self._participants = 0
+
+  def zero_grad(self, set_to_none: bool = False):
+    if not self._is_last_step_skipped:
+      self._participants = 0
+    super().zero_grad(set_to_none)
+
+
+class LocalNoiseDPOptimizer(LocalNoiseMixin, DPOptimizer):
+  """`DPOptimizer` (flat clipping) with the shuffle model's local noise."""
+
+
+class LocalNoiseDPPerLayerOptimizer(LocalNoiseMixin, DPPerLayerOptimizer):
+  """`DPPerLayerOptimizer` with local noise; C is the L2 norm of the layers'."""
+
+
+_LOCAL_NOISE_CLASSES = {
+    DPOptimizer: LocalNoiseDPOptimizer,
+    DPPerLayerOptimizer: LocalNoiseDPPerLayerOptimizer,
+}
+
+
+def install_local_noise(optimizer: DPOptimizer) -> DPOptimizer:
+  """Upgrades a stock Opacus optimizer in place to its local-noise class.
+
+  Only the exact classes `DPOptimizer` and `DPPerLayerOptimizer` qualify:
+  distributed optimizers add noise on one rank, ghost clipping has no
+  per-sample gradients to count, and adaptive clipping changes the noise.
+  """
+  if isinstance(optimizer, LocalNoiseMixin):
+    return optimizer
+  local_class = _LOCAL_NOISE_CLASSES.get(type(optimizer))
+  if local_class is None:
+    raise ValueError(
+        f'the shuffle model cannot train with {type(optimizer).__name__}: '
+        'local noise needs one process, flat or per-layer clipping and '
+        'per-sample gradients (grad_sample_mode="hooks"); distributed '
+        'training, ghost clipping and adaptive clipping are not supported.')
+  # Same instance, subclass that only overrides methods: no state is lost.
+  optimizer.__class__ = local_class
+  return optimizer
+
+
+def _upgrade_stock_optimizer(optimizer: DPOptimizer) -> None:
+  """First step of the stock engine: top this step's noise up, then upgrade.
+
+  The stock optimizer has already added N(0, σ²C²) and scaled the gradient;
+  adding independent N(0, (k-1)σ²C²), scaled alike, gives exactly the
+  local-noise law for this step. Later steps count k in the upgraded class.
+  """
+  if optimizer._is_last_step_skipped:  # pylint: disable=protected-access
+    raise ValueError(
+        'BatchMemoryManager (or signal_skip_step) split this step into '
+        'physical batches, so its participants cannot be counted from the '
+        f'stock PrivacyEngine\'s optimizer; {_FIX}.')
+  install_local_noise(optimizer)
+  participants = len(optimizer.grad_samples[0])
+  optimizer.last_participants = participants
+  if participants <= 1:
+    return
+  std = math.sqrt(participants - 1) * (optimizer.noise_multiplier *
+                                       optimizer.max_grad_norm)
+  scale = 1.0
+  if optimizer.loss_reduction == 'mean':
+    scale = optimizer.expected_batch_size * optimizer.accumulated_iterations
+  for parameter in optimizer.params:
+    parameter.grad += _generate_noise(
+        std=std, reference=parameter.grad, generator=optimizer.generator,
+        secure_mode=optimizer.secure_mode) / scale
+
+
+class ShufflePrivacyEngine(PrivacyEngine):
+  """`PrivacyEngine` for DP-SGD with local noise and shuffled check-in.
+
+  Differences from the stock engine, all in service of training exactly the
+  mechanism the accountant certifies:
+
+  * the accountant defaults to ``"shuffle_checkin"`` and must be one of the
+    shuffle accountants;
+  * Poisson sampling (each example checks in with q = 1/len(data_loader)) is
+    required, and so is a single process;
+  * the optimizer is the local-noise version of the stock one (noise
+    √k·σ·C on the sum of k participants), also under BatchMemoryManager;
+  * the accountant gets the exact data set size as n, and
+    `make_private_with_epsilon` calibrates σ with it.
+  """
+
+  def __init__(self, *, accountant: str = MECHANISM,
+               secure_mode: bool = False):
+    super().__init__(accountant=accountant, secure_mode=secure_mode)
+    if not isinstance(self.accountant, ShuffleCheckinAccountant):
+      raise ValueError(
+          f'ShufflePrivacyEngine needs a shuffle accountant '
+          f'({MECHANISM!r} or {RDP_MECHANISM!r}); got accountant='
+          f'{accountant!r}.')
+
+  def _prepare_data_loader(self, data_loader, *, poisson_sampling: bool,
+                           distributed: bool, **kwargs):
+    if not poisson_sampling:
+      raise ValueError(
+          'poisson_sampling=False: shuffled check-in means every example '
+          'participates independently with probability q; keep '
+          'poisson_sampling=True.')
+    if distributed:
+      raise ValueError('distributed training is not supported: every rank '
+                       'would add its own noise; train in one process.')
+    num_users = len(data_loader.dataset)
+    if self.accountant.num_users not in (None, num_users):
+      raise ValueError(
+          f'this engine already accounts for num_users='
+          f'{self.accountant.num_users}, but the data loader holds '
+          f'{num_users} examples; use a new ShufflePrivacyEngine per data '
+          'set.')
+    self.accountant.num_users = num_users
+    dp_data_loader = super()._prepare_data_loader(
+        data_loader, poisson_sampling=poisson_sampling,
+        distributed=distributed, **kwargs)
+    # Opacus samples at q = 1/len(data_loader) but runs int(1/q) batches per
+    # epoch, which is one fewer for some lengths (93, ...); make_private then
+    # reports q' = 1/int(1/q) to the hook. Run len(data_loader) batches so the
+    # q accounted is the q sampled and calibration sees the same q.
+    dp_data_loader.batch_sampler.steps = len(data_loader)
+    return dp_data_loader
+
+  def _prepare_optimizer(self, **kwargs):
+    return install_local_noise(super()._prepare_optimizer(**kwargs))
+
+  def make_private_with_epsilon(self, *, data_loader, **kwargs):
+    kwargs.setdefault('num_users', len(data_loader.dataset))
+    return super().make_private_with_epsilon(data_loader=data_loader,
+                                             **kwargs)
+
+
+def register_accountants() -> None:
+  """Registers both mechanisms with Opacus; safe to call any number of times.
+
+  A different class that someone else registered under one of our names is
+  left in place, with a warning.
+  """
+  for name, accountant_class in ((MECHANISM, ShuffleCheckinAccountant),
+                                 (RDP_MECHANISM, ShuffleCheckinRdpAccountant)):
+    try:
+      register_accountant(name, accountant_class)
+    except ValueError:
+      existing = type(create_accountant(name))
+      # A reloaded module defines an equal class under the same name.
+      if (existing.__module__, existing.__qualname__) == (
+          accountant_class.__module__, accountant_class.__qualname__):
+        register_accountant(name, accountant_class, force=True)
+      else:
+        warnings.warn(
+            f'Opacus accountant {name!r} is already registered to '
+            f'{existing.__module__}.{existing.__qualname__}; '
+            'shuffle-accountants leaves it in place.')
+
+
+register_accountants()
