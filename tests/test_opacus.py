@@ -1,5 +1,6 @@
 """Opacus adapter: a real (tiny) training loop trains and accounts the shuffle model."""
 
+import os
 import subprocess
 import sys
 import warnings
@@ -377,3 +378,14 @@ def test_importing_the_package_registers_with_opacus(statements):
     output = subprocess.run([sys.executable, '-c', code], capture_output=True,
                             text=True, check=True, cwd='/').stdout
   assert output.strip() == 'ShuffleCheckinAccountant'
+
+
+def test_example_trains_and_certifies(tmp_path):
+  pytest.importorskip('sklearn')
+  example = os.path.join(os.path.dirname(__file__), os.pardir, 'examples',
+                         'opacus_shuffle_checkin.py')
+  output = subprocess.run(
+      [sys.executable, example, '--epochs', '1'], capture_output=True,
+      text=True, check=True, cwd=tmp_path).stdout
+  assert 'shuffle model : accuracy' in output
+  assert 'certified epsilon' in output

@@ -1,0 +1,122 @@
+"""DP-SGD in the shuffle model with Opacus, on scikit-learn's digits.
+
+Every training example is a client: each step it checks in with probability
+q = batch_size / n, clips its gradient, adds its own Gaussian noise
+N(0, sigma^2 C^2) and sends the report through a shuffler; the server sums
+the reports. `ShufflePrivacyEngine` trains exactly that mechanism and its
+accountant certifies epsilon (replace-one adjacency, PLD accounting).
+
+For comparison the same model is trained with central DP-SGD at the same
+noise multiplier (the server adds the noise once), accounted by Opacus
+(add/remove adjacency). Local noise costs accuracy: the sum of k reports
+carries sqrt(k) times the central noise, and with Gaussian reports no
+shuffling gain is proven, so at equal sigma the shuffle model certifies no
+smaller epsilon. That is the honest price of not trusting the server.
+With the defaults (about 15 s on 2 CPU cores) the shuffle model reaches about
+73 % test accuracy at a certified epsilon of 8.9, central DP-SGD about 88 %
+at epsilon 2.6 (delta = 1e-5).
+
+Needs: pip install "shuffle-accountants[opacus,examples]"
+Run:   python examples/opacus_shuffle_checkin.py [--epochs 15]
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+from opacus import PrivacyEngine
+from sklearn.datasets import load_digits
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+from torch.utils.data import TensorDataset
+
+from shuffle_accountants.adapters.opacus import ShufflePrivacyEngine
+
+DELTA = 1e-5
+
+
+def _parse_args():
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument('--epochs', type=int, default=15)
+  parser.add_argument('--batch-size', type=int, default=128,
+                      help='expected participants per step (q = batch / n)')
+  parser.add_argument('--noise-multiplier', type=float, default=2.0,
+                      help='sigma of every participant\'s local noise')
+  parser.add_argument('--max-grad-norm', type=float, default=1.0)
+  parser.add_argument('--learning-rate', type=float, default=0.1)
+  parser.add_argument('--accountant', choices=('pld', 'rdp'), default='pld')
+  parser.add_argument('--seed', type=int, default=0)
+  return parser.parse_args()
+
+
+def _data(batch_size, seed):
+  features, labels = load_digits(return_X_y=True)
+  train_x, test_x, train_y, test_y = train_test_split(
+      features, labels, test_size=0.2, random_state=seed, stratify=labels)
+  scaler = StandardScaler().fit(train_x)
+  as_tensors = lambda x, y: (torch.tensor(scaler.transform(x),
+                                          dtype=torch.float32),
+                             torch.tensor(y))
+  train = TensorDataset(*as_tensors(train_x, train_y))
+  return DataLoader(train, batch_size=batch_size), as_tensors(test_x, test_y)
+
+
+def _accuracy(model, test):
+  with torch.no_grad():
+    return float((model(test[0]).argmax(dim=1) == test[1]).float().mean())
+
+
+def _train(engine, args, label):
+  torch.manual_seed(args.seed)
+  train_loader, test = _data(args.batch_size, args.seed)
+  model = nn.Linear(64, 10)  # multinomial logistic regression
+  optimizer = torch.optim.SGD(model.parameters(), lr=args.learning_rate)
+  model, optimizer, train_loader = engine.make_private(
+      module=model, optimizer=optimizer, data_loader=train_loader,
+      noise_multiplier=args.noise_multiplier,
+      max_grad_norm=args.max_grad_norm)
+  print(f'\n{label}: n = {len(train_loader.dataset)}, '
+        f'q = {1 / len(train_loader):.4f}, sigma = {args.noise_multiplier}')
+  print(f'{"epoch":>5}  {"test accuracy":>13}  {"epsilon":>9}  '
+        f'{"mean participants":>17}')
+  for epoch in range(1, args.epochs + 1):
+    participants = []
+    for inputs, labels in train_loader:
+      optimizer.zero_grad()
+      nn.functional.cross_entropy(model(inputs), labels).backward()
+      optimizer.step()
+      participants.append(len(inputs))
+    print(f'{epoch:>5}  {_accuracy(model, test):>13.3f}  '
+          f'{engine.get_epsilon(DELTA):>9.3f}  '
+          f'{np.mean(participants):>17.1f}')
+  return _accuracy(model, test), engine.get_epsilon(DELTA)
+
+
+def main():
+  args = _parse_args()
+  warnings.filterwarnings('ignore', message='Secure RNG turned off')
+  warnings.filterwarnings('ignore', message='Full backward hook')
+  start = time.perf_counter()
+  mechanism = ('shuffle_checkin' if args.accountant == 'pld'
+               else 'shuffle_checkin_rdp')
+  shuffle = _train(ShufflePrivacyEngine(accountant=mechanism), args,
+                   'Shuffle model: local noise, shuffled check-in, '
+                   f'certified epsilon ({args.accountant.upper()}, '
+                   'replace-one)')
+  central = _train(PrivacyEngine(accountant='prv'), args,
+                   'Central DP-SGD at the same sigma (Opacus PRV, '
+                   'add/remove)')
+  print(f'\nafter {args.epochs} epochs at delta = {DELTA:g}:')
+  print(f'  shuffle model : accuracy {shuffle[0]:.3f}, certified epsilon '
+        f'{shuffle[1]:.3f}')
+  print(f'  central DP-SGD: accuracy {central[0]:.3f}, epsilon '
+        f'{central[1]:.3f} (trusted server; different adjacency)')
+  print(f'finished in {time.perf_counter() - start:.0f} s')
+
+
+if __name__ == '__main__':
+  main()
