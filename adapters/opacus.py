@@ -70,8 +70,13 @@ def stock_engine_population(num_users: int, sample_rate: float) -> int:
   Accounting for fewer users than there are is sound: the extra users'
   reports are a post-processing the server could simulate.
   """
-  expected_batch_size = int(num_users * sample_rate)
-  return min(num_users, math.floor(expected_batch_size / sample_rate))
+  return min(num_users, _certified_population(int(num_users * sample_rate),
+                                               sample_rate))
+
+
+def _certified_population(expected_batch_size: int, sample_rate: float) -> int:
+  """The most users an expected batch size at `sample_rate` guarantees."""
+  return math.floor(expected_batch_size / sample_rate)
 
 
 class ShuffleCheckinAccountant(IAccountant):
@@ -190,13 +195,13 @@ class ShuffleCheckinAccountant(IAccountant):
 
   def _check_population(self, expected_batch_size, sample_rate: float):
     """Infers n from the stock engine, or checks a given n is not too large."""
-    if not expected_batch_size or expected_batch_size < 1:
+    if expected_batch_size is None or expected_batch_size < 1:
       raise ValueError(
           f'expected_batch_size={expected_batch_size}: the shuffle_checkin '
           'accountant needs at least one expected participant per step '
           '(len(dataset) / len(data_loader) >= 1).')
     if self.num_users is None:
-      self.num_users = math.floor(expected_batch_size / sample_rate)
+      self.num_users = _certified_population(expected_batch_size, sample_rate)
     elif self.num_users * sample_rate >= expected_batch_size + 1:
       raise ValueError(
           f'num_users={self.num_users} is larger than the training set: with '

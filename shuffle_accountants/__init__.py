@@ -62,6 +62,8 @@ class _RegisterAfterOpacusImport(importlib.abc.MetaPathFinder):
       return None
     sys.meta_path.remove(self)
     spec = importlib.util.find_spec('opacus')
+    if spec is None or spec.loader is None:
+      return spec
     execute = spec.loader.exec_module
 
     def exec_module(module):
