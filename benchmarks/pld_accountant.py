@@ -16,9 +16,6 @@ Run: python benchmarks/pld_accountant.py
 
 import time
 
-from dp_accounting.pld import common
-from dp_accounting.pld import privacy_loss_distribution
-
 from shuffle_accountants import fmt21
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
@@ -38,16 +35,6 @@ def _accountant_epsilon(accountant, event, rounds):
   return accountant.get_epsilon(DELTA)
 
 
-def _closed_form_epsilon(num_users, local_epsilon, rounds):
-  per_round_delta = DELTA / (2 * rounds)
-  epsilon = fmt21.closed_form_epsilon(num_users, local_epsilon,
-                                      per_round_delta)
-  pld = privacy_loss_distribution.from_privacy_parameters(
-      common.DifferentialPrivacyParameters(epsilon, per_round_delta),
-      value_discretization_interval=1e-3)
-  return pld.self_compose(rounds).get_epsilon_for_delta(DELTA)
-
-
 def main():
   print(f'{"eps0":>4} {"n":>6} {"T":>6} | {"PLD":>10} {"optimistic":>10} '
         f'{"s":>5} | {"RDP":>10} {"s":>5} | {"FMT21 closed":>12} {"s":>5}')
@@ -61,8 +48,9 @@ def main():
         optimistic = pld.get_optimistic_epsilon(DELTA)
         rdp_epsilon, rdp_time = _timed(lambda: _accountant_epsilon(
             ShuffleRdpAccountant(), event, rounds))
-        closed, closed_time = _timed(lambda: _closed_form_epsilon(
-            num_users, local_epsilon, rounds))
+        closed, closed_time = _timed(
+            lambda: fmt21.composed_closed_form_epsilon(
+                num_users, local_epsilon, rounds, DELTA))
         print(f'{local_epsilon:>4g} {num_users:>6.0e} {rounds:>6} | '
               f'{pld_epsilon:>10.5g} {optimistic:>10.5g} {pld_time:>5.2f} | '
               f'{rdp_epsilon:>10.5g} {rdp_time:>5.2f} | {closed:>12.5g} '

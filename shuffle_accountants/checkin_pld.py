@@ -100,8 +100,14 @@ def subsampled_profile(base_profile: Callable[[np.ndarray], np.ndarray],
 
 
 def _largest_loss(base_largest: float, sampling_ratio: float) -> float:
-  """Largest loss of either subsampled order, given the base pair's."""
-  return float(np.log1p(sampling_ratio * np.expm1(base_largest)))
+  """Largest loss of either subsampled order, given the base pair's.
+
+  log(1 + r (e^L - 1)) = log((1 - r) + r e^L), in log space so that a huge
+  base loss L (tiny noise) does not overflow.
+  """
+  with np.errstate(divide='ignore'):  # r = 1 gives log(0) = -inf: fine
+    return float(np.logaddexp(np.log1p(-sampling_ratio),
+                              np.log(sampling_ratio) + base_largest))
 
 
 def _clone_group_profile(start: int, local_epsilon: float,

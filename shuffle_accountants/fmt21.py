@@ -16,6 +16,8 @@ paper's form log(1 + (e^eps0 - 1)/(e^eps0 + 1) (a + c)) at delta1. The
 
 from typing import List, Optional, Tuple
 
+from dp_accounting.pld import common
+from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 
 from shuffle_accountants import _validation
@@ -49,6 +51,25 @@ def closed_form_epsilon(num_users: int, local_epsilon: float,
   return float(min(local_epsilon, np.log1p(
       -np.expm1(-local_epsilon) / (1 + np.exp(-local_epsilon - eps1))
       * (a + c))))
+
+
+def composed_closed_form_epsilon(num_users: int, local_epsilon: float,
+                                 rounds: int, delta: float) -> float:
+  """T rounds of FMT21-CLOSED at delta/(2T) each, composed optimally. [UB]
+
+  What users can assemble today from public pieces: each round is
+  (eps_1, delta/(2T))-DP by FMT21-CLOSED, and dp_accounting's PLD composes
+  the T (eps, delta) pairs (pessimistic discretization) at the remaining
+  delta/2.
+  """
+  rounds = _validation.check_integer('rounds', rounds, 1)
+  delta = _validation.check_real('delta', delta, 0.0, 1.0, False, False)
+  per_round_delta = delta / (2 * rounds)
+  epsilon = closed_form_epsilon(num_users, local_epsilon, per_round_delta)
+  pld = privacy_loss_distribution.from_privacy_parameters(
+      common.DifferentialPrivacyParameters(epsilon, per_round_delta),
+      value_discretization_interval=1e-3)
+  return float(pld.self_compose(rounds).get_epsilon_for_delta(delta))
 
 
 def approximate_ldp_guarantee(num_users: int, local_epsilon: float,
