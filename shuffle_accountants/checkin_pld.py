@@ -226,7 +226,7 @@ def largest_loss(sampling_ratio: float, local_epsilon: Optional[float] = None,
 def binary_rr_checkin_delta_lower_bound(num_users: int, checkin_rate: float,
                                         local_epsilon: float, epsilon
                                         ) -> np.ndarray:
-  """Exact delta(eps) of one check-in round for one pair. [LB][PAIR]
+  """Exact delta(eps) of one check-in round for one pair. [LB, PAIR]
 
   Binary randomized response (eps0), every user holds 0 in D and user 1
   holds 1 in D'; the output is (k, number of 1s). The larger of both orders

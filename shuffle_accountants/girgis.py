@@ -10,7 +10,7 @@ n_bar = floor((n - 1) / (2 e^{eps0})) + 1:
 * GIRGIS-COR1 (Cor 1, eq. 7) [UB with a proof caveat]; regression only, never
   used by the accountants.
 * GIRGIS-UB-MIX (derived from Thm 4-6, Lemma 8) [UB], integer orders.
-* GIRGIS-LB (Thm 3, eq. 11, closed form D10) [LB][PAIR] and GIRGIS-COR2 [LB].
+* GIRGIS-LB (Thm 3, eq. 11, closed form D10) [LB, PAIR] and GIRGIS-COR2 [LB].
 * EFM19-RDP (quoted as eq. 10) [UB ?]: unverified baseline for comparisons only.
 
 All upper bounds are capped by PURE-DP-RDP-CAP. GIRGIS-POISSON (their Section 4)
@@ -222,7 +222,7 @@ def _all_equal_pair_log_moments(num_users, local_epsilon, exponents):
 
 def girgis_lower_bound(num_users: int, local_epsilon: float,
                        orders) -> np.ndarray:
-  """GIRGIS-LB (Thm 3, eq. 11; closed form D10). [LB][PAIR] Never a guarantee.
+  """GIRGIS-LB (Thm 3, eq. 11; closed form D10). [LB, PAIR] Never a guarantee.
 
   log E_{k ~ Bin(n, 1/(e^eps0+1))}[((k e^eps0 + (n-k) e^-eps0)/n)^order]
   / (order - 1): exactly D_order(M(D') || M(D)) for shuffled binary RR with
@@ -240,7 +240,7 @@ def girgis_lower_bound(num_users: int, local_epsilon: float,
 def binary_rr_all_equal_pair_rdp_lower_bound(num_users: int,
                                              local_epsilon: float,
                                              orders) -> np.ndarray:
-  """Exact RDP of shuffled binary RR on the all-equal pair, both orders. [LB][PAIR]
+  """Exact RDP of shuffled binary RR on the all-equal pair, both orders. [LB, PAIR]
 
   max(D_order(M(D') || M(D)), D_order(M(D) || M(D'))) for D = (0,...,0),
   D' = (0,...,0,1). The first is GIRGIS-LB; the second uses the same

@@ -27,7 +27,7 @@ Upper bounds (what the accountants compose):
 
 Lower bounds and heuristics (never composed by an accountant):
 
-* LIEW-THM3, eq. (8) [LB][PAIR]: the RDP of the shuffled Gaussian for one
+* LIEW-THM3, eq. (8) [LB, PAIR]: the RDP of the shuffled Gaussian for one
   specific pair, evaluated exactly by the polynomial method of LIEW-APPC.
 * LIEW-THM5 [HEUR]: WBK19-THM9 fed with eq. (8), which is a lower bound, so
   the result is neither an upper nor a lower bound (MATH.md W3).
@@ -284,7 +284,7 @@ def _log_polynomial_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def liew_eq8_rdp(num_users: int, noise_ratio: float, orders) -> np.ndarray:
-  """LIEW-THM3, eq. (8): RDP of the shuffled Gaussian for one pair. [LB][PAIR]
+  """LIEW-THM3, eq. (8): RDP of the shuffled Gaussian for one pair. [LB, PAIR]
 
   D = (0, ..., 0) and D' = (1, 0, ..., 0), each report x_i + N(0, s^2) with
   s = `noise_ratio` (noise standard deviation over the distance between the
@@ -328,7 +328,7 @@ def liew_eq8_rdp(num_users: int, noise_ratio: float, orders) -> np.ndarray:
 
 def shuffled_gaussian_rdp_lower_bound(num_users: int, noise_multiplier: float,
                                       orders) -> np.ndarray:
-  """Lower bound on the RDP of shuffled Gaussian DP-SGD reports. [LB][PAIR]
+  """Lower bound on the RDP of shuffled Gaussian DP-SGD reports. [LB, PAIR]
 
   eq. (8) for records clipped to norm C with noise sigma C: the pair with
   one record at -C v and all others at +C v has distance 2C, i.e.

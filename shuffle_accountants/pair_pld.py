@@ -6,7 +6,7 @@ k of ones. Under D, k ~ Bin(n, p) with p = 1/(e^eps0 + 1), and
 M(D')(k) / M(D)(k) = (k e^eps0 + (n-k) e^-eps0) / n (the GIRGIS-LB pair,
 MATH.md D10). Binary RR is an eps0-LDP randomizer and this is one neighbouring
 pair, so the ε(δ) of its T-fold composition is a lower bound on what any
-certified accountant can report for shuffled eps0-LDP rounds. [LB][PAIR]
+certified accountant can report for shuffled eps0-LDP rounds. [LB, PAIR]
 """
 
 import math
@@ -27,7 +27,7 @@ _MAX_INTERVAL = 1e-3
 def binary_rr_all_equal_pair_epsilon_lower_bound(
     num_users: int, local_epsilon: float, rounds: int, delta: float,
     grid_points_per_std: float = 5.0) -> float:
-  """ε(δ) of T rounds of shuffled binary RR on the all-equal pair. [LB][PAIR]
+  """ε(δ) of T rounds of shuffled binary RR on the all-equal pair. [LB, PAIR]
 
   Computed with dp_accounting's optimistic PLD (losses rounded down, tiny
   masses dropped, optimistic FFT truncation), so every numerical error lowers

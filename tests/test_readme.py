@@ -31,3 +31,27 @@ def test_python_block_runs(block, tmp_path):
   result = subprocess.run([sys.executable, '-c', block], capture_output=True,
                           text=True, cwd=tmp_path, check=False)
   assert result.returncode == 0, result.stderr
+
+
+def _cli_lines():
+  """Each distinct `shuffle-accountant ...` command of the README and docs."""
+  commands = {}
+  for page in PAGES:
+    with open(page, encoding='utf-8') as text:
+      for block in re.findall(r'```bash\n(.*?)```', text.read(), re.DOTALL):
+        for line in block.replace('\\\n', ' ').splitlines():
+          if line.startswith('shuffle-accountant '):
+            commands.setdefault(tuple(line.split()[1:]),
+                                f'{os.path.basename(page)}-{line[19:50]}')
+  return [pytest.param(list(arguments), id=name)
+          for arguments, name in commands.items()]
+
+
+@pytest.mark.parametrize('arguments', _cli_lines())
+def test_cli_line_runs(arguments, tmp_path):
+  if 'plot' in arguments:
+    pytest.importorskip('matplotlib')
+  result = subprocess.run(
+      [sys.executable, '-m', 'shuffle_accountants', *arguments],
+      capture_output=True, text=True, cwd=tmp_path, check=False)
+  assert result.returncode == 0, result.stderr

@@ -1,0 +1,42 @@
+"""Shared plumbing for the paper-figure examples: flags, progress, saving."""
+
+import argparse
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use('Agg')
+from matplotlib import pyplot  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+
+def parse_args(description: str) -> argparse.Namespace:
+  parser = argparse.ArgumentParser(description=description)
+  parser.add_argument('--output', default='figures',
+                      help='folder for the PNG files (created if missing)')
+  parser.add_argument('--quick', action='store_true',
+                      help='fewer points (for smoke tests)')
+  args = parser.parse_args()
+  os.makedirs(args.output, exist_ok=True)
+  return args
+
+
+def progress(label: str, done: int, total: int) -> None:
+  sys.stderr.write(f'\r{label}: {done}/{total}' + ('\n' if done == total
+                                                    else ''))
+  sys.stderr.flush()
+
+
+def save(figure, output: str, name: str) -> str:
+  path = os.path.join(output, name)
+  figure.tight_layout()
+  figure.savefig(path, dpi=110)
+  pyplot.close(figure)
+  print(f'wrote {path}')
+  return path
+
+
+def line_styles(kind: str) -> dict:
+  """Upper bounds solid, lower bounds dashed."""
+  return {'linestyle': '--' if kind == 'lower bound' else '-', 'marker': 'o',
+          'markersize': 3}
