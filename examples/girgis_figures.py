@@ -1,6 +1,6 @@
 """Girgis et al., Figs. 2 and 4, with this library's sound methods.
 
-Fig. 2: RDP of one shuffled eps0-LDP round against the order, for
+Fig. 2: RDP of one shuffled eps0-LDP round against the order, n and eps0, for
 GIRGIS-UB1, GIRGIS-UB2, the FMT21 clone pair (KHH-RDP-CLONE, what
 ShuffleRdpAccountant takes the min with) and the GIRGIS-LB lower bound.
 Fig. 4: epsilon after T rounds (n = 10^6, eps0 = 0.5, delta = 1e-6, the
@@ -20,62 +20,90 @@ from shuffle_accountants import girgis
 from shuffle_accountants import protocols
 
 
+def _rdp_curves(num_users, local_epsilon, orders):
+  return {
+      'GIRGIS-UB1 (upper bound)': girgis.girgis_ub1(num_users, local_epsilon,
+                                                    orders),
+      'GIRGIS-UB2 (upper bound)': girgis.girgis_ub2(num_users, local_epsilon,
+                                                    orders),
+      'clone pair, KHH-RDP-CLONE (upper bound)': clones.clone_pair_rdp(
+          num_users, local_epsilon, orders),
+      'GIRGIS-LB (lower bound)': girgis.girgis_lower_bound(
+          num_users, local_epsilon, orders),
+  }
+
+
+def _sweep(parameter_values, curve_at):
+  """Curves at order 100 as one parameter varies: {label: [values]}."""
+  columns = [curve_at(value) for value in parameter_values]
+  return {label: [float(column[label][0]) for column in columns]
+          for label in columns[0]}
+
+
 def figure_2(args):
+  """Panels (a), (d): against the order; (b): against n; (c): against eps0."""
   orders = np.unique(np.round(np.geomspace(2, 200 if args.quick else 1000,
                                            15 if args.quick else 40)))
-  figure, panels = pyplot.subplots(1, 2, figsize=(10, 4))
-  for panel, local_epsilon in zip(panels, (0.1, 3.0)):
-    num_users = 10**4
-    curves = {
-        'GIRGIS-UB1 (upper bound)': girgis.girgis_ub1(num_users,
-                                                      local_epsilon, orders),
-        'GIRGIS-UB2 (upper bound)': girgis.girgis_ub2(num_users,
-                                                      local_epsilon, orders),
-        'clone pair, KHH-RDP-CLONE (upper bound)': clones.clone_pair_rdp(
-            num_users, local_epsilon, orders),
-        'GIRGIS-LB (lower bound)': girgis.girgis_lower_bound(
-            num_users, local_epsilon, orders),
-    }
+  order = np.array([100.0])
+  users = np.geomspace(10**3, 10**7, 5 if args.quick else 9).astype(int)
+  local_epsilons = np.linspace(0.1, 3.0, 5 if args.quick else 12)
+  panels_data = [
+      ('(a) n = 10^4, eps0 = 0.1', 'order', orders,
+       _rdp_curves(10**4, 0.1, orders)),
+      ('(d) n = 10^4, eps0 = 3', 'order', orders,
+       _rdp_curves(10**4, 3.0, orders)),
+      ('(b) eps0 = 0.1, order 100', 'n', users,
+       _sweep(users, lambda n: _rdp_curves(int(n), 0.1, order))),
+      ('(c) n = 10^4, order 100', 'eps0', local_epsilons,
+       _sweep(local_epsilons, lambda e: _rdp_curves(10**4, float(e), order))),
+  ]
+  figure, panels = pyplot.subplots(2, 2, figsize=(10, 7))
+  for panel, (title, xlabel, xs, curves) in zip(panels.flat, panels_data):
     for label, values in curves.items():
-      panel.plot(orders, values, label=label, **_figures.line_styles(
+      panel.plot(xs, values, label=label, **_figures.line_styles(
           'lower bound' if 'lower' in label else 'upper bound'))
-    panel.set(xscale='log', yscale='log', xlabel='order lambda',
-              ylabel='RDP', title=f'n = {num_users}, eps0 = {local_epsilon}')
+    panel.set(xscale='linear' if xlabel == 'eps0' else 'log', yscale='log',
+              xlabel=xlabel, ylabel='RDP', title=title)
     panel.grid(True, which='both', alpha=0.3)
-  panels[0].legend(fontsize=7)
+  panels.flat[0].legend(fontsize=7)
   return _figures.save(figure, args.output, 'girgis_fig2_rdp.png')
 
 
 def figure_4(args):
+  """Panels (a) eps0 = 0.5 and (d) eps0 = 2, n = 10^6, against T."""
   rounds = ([1, 100, 10**4, 10**5] if args.quick
             else [1, 10, 100, 1000, 10**4, 10**5])
-  base = protocols.Protocol(num_users=10**6, local_epsilon=0.5, delta=1e-6)
   methods = ['pld', 'rdp', 'girgis-ub1', 'fmt21-closed', 'binary-rr-pair']
-  series = {name: [] for name in methods}
-  for index, count in enumerate(rounds):
-    for name in methods:
-      series[name].append(protocols.evaluate(base.replace(rounds=count),
-                                             name).epsilon)
-    _figures.progress('Fig. 4', index + 1, len(rounds))
-  figure, axes = pyplot.subplots(figsize=(6, 4))
-  for name, values in series.items():
-    kind = protocols.METHODS[name][0]
-    axes.plot(rounds, values, label=f'{name} ({kind})',
-              **_figures.line_styles(kind))
-  axes.set(xscale='log', yscale='log', xlabel='rounds T',
-           ylabel='epsilon at delta = 1e-6',
-           title='n = 10^6, eps0 = 0.5 (Girgis Fig. 4a)')
-  axes.grid(True, which='both', alpha=0.3)
-  axes.legend(fontsize=7)
-  print(f'{"T":>7} ' + ' '.join(f'{name:>15}' for name in methods))
-  for row, count in enumerate(rounds):
-    print(f'{count:>7} ' + ' '.join(f'{series[name][row]:>15.5g}'
-                                    for name in methods))
-  last = len(rounds) - 1
-  print(f'T = 10^5: FMT21 closed form / certified PLD = '
-        f'{series["fmt21-closed"][last] / series["pld"][last]:.1f}x '
-        '(the paper reports 8x for GIRGIS-UB1 against FMT20 numerics with '
-        'strong composition)')
+  figure, panels = pyplot.subplots(1, 2, figsize=(11, 4))
+  for panel, local_epsilon in zip(panels, (0.5, 2.0)):
+    base = protocols.Protocol(num_users=10**6, local_epsilon=local_epsilon,
+                              delta=1e-6)
+    series = {name: [] for name in methods}
+    for index, count in enumerate(rounds):
+      for name in methods:
+        series[name].append(protocols.evaluate(base.replace(rounds=count),
+                                               name).epsilon)
+      _figures.progress(f'Fig. 4, eps0 = {local_epsilon}', index + 1,
+                        len(rounds))
+    for name, values in series.items():
+      kind = protocols.METHODS[name][0]
+      panel.plot(rounds, values, label=f'{name} ({kind})',
+                 **_figures.line_styles(kind))
+    panel.set(xscale='log', yscale='log', xlabel='rounds T',
+              ylabel='epsilon at delta = 1e-6',
+              title=f'n = 10^6, eps0 = {local_epsilon}')
+    panel.grid(True, which='both', alpha=0.3)
+    print(f'eps0 = {local_epsilon}')
+    print(f'{"T":>7} ' + ' '.join(f'{name:>15}' for name in methods))
+    for row, count in enumerate(rounds):
+      print(f'{count:>7} ' + ' '.join(f'{series[name][row]:>15.5g}'
+                                      for name in methods))
+    last = len(rounds) - 1
+    print(f'T = 10^5: FMT21 closed form / certified PLD = '
+          f'{series["fmt21-closed"][last] / series["pld"][last]:.1f}x, '
+          f'GIRGIS-UB1 / PLD = '
+          f'{series["girgis-ub1"][last] / series["pld"][last]:.2f}x')
+  panels[0].legend(fontsize=7)
   return _figures.save(figure, args.output, 'girgis_fig4_rounds.png')
 
 
