@@ -236,11 +236,13 @@ def _calibrate(args) -> dict:
   protocol = _protocol(args, **{solve: value})
   achieved = protocols.certified_epsilon(protocol, args.accountant)
   verb = 'most' if solve in ('local_epsilon', 'rounds') else 'least'
+  at_limit = (' (the end of the search range; more would do too)'
+              if solve != 'rounds' and value == hard else '')
   return dict(protocol=attr.asdict(protocol), solved=solve, value=value,
               certified=_as_dict(achieved), text=[
                   _describe(protocol),
                   f'  {verb} {solve} meeting epsilon <= {target:g}: '
-                  f'{value:.6g}',
+                  f'{value:.6g}{at_limit}',
                   f'  certified epsilon (upper bound) there: '
                   f'{achieved.epsilon:.6g} ({achieved.method})'])
 
