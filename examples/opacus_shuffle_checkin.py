@@ -16,7 +16,7 @@ With the defaults (about 15 s on 2 CPU cores) the shuffle model reaches about
 73 % test accuracy at a certified epsilon of 8.9, central DP-SGD about 88 %
 at epsilon 2.6 (delta = 1e-5).
 
-Needs: pip install "shuffle-accountants[opacus,examples]"
+Needs: pip install ".[opacus,examples]" (from a checkout)
 Run:   python examples/opacus_shuffle_checkin.py [--epochs 15]
 """
 
