@@ -72,6 +72,19 @@ def gaussian_profile(shift: float, epsilons: np.ndarray) -> np.ndarray:
                  + _PROFILE_ABSOLUTE_ERROR, 0.0, 1.0)
 
 
+def _base_epsilon(epsilons: np.ndarray, sampling_ratio: float) -> np.ndarray:
+  """log(1 + (e^eps - 1) / r) for eps > log(1 - r), without overflow.
+
+  For eps > 0 it is eps - log r + log1p(-(1 - r) e^-eps): e^eps itself would
+  overflow above 709 (tiny noise gives such losses) and turn the profile NaN.
+  """
+  r = sampling_ratio
+  with np.errstate(over='ignore'):
+    direct = np.log1p(np.expm1(epsilons) / r)
+  stable = epsilons - np.log(r) + np.log1p(-(1 - r) * np.exp(-np.abs(epsilons)))
+  return np.where(epsilons > 0, stable, direct)
+
+
 def subsampled_profile(base_profile: Callable[[np.ndarray], np.ndarray],
                        sampling_ratio: float, epsilons: np.ndarray
                        ) -> np.ndarray:
@@ -90,7 +103,7 @@ def subsampled_profile(base_profile: Callable[[np.ndarray], np.ndarray],
   first = np.where(a <= 1 - r, -np.expm1(epsilons), 0.0)
   upper = a > 1 - r
   with np.errstate(divide='ignore'):  # a -> 1 - r gives -inf: profile 1
-    first[upper] = r * base_profile(np.log1p(np.expm1(epsilons[upper]) / r))
+    first[upper] = r * base_profile(_base_epsilon(epsilons[upper], r))
   second = np.zeros_like(epsilons)
   remaining = 1 - a * (1 - r)
   open_ = remaining > 0

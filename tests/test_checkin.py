@@ -19,6 +19,7 @@ import brute_force
 from shuffle_accountants import checkin_pld
 from shuffle_accountants import CheckInEvent
 from shuffle_accountants import liew
+from shuffle_accountants import pld_tools
 from shuffle_accountants import shuffle_rdp
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
@@ -366,3 +367,11 @@ def test_accountants_refuse_unsupported_set_ups(accountant_type):
                      match='already include'):
     accountant_type().compose(
         dp_event.SampledWithoutReplacementDpEvent(1000, 100, event))
+
+
+def test_tiny_gaussian_noise_gives_a_finite_pmf():
+  # Losses above 709 once overflowed e^eps and turned the profile NaN.
+  pmf = checkin_pld.checkin_pmf(60000, 0.01, 0.1, pld_tools.connect_the_dots,
+                                noise_multiplier=0.05)
+  assert np.all(np.isfinite(pmf.probs)) and np.isfinite(pmf.infinity_mass)
+  assert abs(pmf.probs.sum() + pmf.infinity_mass - 1) < 1e-6
