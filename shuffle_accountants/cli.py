@@ -210,6 +210,7 @@ def _calibrate(args) -> dict:
     return protocols.certified_epsilon(protocol, args.accountant).epsilon
 
   holds = lambda value: epsilon_at(value) <= target
+  at_limit = ''
   if solve == 'rounds':
     if not holds(1):
       raise ValueError(f'even 1 round costs epsilon {epsilon_at(1):.6g} > '
@@ -231,13 +232,12 @@ def _calibrate(args) -> dict:
                        f'{epsilon_at(easy):.6g} > target {target:g}')
     if holds(hard):
       value = hard
+      at_limit = ' (the end of the search range; more would do too)'
     else:
       value = _bisect(easy, hard, holds, False, 24, 'calibrating')
   protocol = _protocol(args, **{solve: value})
   achieved = protocols.certified_epsilon(protocol, args.accountant)
   verb = 'most' if solve in ('local_epsilon', 'rounds') else 'least'
-  at_limit = (' (the end of the search range; more would do too)'
-              if solve != 'rounds' and value == hard else '')
   return dict(protocol=attr.asdict(protocol), solved=solve, value=value,
               certified=_as_dict(achieved), text=[
                   _describe(protocol),
