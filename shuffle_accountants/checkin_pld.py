@@ -9,7 +9,12 @@ MATH.md section 6, item 5 (the sound replacement of LIEW-APPROACH2):
 * Given k, the participants are a uniform k-subset of the n users, so the
   round is a hidden sample of k users whose reports are shuffled:
   KHH-SUBSAMPLED [DOM] with ratio k / n, both orders dominated by taking the
-  larger profile (MATH.md W11).
+  larger profile (MATH.md W11). Only hockey-stick divergences are combined
+  here: for eps >= 0 each order's profile bounds that order of the mechanism
+  (advanced joint convexity), their pointwise max bounds both, a mixture of
+  per-label maxima bounds the maximum of the mixtures, and a symmetric PMF
+  with that profile covers alpha < 1 through H_a(P||Q) = 1 - a + a
+  H_{1/a}(Q||P). (Renyi moments are a different matter, MATH.md W16.)
 * Base pairs: pure eps0-LDP reports use the FMT21 clone pair of k users
   [DOM]. Gaussian reports (clip norm C, noise sigma C) use the Gaussian pair
   N(2 / sigma, 1) vs N(0, 1) of the unshuffled reports (MATH.md D7: no

@@ -12,9 +12,25 @@ Upper bounds (what the accountants compose):
   - WBK19-THM9 with sampling ratio k/n and the base RDP of a k-user shuffle
     (pure eps0-LDP: the clone-pair RDP, KHH-RDP-CLONE, capped by
     PURE-DP-RDP-CAP; Gaussian: D7, no shuffling gain, sensitivity 2), and
-  - for pure LDP, the exact Renyi moment of the KHH-SUBSAMPLED pair
-    (gamma P + (1 - gamma) Q, Q) and its reverse, which dominates the
-    k-conditional mechanism in both orders [DOM], so its moments bound E_k.
+  - for pure LDP, the Renyi moment of the *symmetric* pair whose profile is
+    the first-order KHH-SUBSAMPLED profile of the clone pair of k users
+    (`_symmetrized_subsampled_log_moments`). The larger of the two ordered
+    KHH-SUBSAMPLED pairs' own moments, used before, is not a bound: a Renyi
+    divergence depends on the profile at alpha < 1 too, and third-value
+    datasets exceed it (MATH.md W16, issue 16).
+  The minimum of two upper bounds on E_k is one; the weighted sum over k is
+  the LIEW-THM2 identity, valid for every ordered pair, so the result bounds
+  both orders. Why each combination is sound, point by point:
+  - the min over candidates per k: each bounds E_k for every ordered pair;
+  - WBK19-THM9: a theorem for arbitrary replace-one pairs of a
+    without-replacement sample, with a base RDP valid for every pair of the
+    k-user shuffle (KHH-RDP-CLONE is the Renyi divergence of a dominating
+    pair, MATH.md D5, both orders by swap symmetry D3) and eps(inf) = eps0;
+  - the symmetrized moment: advanced joint convexity bounds *both* orders at
+    alpha >= 1 by the first-order profile, and the integral identity turns
+    two order-wise profile bounds into a moment bound;
+  - grouped labels and tails: post-processing, as stated below;
+  - the final min with PURE-DP-RDP-CAP: another bound for every pair.
   Labels k are grouped [a, b]: the a-user shuffle bound is valid for every
   k >= a (a k-user shuffle is a post-processing of an a-user one: add the
   other reports and reshuffle) and both bounds grow with the ratio, taken as
@@ -51,7 +67,8 @@ from shuffle_accountants import rdp_tools
 from shuffle_accountants import shuffle_rdp
 from shuffle_accountants import subsampling
 
-LIEW_THM2 = 'LIEW-THM2 (per k: min of WBK19-THM9, KHH-SUBSAMPLED moments)'
+LIEW_THM2 = ('LIEW-THM2 (per k: min of WBK19-THM9 and the symmetrized '
+             'KHH-SUBSAMPLED moment)')
 GAUSSIAN_D7 = 'Gaussian RDP without shuffling gain (D7)'
 WBK19_GAUSSIAN = 'WBK19-THM9 on the Gaussian RDP (D7)'
 
@@ -142,18 +159,44 @@ def clone_atoms_rdp(num_users: int, local_epsilon: float, orders,
                     rdp_tools.pure_dp_rdp_cap(local_epsilon, orders))
 
 
-def _subsampled_pair_log_moments(num_users: int, local_epsilon: float,
-                                 sampling_ratio: float, orders: np.ndarray,
-                                 relative_width: float, log_tail: float
-                                 ) -> np.ndarray:
-  """log of the larger Renyi moment of both orders of KHH-SUBSAMPLED. [UB]"""
-  # Truncated outputs have losses in [-eps0, eps0] before subsampling.
-  largest = np.log1p(sampling_ratio * np.expm1(local_epsilon))
-  smallest = np.log1p(sampling_ratio * np.expm1(-local_epsilon))
-  atoms = _clone_atoms(num_users, local_epsilon, relative_width, log_tail)
-  first, second = pld_tools.subsampled_orders(atoms, sampling_ratio)
-  return np.maximum(_log_moments(first, largest, orders),
-                    _log_moments(second, -smallest, orders))
+def _symmetrized_subsampled_log_moments(num_users: int, local_epsilon: float,
+                                        sampling_ratio: float,
+                                        orders: np.ndarray,
+                                        relative_width: float) -> np.ndarray:
+  """log E[(p/q)^order] bound for a hidden sample of k users. [UB], W16.
+
+  By advanced joint convexity (Balle et al. 2018, Thm 2), for eps >= 0 *both*
+  orders of the k-conditional mechanism have hockey-stick divergence at most
+  delta_1(eps), the first-order profile of KHH-SUBSAMPLED (r P + (1 - r) Q, Q)
+  on the clone pair of k users. A Renyi moment is an integral of the
+  profile of both orders (Liese-Vajda; the order < 1 part is the reverse
+  order at 1 / alpha):
+    E_q[(p/q)^lam] = 1 + lam (lam - 1) int_0^inf [e^{(lam-1) eps} H(p||q)
+                                                  + e^{-lam eps} H(q||p)] deps,
+  increasing in both profiles, so replacing both by delta_1 bounds it. For
+  delta_1 = sum_i mu_i (1 - e^{eps - m_i})_+ (atoms of loss m_i > 0, mass
+  mu_i) the integral is closed form:
+    1 + sum_{m_i > 0} mu_i expm1((lam - 1) m_i) (1 - e^{-lam m_i}).
+  This is the moment of the *symmetric* pair with profile delta_1. The
+  larger of the two ordered pairs' own moments is not a bound (MATH.md
+  W16: third-value datasets exceed it). Truncated clone-pair mass (losses
+  in [-eps0, eps0]) enters as an atom at the largest subsampled loss, which
+  only raises delta_1 for eps >= 0 (MATH.md D9).
+  """
+  largest = float(np.log1p(sampling_ratio * np.expm1(local_epsilon)))
+  atoms = _clone_atoms(num_users, local_epsilon, relative_width,
+                       _log_tail(orders, largest))
+  first, _ = pld_tools.subsampled_orders(atoms, sampling_ratio)
+  losses = np.append(first.losses, largest)
+  masses = np.append(first.masses, first.infinity_mass)
+  keep = (losses > 0) & (masses > 0)
+  losses, masses = losses[keep], masses[keep]
+  if losses.size == 0:
+    return np.zeros(orders.size)
+  log_terms = (np.log(masses)[None, :]
+               + _numerics.log_expm1((orders[:, None] - 1) * losses[None, :])
+               + np.log(-np.expm1(-orders[:, None] * losses[None, :])))
+  return np.logaddexp(0.0, _numerics.log_sum_exp(log_terms, axis=1))
 
 
 def _log_wbk19_moment(sampling_ratio: float,
@@ -228,15 +271,12 @@ def checkin_rdp_upper_bound(
     if noise_multiplier is not None:
       add(weight, _log_wbk19_moment(end / n, base, pure, orders))
       continue
-    # One truncation for both routes: what the subsampled moments need.
-    log_tail = _log_tail(orders, np.log1p(end / n * np.expm1(eps0)))
     base_k = functools.partial(clone_atoms_rdp, start, eps0,
-                               relative_width=relative_width,
-                               log_tail=log_tail)
+                               relative_width=relative_width)
     add(weight, np.minimum(
         _log_wbk19_moment(end / n, base_k, pure, orders),
-        _subsampled_pair_log_moments(start, eps0, end / n, orders,
-                                     relative_width, log_tail)))
+        _symmetrized_subsampled_log_moments(start, eps0, end / n, orders,
+                                            relative_width)))
   # k > ends[-1]: subsampling cannot hurt, the base bound of the last start
   # holds for every larger k.
   last_base = cap if noise_multiplier is not None else functools.partial(

@@ -6,8 +6,9 @@ It handles
 * `SampledWithoutReplacementDpEvent(N, m, ShuffleEvent(num_users=m, ...))`:
   a hidden uniform sample of m of N users reports (WBK19-THM9);
 * `CheckInEvent` (pure LDP or local Gaussian noise): LIEW-THM2 with the
-  k = 0 term, per k the smaller of WBK19-THM9 and the KHH-SUBSAMPLED moments
-  (`liew.checkin_rdp_upper_bound`);
+  k = 0 term, per k the smaller of WBK19-THM9 and the Renyi moment of the
+  symmetric pair with the KHH-SUBSAMPLED profile (`liew.checkin_rdp_upper_bound`;
+  MATH.md W16 explains why the ordered pairs' moments are not used);
 * `SubsampledShuffleGaussianEvent`: WBK19-THM9 on the Gaussian RDP without
   shuffling gain (MATH.md D7);
 and delegates every other event to `dp_accounting.rdp.RdpAccountant`, so that

@@ -95,6 +95,12 @@ def subsampled_shuffle_rdp_upper_bound(population_size: int, sample_size: int,
 
   WBK19-THM9 with base RDP `shuffle_rdp_upper_bound(sample_size, ...)` and
   base pure-DP epsilon eps0 (MATH.md D6), replace-one over the population.
+  Why the combination is sound: WBK19-THM9 holds for every replace-one pair
+  (both orders) given a base bound valid for every pair of the m-user
+  shuffle, which each candidate is; the un-subsampled bound is a candidate
+  too, since exp((order - 1) D_order) is jointly convex and the sampled
+  mechanism is a mixture of identical (differing user not sampled) and
+  neighbouring m-user shuffles. No ordered-pair Renyi moment is used (W16).
 
   Args:
     population_size: number of users N >= 1 the sample is drawn from.

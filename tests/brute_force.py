@@ -267,3 +267,114 @@ def shuffled_gaussian_eq8_by_compositions(num_users, noise_ratio, order):
   log_value = (-order / (2 * noise_ratio**2) - order * math.log(num_users)
                + math.log(total))
   return log_value / (order - 1)
+
+
+# ------------------------------------------- finite randomizers, 3+ outputs
+#
+# A randomizer is a row-stochastic matrix (inputs x outputs). The shuffled
+# output of participants is their histogram of outputs; its total is the
+# number of participants, which check-in reveals. Laws are dense numpy
+# arrays indexed by the count of every output (shape (n + 1,) * outputs).
+
+
+def krr_matrix(num_categories, local_epsilon):
+  """k-ary randomized response as a matrix."""
+  return np.array([krr_probabilities(x, num_categories, local_epsilon)
+                   for x in range(num_categories)])
+
+
+def random_ldp_matrix(num_inputs, num_outputs, spread, seed):
+  """A random randomizer whose log-ratios lie within `spread`; with its eps0."""
+  rng = np.random.default_rng(seed)
+  matrix = np.exp(rng.uniform(0.0, spread, size=(num_inputs, num_outputs)))
+  matrix /= matrix.sum(axis=1, keepdims=True)
+  return matrix, matrix_local_epsilon(matrix)
+
+
+def matrix_local_epsilon(matrix):
+  """The LDP level of a randomizer matrix: its largest log-ratio per output."""
+  log_matrix = np.log(matrix)
+  return float(np.max(log_matrix.max(axis=0) - log_matrix.min(axis=0)))
+
+
+def _add_user(law, report_probs, participation):
+  """Law after one more user who reports w.p. `participation`."""
+  new = (1 - participation) * law
+  for output, prob in enumerate(report_probs):
+    index = [slice(None)] * law.ndim
+    source = list(index)
+    index[output] = slice(1, None)
+    source[output] = slice(None, -1)
+    new[tuple(index)] += participation * prob * law[tuple(source)]
+  return new
+
+
+def checkin_histogram_law(dataset, matrix, checkin_rate):
+  """Exact law of the histogram of check-in participants' reports."""
+  law = np.zeros((len(dataset) + 1,) * matrix.shape[1])
+  law[(0,) * matrix.shape[1]] = 1.0
+  for value in dataset:
+    law = _add_user(law, matrix[value], checkin_rate)
+  return law
+
+
+def _participant_totals(law):
+  return np.sum(np.indices(law.shape), axis=0)
+
+
+def neighbouring_laws(num_users, matrix, checkin_rate=1.0, sample_size=None):
+  """Yields (law_p, law_q) for every replace-one pair, both orders.
+
+  With `sample_size`, exactly that many of the users, uniformly at random,
+  report (hidden fixed-size sample): the check-in law conditioned on the
+  number of participants, which given that number is a uniform subset.
+  """
+  num_inputs = matrix.shape[0]
+  rate = 0.5 if sample_size is not None else checkin_rate
+  for rest in itertools.combinations_with_replacement(range(num_inputs),
+                                                      num_users - 1):
+    others = checkin_histogram_law(rest, matrix, rate)
+    others = np.pad(others, [(0, 1)] * others.ndim)
+    laws = {x: _add_user(others, matrix[x], rate) for x in range(num_inputs)}
+    if sample_size is not None:
+      keep = _participant_totals(others) == sample_size
+      laws = {x: np.where(keep, law, 0.0) / law[keep].sum()
+              for x, law in laws.items()}
+    for x, y in itertools.permutations(range(num_inputs), 2):
+      yield laws[x].ravel(), laws[y].ravel()
+
+
+def composed(law, times):
+  """The law of `times` independent runs (the pair used in every round)."""
+  result = law
+  for _ in range(times - 1):
+    result = np.outer(result, law).ravel()
+  return result
+
+
+def worst_case(num_users, matrix, orders, epsilons, checkin_rate=1.0,
+               sample_size=None, rounds=1):
+  """max over replace-one pairs of the RDP at `orders` and H at `epsilons`.
+
+  Also returns the laws of every pair (composed `rounds` times), so that an
+  epsilon reported at some delta can be checked against each of them.
+  """
+  rdp = np.zeros(len(orders))
+  delta = np.zeros(len(epsilons))
+  pairs = []
+  for law_p, law_q in neighbouring_laws(num_users, matrix, checkin_rate,
+                                        sample_size):
+    support = (law_p > 0) | (law_q > 0)
+    law_p = composed(law_p[support], rounds)
+    law_q = composed(law_q[support], rounds)
+    pairs.append((law_p, law_q))
+    rdp = np.maximum(rdp, [renyi(law_p, law_q, o) for o in orders])
+    delta = np.maximum(delta, [np.sum(np.maximum(law_p - math.exp(e) * law_q,
+                                                 0.0)) for e in epsilons])
+  return rdp, delta, pairs
+
+
+def largest_hockey_stick(pairs, epsilon):
+  """max over the pairs of H_{e^eps}(P || Q)."""
+  return max(float(np.sum(np.maximum(p - math.exp(epsilon) * q, 0.0)))
+             for p, q in pairs)
