@@ -1,4 +1,4 @@
-"""Framework adapters, installed as `shuffle_accountants.adapters`.
+"""Framework adapters (Opacus, TF-Privacy), installed as `shuffle_accountants.adapters`; no formulas of their own.
 
 * `shuffle_accountants.adapters.opacus` (extra ``[opacus]``): the Opacus
   accountants ``"shuffle_checkin"`` / ``"shuffle_checkin_rdp"``, the

@@ -1,4 +1,4 @@
-"""Opacus adapter: train DP-SGD in the shuffle model and report a certified ε.
+"""Opacus adapter: DP-SGD with local noise on shuffled check-ins, accounted as `CheckInEvent`s (D7, D8, LIEW-THM2).
 
 Importing this module registers two Opacus accountants (idempotently):
 
@@ -7,7 +7,7 @@ Importing this module registers two Opacus accountants (idempotently):
 * ``"shuffle_checkin_rdp"``: the same through `ShuffleRdpAccountant`.
 
 The mechanism accounted is DP-SGD with *local* noise and shuffled check-in
-(LIEW-THM2, D7/D8 in MATH.md): each of the n training examples (users)
+(LIEW-THM2, D7/D8 in docs/mathematics.md): each of the n training examples (users)
 independently checks in with probability q, clips its gradient to norm C and
 adds its own N(0, σ²C²) noise; a shuffler hands the server the participants'
 reports, which it sums. The released sum of k participants therefore carries
@@ -48,8 +48,8 @@ from opacus.optimizers.optimizer import _generate_noise
 
 from shuffle_accountants import _validation
 from shuffle_accountants.events import CheckInEvent
-from shuffle_accountants.pld_accountant import ShufflePldAccountant
-from shuffle_accountants.rdp_accountant import ShuffleRdpAccountant
+from shuffle_accountants.pld.accountant import ShufflePldAccountant
+from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
 
 MECHANISM = 'shuffle_checkin'
 RDP_MECHANISM = 'shuffle_checkin_rdp'

@@ -1,4 +1,4 @@
-"""TF-Privacy-style privacy statements for DP-SGD in the shuffle model.
+"""TF-Privacy-style privacy statements for shuffled DP-SGD (D7, D8, LIEW-THM2; W14 on why ε is larger).
 
 No TensorFlow needed: TF-Privacy's accounting is dp_accounting, whose events
 our accountants compose (see docs/tf_privacy.md). This module adds
@@ -21,8 +21,8 @@ from dp_accounting import rdp
 
 from shuffle_accountants import _validation
 from shuffle_accountants.events import CheckInEvent
-from shuffle_accountants.pld_accountant import ShufflePldAccountant
-from shuffle_accountants.rdp_accountant import ShuffleRdpAccountant
+from shuffle_accountants.pld.accountant import ShufflePldAccountant
+from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
 
 
 class AccountantType(enum.Enum):
@@ -30,6 +30,15 @@ class AccountantType(enum.Enum):
   RDP = 'RDP'
   PLD = 'PLD'
 
+
+# One sentence for every statement that prints both numbers (W14).
+WHY_LARGER = (
+    'Why the shuffle-model epsilon is larger at the same noise multiplier: '
+    'each report is released with only its own noise (central DP-SGD hides '
+    'every example in one noisy sum), no sound amplification by shuffling is '
+    'known for Gaussian vectors (W14), and the guarantee holds against a '
+    'server that sees every report, whereas central DP-SGD trusts the server '
+    'with the raw gradients.')
 
 def _accountant_type(accountant_type) -> AccountantType:
   value = str(getattr(accountant_type, 'value', accountant_type)).upper()
@@ -160,4 +169,5 @@ def compute_shuffle_privacy_statement(
                       central, add_remove, delta) +
         _epsilon_line('Epsilon, replace-one adjacency (PLD)', central,
                       replace_one, delta))
+    paragraphs.append(textwrap.fill(WHY_LARGER, width=80))
   return '\n\n'.join(paragraphs) + '\n'

@@ -4,7 +4,7 @@ Epsilon at delta = 1/n after T in {100, 1e4} rounds of `CheckInEvent` for
 n in {1e4, 6e4, 1e6} and check-in rate gamma in {1e-3, 1e-2, 0.1}, with
 * pure local randomizers, eps0 in {1, 2, 8};
 * local Gaussian noise, sigma in {0.86, 2, 5} (clip norm C, noise sigma C per
-  participant, no shuffling gain claimed, MATH.md D7);
+  participant, no shuffling gain claimed, docs/mathematics.md D7);
 and the end-to-end wall time of `ShufflePldAccountant` (construct, compose,
 query). With --rdp, `ShuffleRdpAccountant` too (slower, looser).
 

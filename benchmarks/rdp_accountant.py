@@ -15,7 +15,7 @@ import time
 from dp_accounting.rdp import rdp_privacy_accountant
 import numpy as np
 
-from shuffle_accountants import girgis
+from shuffle_accountants.rdp import girgis
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShuffleRdpAccountant
 

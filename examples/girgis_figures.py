@@ -15,9 +15,9 @@ import numpy as np
 
 import _figures
 from _figures import pyplot
-from shuffle_accountants import clones
-from shuffle_accountants import girgis
-from shuffle_accountants import protocols
+from shuffle_accountants.rdp import clone
+from shuffle_accountants.rdp import girgis
+from shuffle_accountants.cli import protocols
 
 
 def _rdp_curves(num_users, local_epsilon, orders):
@@ -26,7 +26,7 @@ def _rdp_curves(num_users, local_epsilon, orders):
                                                     orders),
       'GIRGIS-UB2 (upper bound)': girgis.girgis_ub2(num_users, local_epsilon,
                                                     orders),
-      'clone pair, KHH-RDP-CLONE (upper bound)': clones.clone_pair_rdp(
+      'clone pair, KHH-RDP-CLONE (upper bound)': clone.clone_pair_rdp(
           num_users, local_epsilon, orders),
       'GIRGIS-LB (lower bound)': girgis.girgis_lower_bound(
           num_users, local_epsilon, orders),

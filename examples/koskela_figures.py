@@ -9,7 +9,7 @@ eps0 = log 13): epsilon against delta for T = 1, 4, 16 with the strong and
 weak adversary pairs (KHH-KRR-STRONG / -WEAK) and the generic clone pair.
 
 The paper's public numbers use the FMT23 clone pair, which is not valid for a
-generic randomizer (MATH.md W12), so our generic curves sit above them.
+generic randomizer (docs/mathematics.md W12), so our generic curves sit above them.
 
 Run: python examples/koskela_figures.py --output figures  (about a minute)
 """
@@ -22,7 +22,7 @@ from _figures import pyplot
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
-from shuffle_accountants import fmt21
+from shuffle_accountants.pld import fmt21
 
 
 def figure_1(args):

@@ -3,7 +3,7 @@
 Table 2 (100 rounds, n = 10^4, delta = 1/n): epsilon of shuffled check-in
 with pure eps0-LDP reports, next to the numbers the paper printed. Those came
 from pipelines that convert (eps, delta) into RDP with LIEW-LEMMA1, which is
-false (MATH.md W1), and from the FMT closed form outside its condition (W6),
+false (docs/mathematics.md W1), and from the FMT closed form outside its condition (W6),
 so they are neither upper nor lower bounds; ours are certified (LIEW-THM2 and
 the D8 PLD mixture). Then the paper's MNIST setting (n = 60,000,
 gamma = 1e-3, sigma = 0.86, delta = 1/n) against epochs, as a figure.
@@ -13,9 +13,9 @@ Run: python examples/liew_checkin.py --output figures  (about a minute)
 
 import _figures
 from _figures import pyplot
-from shuffle_accountants import protocols
+from shuffle_accountants.cli import protocols
 
-# (eps0, gamma) -> (baseline, Approach 1, Approach 2) as printed (MATH.md 4.8).
+# (eps0, gamma) -> (baseline, Approach 1, Approach 2) as printed (docs/mathematics.md).
 PRINTED = {(2.0, 1e-2): (0.096, 0.17, 0.049), (2.0, 1e-3): (0.013, 0.012, 0.024),
            (8.0, 1e-2): (9.52, 8.57, 8.18), (8.0, 1e-3): (3.86, 1.78, 1.58)}
 

@@ -1,4 +1,4 @@
-"""shuffle-accountants: certified privacy accounting for the shuffle model.
+"""shuffle-accountants: certified privacy accounting for the shuffle model (IDs: docs/mathematics.md).
 
 Events describe shuffled rounds; accountants subclass dp_accounting's and
 compose them with every other `DpEvent`:
@@ -9,7 +9,7 @@ compose them with every other `DpEvent`:
 >>> accountant.get_epsilon(target_delta=1e-6)
 
 Every epsilon a default path returns is a proven upper bound; lower bounds
-live under names that say so. Formulas cite their IDs in MATH.md.
+live under names that say so. Formulas cite their IDs in docs/mathematics.md.
 
 When Opacus is installed, its accountants "shuffle_checkin" and
 "shuffle_checkin_rdp" are registered as soon as Opacus is imported (see
@@ -24,15 +24,15 @@ import warnings
 from shuffle_accountants.events import CheckInEvent
 from shuffle_accountants.events import ShuffleEvent
 from shuffle_accountants.events import SubsampledShuffleGaussianEvent
-from shuffle_accountants.liew import checkin_rdp_upper_bound
-from shuffle_accountants.liew import shuffled_gaussian_rdp_lower_bound
-from shuffle_accountants.liew import subsampled_shuffle_gaussian_rdp_upper_bound
-from shuffle_accountants.pld_accountant import KRR_ADVERSARIES
-from shuffle_accountants.pld_accountant import ShufflePldAccountant
-from shuffle_accountants.rdp_accountant import DEFAULT_ORDERS
-from shuffle_accountants.rdp_accountant import ShuffleRdpAccountant
-from shuffle_accountants.shuffle_rdp import shuffle_rdp_upper_bound
-from shuffle_accountants.shuffle_rdp import subsampled_shuffle_rdp_upper_bound
+from shuffle_accountants.rdp.checkin import checkin_rdp_upper_bound
+from shuffle_accountants.rdp.checkin import shuffled_gaussian_rdp_lower_bound
+from shuffle_accountants.rdp.checkin import subsampled_shuffle_gaussian_rdp_upper_bound
+from shuffle_accountants.pld.accountant import KRR_ADVERSARIES
+from shuffle_accountants.pld.accountant import ShufflePldAccountant
+from shuffle_accountants.rdp.accountant import DEFAULT_ORDERS
+from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
+from shuffle_accountants.rdp.shuffle_round import shuffle_rdp_upper_bound
+from shuffle_accountants.rdp.shuffle_round import subsampled_shuffle_rdp_upper_bound
 
 __version__ = '0.1.0'
 

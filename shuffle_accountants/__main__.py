@@ -1,4 +1,4 @@
-"""Default scenario: `python -m shuffle_accountants` prints a certified epsilon.
+"""Default scenario: `python -m shuffle_accountants` prints a certified epsilon (FMT21-CLONES via the PLD route).
 
 A telemetry deployment: 10^6 users report through an eps0 = 1 local
 randomizer every round for 1,000 rounds; what does the shuffle model certify at
@@ -8,7 +8,7 @@ arguments, `python -m shuffle_accountants ...` is the CLI itself.
 
 import sys
 
-from shuffle_accountants import cli
+from shuffle_accountants.cli import main as cli
 
 DEFAULT_SCENARIO = ('epsilon', '--num-users', '1000000', '--local-epsilon',
                     '1', '--rounds', '1000', '--delta', '1e-6')

@@ -1,4 +1,4 @@
-"""Checks of shuffle events shared by the RDP and PLD accountants.
+"""Checks of shuffle events shared by the RDP and PLD accountants (W1, W2, W13 as error messages).
 
 Each returns None when the event is acceptable, or the
 `CompositionErrorDetails` that `PrivacyAccountant.compose` turns into an
@@ -69,7 +69,7 @@ def poisson_shuffle_error(event: dp_event.PoissonSampledDpEvent
       'Poisson subsampling of a shuffle round is not supported: shuffle '
       'guarantees are replace-one bounds for a fixed, public number of '
       'reports, so Poisson-subsampling theorems do not apply to them '
-      '(MATH.md W2, the flaw in Girgis et al. Section 4). Use '
+      '(docs/mathematics.md W2, the flaw in Girgis et al. Section 4). Use '
       'SampledWithoutReplacementDpEvent(population, sample_size, '
       'ShuffleEvent(num_users=sample_size, ...)) for a hidden fixed-size '
       'sample, or CheckInEvent for Bernoulli participation with a visible '

@@ -1,4 +1,4 @@
-"""Log-space numerics shared by the bound modules.
+"""Private log-space numerics: Binomial windows and Chernoff tails that only raise results (D4, D9).
 
 Everything here is written so that truncation and rounding can only *raise*
 the privacy quantities computed from it:
@@ -8,7 +8,7 @@ the privacy quantities computed from it:
 * Windowed probabilities are normalised to sum to one inside the window, which
   makes every one of them at least its true value.
 * Mixtures over a Binomial label whose per-label value is non-increasing in the
-  label (MATH.md D4) are grouped into blocks, each represented by its worst
+  label (docs/mathematics.md D4) are grouped into blocks, each represented by its worst
   (smallest) member.
 """
 
@@ -182,7 +182,7 @@ def log_binomial_mixture_excess(
     num_trials, p, one_minus_p: the Binomial law of the label c.
     orders: RDP orders (only passed through to `log_excess`).
     log_excess: (c, orders) -> upper bound on log E_c, where E_c >= 0 must be
-      non-increasing in c (MATH.md D4 for the clone pair).
+      non-increasing in c (docs/mathematics.md D4 for the clone pair).
     log_worst_excess: log E_0 per order, an upper bound on every E_c.
     relative_width: relative width of label blocks (see `block_starts`).
     gap_tolerance: anchors are added until no gap between two of them adds

@@ -1,4 +1,4 @@
-"""Argument checks shared by events and math functions.
+"""Private argument checks: every message names the parameter, the value and the allowed range.
 
 Every message names the parameter, the offending value and the allowed range,
 so that a user can fix the call without reading the source.

@@ -1,4 +1,4 @@
-"""`DpEvent`s for the shuffle model.
+"""`DpEvent`s for the shuffle model: frozen attrs, replace-one neighbours (W13).
 
 Like `dp_accounting.dp_event`, each event documents the mechanism it stands
 for completely, so that an accountant can be written from the docstring alone.

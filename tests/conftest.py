@@ -7,4 +7,15 @@ pytest runs with --import-mode=importlib (so the repository root, whose
 import os
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.dirname(__file__))
+
+# Upstream (dp_accounting) tests that take about a minute on two cores.
+_SLOW_UPSTREAM_TESTS = ('test_mixture_of_gaussians_basic',)
+
+
+def pytest_collection_modifyitems(items):
+  for item in items:
+    if item.name in _SLOW_UPSTREAM_TESTS:
+      item.add_marker(pytest.mark.slow)

@@ -16,11 +16,11 @@ from scipy import optimize
 from scipy import stats
 
 import brute_force
-from shuffle_accountants import checkin_pld
+from shuffle_accountants.pld import checkin as checkin_pld
 from shuffle_accountants import CheckInEvent
-from shuffle_accountants import liew
-from shuffle_accountants import pld_tools
-from shuffle_accountants import shuffle_rdp
+from shuffle_accountants.rdp import checkin as checkin_rdp
+from shuffle_accountants.pld import discrete
+from shuffle_accountants.rdp import shuffle_round
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
@@ -71,7 +71,7 @@ def test_rdp_dominates_every_binary_rr_pair(num_users, checkin_rate,
       num_users, checkin_rate, local_epsilon):
     p, q = brute_force.aligned(law_p, law_q)
     worst = np.maximum(worst, [brute_force.renyi(p, q, o) for o in ORDERS])
-  bound = liew.checkin_rdp_upper_bound(num_users, checkin_rate, ORDERS,
+  bound = checkin_rdp.checkin_rdp_upper_bound(num_users, checkin_rate, ORDERS,
                                        local_epsilon=local_epsilon)
   assert np.all(bound.rdp >= worst * (1 - 1e-9))
 
@@ -194,6 +194,7 @@ def test_checkin_beats_no_subsampling_but_is_not_pure_amplified():
 
 # ---------------------------------------------------------------- properties
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None)
 @given(st.integers(2, 2000), st.floats(0.001, 1.0), st.floats(0.3, 3.0),
        st.floats(1.05, 2.0))
@@ -212,9 +213,9 @@ def test_pld_epsilon_decreases_with_noise(num_users, checkin_rate, sigma,
        st.floats(1.05, 2.0))
 def test_rdp_increases_with_local_epsilon(num_users, checkin_rate, eps0,
                                           factor):
-  low = liew.checkin_rdp_upper_bound(num_users, checkin_rate, ORDERS,
+  low = checkin_rdp.checkin_rdp_upper_bound(num_users, checkin_rate, ORDERS,
                                      local_epsilon=eps0)
-  high = liew.checkin_rdp_upper_bound(num_users, checkin_rate, ORDERS,
+  high = checkin_rdp.checkin_rdp_upper_bound(num_users, checkin_rate, ORDERS,
                                       local_epsilon=eps0 * factor)
   assert np.all(high.rdp >= low.rdp * (1 - 1e-3))
 
@@ -225,12 +226,12 @@ def test_subsampled_gaussian_rdp_monotone_in_sample_size(num_users, size,
                                                          sigma):
   size = min(size, num_users)
   larger = min(num_users, 2 * size)
-  small = liew.subsampled_shuffle_gaussian_rdp_upper_bound(
+  small = checkin_rdp.subsampled_shuffle_gaussian_rdp_upper_bound(
       num_users, size, sigma, ORDERS)
-  big = liew.subsampled_shuffle_gaussian_rdp_upper_bound(
+  big = checkin_rdp.subsampled_shuffle_gaussian_rdp_upper_bound(
       num_users, larger, sigma, ORDERS)
   assert np.all(small.rdp <= big.rdp * (1 + 1e-9))
-  assert np.all(big.rdp <= liew.gaussian_rdp(sigma, ORDERS))
+  assert np.all(big.rdp <= checkin_rdp.gaussian_rdp(sigma, ORDERS))
 
 
 # ----------------------------------------------------- eq. (8), heuristics
@@ -240,7 +241,7 @@ def test_subsampled_gaussian_rdp_monotone_in_sample_size(num_users, size,
     (1000, 12, 1.0, 0.010413843), (10**4, 32, 1.0, 6.7896596),
     (10**5, 64, 2.0, 9.088952e-5), (10**6, 64, 0.86, 29.451120)])
 def test_eq8_matches_math_md_4_7(num_users, order, noise_ratio, expected):
-  value = liew.liew_eq8_rdp(num_users, noise_ratio, [order])[0]
+  value = checkin_rdp.liew_eq8_rdp(num_users, noise_ratio, [order])[0]
   assert value == pytest.approx(expected, rel=1e-6)
 
 
@@ -250,14 +251,14 @@ def test_eq8_matches_math_md_4_7(num_users, order, noise_ratio, expected):
 def test_eq8_matches_direct_enumeration(num_users, order, noise_ratio):
   direct = brute_force.shuffled_gaussian_eq8_by_compositions(
       num_users, noise_ratio, order)
-  assert liew.liew_eq8_rdp(num_users, noise_ratio, [order])[0] == (
+  assert checkin_rdp.liew_eq8_rdp(num_users, noise_ratio, [order])[0] == (
       pytest.approx(direct, rel=1e-10))
 
 
 def test_eq8_is_fast_and_below_the_upper_bound():
   orders = np.arange(2, 257)
-  lower = liew.shuffled_gaussian_rdp_lower_bound(10**6, 0.86, orders)
-  upper = liew.checkin_rdp_upper_bound(10**6, 1.0, orders,
+  lower = checkin_rdp.shuffled_gaussian_rdp_lower_bound(10**6, 0.86, orders)
+  upper = checkin_rdp.checkin_rdp_upper_bound(10**6, 1.0, orders,
                                        noise_multiplier=0.86).rdp
   assert np.all(lower <= upper)
   assert np.all(np.diff(lower) >= -1e-9)  # RDP grows with the order
@@ -268,8 +269,8 @@ def test_thm5_heuristic_is_never_composed():
   accountant = _rdp(event, 100)
   names = {row['bound'] for row in accountant.explain(1e-5)}
   assert not any('THM5' in name for name in names)
-  heuristic = liew.liew_thm5_heuristic_rdp(10**4, 100, 1.0, [2, 8, 32])
-  bound = liew.subsampled_shuffle_gaussian_rdp_upper_bound(10**4, 100, 1.0,
+  heuristic = checkin_rdp.liew_thm5_heuristic_rdp(10**4, 100, 1.0, [2, 8, 32])
+  bound = checkin_rdp.subsampled_shuffle_gaussian_rdp_upper_bound(10**4, 100, 1.0,
                                                            [2, 8, 32])
   assert np.all(heuristic <= bound.rdp)
 
@@ -297,8 +298,8 @@ def test_library_never_reports_lemma1_values_as_upper_bounds():
   # One user, binary RR with eps1 = 1: the true RDP is 0.735326 at order 2
   # and 0.895883 at order 4; Lemma 1 would claim 0.731110 and 0.839185.
   true_values = [0.735326, 0.895883]
-  shuffle = shuffle_rdp.shuffle_rdp_upper_bound(1, 1.0, [2, 4]).rdp
-  checkin = liew.checkin_rdp_upper_bound(1, 1.0, [2, 4],
+  shuffle = shuffle_round.shuffle_rdp_upper_bound(1, 1.0, [2, 4]).rdp
+  checkin = checkin_rdp.checkin_rdp_upper_bound(1, 1.0, [2, 4],
                                          local_epsilon=1.0).rdp
   for bound in (shuffle, checkin):
     assert np.all(bound >= np.array(true_values) * (1 - 1e-6))
@@ -371,7 +372,7 @@ def test_accountants_refuse_unsupported_set_ups(accountant_type):
 
 def test_tiny_gaussian_noise_gives_a_finite_pmf():
   # Losses above 709 once overflowed e^eps and turned the profile NaN.
-  pmf = checkin_pld.checkin_pmf(60000, 0.01, 0.1, pld_tools.connect_the_dots,
+  pmf = checkin_pld.checkin_pmf(60000, 0.01, 0.1, discrete.connect_the_dots,
                                 noise_multiplier=0.05)
   assert np.all(np.isfinite(pmf.probs)) and np.isfinite(pmf.infinity_mass)
   assert abs(pmf.probs.sum() + pmf.infinity_mass - 1) < 1e-6

@@ -5,9 +5,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 import numpy as np
 
-from shuffle_accountants import girgis
-from shuffle_accountants import rdp_tools
-from shuffle_accountants import shuffle_rdp
+from shuffle_accountants.rdp import girgis
+from shuffle_accountants.rdp import generic
+from shuffle_accountants.rdp import shuffle_round
 
 ORDERS = np.array([1.5, 2.0, 4.0, 16.0, 100.0])
 users = st.integers(min_value=1, max_value=10**7)
@@ -16,7 +16,7 @@ SETTINGS = settings(max_examples=25, deadline=None)
 
 
 def bound(num_users, local_epsilon):
-  return shuffle_rdp.shuffle_rdp_upper_bound(num_users, local_epsilon,
+  return shuffle_round.shuffle_rdp_upper_bound(num_users, local_epsilon,
                                              ORDERS).rdp
 
 
@@ -25,7 +25,7 @@ def bound(num_users, local_epsilon):
 def test_finite_nonnegative_and_below_the_cap(num_users, local_epsilon):
   value = bound(num_users, local_epsilon)
   assert np.all(np.isfinite(value)) and np.all(value >= 0)
-  assert np.all(value <= rdp_tools.pure_dp_rdp_cap(local_epsilon, ORDERS))
+  assert np.all(value <= generic.pure_dp_rdp_cap(local_epsilon, ORDERS))
   lower = girgis.binary_rr_all_equal_pair_rdp_lower_bound(
       num_users, local_epsilon, ORDERS)
   assert np.all(lower <= value * (1 + 1e-9))

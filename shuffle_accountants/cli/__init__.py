@@ -1,0 +1,1 @@
+"""The `shuffle-accountant` command (`main`) and the method table behind it (`protocols`)."""

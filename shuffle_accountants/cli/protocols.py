@@ -1,0 +1,220 @@
+"""The method table behind the CLI: one protocol, every bound (PLD, RDP, GIRGIS-UB1/UB2, FMT21-CLOSED, D10 pair).
+
+A `Protocol` describes T identical rounds with the event fields' names; the
+`METHODS` table maps a method name to a function giving its ε at the
+protocol's δ. Upper bounds are certified ([UB] in docs/mathematics.md); lower bounds
+([LB]) say how far from the truth the certificate can be, and are never
+reported as ε.
+"""
+
+import time
+from typing import Callable, Dict, List, Optional
+
+import attr
+import dp_accounting
+from dp_accounting.rdp import rdp_privacy_accountant
+import numpy as np
+
+from shuffle_accountants import _validation
+from shuffle_accountants.rdp import clone
+from shuffle_accountants import events
+from shuffle_accountants.pld import fmt21
+from shuffle_accountants.rdp import girgis
+from shuffle_accountants.pld import lower_bounds
+from shuffle_accountants.pld.accountant import ShufflePldAccountant
+from shuffle_accountants.rdp.accountant import DEFAULT_ORDERS
+from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
+
+UPPER = 'upper bound'
+LOWER = 'lower bound'
+
+
+class NotApplicable(Exception):
+  """The method does not cover this protocol."""
+
+
+@attr.s(frozen=True, auto_attribs=True)
+class Protocol:
+  """T identical rounds of one shuffle-model mechanism, reported at δ.
+
+  Which event a round is follows from the fields that are set:
+  `noise_multiplier` with `sample_size` is `SubsampledShuffleGaussianEvent`;
+  `checkin_rate` (or `noise_multiplier` alone, i.e. rate 1) is
+  `CheckInEvent`; `local_epsilon` with `sample_size` is a hidden uniform
+  sample (`SampledWithoutReplacementDpEvent` of a `ShuffleEvent`); otherwise
+  `ShuffleEvent`. Invalid combinations raise `ValueError` at construction.
+  """
+  num_users: int
+  delta: float = 1e-6
+  rounds: int = 1
+  local_epsilon: Optional[float] = None
+  noise_multiplier: Optional[float] = None
+  num_categories: Optional[int] = None
+  checkin_rate: Optional[float] = None
+  sample_size: Optional[int] = None
+
+  def __attrs_post_init__(self):
+    _validation.check_integer('rounds', self.rounds, 1)
+    _validation.check_real('delta', self.delta, 0.0, 1.0, False, False)
+    if self.checkin_rate is not None and self.sample_size is not None:
+      raise ValueError(
+          f'give checkin_rate ({self.checkin_rate}) or sample_size '
+          f'({self.sample_size}), not both: a round either lets every user '
+          'check in independently or samples a fixed number of them.')
+    self.round_event()  # validates the remaining fields
+
+  def round_event(self) -> dp_accounting.DpEvent:
+    """The `DpEvent` of one round."""
+    if self.noise_multiplier is not None and self.sample_size is not None:
+      return events.SubsampledShuffleGaussianEvent(
+          self.num_users, self.sample_size, self.noise_multiplier)
+    if self.checkin_rate is not None or self.noise_multiplier is not None:
+      return events.CheckInEvent(
+          self.num_users,
+          1.0 if self.checkin_rate is None else self.checkin_rate,
+          local_epsilon=self.local_epsilon,
+          noise_multiplier=self.noise_multiplier,
+          num_categories=self.num_categories)
+    if self.local_epsilon is None:
+      raise ValueError('describe the local randomizer: give local_epsilon '
+                       '(pure LDP) or noise_multiplier (Gaussian); got '
+                       'neither.')
+    if self.sample_size is not None:
+      _validation.check_integer('sample_size', self.sample_size, 1,
+                                self.num_users)
+      return dp_accounting.SampledWithoutReplacementDpEvent(
+          self.num_users, self.sample_size,
+          events.ShuffleEvent(self.sample_size, self.local_epsilon,
+                              num_categories=self.num_categories))
+    return events.ShuffleEvent(self.num_users, self.local_epsilon,
+                               num_categories=self.num_categories)
+
+  def replace(self, **changes) -> 'Protocol':
+    return attr.evolve(self, **changes)
+
+  @property
+  def is_plain_shuffle(self) -> bool:
+    """A `ShuffleEvent` of a generic pure-LDP randomizer."""
+    event = self.round_event()
+    return (isinstance(event, events.ShuffleEvent)
+            and event.num_categories is None)
+
+
+@attr.s(frozen=True, auto_attribs=True)
+class MethodResult:
+  """One method's ε for a protocol; epsilon is None where it does not apply."""
+  method: str
+  kind: str
+  epsilon: Optional[float]
+  detail: str
+  seconds: float
+
+
+def _accountant_epsilon(accountant, protocol: Protocol) -> float:
+  accountant.compose(protocol.round_event(), protocol.rounds)
+  return float(accountant.get_epsilon(protocol.delta))
+
+
+def _pld(protocol: Protocol):
+  return (_accountant_epsilon(ShufflePldAccountant(), protocol),
+          'ShufflePldAccountant (certified PLD)')
+
+
+def _rdp(protocol: Protocol):
+  accountant = ShuffleRdpAccountant()
+  epsilon = _accountant_epsilon(accountant, protocol)
+  explanation = accountant.explain(protocol.delta)
+  winner = explanation[0]['bound'] if explanation else 'RDP'
+  return epsilon, f'ShuffleRdpAccountant, winning bound {winner}'
+
+
+def _rdp_curve(bound: Callable, integer_orders: bool = False):
+  """ε of T rounds of one RDP upper bound for a plain shuffle round. [UB]"""
+
+  def method(protocol: Protocol):
+    if not protocol.is_plain_shuffle:
+      raise NotApplicable
+    orders = np.asarray(DEFAULT_ORDERS, dtype=np.float64)
+    if integer_orders:
+      orders = orders[(orders >= 2) & (orders == np.floor(orders))]
+    rdp = bound(protocol.num_users, protocol.local_epsilon, orders)
+    epsilon, order = rdp_privacy_accountant.compute_epsilon(
+        orders, protocol.rounds * rdp, protocol.delta)
+    return float(epsilon), f'optimal order {order:g}'
+
+  return method
+
+
+def _fmt21_closed(protocol: Protocol):
+  if not protocol.is_plain_shuffle:
+    raise NotApplicable
+  return (fmt21.composed_closed_form_epsilon(
+      protocol.num_users, protocol.local_epsilon, protocol.rounds,
+      protocol.delta),
+          'FMT21-CLOSED at delta/(2T) per round, composed by PLD')
+
+
+def _binary_rr_pair(protocol: Protocol):
+  event = protocol.round_event()
+  if not (isinstance(event, events.ShuffleEvent)
+          and event.num_categories in (None, 2)):
+    raise NotApplicable
+  return (lower_bounds.binary_rr_all_equal_pair_epsilon_lower_bound(
+      protocol.num_users, protocol.local_epsilon, protocol.rounds,
+      protocol.delta),
+          'exact epsilon of binary RR on the all-equal pair (specific pair)')
+
+
+# name -> (kind, function); the order is the order of reports.
+METHODS: Dict[str, tuple] = {
+    'pld': (UPPER, _pld),
+    'rdp': (UPPER, _rdp),
+    'clone-rdp': (UPPER, _rdp_curve(clone.clone_pair_rdp)),
+    'girgis-ub1': (UPPER, _rdp_curve(girgis.girgis_ub1, integer_orders=True)),
+    'girgis-ub2': (UPPER, _rdp_curve(girgis.girgis_ub2)),
+    'fmt21-closed': (UPPER, _fmt21_closed),
+    'binary-rr-pair': (LOWER, _binary_rr_pair),
+}
+ACCOUNTANTS = ('pld', 'rdp')
+
+
+def evaluate(protocol: Protocol, method: str) -> MethodResult:
+  """One method's result; epsilon None (and a reason) where it does not apply."""
+  if method not in METHODS:
+    raise ValueError(f'method must be one of {", ".join(METHODS)}; got '
+                     f'{method!r}.')
+  kind, function = METHODS[method]
+  start = time.perf_counter()
+  try:
+    epsilon, detail = function(protocol)
+  except NotApplicable:
+    epsilon, detail = None, 'does not apply to this protocol'
+  return MethodResult(method, kind, epsilon, detail,
+                      time.perf_counter() - start)
+
+
+def certified_epsilon(protocol: Protocol, accountant: str = 'best'
+                      ) -> MethodResult:
+  """The certified ε: `accountant` 'pld' or 'rdp', or 'best' = the smaller."""
+  if accountant not in ACCOUNTANTS + ('best',):
+    raise ValueError(f"accountant must be 'pld', 'rdp' or 'best'; got "
+                     f'{accountant!r}.')
+  names = ACCOUNTANTS if accountant == 'best' else (accountant,)
+  results = [evaluate(protocol, name) for name in names]
+  best = min(results, key=lambda result: result.epsilon)
+  return attr.evolve(best, seconds=sum(r.seconds for r in results))
+
+
+def best_lower_bound(protocol: Protocol) -> MethodResult:
+  """The largest applicable lower bound (epsilon None when there is none)."""
+  results = [evaluate(protocol, name) for name, (kind, _) in METHODS.items()
+             if kind == LOWER]
+  applicable = [r for r in results if r.epsilon is not None]
+  return (max(applicable, key=lambda result: result.epsilon) if applicable
+          else results[0])
+
+
+def compare(protocol: Protocol,
+            methods: Optional[List[str]] = None) -> List[MethodResult]:
+  """Every method (or the given ones) for one protocol, in `METHODS` order."""
+  return [evaluate(protocol, name) for name in (methods or list(METHODS))]

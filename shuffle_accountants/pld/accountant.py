@@ -1,0 +1,261 @@
+"""`ShufflePldAccountant`: dp_accounting's PLD accountant plus shuffle events (KHH-DOM, D8, D9).
+
+It handles
+* `ShuffleEvent` with pure LDP: the FMT21 clone pair (KHH-PLD-GENERIC);
+* `ShuffleEvent(num_categories=k)`: k-randomized response, with the pairs of
+  Koskela et al. for the adversary the accountant was built for
+  (`krr_adversary`) and, for a server that sees only the shuffled reports,
+  also the generic clone pair;
+* `ShuffleEvent(local_delta > 0)`: approximate LDP through FMT-EQ10-11 as
+  (eps, delta) statements, falling back to the unamplified (eps0, delta0);
+* `SampledWithoutReplacementDpEvent(N, m, ShuffleEvent(num_users=m, ...))`:
+  a hidden uniform sample of m of N users reports (KHH-SUBSAMPLED, both
+  orders dominated by one symmetric pair, docs/mathematics.md W11);
+* `CheckInEvent`: the k-labelled mixture (docs/mathematics.md D8) over k ~ Bin(n, gamma)
+  of KHH-SUBSAMPLED pairs with ratio k / n, on the clone pair of k users
+  (pure LDP) or on the unshuffled Gaussian pair (local noise, docs/mathematics.md D7);
+* `SubsampledShuffleGaussianEvent`: KHH-SUBSAMPLED on the Gaussian pair
+  (`checkin_pld`);
+and delegates every other event to `dp_accounting.pld.PLDAccountant`.
+
+Grid: by default (`value_discretization_interval=None`) the grid is chosen
+when epsilon is requested, from the events in the ledger (`grid`). A fixed
+grid can be passed instead.
+
+Each event becomes one privacy loss distribution that dominates the
+mechanism in both orders of the replace-one relation, discretized
+pessimistically by connect-the-dots (`pld_tools`); when several pairs are
+valid, the pointwise smallest profile (convexified) is used (`candidates`).
+Composition is
+dp_accounting's (FFT; `self_compose` for repeated events), so the reported
+epsilon is an upper bound for the composed mechanism.
+
+Shuffle events require `NeighboringRelation.REPLACE_ONE`, the default here.
+Under that relation the parent treats `GaussianDpEvent(sigma)` as having L2
+sensitivity 2 (dp-accounting >= 0.5), i.e. `noise_multiplier` is the noise
+standard deviation divided by the clipping norm of one record.
+"""
+
+from typing import Dict, List, Optional, Tuple
+
+import attr
+from dp_accounting import dp_event
+from dp_accounting import privacy_accountant
+from dp_accounting.pld import pld_privacy_accountant
+import numpy as np
+
+from shuffle_accountants import _event_checks
+from shuffle_accountants import _validation
+from shuffle_accountants import events
+from shuffle_accountants.pld import candidates
+from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pld import discrete
+from shuffle_accountants.pld import grid
+
+NeighboringRelation = privacy_accountant.NeighboringRelation
+CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
+KRR_ADVERSARIES = candidates.KRR_ADVERSARIES
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
+class ShufflePldContribution:
+  """One shuffle event composed into the accountant.
+
+  Attributes:
+    event: the event as the user passed it.
+    count: how many times it was composed.
+    pairs: names of the dominating pairs whose smallest profile was used.
+  """
+  event: dp_event.DpEvent
+  count: int
+  pairs: Tuple[str, ...]
+
+
+class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
+  """PLD accountant for shuffle-model events, composable with all others.
+
+  Example:
+    >>> accountant = ShufflePldAccountant()
+    >>> accountant.compose(ShuffleEvent(num_users=10**6, local_epsilon=1.0),
+    ...                    count=1000)
+    >>> accountant.get_epsilon(1e-6)
+  """
+
+  def __init__(self,
+               neighboring_relation: NeighboringRelation = (
+                   NeighboringRelation.REPLACE_ONE),
+               value_discretization_interval: Optional[float] = None,
+               relative_accuracy: float = 1e-3,
+               krr_adversary: str = 'shuffled_output',
+               relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH):
+    """Initialises the accountant.
+
+    Args:
+      neighboring_relation: must be REPLACE_ONE for shuffle events; other
+        relations still serve every event the parent supports.
+      value_discretization_interval: None to choose the PLD grid from the
+        composed events when epsilon is requested, or a fixed spacing d > 0
+        (then events are composed immediately, as in the parent). Every event
+        is discretized pessimistically, so a coarser grid is faster and
+        looser, never unsound.
+      relative_accuracy: target relative discretization error r of the
+        automatic grid, in [1e-6, 0.1].
+      krr_adversary: one of `KRR_ADVERSARIES`, the observer of k-RR shuffles.
+      relative_width: grouping of clone counts (see `clone_pairs`); the
+        epsilon of a shuffle round is inflated by about half of it.
+    """
+    if value_discretization_interval is not None:
+      value_discretization_interval = _validation.check_real(
+          'value_discretization_interval', value_discretization_interval, 0.0,
+          1.0, min_inclusive=False)
+    self._relative_accuracy = _validation.check_real(
+        'relative_accuracy', relative_accuracy, 1e-6, 0.1)
+    if krr_adversary not in KRR_ADVERSARIES:
+      raise ValueError(f'krr_adversary must be one of {KRR_ADVERSARIES}; got '
+                       f'{krr_adversary!r}.')
+    self._relative_width = _validation.check_real(
+        'relative_width', relative_width, 0.0, 0.1, min_inclusive=False)
+    self._automatic_grid = value_discretization_interval is None
+    super().__init__(neighboring_relation,
+                     value_discretization_interval or grid.DEFAULT_GRID)
+    self._krr_adversary = krr_adversary
+    self._contributions: List[ShufflePldContribution] = []
+    self._pmf_cache: Dict[Tuple, Tuple[discrete.GridPmf, Tuple[str, ...]]] = {}
+    # Shuffle rounds are discretized by connect-the-dots (a bound); the
+    # estimate behind `get_optimistic_epsilon` uses split_preserving_mean.
+    self._discretize = discrete.connect_the_dots
+    self._resolved: Optional['ShufflePldAccountant'] = None
+    self._estimate: Optional['ShufflePldAccountant'] = None
+
+  @property
+  def krr_adversary(self) -> str:
+    return self._krr_adversary
+
+  @property
+  def value_discretization_interval(self) -> float:
+    """The grid spacing in use (chosen from the ledger in automatic mode)."""
+    return self._resolve()._value_discretization_interval  # pylint: disable=protected-access
+
+  @property
+  def contributions(self) -> Tuple[ShufflePldContribution, ...]:
+    """The shuffle events composed so far and the pairs used for each."""
+    return tuple(self._resolve()._contributions)  # pylint: disable=protected-access
+
+  def get_epsilon(self, target_delta: float) -> float:
+    resolved = self._resolve()
+    if resolved is not self:
+      return resolved.get_epsilon(target_delta)
+    return super().get_epsilon(target_delta)
+
+  def get_delta(self, target_epsilon: float) -> float:
+    resolved = self._resolve()
+    if resolved is not self:
+      return resolved.get_delta(target_epsilon)
+    return super().get_delta(target_epsilon)
+
+  def get_optimistic_epsilon(self, target_delta: float) -> float:
+    """An estimate below `get_epsilon`, to show the discretization gap.
+
+    Not a bound. Shuffle rounds are discretized by splitting each atom of
+    their dominating pair between its two grid points so as to keep its mean
+    loss; at every grid point that profile is below the pair's. Other events
+    keep the parent's (pessimistic) PLD. Computed only when asked for.
+    """
+    resolved = self._resolve()
+    if resolved._contains_non_dp_event:  # pylint: disable=protected-access
+      return np.inf
+    return resolved._estimate_accountant().get_epsilon(target_delta)  # pylint: disable=protected-access
+
+  def _with_grid(self, interval: float, discretize) -> 'ShufflePldAccountant':
+    """A fixed-grid accountant holding this ledger, composed with `discretize`."""
+    accountant = ShufflePldAccountant(
+        self.neighboring_relation, interval, self._relative_accuracy,
+        self._krr_adversary, self._relative_width)
+    accountant._discretize = discretize  # pylint: disable=protected-access
+    accountant.compose(self.ledger)
+    return accountant
+
+  def _estimate_accountant(self) -> 'ShufflePldAccountant':
+    if self._estimate is None:
+      self._estimate = self._with_grid(self._value_discretization_interval,
+                                       discrete.split_preserving_mean)
+    return self._estimate
+
+  def _resolve(self) -> 'ShufflePldAccountant':
+    """The accountant holding the composed PLD (self unless automatic)."""
+    if not self._automatic_grid:
+      return self
+    if self._resolved is None:
+      self._resolved = self._with_grid(
+          grid.automatic_interval(self.ledger, self._relative_accuracy,
+                                  self._krr_adversary, self._relative_width),
+          discrete.connect_the_dots)
+    return self._resolved
+
+  def _check_shuffle_event(self, event: events.ShuffleEvent,
+                           reported: dp_event.DpEvent
+                           ) -> Optional[CompositionErrorDetails]:
+    relation_error = _event_checks.check_relation(self.neighboring_relation,
+                                                  reported)
+    if relation_error is not None:
+      return relation_error
+    if event.num_categories is not None and event.local_delta > 0:
+      return _event_checks.error(reported, (
+          f'num_categories={event.num_categories} describes k-randomized '
+          f'response, which is pure LDP, but local_delta={event.local_delta};'
+          ' use num_categories=None for a generic approximate-LDP randomizer.'))
+    return None
+
+  def _event_pmf(self, event, sampling_ratio: Optional[float]):
+    """(PMF, pair names) of one shuffle round or Liew et al. event, cached."""
+    key = (event, sampling_ratio)
+    if key not in self._pmf_cache:
+      d = self._value_discretization_interval
+      if isinstance(event, events.ShuffleEvent):
+        self._pmf_cache[key] = candidates.shuffle_round_pmf(
+            event, sampling_ratio, d, self._discretize, self._krr_adversary,
+            self._relative_width)
+      else:
+        self._pmf_cache[key] = candidates.liew_event_pmf(
+            event, d, self._discretize, self._relative_width)
+    return self._pmf_cache[key]
+
+  def _compose_shuffle(self, reported, count, inner, sampling_ratio):
+    pmf, names = self._event_pmf(inner, sampling_ratio)
+    if count > 0:
+      pld = discrete.to_privacy_loss_distribution(pmf)
+      if count > 1:
+        pld = pld.self_compose(count)
+      self._pld = self._pld.compose(pld)
+    self._contributions.append(ShufflePldContribution(reported, count, names))
+
+  def _maybe_compose(self, event: dp_event.DpEvent, count: int,
+                     do_compose: bool) -> Optional[CompositionErrorDetails]:
+    if do_compose:
+      self._estimate = None
+      if self._automatic_grid:
+        # The ledger already holds the event; the grid is chosen on request.
+        self._resolved = None
+        return None
+    if isinstance(event, events.ShuffleEvent):
+      error = self._check_shuffle_event(event, event)
+      if error is None and do_compose:
+        self._compose_shuffle(event, count, event, None)
+      return error
+    if isinstance(event, events.LIEW_EVENT_TYPES):
+      error = _event_checks.check_relation(self.neighboring_relation, event)
+      if error is None and do_compose:
+        self._compose_shuffle(event, count, event, None)
+      return error
+    if (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
+        and _event_checks.contains_shuffle_event(event.event)):
+      error = (_event_checks.check_sampled_shuffle(event)
+               or self._check_shuffle_event(event.event, event))
+      if error is None and do_compose:
+        ratio = event.sample_size / event.source_dataset_size
+        self._compose_shuffle(event, count, event.event, ratio)
+      return error
+    if (isinstance(event, dp_event.PoissonSampledDpEvent)
+        and _event_checks.contains_shuffle_event(event.event)):
+      return _event_checks.poisson_shuffle_error(event)
+    return super()._maybe_compose(event, count, do_compose)

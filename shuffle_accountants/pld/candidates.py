@@ -1,0 +1,139 @@
+"""The dominating pairs valid for each shuffle event and their grid PMFs (FMT21-CLONES, KHH-KRR-*, KHH-SUBSAMPLED).
+
+Every candidate is a dominating pair [DOM] for the event's mechanism under
+replace-one (both orders): FMT21-CLONES for any pure eps0-LDP randomizer,
+KHH-KRR-STRONG / KHH-KRR-WEAK for k-RR (by adversary), FMT-EQ10-11 for
+approximate LDP, KHH-SUBSAMPLED (both orders, docs/mathematics.md W11) for a hidden
+sample, and the D8 mixture of `checkin` for Liew et al.'s events. When
+several are valid, `discrete.smallest_profile` keeps the pointwise smallest
+profile, convexified (still an upper bound on the true, convex profile).
+"""
+
+import functools
+from typing import Iterator, Optional, Tuple
+
+from dp_accounting import dp_event
+
+from shuffle_accountants import events
+from shuffle_accountants.pld import checkin
+from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pld import discrete
+from shuffle_accountants.pld import fmt21
+
+# Who observes a k-RR shuffle (Koskela et al. section 4):
+# 'shuffled_output': only the shuffled reports (the usual shuffle model);
+# 'weak': also the other users' data and which of them answered randomly;
+# 'strong': also whether the differing user answered randomly.
+KRR_ADVERSARIES = ('shuffled_output', 'weak', 'strong')
+
+_CHECKIN_PAIRS = {
+    True: ('KHH-SUBSAMPLED mixture over k (D8) of FMT21-CLONES',),
+    False: ('KHH-SUBSAMPLED mixture over k (D8) of the Gaussian pair (D7)',),
+}
+_SAMPLED_GAUSSIAN_PAIRS = ('KHH-SUBSAMPLED of the Gaussian pair (D7)',)
+
+
+@functools.lru_cache(maxsize=64)
+def shuffle_round_pairs(num_users: int, local_epsilon: float,
+                        num_categories: Optional[int], local_delta: float,
+                        krr_adversary: str, relative_width: float
+                        ) -> Tuple[Tuple[str, discrete.PldAtoms], ...]:
+  """The dominating pairs valid for one shuffle round, each with its name."""
+  n, eps0, width = num_users, local_epsilon, relative_width
+  if local_delta > 0:
+    return tuple(fmt21.approximate_ldp_candidates(n, eps0, local_delta))
+  if num_categories is None:
+    return (('FMT21-CLONES', clone_pairs.clone_pair_pld_atoms(n, eps0,
+                                                              width)),)
+  k = num_categories
+  candidates = [('KHH-KRR-STRONG',
+                 clone_pairs.krr_strong_pld_atoms(n, eps0, k, width))]
+  if krr_adversary != 'strong':
+    candidates.append(('KHH-KRR-WEAK',
+                       clone_pairs.krr_weak_pld_atoms(n, eps0, k, width)))
+  if krr_adversary == 'shuffled_output':
+    candidates.append(('FMT21-CLONES',
+                       clone_pairs.clone_pair_pld_atoms(n, eps0, width)))
+  return tuple(candidates)
+
+
+def event_pairs(event: events.ShuffleEvent, krr_adversary: str,
+                relative_width: float):
+  """`shuffle_round_pairs` for the fields of a `ShuffleEvent`."""
+  return shuffle_round_pairs(event.num_users, event.local_epsilon,
+                             event.num_categories, event.local_delta,
+                             krr_adversary, relative_width)
+
+
+def sampling_ratio(event) -> float:
+  """The participation probability of a Liew et al. event."""
+  if isinstance(event, events.CheckInEvent):
+    return event.checkin_rate
+  return event.sample_size / event.num_users
+
+
+def shuffle_leaves(event: dp_event.DpEvent
+                   ) -> Iterator[Tuple[dp_event.DpEvent, Optional[float]]]:
+  """Every shuffle round in an event tree, with its sampling ratio."""
+  if isinstance(event, events.ShuffleEvent):
+    yield event, None
+  elif isinstance(event, events.LIEW_EVENT_TYPES):
+    yield event, sampling_ratio(event)
+  elif (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
+        and isinstance(event.event, events.ShuffleEvent)):
+    yield event.event, event.sample_size / event.source_dataset_size
+  elif isinstance(event, dp_event.SelfComposedDpEvent):
+    yield from shuffle_leaves(event.event)
+  elif isinstance(event, dp_event.ComposedDpEvent):
+    for inner in event.events:
+      yield from shuffle_leaves(inner)
+
+
+def only_shuffle_events(event: dp_event.DpEvent) -> bool:
+  """True if the tree holds nothing but shuffle rounds (and no-ops)."""
+  if isinstance(event, dp_event.ComposedDpEvent):
+    return all(only_shuffle_events(e) for e in event.events)
+  if isinstance(event, dp_event.SelfComposedDpEvent):
+    return only_shuffle_events(event.event)
+  return (isinstance(event, (events.ShuffleEvent, dp_event.NoOpDpEvent))
+          or next(shuffle_leaves(event), None) is not None)
+
+
+def shuffle_round_pmf(event: events.ShuffleEvent,
+                      sampling_ratio_: Optional[float], discretization: float,
+                      discretize: checkin.Discretize, krr_adversary: str,
+                      relative_width: float
+                      ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
+  """One PMF for a shuffle round (optionally a hidden sample), pair names."""
+  pairs = event_pairs(event, krr_adversary, relative_width)
+  per_pair = []
+  for _, atoms in pairs:
+    if sampling_ratio_ is None:
+      per_pair.append(discretize(atoms, discretization))
+    else:
+      per_pair.append(discrete.largest_profile([
+          discretize(order, discretization)
+          for order in discrete.subsampled_orders(atoms, sampling_ratio_)]))
+  return (discrete.smallest_profile(per_pair),
+          tuple(name for name, _ in pairs))
+
+
+def liew_event_pmf(event, discretization: float,
+                   discretize: checkin.Discretize, relative_width: float
+                   ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
+  """One PMF for a `CheckInEvent` or `SubsampledShuffleGaussianEvent`."""
+  if isinstance(event, events.CheckInEvent):
+    arguments = dict(num_users=event.num_users,
+                     checkin_rate=event.checkin_rate,
+                     local_epsilon=event.local_epsilon,
+                     noise_multiplier=event.noise_multiplier)
+    names = _CHECKIN_PAIRS[event.noise_multiplier is None]
+  else:
+    arguments = dict(num_users=event.num_users, checkin_rate=1.0,
+                     noise_multiplier=event.noise_multiplier,
+                     sample_size=event.sample_size)
+    names = _SAMPLED_GAUSSIAN_PAIRS
+  pmf = checkin.checkin_pmf(discretization=discretization,
+                            discretize=discretize,
+                            relative_width=relative_width, **arguments)
+  return pmf, names

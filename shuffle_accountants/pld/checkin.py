@@ -1,0 +1,279 @@
+"""PLD of the shuffled check-in mixture and of shuffled Gaussian reports (D8, KHH-SUBSAMPLED, D7, W11).
+
+The sound replacement of LIEW-APPROACH2 (docs/mathematics.md):
+
+* The number k of check-ins is revealed and its law Bin(n, gamma) does not
+  depend on the data, so the k-labelled mixture of per-k dominating pairs
+  dominates the round (docs/mathematics.md D8). Its privacy profile is the
+  Bin(n, gamma)-mixture of the per-k profiles.
+* Given k, the participants are a uniform k-subset of the n users, so the
+  round is a hidden sample of k users whose reports are shuffled:
+  KHH-SUBSAMPLED [DOM] with ratio k / n, both orders dominated by taking the
+  larger profile (docs/mathematics.md W11). Only hockey-stick divergences are combined
+  here: for eps >= 0 each order's profile bounds that order of the mechanism
+  (advanced joint convexity), their pointwise max bounds both, a mixture of
+  per-label maxima bounds the maximum of the mixtures, and a symmetric PMF
+  with that profile covers alpha < 1 through H_a(P||Q) = 1 - a + a
+  H_{1/a}(Q||P). (Renyi moments are a different matter, docs/mathematics.md W16.)
+* Base pairs: pure eps0-LDP reports use the FMT21 clone pair of k users
+  [DOM]. Gaussian reports (clip norm C, noise sigma C) use the Gaussian pair
+  N(2 / sigma, 1) vs N(0, 1) of the unshuffled reports (docs/mathematics.md D7: no
+  shuffling gain is claimed), whose subsampled profiles are analytic.
+* Labels are grouped [a, b] and represented by the clone pair of a users
+  and the ratio b / n: a k-user shuffle is a post-processing of an a-user
+  one for k >= a (add the other reports, reshuffle), and the subsampled
+  pair with a smaller ratio is a post-processing of one with a larger ratio
+  (with probability ratio'/ratio keep the output, else redraw from Q). k = 0
+  releases nothing (identical distributions). Labels outside a Chernoff
+  window go to +infinity with a proven bound on their mass (docs/mathematics.md D9).
+
+The mixture profile on the grid is turned into one symmetric connect-the-
+dots PMF (`discrete.profile_to_pmf`), which dominates both orders of the
+replace-one relation, also under composition.
+"""
+
+from typing import Callable, Optional
+
+import numpy as np
+from scipy import special
+from scipy import stats
+
+from shuffle_accountants import _validation
+from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pld import discrete
+
+# Groups of check-in counts: each costs one clone PLD (pure LDP) or one
+# analytic profile on the grid (Gaussian).
+MAX_CLONE_GROUPS = 40
+MAX_GAUSSIAN_GROUPS = 200
+# Gaussian outputs beyond this many standard deviations (P-mass below
+# e^-50) lie above the grid and are counted at +infinity.
+_GAUSSIAN_REACH = 10.0
+# Relative and absolute error allowance of the analytic Gaussian profile.
+_PROFILE_RELATIVE_ERROR = 1e-9
+_PROFILE_ABSOLUTE_ERROR = 1e-15
+
+Discretize = Callable[[discrete.PldAtoms, float], discrete.GridPmf]
+
+
+def gaussian_shift(noise_multiplier: float) -> float:
+  """mu = 2 / sigma: the replace-one shift of a clipped report in noise units."""
+  return 2.0 / noise_multiplier
+
+
+def gaussian_profile(shift: float, epsilons: np.ndarray) -> np.ndarray:
+  """delta(eps) of N(shift, 1) vs N(0, 1) for real eps, rounded up. [DOM]
+
+  Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu), written as
+  Phi(a) (1 - e^eps Phi(b) / Phi(a)) with log-space CDFs; the rounding of
+  the difference is covered by an absolute allowance.
+  """
+  epsilons = np.asarray(epsilons, dtype=np.float64)
+  log_first = special.log_ndtr(shift / 2 - epsilons / shift)
+  log_second = epsilons + special.log_ndtr(-shift / 2 - epsilons / shift)
+  ratio = np.exp(np.minimum(log_second - log_first, 0.0))
+  delta = np.exp(log_first) * (1.0 - ratio)
+  return np.clip(delta * (1 + _PROFILE_RELATIVE_ERROR)
+                 + _PROFILE_ABSOLUTE_ERROR, 0.0, 1.0)
+
+
+def _base_epsilon(epsilons: np.ndarray, sampling_ratio: float) -> np.ndarray:
+  """log(1 + (e^eps - 1) / r) for eps > log(1 - r), without overflow.
+
+  For eps > 0 it is eps - log r + log1p(-(1 - r) e^-eps): e^eps itself would
+  overflow above 709 (tiny noise gives such losses) and turn the profile NaN.
+  """
+  r = sampling_ratio
+  with np.errstate(over='ignore'):
+    direct = np.log1p(np.expm1(epsilons) / r)
+  stable = epsilons - np.log(r) + np.log1p(-(1 - r) * np.exp(-np.abs(epsilons)))
+  return np.where(epsilons > 0, stable, direct)
+
+
+def subsampled_profile(base_profile: Callable[[np.ndarray], np.ndarray],
+                       sampling_ratio: float, epsilons: np.ndarray
+                       ) -> np.ndarray:
+  """Larger profile of both orders of KHH-SUBSAMPLED for a symmetric pair.
+
+  With r the ratio and a = e^eps, for (M, Q), M = r P + (1 - r) Q:
+    H_a(M || Q) = 1 - a                              if a <= 1 - r,
+                = r H_{1 + (a - 1) / r}(P || Q)      otherwise;
+    H_a(Q || M) = (1 - a (1 - r)) H_{a r / (1 - a (1 - r))}(Q || P)
+                  if a (1 - r) < 1, else 0;
+  and H(Q || P) = H(P || Q) for a symmetric base pair.
+  """
+  r = sampling_ratio
+  epsilons = np.asarray(epsilons, dtype=np.float64)
+  a = np.exp(epsilons)
+  first = np.where(a <= 1 - r, -np.expm1(epsilons), 0.0)
+  upper = a > 1 - r
+  with np.errstate(divide='ignore'):  # a -> 1 - r gives -inf: profile 1
+    first[upper] = r * base_profile(_base_epsilon(epsilons[upper], r))
+  second = np.zeros_like(epsilons)
+  remaining = 1 - a * (1 - r)
+  open_ = remaining > 0
+  second[open_] = remaining[open_] * base_profile(
+      np.log(a[open_] * r / remaining[open_]))
+  return np.maximum(first, second)
+
+
+def _largest_loss(base_largest: float, sampling_ratio: float) -> float:
+  """Largest loss of either subsampled order, given the base pair's.
+
+  log(1 + r (e^L - 1)) = log((1 - r) + r e^L), in log space so that a huge
+  base loss L (tiny noise) does not overflow.
+  """
+  with np.errstate(divide='ignore'):  # r = 1 gives log(0) = -inf: fine
+    return float(np.logaddexp(np.log1p(-sampling_ratio),
+                              np.log(sampling_ratio) + base_largest))
+
+
+def _clone_group_profile(start: int, local_epsilon: float,
+                         sampling_ratio: float, discretization: float,
+                         lower: int, upper: int, discretize: Discretize,
+                         relative_width: float) -> np.ndarray:
+  atoms = clone_pairs.clone_pair_pld_atoms(start, local_epsilon, relative_width)
+  orders = discrete.subsampled_orders(atoms, sampling_ratio)
+  return np.max([discrete.grid_profile(discretize(order, discretization),
+                                        lower, upper)
+                 for order in orders], axis=0)
+
+
+def checkin_pmf(num_users: int, checkin_rate: float,
+                    discretization: float, discretize: Discretize,
+                    local_epsilon: Optional[float] = None,
+                    noise_multiplier: Optional[float] = None,
+                    relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH,
+                    sample_size: Optional[int] = None
+                    ) -> discrete.GridPmf:
+  """PMF dominating one round of shuffled check-in, or of a fixed sample.
+
+  Args:
+    num_users: population size n.
+    checkin_rate: gamma in (0, 1] (ignored when `sample_size` is given).
+    discretization: grid spacing d.
+    discretize: `discrete.connect_the_dots` (a bound) or
+      `discrete.split_preserving_mean` (an estimate) for clone pairs.
+    local_epsilon: eps0 of a pure randomizer, or None.
+    noise_multiplier: sigma of local Gaussian noise, or None.
+    relative_width: relative width of label groups.
+    sample_size: exactly this many users are sampled (hidden) instead of a
+      Bin(n, gamma) number of check-ins.
+
+  Returns:
+    A symmetric PMF whose profile is at least the round's, in both orders.
+  """
+  n = num_users
+  if sample_size is None and checkin_rate == 1:  # everyone reports
+    sample_size = n
+  if noise_multiplier is not None:
+    shift = gaussian_shift(noise_multiplier)
+    base_largest = shift**2 / 2 + _GAUSSIAN_REACH * shift
+    base = lambda eps: gaussian_profile(shift, eps)
+  else:
+    base_largest = local_epsilon
+  if sample_size is not None:
+    starts = ends = np.array([sample_size])
+    weights = np.ones(1)
+    identical = tails = 0.0
+  else:
+    max_groups = (MAX_GAUSSIAN_GROUPS if noise_multiplier is not None
+                  else MAX_CLONE_GROUPS)
+    groups = clone_pairs.label_groups(n, checkin_rate, 1 - checkin_rate,
+                                    relative_width, max_groups, first=1)
+    starts, ends, weights = groups.starts, groups.ends, groups.weights
+    # k = 0 (nothing released) has weight (1 - gamma)^n; other labels below
+    # the window, and those above it, go to +infinity.
+    identical = float(np.exp(n * np.log1p(-checkin_rate))) if (
+        checkin_rate < 1) else 0.0
+    tails = (groups.lower_tail if starts[0] > 1 else 0.0) + groups.upper_tail
+  reach = _largest_loss(base_largest, ends[-1] / n)
+  top = int(np.ceil(reach / discretization)) + 2
+  epsilons = np.arange(-top, top + 1) * discretization
+  profile = identical * np.maximum(-np.expm1(epsilons), 0.0) + tails
+  for start, end, weight in zip(starts, ends, weights):
+    if noise_multiplier is not None:
+      group = subsampled_profile(base, end / n, epsilons)
+    else:
+      group = _clone_group_profile(int(start), local_epsilon, end / n,
+                                   discretization, -top, top, discretize,
+                                   relative_width)
+    profile += weight * group
+  # Rounding must not make the profile increase anywhere.
+  profile = np.maximum.accumulate(profile[::-1])[::-1]
+  return discrete.profile_to_pmf(discretization, -top, profile)
+
+
+def loss_spread(num_users: int, sampling_ratio: float,
+                local_epsilon: Optional[float] = None,
+                noise_multiplier: Optional[float] = None,
+                relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH
+                ) -> float:
+  """Standard deviation of a typical round's privacy loss (grid choice only).
+
+  The first subsampled order at the expected number n * ratio of reports.
+  """
+  ratio = sampling_ratio
+  if local_epsilon is not None:
+    users = max(1, int(round(num_users * ratio)))
+    atoms = clone_pairs.clone_pair_pld_atoms(users, local_epsilon,
+                                           relative_width)
+    return discrete.loss_spread(discrete.subsampled_orders(atoms, ratio)[0])
+  shift = gaussian_shift(noise_multiplier)
+  # Gauss-Hermite quadrature of the mixture r N(shift, 1) + (1 - r) N(0, 1).
+  nodes, node_weights = np.polynomial.hermite_e.hermegauss(200)
+  node_weights = node_weights / node_weights.sum()
+  points = np.concatenate([nodes + shift, nodes])
+  mass = np.concatenate([ratio * node_weights, (1 - ratio) * node_weights])
+  with np.errstate(divide='ignore'):
+    losses = np.logaddexp(np.log(ratio) + shift * points - shift**2 / 2,
+                          np.log1p(-ratio))
+  mean = np.sum(mass * losses)
+  return float(np.sqrt(np.sum(mass * (losses - mean)**2)))
+
+
+def largest_loss(sampling_ratio: float, local_epsilon: Optional[float] = None,
+                 noise_multiplier: Optional[float] = None) -> float:
+  """The largest finite loss a round's grid must reach (grid choice only)."""
+  if local_epsilon is not None:
+    return _largest_loss(local_epsilon, sampling_ratio)
+  shift = gaussian_shift(noise_multiplier)
+  return _largest_loss(shift**2 / 2 + _GAUSSIAN_REACH * shift, sampling_ratio)
+
+
+def binary_rr_checkin_delta_lower_bound(num_users: int, checkin_rate: float,
+                                        local_epsilon: float, epsilon
+                                        ) -> np.ndarray:
+  """Exact delta(eps) of one check-in round for one pair. [LB, PAIR]
+
+  Binary randomized response (eps0), every user holds 0 in D and user 1
+  holds 1 in D'; the output is (k, number of 1s). The larger of both orders
+  is returned: a lower bound on the worst case over all pairs, never a
+  guarantee. Terms with negligible probability (outside wide windows of k
+  and of the count) are dropped, which can only lower the result.
+  """
+  num_users = _validation.check_integer('num_users', num_users, 1)
+  checkin_rate = _validation.check_real('checkin_rate', checkin_rate, 0.0, 1.0,
+                                        min_inclusive=False)
+  local_epsilon = _validation.check_real('local_epsilon', local_epsilon, 0.0)
+  epsilons = np.atleast_1d(np.asarray(epsilon, dtype=np.float64))
+  n, gamma = num_users, checkin_rate
+  flip = 1.0 / (np.exp(local_epsilon) + 1)  # P[report 1 | value 0]
+  spread = 12 * np.sqrt(n * gamma * (1 - gamma)) + 12
+  ks = np.arange(max(1, int(n * gamma - spread)),
+                 min(n, int(n * gamma + spread)) + 1)
+  weights = stats.binom.pmf(ks, n, gamma)
+  forward = np.zeros(epsilons.size)
+  backward = np.zeros(epsilons.size)
+  for k, weight in zip(ks, weights):
+    width = 12 * np.sqrt(k * flip) + 12
+    counts = np.arange(max(0, int(k * flip - width)),
+                       min(k, int(k * flip + width)) + 1)
+    q = stats.binom.pmf(counts, k, flip)
+    others = stats.binom.pmf(counts - 1, k - 1, flip) * (1 - flip) + (
+        stats.binom.pmf(counts, k - 1, flip) * flip)
+    p = k / n * others + (1 - k / n) * q
+    scale = np.exp(epsilons)[:, None]
+    forward += weight * np.sum(np.maximum(p - scale * q, 0.0), axis=1)
+    backward += weight * np.sum(np.maximum(q - scale * p, 0.0), axis=1)
+  return np.maximum(forward, backward)

@@ -1,0 +1,374 @@
+"""Clone-pair PLD atoms, also the RDP route's input (FMT21-CLONES, KHH-PLD-GENERIC, KHH-KRR-STRONG/WEAK, D4).
+
+All pairs here are mixtures, over a label revealed by the output, of the
+*conditional clone pair* with c clones and log-odds theta:
+
+  A ~ Bin(c, 1/2), Delta ~ Bern(q), q = e^theta / (e^theta + 1),
+  P = (A + Delta, c - A + 1 - Delta),   Q = (A + 1 - Delta, c - A + Delta),
+  P_c(a) = Bin(c + 1, 1/2)(a) * 2 (q a + (1 - q) b) / (c + 1),  b = c + 1 - a,
+  L(a) = log((e^theta a + b) / (a + e^theta b))     (docs/mathematics.md D2; theta = inf
+                                                    gives L = log(a / b)).
+
+Its hockey-stick divergences are non-increasing in c (docs/mathematics.md D4) and
+non-decreasing in theta (the hockey-stick of q U + (1-q) V against
+q V + (1-q) U is convex in q and symmetric about 1/2). So a group of labels can
+soundly be represented by its smallest c and largest theta, with the group's
+total weight (docs/mathematics.md D8). Every pair is swap-symmetric (docs/mathematics.md D3).
+
+* FMT21-CLONES / KHH-PLD-GENERIC [DOM]: c ~ Bin(n - 1, e^{-eps0}), theta = eps0.
+* KHH-KRR-STRONG [DOM for the strong adversary]: with probability gamma the
+  differing user answered randomly (loss 0); otherwise c = M1 + M2 ~
+  Bin(n - 1, 2 gamma / k) and theta = inf (the +inf atoms are b = 0).
+* KHH-KRR-WEAK [DOM for the weak adversary]: with Y ~ Bin(n - 1, gamma) the
+  other users who answered randomly and s = a + b the number of messages
+  equal to either of the two differing values,
+    P(s | y) = gamma Bin(y + 1, 2/k)(s) + (1 - gamma) Bin(y, 2/k)(s - 1),
+  and given (y, s >= 1) the pair is the conditional clone pair with c = s - 1
+  and theta = log(1 + (1 - gamma) k s / (gamma (y + 1))); s = 0 has loss 0.
+  (Derived from KHH-KRR-WEAK's laws, [KHH] App. B (B.1)-(B.4): P(y, a, b) is proportional to
+  binom(s, a) ((1 - gamma) a + gamma (y + 1) / k) given (y, s); checked
+  against direct enumeration in the tests.)
+
+Truncation: labels outside Chernoff windows and outputs outside a window of
+each conditional pair go to +infinity (docs/mathematics.md D9) with a proven upper bound
+on their mass; labels beyond the window on the *safe* side are merged into
+the nearest group, whose representative is worse.
+"""
+
+from typing import Optional, Tuple
+
+import attr
+import numpy as np
+from scipy import special
+
+from shuffle_accountants import _numerics
+from shuffle_accountants import _validation
+from shuffle_accountants.pld import discrete
+
+# log of the Chernoff bound on each truncated tail: e^-45 ~ 3e-20.
+_LOG_TAIL = -45.0
+# Mixture components lighter than this fraction of the tail cut go to
+# +infinity whole.
+_NEGLIGIBLE_FRACTION = 1e-10
+# Label groups per coordinate for the two-label weak k-RR pair (cost bound).
+_MAX_WEAK_GROUPS = 60
+# Default relative width of label groups: representing a group by its
+# smallest clone count inflates epsilon by about half of it.
+DEFAULT_RELATIVE_WIDTH = 1e-3
+# Absolute error of one CDF difference (scipy's bdtr is accurate to a few ulp).
+_CDF_ERROR = 1e-15
+
+
+def _chernoff_window(num_trials: int, p: float, one_minus_p: float,
+                     log_tail: float = _LOG_TAIL,
+                     upper_log_tail: Optional[float] = None
+                     ) -> Tuple[int, int]:
+  """[lo, hi] with P[X < lo] <= e^log_tail, P[X > hi] <= e^upper_log_tail.
+
+  X ~ Bin(N, p); `upper_log_tail` defaults to `log_tail`.
+  """
+  upper_log_tail = log_tail if upper_log_tail is None else upper_log_tail
+  def bisect(predicate, low, high):
+    # Smallest integer in [low, high] satisfying a monotone predicate.
+    while low < high:
+      middle = (low + high) // 2
+      if predicate(middle):
+        high = middle
+      else:
+        low = middle + 1
+    return low
+  mean = int(np.floor(num_trials * p))
+  hi = bisect(lambda k: _numerics.log_upper_tail_bound(
+      num_trials, p, one_minus_p, k + 1) <= upper_log_tail, mean, num_trials)
+  # The first k whose lower tail P[X <= k - 1] is no longer negligible is one
+  # past the largest valid lo.
+  lo = bisect(lambda k: _numerics.log_lower_tail_bound(
+      num_trials, p, one_minus_p, k - 1) > log_tail, 0, mean) - 1
+  return max(lo, 0), hi
+
+
+def _group_starts(lo: int, hi: int, relative_width: float,
+                  max_groups: Optional[int] = None) -> np.ndarray:
+  """Starts of consecutive groups covering [lo, hi].
+
+  Groups are about `relative_width` times their start wide, and wide enough
+  that there are at most about `max_groups` of them.
+  """
+  least = 1 if max_groups is None else (hi - lo + 1) // max_groups
+  starts = [lo]
+  while True:
+    step = max(1, least, int(relative_width * starts[-1]))
+    if starts[-1] + step > hi:
+      return np.array(starts, dtype=np.int64)
+    starts.append(starts[-1] + step)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
+class LabelGroups:
+  """Consecutive groups of the likely values of a Bin(N, p) label.
+
+  Attributes:
+    starts: first label of each group.
+    ends: last label of each group.
+    weights: upper bounds on the probability of each group (the window pmf
+      normalised to one, so each is at least its true value).
+    lower_tail: upper bound on P[label < starts[0]].
+    upper_tail: upper bound on P[label > ends[-1]].
+  """
+  starts: np.ndarray
+  ends: np.ndarray
+  weights: np.ndarray
+  lower_tail: float
+  upper_tail: float
+
+
+def label_groups(num_trials: int, p: float, one_minus_p: float,
+                 relative_width: float, max_groups: Optional[int] = None,
+                 first: int = 0, log_tail: float = _LOG_TAIL,
+                 upper_log_tail: float = _LOG_TAIL) -> LabelGroups:
+  """Groups of the Bin(N, p) labels in a Chernoff window.
+
+  The window's tails are at most e^log_tail below and e^upper_log_tail
+  above; labels below `first` are left to the lower tail.
+  """
+  lo, hi = _chernoff_window(num_trials, p, one_minus_p, log_tail,
+                            upper_log_tail)
+  window = np.exp(_numerics.binomial_window_log_pmf(
+      num_trials, p, one_minus_p, lo, hi))
+  start = min(max(lo, first), hi)
+  starts = _group_starts(start, hi, relative_width, max_groups)
+  return LabelGroups(
+      starts=starts, ends=np.append(starts[1:] - 1, hi),
+      weights=np.add.reduceat(window[start - lo:], starts - start),
+      lower_tail=float(np.exp(_numerics.log_lower_tail_bound(
+          num_trials, p, one_minus_p, start - 1))),
+      upper_tail=float(np.exp(_numerics.log_upper_tail_bound(
+          num_trials, p, one_minus_p, hi + 1))))
+
+
+def _binomial_groups(num_trials: int, p: float, one_minus_p: float,
+                     relative_width: float, max_groups: Optional[int] = None,
+                     log_tail: float = _LOG_TAIL
+                     ) -> Tuple[np.ndarray, np.ndarray, float]:
+  """Groups of clone counts: (starts, weights, mass sent to +infinity).
+
+  The upper tail is added to the last group (more clones are safer, docs/mathematics.md
+  D4); the lower tail is returned for the +infinity atom.
+  """
+  groups = label_groups(num_trials, p, one_minus_p, relative_width,
+                        max_groups, log_tail=log_tail)
+  weights = groups.weights.copy()
+  weights[-1] += groups.upper_tail
+  return groups.starts, weights, groups.lower_tail
+
+
+def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
+                            weights: np.ndarray, log_tail: float = _LOG_TAIL
+                            ) -> discrete.PldAtoms:
+  """PLD of the mixture sum_j weights[j] * (conditional pair j). [DOM]
+
+  Args:
+    clones: c_j >= 0 per component.
+    log_odds: theta_j > 0 per component (inf allowed).
+    weights: mixture weights (upper bounds on the true ones).
+    log_tail: log of the mass cut from each tail of each component.
+
+  Returns:
+    Atoms and +infinity mass (b = 0 atoms when theta is inf, plus a bound on
+    every truncated output).
+  """
+  losses, masses = [], []
+  infinity_mass = 0.0
+  for clone_count, theta, weight in zip(clones, log_odds, weights):
+    if weight < _NEGLIGIBLE_FRACTION * np.exp(log_tail):
+      infinity_mass += weight
+      continue
+    num_outputs = int(clone_count) + 1
+    # Hoeffding: P[Bin(m, 1/2) < m/2 - sqrt(m T / 2)] <= e^-T, T = -log_tail.
+    lo = int(max(0, np.floor(num_outputs / 2
+                             - np.sqrt(-num_outputs * log_tail / 2))))
+    hi = num_outputs - lo
+    if lo > 0:
+      # P_c(a) <= 2 Bin(c + 1, 1/2)(a), and both tails are cut.
+      infinity_mass += weight * 4.0 * np.exp(log_tail)
+    outputs = np.arange(lo, hi + 1, dtype=np.float64)
+    others = num_outputs - outputs
+    log_binomial = _numerics.binomial_window_log_pmf(num_outputs, 0.5, 0.5,
+                                                     lo, hi)
+    if np.isinf(theta):
+      share = outputs / num_outputs
+      with np.errstate(divide='ignore'):
+        loss = np.log(outputs) - np.log(others)
+    else:
+      odds = np.exp(theta)
+      share = (odds * outputs + others) / ((odds + 1) * num_outputs)
+      loss = np.log1p(np.expm1(theta) * (outputs - others)
+                      / (outputs + odds * others))
+    mass = weight * np.exp(log_binomial) * 2.0 * share
+    finite = np.isfinite(loss)
+    infinity_mass += float(np.sum(mass[~finite & (mass > 0)]))
+    losses.append(loss[finite])
+    masses.append(mass[finite])
+  return discrete.PldAtoms(np.concatenate(losses), np.concatenate(masses),
+                            infinity_mass)
+
+
+def _with_identical_mass(atoms: discrete.PldAtoms, weight: float,
+                         identical: float) -> discrete.PldAtoms:
+  """weight * atoms + identical * (loss-0 atom)."""
+  return discrete.PldAtoms(np.append(atoms.losses, 0.0),
+                            np.append(atoms.masses * weight, identical),
+                            atoms.infinity_mass * weight)
+
+
+def _check_common(num_users, local_epsilon, relative_width):
+  num_users = _validation.check_integer('num_users', num_users, 1)
+  local_epsilon = _validation.check_real('local_epsilon', local_epsilon, 0.0)
+  relative_width = _validation.check_real(
+      'relative_width', relative_width, 0.0, 0.1, min_inclusive=False)
+  return num_users, local_epsilon, relative_width
+
+
+def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
+                         relative_width: float = DEFAULT_RELATIVE_WIDTH,
+                         clone_probability: Optional[float] = None,
+                         log_tail: float = _LOG_TAIL) -> discrete.PldAtoms:
+  """FMT21-CLONES / KHH-PLD-GENERIC: PLD of the clone pair. [DOM]
+
+  Dominates the shuffle of `num_users` pure `local_epsilon`-LDP reports
+  (adaptive randomizers allowed, replace-one), in both orders (docs/mathematics.md D3),
+  also under composition. Clone counts are grouped (relative width
+  `relative_width`, each group at its smallest count, docs/mathematics.md D4); truncated
+  mass goes to +infinity (KHH-HOEFFDING, docs/mathematics.md D9), so the result
+  dominates the exact pair.
+
+  Args:
+    num_users: n >= 1.
+    local_epsilon: eps0 >= 0.
+    relative_width: in (0, 0.1].
+    clone_probability: None for FMT21's e^{-eps0}. Other values are for
+      comparisons with published numbers only (FMT23's 2 / (e^eps0 + 1) is
+      not valid for a generic randomizer, docs/mathematics.md W12).
+    log_tail: log of the mass cut from each truncated tail (it goes to
+      +infinity); Renyi moments at large orders need it far smaller than the
+      default.
+  """
+  num_users, local_epsilon, relative_width = _check_common(
+      num_users, local_epsilon, relative_width)
+  if local_epsilon == 0:
+    return discrete.PldAtoms(np.zeros(1), np.ones(1), 0.0)
+  if clone_probability is None:
+    p, one_minus_p = np.exp(-local_epsilon), -np.expm1(-local_epsilon)
+  else:
+    p = _validation.check_real('clone_probability', clone_probability, 0.0,
+                               1.0)
+    one_minus_p = 1.0 - p
+  starts, weights, lower_tail = _binomial_groups(
+      num_users - 1, p, one_minus_p, relative_width, log_tail=log_tail)
+  atoms = conditional_clone_atoms(starts, np.full(starts.size, local_epsilon),
+                                  weights, log_tail)
+  return discrete.PldAtoms(atoms.losses, atoms.masses,
+                            atoms.infinity_mass + lower_tail)
+
+
+def krr_random_answer_probability(local_epsilon: float,
+                                  num_categories: int) -> float:
+  """gamma of k-RR: e^eps0 = ((1 - gamma) k + gamma) / gamma."""
+  return num_categories / (np.exp(local_epsilon) + num_categories - 1)
+
+
+def krr_strong_pld_atoms(num_users: int, local_epsilon: float,
+                         num_categories: int,
+                         relative_width: float = DEFAULT_RELATIVE_WIDTH
+                         ) -> discrete.PldAtoms:
+  """KHH-KRR-STRONG: exact pair for the strong adversary, +inf mass kept.
+
+  [TIGHT for an adversary who also knows which users answered randomly;
+  DOM for every weaker one.] Includes the common atom of a random answer by
+  the differing user (docs/mathematics.md).
+  """
+  num_users, local_epsilon, relative_width = _check_common(
+      num_users, local_epsilon, relative_width)
+  num_categories = _validation.check_integer('num_categories', num_categories,
+                                             2)
+  gamma = krr_random_answer_probability(local_epsilon, num_categories)
+  if gamma >= 1:
+    return discrete.PldAtoms(np.zeros(1), np.ones(1), 0.0)
+  p = 2 * gamma / num_categories
+  starts, weights, lower_tail = _binomial_groups(num_users - 1, p, 1 - p,
+                                                 relative_width)
+  atoms = conditional_clone_atoms(starts, np.full(starts.size, np.inf),
+                                  weights)
+  atoms = discrete.PldAtoms(atoms.losses, atoms.masses,
+                             atoms.infinity_mass + lower_tail)
+  return _with_identical_mass(atoms, 1 - gamma, gamma)
+
+
+def _binomial_interval_mass(num_trials: np.ndarray, p: float,
+                            first: np.ndarray, last: np.ndarray) -> np.ndarray:
+  """P[first <= Bin(num_trials, p) <= last], from the shorter tail."""
+  num_trials = np.asarray(num_trials, dtype=np.int64)
+
+  def cdf(k):  # P[X <= k]; scipy returns nan outside [0, num_trials]
+    inside = special.bdtr(np.clip(k, 0, num_trials), num_trials, p)
+    return np.where(k < 0, 0.0, np.where(k >= num_trials, 1.0, inside))
+
+  def sf(k):  # P[X > k]
+    inside = special.bdtrc(np.clip(k, 0, num_trials), num_trials, p)
+    return np.where(k < 0, 1.0, np.where(k >= num_trials, 0.0, inside))
+
+  mass = np.where(first > num_trials * p, sf(first - 1) - sf(last),
+                  cdf(last) - cdf(first - 1))
+  return np.where(last < first, 0.0, np.clip(mass, 0.0, 1.0))
+
+
+def krr_weak_pld_atoms(num_users: int, local_epsilon: float,
+                       num_categories: int,
+                       relative_width: float = DEFAULT_RELATIVE_WIDTH
+                       ) -> discrete.PldAtoms:
+  """KHH-KRR-WEAK: pair for the weak adversary, as a mixture of clone pairs.
+
+  [DOM for an adversary who knows the other users' data and which of them
+  answered randomly, but not whether the differing user did; TIGHT for it up
+  to the grouping of labels.] Not O(n^3): labels (y, s) are grouped in both
+  coordinates (smallest s, largest theta per group), which can only raise
+  the profile; all truncated mass goes to +infinity.
+  """
+  num_users, local_epsilon, relative_width = _check_common(
+      num_users, local_epsilon, relative_width)
+  k = _validation.check_integer('num_categories', num_categories, 2)
+  gamma = krr_random_answer_probability(local_epsilon, k)
+  if gamma >= 1:
+    return discrete.PldAtoms(np.zeros(1), np.ones(1), 0.0)
+  pi = 2.0 / k
+  y_starts, y_weights, y_lower_tail = _binomial_groups(
+      num_users - 1, gamma, 1 - gamma, relative_width, _MAX_WEAK_GROUPS)
+  clones, log_odds, weights = [], [], []
+  identical, missing = 0.0, y_lower_tail
+  for y, y_weight in zip(y_starts, y_weights):
+    if pi < 1:
+      s_lo = max(1, _chernoff_window(y, pi, 1 - pi)[0])
+      s_hi = _chernoff_window(y + 1, pi, 1 - pi)[1]
+    else:  # k = 2: every message is one of the two values, s = y + 1
+      s_lo = s_hi = y + 1
+    s_starts = _group_starts(s_lo, s_hi, relative_width, _MAX_WEAK_GROUPS)
+    s_ends = np.append(s_starts[1:] - 1, s_hi)
+    s_mass = (gamma * _binomial_interval_mass(y + 1, pi, s_starts, s_ends)
+              + (1 - gamma) * _binomial_interval_mass(y, pi, s_starts - 1,
+                                                      s_ends - 1))
+    no_value = (gamma * (1 - pi) ** (y + 1)) if pi < 1 else 0.0
+    identical += y_weight * no_value
+    # The tails of s and the rounding of every CDF difference: whatever the
+    # groups do not hold goes to +infinity.
+    missing += y_weight * max(
+        0.0, 1.0 - no_value - float(np.sum(s_mass))
+        + _CDF_ERROR * (s_mass.size + 1))
+    clones.append(s_starts - 1)
+    log_odds.append(np.log1p((1 - gamma) * k * s_ends / (gamma * (y + 1))))
+    weights.append(y_weight * s_mass)
+  atoms = conditional_clone_atoms(np.concatenate(clones),
+                                  np.concatenate(log_odds),
+                                  np.concatenate(weights))
+  return _with_identical_mass(
+      discrete.PldAtoms(atoms.losses, atoms.masses,
+                         atoms.infinity_mass + missing), 1.0, identical)

@@ -1,0 +1,254 @@
+"""Discrete PLDs and their pessimistic discretization (connect-the-dots, D9, KHH-SUBSAMPLED orders).
+
+A dominating pair (P, Q) is represented by its privacy loss distribution:
+atoms (loss L = log P/Q, P-mass) plus a mass at +infinity (D9). Every
+pair built by this library is swap-symmetric (docs/mathematics.md D3) or is
+made symmetric by taking the larger of both orders, so one PLD serves both
+orders of the replace-one relation (`symmetric=True` in dp_accounting).
+
+Discretization is pessimistic connect-the-dots (Doroshenko et al. 2022,
+Algorithm 1, as in `dp_accounting.pld.pld_pmf`): the discretized PLD lives on
+the grid {i d} and its privacy profile delta(eps) equals the exact profile at
+every grid point and interpolates it linearly in e^eps in between. A privacy
+profile is convex in e^eps, so the chord lies above it: the result dominates
+the pair for every eps, hence also under composition.
+
+For a finite set of atoms this is done exactly, atom by atom: an atom (L, m)
+with i d <= L <= (i + 1) d becomes masses m - beta at i d and beta at (i + 1) d,
+beta = m (1 - e^{i d - L}) / (1 - e^{-d}), which keeps the total mass and
+E[e^{-L}] and reproduces the atom's profile at both grid points. (Tests check
+this against `pld_pmf.create_pmf_pessimistic_connect_dots`.)
+
+Several candidate pairs for one mechanism (each a valid bound) are combined
+through their profiles on a common grid: the pointwise minimum is replaced by
+its lower convex envelope in e^eps (still above the true, convex profile), and
+for the two orders of a non-symmetric pair the pointwise maximum is used.
+"""
+
+from typing import Sequence, Tuple
+
+import attr
+from dp_accounting.pld import pld_pmf
+from dp_accounting.pld import privacy_loss_distribution
+import numpy as np
+from scipy import signal
+
+from shuffle_accountants import _numerics
+
+
+@attr.s(frozen=True, auto_attribs=True, eq=False)
+class PldAtoms:
+  """Privacy loss distribution of a pair: finite atoms and +infinity mass.
+
+  Attributes:
+    losses: finite privacy losses log(P/Q), 1-d float array.
+    masses: their P-masses (upper bounds), same shape, >= 0.
+    infinity_mass: P-mass of outcomes with Q-mass 0 or that were truncated
+      (docs/mathematics.md D9), >= 0.
+  """
+  losses: np.ndarray
+  masses: np.ndarray
+  infinity_mass: float
+
+
+@attr.s(frozen=True, auto_attribs=True, eq=False)
+class GridPmf:
+  """A PLD on the grid {index * discretization}.
+
+  Attributes:
+    discretization: grid spacing d > 0.
+    lower_index: grid index of probs[0].
+    probs: masses on consecutive grid points.
+    infinity_mass: mass at +infinity.
+  """
+  discretization: float
+  lower_index: int
+  probs: np.ndarray
+  infinity_mass: float
+
+  @property
+  def upper_index(self) -> int:
+    return self.lower_index + self.probs.size - 1
+
+
+def _grid_bincount(index: np.ndarray, weights: np.ndarray, lower: int,
+                   size: int) -> np.ndarray:
+  return np.bincount(index - lower, weights=weights, minlength=size)
+
+
+def connect_the_dots(atoms: PldAtoms, discretization: float) -> GridPmf:
+  """Pessimistic connect-the-dots discretization of finite atoms (exact split).
+
+  The masses are inflated by `_numerics.RELATIVE_SAFETY_MARGIN` so that the
+  floating point error of the split can only raise the profile.
+  """
+  keep = atoms.masses > 0
+  losses, masses = atoms.losses[keep], atoms.masses[keep]
+  if losses.size == 0:
+    return GridPmf(discretization, 0, np.zeros(1), atoms.infinity_mass)
+  # Lower grid point strictly below each loss up to rounding: the tiny shift
+  # keeps beta >= 0 when a loss sits exactly on a grid point.
+  lower = np.floor(losses / discretization - 1e-9).astype(np.int64)
+  beta = masses * (-np.expm1(lower * discretization - losses)
+                   / -np.expm1(-discretization))
+  beta = np.clip(beta, 0.0, masses)
+  first = int(lower.min())
+  size = int(lower.max()) + 2 - first
+  probs = (_grid_bincount(lower, masses - beta, first, size)
+           + _grid_bincount(lower + 1, beta, first, size))
+  margin = 1.0 + _numerics.RELATIVE_SAFETY_MARGIN
+  return GridPmf(discretization, first, probs * margin,
+                 atoms.infinity_mass * margin)
+
+
+def split_preserving_mean(atoms: PldAtoms, discretization: float) -> GridPmf:
+  """Atoms split between neighbouring grid points keeping mass and mean loss.
+
+  At every grid point its profile is at most the atoms' (1 - e^-x is
+  concave), so it is an optimistic *estimate*; it is never used as a bound.
+  """
+  keep = atoms.masses > 0
+  scaled = atoms.losses[keep] / discretization
+  if scaled.size == 0:
+    return GridPmf(discretization, 0, np.zeros(1), atoms.infinity_mass)
+  lower = np.floor(scaled).astype(np.int64)
+  upper_share = atoms.masses[keep] * (scaled - lower)
+  first = int(lower.min())
+  size = int(lower.max()) + 2 - first
+  probs = (_grid_bincount(lower, atoms.masses[keep] - upper_share, first, size)
+           + _grid_bincount(lower + 1, upper_share, first, size))
+  return GridPmf(discretization, first, probs, atoms.infinity_mass)
+
+
+def grid_profile(pmf: GridPmf, lower_index: int, upper_index: int
+                 ) -> np.ndarray:
+  """delta(i d) of a grid PMF for i in [lower_index, upper_index].
+
+  Uses delta_{i-1} - delta_i = (1 - e^{-d}) U_i with
+  U_i = sum_{k >= i} m_k e^{-(k - i) d}, a sum of non-negative terms, so the
+  result has full relative precision (no cancellation).
+  """
+  d = pmf.discretization
+  if lower_index > pmf.lower_index or upper_index < pmf.upper_index:
+    raise ValueError('the profile range must cover the PMF support')
+  probs = np.zeros(upper_index - lower_index + 1)
+  start = pmf.lower_index - lower_index
+  probs[start:start + pmf.probs.size] = pmf.probs
+  # U_i = m_i + e^{-d} U_{i+1}: a first-order recursive filter run backwards.
+  decaying = signal.lfilter([1.0], [1.0, -np.exp(-d)], probs[::-1])[::-1]
+  steps = -np.expm1(-d) * decaying
+  # delta_i = inf + sum_{j > i} (1 - e^{-d}) U_j
+  tail = np.concatenate([np.cumsum(steps[::-1])[::-1][1:], [0.0]])
+  return pmf.infinity_mass + tail
+
+
+def profile_to_pmf(discretization: float, lower_index: int,
+                    deltas: np.ndarray) -> GridPmf:
+  """Connect-the-dots PMF with profile >= `deltas` at every grid point.
+
+  dp_accounting's construction takes second differences of the profile,
+  which loses absolute precision; the profile of its result is therefore
+  re-evaluated exactly and any shortfall is added to the +infinity mass
+  (which raises the profile uniformly).
+  """
+  deltas = np.minimum(deltas, 1.0)  # a profile never exceeds 1
+  pmf = pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap(
+      discretization, lower_index, lower_index + deltas.size - 1, deltas)
+  dense = pmf.to_dense_pmf()
+  # pylint: disable=protected-access
+  probs = np.zeros(deltas.size)
+  start = dense._lower_loss - lower_index
+  probs[start:start + dense._probs.size] = dense._probs
+  infinity_mass = float(dense._infinity_mass)
+  # pylint: enable=protected-access
+  grid = GridPmf(discretization, lower_index, probs, infinity_mass)
+  achieved = grid_profile(grid, lower_index, grid.upper_index)
+  shortfall = float(np.max(deltas - achieved, initial=0.0))
+  margin = 1.0 + _numerics.RELATIVE_SAFETY_MARGIN
+  return GridPmf(discretization, lower_index, probs * margin,
+                 (grid.infinity_mass + shortfall) * margin)
+
+
+def _common_range(pmfs: Sequence[GridPmf]) -> Tuple[int, int]:
+  return (min(p.lower_index for p in pmfs), max(p.upper_index for p in pmfs))
+
+
+def lower_convex_envelope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+  """Largest convex function of x (x increasing) below the points (x, y),
+  evaluated at x."""
+  hull = []
+  for i in range(x.size):
+    while len(hull) >= 2:
+      a, b = hull[-2], hull[-1]
+      # Drop b if it lies on or above the segment from a to i.
+      if ((y[b] - y[a]) * (x[i] - x[a]) >= (y[i] - y[a]) * (x[b] - x[a])):
+        hull.pop()
+      else:
+        break
+    hull.append(i)
+  hull = np.array(hull)
+  return np.interp(x, x[hull], y[hull])
+
+
+def smallest_profile(pmfs: Sequence[GridPmf]) -> GridPmf:
+  """One PMF whose profile is below each candidate's yet above the truth.
+
+  Each candidate must dominate the same mechanism. The pointwise minimum of
+  their profiles is an upper bound on the true profile; its lower convex
+  envelope in e^eps still is (the true profile is convex in e^eps), and it
+  is a valid profile, so connect-the-dots turns it into a PMF.
+  """
+  if len(pmfs) == 1:
+    return pmfs[0]
+  lower, upper = _common_range(pmfs)
+  profiles = np.stack([grid_profile(p, lower, upper) for p in pmfs])
+  minimum = profiles.min(axis=0)
+  d = pmfs[0].discretization
+  # x = e^{eps - eps_max} keeps the abscissae in (0, 1].
+  x = np.exp((np.arange(lower, upper + 1) - upper) * d)
+  envelope = lower_convex_envelope(x, minimum)
+  return profile_to_pmf(d, lower, np.maximum(envelope, 0.0))
+
+
+def largest_profile(pmfs: Sequence[GridPmf]) -> GridPmf:
+  """One PMF whose profile is at least every candidate's (max is convex)."""
+  lower, upper = _common_range(pmfs)
+  profiles = np.stack([grid_profile(p, lower, upper) for p in pmfs])
+  return profile_to_pmf(pmfs[0].discretization, lower, profiles.max(axis=0))
+
+
+def subsampled_orders(atoms: PldAtoms, sampling_ratio: float
+                      ) -> Tuple[PldAtoms, PldAtoms]:
+  """KHH-SUBSAMPLED: both orders of (g P + (1-g) Q, Q) for a symmetric pair.
+
+  [DOM, one order each] With g = m / N, a hidden uniform sample of m of N
+  users (ZDW22 Prop. 30 as quoted in docs/mathematics.md): the first order has
+  loss log(g e^l + 1 - g) with mass g P + (1 - g) Q = P (g + (1 - g) e^-l),
+  the second loss -log(g e^l + 1 - g) with mass Q = P e^-l. The +infinity
+  mass of `atoms` bounds that of both (truncated outputs have equal P and Q
+  mass; outputs with Q = 0 keep at most their P-mass).
+  """
+  g = sampling_ratio
+  mixed_loss = np.log1p(g * np.expm1(atoms.losses))
+  first = PldAtoms(mixed_loss, atoms.masses * (g + (1 - g)
+                                               * np.exp(-atoms.losses)),
+                   atoms.infinity_mass)
+  second = PldAtoms(-mixed_loss, atoms.masses * np.exp(-atoms.losses),
+                    atoms.infinity_mass)
+  return first, second
+
+
+def loss_spread(atoms: PldAtoms) -> float:
+  """Standard deviation of the finite privacy loss under P."""
+  weights = atoms.masses / np.sum(atoms.masses)
+  mean = np.sum(weights * atoms.losses)
+  return float(np.sqrt(np.sum(weights * (atoms.losses - mean) ** 2)))
+
+
+def to_privacy_loss_distribution(
+    pmf: GridPmf) -> privacy_loss_distribution.PrivacyLossDistribution:
+  """Wraps a grid PMF as a symmetric, pessimistic dp_accounting PLD."""
+  dense = pld_pmf.DensePLDPmf(pmf.discretization, pmf.lower_index,
+                              np.asarray(pmf.probs, dtype=np.float64),
+                              float(pmf.infinity_mass), True)
+  return privacy_loss_distribution.PrivacyLossDistribution(dense)

@@ -1,0 +1,187 @@
+"""`ShuffleRdpAccountant`: dp_accounting's RDP accountant plus shuffle events (CONV-RDP2DP inherited).
+
+It handles
+* `ShuffleEvent` with pure LDP (`local_delta == 0`): the smallest sound RDP
+  bound of `shuffle_round.shuffle_rdp_upper_bound` at each order;
+* `SampledWithoutReplacementDpEvent(N, m, ShuffleEvent(num_users=m, ...))`:
+  a hidden uniform sample of m of N users reports (WBK19-THM9);
+* `CheckInEvent` (pure LDP or local Gaussian noise): LIEW-THM2 with the
+  k = 0 term, per k the smaller of WBK19-THM9 and the Renyi moment of the
+  symmetric pair with the KHH-SUBSAMPLED profile (`checkin.checkin_rdp_upper_bound`;
+  docs/mathematics.md W16 explains why the ordered pairs' moments are not used);
+* `SubsampledShuffleGaussianEvent`: WBK19-THM9 on the Gaussian RDP without
+  shuffling gain (docs/mathematics.md D7);
+and delegates every other event to `dp_accounting.rdp.RdpAccountant`, so that
+Gaussian, Laplace, composed and self-composed events keep their behaviour.
+
+Shuffle events require `NeighboringRelation.REPLACE_ONE`, the accountant's
+default. Under that relation the parent composes `GaussianDpEvent(sigma)` as
+RDP order / (2 sigma^2), i.e. `noise_multiplier` is the noise standard
+deviation divided by the replace-one L2 sensitivity. For DP-SGD with clipping
+norm C and noise std sigma C, replacing one example moves the sum by up to 2C,
+so the event to compose is `GaussianDpEvent(sigma / 2)`.
+"""
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import attr
+from dp_accounting import dp_event
+from dp_accounting import privacy_accountant
+from dp_accounting.rdp import rdp_privacy_accountant
+import numpy as np
+
+from shuffle_accountants import _event_checks
+from shuffle_accountants import events
+from shuffle_accountants.rdp import checkin
+from shuffle_accountants.rdp import shuffle_round
+
+NeighboringRelation = privacy_accountant.NeighboringRelation
+CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
+
+# Integer-heavy grid reaching 1024: at n = 10^6 the best order of GIRGIS-UB1
+# can be ~900. Pass `orders` for more (every bound supports any order > 1).
+DEFAULT_ORDERS = tuple(
+    [1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10, 11, 12, 14,
+     16, 18, 20, 22, 24, 28, 32, 36, 40, 48, 56, 64, 80, 96, 112, 128, 160,
+     192, 224, 256, 320, 384, 448, 512, 640, 768, 896, 1024])
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
+class ShuffleRdpContribution:
+  """One shuffle event composed into the accountant.
+
+  Attributes:
+    event: the event as the user passed it.
+    count: how many times it was composed.
+    bound: the per-order RDP of one occurrence and which bound won.
+  """
+  event: dp_event.DpEvent
+  count: int
+  bound: shuffle_round.RdpBound
+
+
+def _liew_bound(event, orders) -> shuffle_round.RdpBound:
+  if isinstance(event, events.CheckInEvent):
+    return checkin.checkin_rdp_upper_bound(
+        event.num_users, event.checkin_rate, orders,
+        local_epsilon=event.local_epsilon,
+        noise_multiplier=event.noise_multiplier)
+  return checkin.subsampled_shuffle_gaussian_rdp_upper_bound(
+      event.num_users, event.sample_size, event.noise_multiplier, orders)
+
+
+class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
+  """RDP accountant for shuffle-model events, composable with all others.
+
+  Example:
+    >>> accountant = ShuffleRdpAccountant()
+    >>> accountant.compose(ShuffleEvent(num_users=10**6, local_epsilon=1.0),
+    ...                    count=1000)
+    >>> accountant.get_epsilon(1e-6)
+
+  Every RDP value composed for a shuffle event is a proven upper bound
+  (see `shuffle_rdp`); `contributions` and `explain` show which bound won.
+  """
+
+  def __init__(self, orders: Optional[Sequence[float]] = None,
+               neighboring_relation: NeighboringRelation = (
+                   NeighboringRelation.REPLACE_ONE)):
+    """Initialises the accountant.
+
+    Args:
+      orders: RDP orders; defaults to `DEFAULT_ORDERS` (1.25 to 1024).
+      neighboring_relation: must be REPLACE_ONE for shuffle events; other
+        relations still serve every event the parent supports.
+    """
+    super().__init__(DEFAULT_ORDERS if orders is None else orders,
+                     neighboring_relation)
+    self._contributions: List[ShuffleRdpContribution] = []
+    self._bound_cache: Dict[Tuple, shuffle_round.RdpBound] = {}
+
+  @property
+  def contributions(self) -> Tuple[ShuffleRdpContribution, ...]:
+    """The shuffle events composed so far, with their per-order bounds."""
+    return tuple(self._contributions)
+
+  def explain(self, target_delta: float) -> List[dict]:
+    """Which bound won for each shuffle event at the optimal order.
+
+    Args:
+      target_delta: the delta at which epsilon is reported.
+
+    Returns:
+      One dict per composed shuffle event with keys 'event', 'count',
+      'order' (the optimal order of the whole composition), 'bound' (the
+      winning bound's name) and 'rdp' (count times its RDP at that order).
+    """
+    _, order = self.get_epsilon_and_optimal_order(target_delta)
+    index = int(np.argmin(np.abs(self._orders - order)))
+    return [dict(event=c.event, count=c.count, order=float(order),
+                 bound=c.bound.winners[index],
+                 rdp=float(c.count * c.bound.rdp[index]))
+            for c in self._contributions]
+
+  def _check_relation_and_orders(self, reported: dp_event.DpEvent
+                                  ) -> Optional[CompositionErrorDetails]:
+    relation_error = _event_checks.check_relation(self.neighboring_relation,
+                                                  reported)
+    if relation_error is not None:
+      return relation_error
+    if np.any(self._orders <= 1):
+      return _event_checks.error(reported, (
+          'shuffle RDP bounds need every order > 1; this accountant has '
+          f'orders down to {self._orders.min()}.'))
+    return None
+
+  def _check_shuffle_event(self, event: events.ShuffleEvent,
+                           reported: dp_event.DpEvent
+                           ) -> Optional[CompositionErrorDetails]:
+    if event.local_delta > 0:
+      return _event_checks.error(reported, (
+          f'local_delta={event.local_delta} > 0: approximate-LDP randomizers '
+          'have no finite RDP bound (docs/mathematics.md W1), so the RDP accountant cannot '
+          'account them; use ShufflePldAccountant.'))
+    return self._check_relation_and_orders(reported)
+
+  def _bound(self, key, compute) -> shuffle_round.RdpBound:
+    if key not in self._bound_cache:
+      self._bound_cache[key] = compute()
+    return self._bound_cache[key]
+
+  def _add(self, event, count, bound):
+    self._rdp += count * bound.rdp
+    self._contributions.append(ShuffleRdpContribution(event, count, bound))
+
+  def _maybe_compose(self, event: dp_event.DpEvent, count: int,
+                     do_compose: bool) -> Optional[CompositionErrorDetails]:
+    if isinstance(event, events.ShuffleEvent):
+      error = self._check_shuffle_event(event, event)
+      if error is None and do_compose:
+        key = ('shuffle', event.num_users, event.local_epsilon)
+        self._add(event, count, self._bound(
+            key, lambda: shuffle_round.shuffle_rdp_upper_bound(
+                event.num_users, event.local_epsilon, self._orders)))
+      return error
+    if isinstance(event, events.LIEW_EVENT_TYPES):
+      error = self._check_relation_and_orders(event)
+      if error is None and do_compose:
+        self._add(event, count, self._bound(
+            event, lambda: _liew_bound(event, self._orders)))
+      return error
+    if (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
+        and _event_checks.contains_shuffle_event(event.event)):
+      error = (_event_checks.check_sampled_shuffle(event)
+               or self._check_shuffle_event(event.event, event))
+      if error is None and do_compose:
+        inner = event.event
+        key = ('sampled', event.source_dataset_size, event.sample_size,
+               inner.local_epsilon)
+        self._add(event, count, self._bound(
+            key, lambda: shuffle_round.subsampled_shuffle_rdp_upper_bound(
+                event.source_dataset_size, event.sample_size,
+                inner.local_epsilon, self._orders)))
+      return error
+    if (isinstance(event, dp_event.PoissonSampledDpEvent)
+        and _event_checks.contains_shuffle_event(event.event)):
+      return _event_checks.poisson_shuffle_error(event)
+    return super()._maybe_compose(event, count, do_compose)

@@ -1,0 +1,125 @@
+"""The RDP composed for a shuffle round: the smallest sound bound (KHH-RDP-CLONE, GIRGIS-UB1, WBK19-THM9).
+
+For pure eps0-LDP randomizers (docs/mathematics.md) every order gets
+min{KHH-RDP-CLONE, GIRGIS-UB1, GIRGIS-UB2, GIRGIS-UB-MIX, PURE-DP-RDP-CAP};
+each candidate is a proven upper bound, so their minimum is one too. Bounds
+proven only at integer orders reach real orders through RDP-INTERP. For a hidden
+fixed-size sample of users (item 4) WBK19-THM9 is applied on top, with the
+shuffle bound of the sample as base RDP and eps0 as its pure-DP parameter.
+
+Lower bounds and baselines (GIRGIS-LB, GIRGIS-COR2, EFM19, GIRGIS-COR1) never
+enter this minimum.
+"""
+
+from typing import Dict, Tuple
+
+import attr
+import numpy as np
+
+from shuffle_accountants import _validation
+from shuffle_accountants.rdp import clone
+from shuffle_accountants.rdp import girgis
+from shuffle_accountants.rdp import generic
+from shuffle_accountants.rdp import subsampling
+
+CLONE = 'clone (KHH-RDP-CLONE)'
+GIRGIS_UB1 = 'GIRGIS-UB1'
+GIRGIS_UB2 = 'GIRGIS-UB2'
+GIRGIS_UB_MIX = 'GIRGIS-UB-MIX'
+PURE_DP_CAP = 'PURE-DP-RDP-CAP'
+WBK19 = 'WBK19-THM9 subsampling'
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
+class RdpBound:
+  """Per-order RDP upper bounds and where each came from.
+
+  Attributes:
+    orders: the RDP orders.
+    rdp: the bound composed by the accountant (the minimum of `candidates`).
+    winners: for each order, the name of the candidate that attained `rdp`.
+    candidates: every sound bound that was evaluated, by name.
+  """
+  orders: np.ndarray
+  rdp: np.ndarray
+  winners: Tuple[str, ...]
+  candidates: Dict[str, np.ndarray]
+
+  def winner_at(self, order: float) -> str:
+    """Name of the bound that won at the order closest to `order`."""
+    return self.winners[int(np.argmin(np.abs(self.orders - order)))]
+
+
+def smallest_bound(orders: np.ndarray,
+                   candidates: Dict[str, np.ndarray]) -> RdpBound:
+  """The per-order minimum of several upper bounds, with the winners' names."""
+  names = list(candidates)
+  stacked = np.stack([candidates[name] for name in names])
+  best = np.argmin(stacked, axis=0)
+  return RdpBound(orders=orders, rdp=stacked[best, np.arange(orders.size)],
+                  winners=tuple(names[i] for i in best),
+                  candidates=candidates)
+
+
+def shuffle_rdp_upper_bound(num_users: int, local_epsilon: float,
+                            orders) -> RdpBound:
+  """RDP of one shuffle round of pure eps0-LDP reports: the smallest UB. [UB]
+
+  Args:
+    num_users: n >= 1 users whose reports are shuffled.
+    local_epsilon: eps0 >= 0 of each (pure) local randomizer.
+    orders: RDP orders > 1.
+
+  Returns:
+    An `RdpBound` whose `rdp` is a proven upper bound at every order.
+  """
+  num_users = _validation.check_integer('num_users', num_users, 1)
+  local_epsilon = _validation.check_real('local_epsilon', local_epsilon, 0.0)
+  orders = _validation.check_orders(orders)
+  candidates = {
+      CLONE: clone.clone_pair_rdp(num_users, local_epsilon, orders),
+      GIRGIS_UB1: generic.at_real_orders(
+          lambda o: girgis.girgis_ub1(num_users, local_epsilon, o), orders),
+      GIRGIS_UB2: girgis.girgis_ub2(num_users, local_epsilon, orders),
+      GIRGIS_UB_MIX: generic.at_real_orders(
+          lambda o: girgis.girgis_ub_mix(num_users, local_epsilon, o), orders),
+      PURE_DP_CAP: generic.pure_dp_rdp_cap(local_epsilon, orders),
+  }
+  return smallest_bound(orders, candidates)
+
+
+def subsampled_shuffle_rdp_upper_bound(population_size: int, sample_size: int,
+                                       local_epsilon: float,
+                                       orders) -> RdpBound:
+  """RDP when a hidden uniform sample of `sample_size` users is shuffled. [UB]
+
+  WBK19-THM9 with base RDP `shuffle_rdp_upper_bound(sample_size, ...)` and
+  base pure-DP epsilon eps0 (docs/mathematics.md D6), replace-one over the population.
+  Why the combination is sound: WBK19-THM9 holds for every replace-one pair
+  (both orders) given a base bound valid for every pair of the m-user
+  shuffle, which each candidate is; the un-subsampled bound is a candidate
+  too, since exp((order - 1) D_order) is jointly convex and the sampled
+  mechanism is a mixture of identical (differing user not sampled) and
+  neighbouring m-user shuffles. No ordered-pair Renyi moment is used (W16).
+
+  Args:
+    population_size: number of users N >= 1 the sample is drawn from.
+    sample_size: number m of sampled users, 1 <= m <= N.
+    local_epsilon: eps0 >= 0 of each (pure) local randomizer.
+    orders: RDP orders > 1.
+
+  Returns:
+    An `RdpBound`; `candidates` holds the un-subsampled bound and WBK19.
+  """
+  population_size = _validation.check_integer('population_size',
+                                              population_size, 1)
+  sample_size = _validation.check_integer('sample_size', sample_size, 1,
+                                          population_size)
+  orders = _validation.check_orders(orders)
+  base = lambda o: shuffle_rdp_upper_bound(sample_size, local_epsilon, o).rdp
+  unsubsampled = shuffle_rdp_upper_bound(sample_size, local_epsilon, orders)
+  amplified = subsampling.wbk19_without_replacement_rdp(
+      sample_size / population_size, base, local_epsilon, orders)
+  candidates = dict(unsubsampled.candidates)
+  candidates[WBK19] = amplified
+  return smallest_bound(orders, candidates)

@@ -1,0 +1,138 @@
+"""The `shuffle-accountant` CLI end to end, in subprocesses."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from shuffle_accountants import CheckInEvent
+from shuffle_accountants import ShuffleEvent
+from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants.cli import protocols
+
+
+def _run(*arguments, check=True):
+  result = subprocess.run(
+      [sys.executable, '-m', 'shuffle_accountants', *arguments],
+      capture_output=True, text=True, cwd='/', check=False)
+  if check:
+    assert result.returncode == 0, result.stderr
+  return result
+
+
+def _json(*arguments):
+  return json.loads(_run(*arguments, '--json').stdout)
+
+
+def test_epsilon_equals_the_python_api():
+  report = _json('epsilon', '--num-users', '100000', '--local-epsilon', '1',
+                 '--rounds', '100', '--delta', '1e-6', '--accountant', 'pld')
+  accountant = ShufflePldAccountant()
+  accountant.compose(ShuffleEvent(num_users=100000, local_epsilon=1.0), 100)
+  assert report['certified']['epsilon'] == accountant.get_epsilon(1e-6)
+  assert report['certified']['kind'] == 'upper bound'
+  lower = report['lower_bound']
+  assert lower['method'] == 'binary-rr-pair'
+  assert 0 < lower['epsilon'] < report['certified']['epsilon']
+
+
+def test_epsilon_for_checkin_with_gaussian_noise():
+  report = _json('epsilon', '--num-users', '20000', '--noise-multiplier', '3',
+                 '--checkin-rate', '0.01', '--rounds', '50', '--delta',
+                 '1e-5')
+  protocol = protocols.Protocol(num_users=20000, noise_multiplier=3.0,
+                                checkin_rate=0.01, rounds=50, delta=1e-5)
+  assert protocol.round_event() == CheckInEvent(20000, 0.01,
+                                                noise_multiplier=3.0)
+  best = protocols.certified_epsilon(protocol)
+  assert report['certified']['epsilon'] == best.epsilon
+  assert report['certified']['method'] == best.method
+  assert report['lower_bound']['epsilon'] is None
+
+
+def test_default_scenario_prints_the_certified_epsilon():
+  output = _run().stdout
+  assert 'certified epsilon (upper bound)' in output
+  assert 'ShuffleEvent(num_users=1000000, local_epsilon=1.0' in output
+
+
+def test_compare_lists_every_method_with_ratios():
+  report = _json('compare', '--num-users', '10000', '--local-epsilon', '2',
+                 '--rounds', '10')
+  rows = {row['method']: row for row in report['methods']}
+  assert list(rows) == list(protocols.METHODS)
+  uppers = [row['epsilon'] for row in rows.values()
+            if row['kind'] == 'upper bound']
+  assert min(row['ratio_to_best_upper'] for row in rows.values()
+             if row['kind'] == 'upper bound') == 1.0
+  assert rows['binary-rr-pair']['epsilon'] <= min(uppers)
+  assert rows['pld']['epsilon'] == min(uppers)
+
+
+def test_calibrate_finds_the_largest_local_epsilon_and_the_most_rounds():
+  report = _json('calibrate', '--num-users', '100000', '--rounds', '100',
+                 '--target-epsilon', '1', '--solve', 'local-epsilon',
+                 '--accountant', 'pld')
+  local_epsilon = report['value']
+  protocol = protocols.Protocol(num_users=100000, rounds=100,
+                                local_epsilon=local_epsilon)
+  assert protocols.certified_epsilon(protocol, 'pld').epsilon <= 1.0
+  assert protocols.certified_epsilon(
+      protocol.replace(local_epsilon=local_epsilon * 1.01), 'pld'
+  ).epsilon > 1.0
+  report = _json('calibrate', '--num-users', '100000', '--local-epsilon',
+                 '1', '--target-epsilon', '0.5', '--solve', 'rounds',
+                 '--accountant', 'pld')
+  rounds = report['value']
+  protocol = protocols.Protocol(num_users=100000, local_epsilon=1.0,
+                                rounds=rounds)
+  assert protocols.certified_epsilon(protocol, 'pld').epsilon <= 0.5
+  assert protocols.certified_epsilon(protocol.replace(rounds=rounds + 1),
+                                     'pld').epsilon > 0.5
+
+
+@pytest.mark.parametrize('arguments, status, message', [
+    (('epsilon', '--num-users', '0', '--local-epsilon', '1'), 1,
+     'num_users must be an integer >= 1; got 0'),
+    (('epsilon', '--num-users', '10'), 1, 'give local_epsilon'),
+    (('epsilon', '--num-users', 'ten', '--local-epsilon', '1'), 2,
+     "invalid int value: 'ten'"),
+    (('epsilon', '--num-users', '10', '--local-epsilon', '1',
+      '--noise-multiplier', '1'), 2, 'not allowed with'),
+    (('epsilon', '--num-users', '10', '--local-epsilon', '1',
+      '--checkin-rate', '2'), 1, 'checkin_rate must be'),
+    (('compare', '--num-users', '10', '--local-epsilon', '1', '--methods',
+      'pld,magic'), 2, '--methods must be'),
+    (('calibrate', '--num-users', '10', '--local-epsilon', '1',
+      '--target-epsilon', '1e-9', '--solve', 'rounds'), 1,
+     'even 1 round costs'),
+    (('calibrate', '--num-users', '10', '--local-epsilon', '1',
+      '--target-epsilon', '1', '--solve', 'local-epsilon'), 2,
+     'is what calibrate solves for'),
+    (('frobnicate',), 2, 'invalid choice'),
+])
+def test_errors_are_one_line_with_a_non_zero_status(arguments, status,
+                                                    message):
+  result = _run(*arguments, check=False)
+  assert result.returncode == status
+  assert result.stderr.count('\n') == 1
+  assert result.stderr.startswith('shuffle-accountant: error: ')
+  assert message in result.stderr
+  assert 'Traceback' not in result.stderr
+
+
+def test_plot_writes_a_png(tmp_path):
+  pytest.importorskip('matplotlib')
+  output = tmp_path / 'rounds.png'
+  result = _run('plot', '--num-users', '10000', '--local-epsilon', '1',
+                '--x', 'rounds', '--values', '1,10,100', '--output',
+                str(output), '--json')
+  report = json.loads(result.stdout)
+  assert output.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+  assert report['values'] == [1, 10, 100]
+  pld = report['series']['pld']
+  assert pld == sorted(pld) and len(pld) == 3
+  assert all(lower <= upper for lower, upper in zip(
+      report['series']['binary-rr-pair'], pld))
+  assert 'plotting' in result.stderr  # the progress bar

@@ -1,0 +1,44 @@
+"""Every ID the package, README and docs cite resolves on docs/mathematics.md."""
+
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+# W1, D16, and hyphenated upper-case names such as GIRGIS-UB1 or FMT-EQ10-11.
+ID_PATTERN = re.compile(r'(?<![\w-])(W\d{1,2}|D\d{1,2}|[A-Z][A-Z0-9]*\d*'
+                        r'(?:-[A-Z0-9]+)+)(?![\w-])')
+# Hyphenated upper-case words that are not IDs.
+NOT_IDS = {'DP-SGD'}
+
+
+def _anchors():
+  page = (ROOT / 'docs' / 'mathematics.md').read_text(encoding='utf-8')
+  return set(re.findall(r'\{#([a-z0-9-]+)\}', page))
+
+
+def _cited(paths):
+  cited = {}
+  for path in paths:
+    for match in ID_PATTERN.finditer(path.read_text(encoding='utf-8')):
+      if match.group(1) not in NOT_IDS:
+        cited.setdefault(match.group(1), str(path.relative_to(ROOT)))
+  return cited
+
+
+def test_every_cited_id_has_an_anchor():
+  sources = (list((ROOT / 'shuffle_accountants').rglob('*.py'))
+             + list((ROOT / 'adapters').rglob('*.py'))
+             + list((ROOT / 'docs').glob('*.md')) + [ROOT / 'README.md'])
+  cited = _cited(sources)
+  missing = {i: where for i, where in cited.items()
+             if i.lower() not in _anchors()}
+  assert len(cited) > 40
+  assert not missing, missing
+
+
+def test_links_to_the_page_point_at_existing_anchors():
+  anchors = _anchors()
+  for path in list((ROOT / 'docs').glob('*.md')) + [ROOT / 'README.md']:
+    text = path.read_text(encoding='utf-8')
+    for anchor in re.findall(r'mathematics\.md#([a-z0-9-]+)', text):
+      assert anchor in anchors, (path.name, anchor)

@@ -1,0 +1,79 @@
+"""Candidate pairs per event (`pld.candidates`) and the lazy estimate."""
+
+import dp_accounting
+from dp_accounting import dp_event
+import numpy as np
+import pytest
+
+from shuffle_accountants import CheckInEvent
+from shuffle_accountants import ShuffleEvent
+from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants.pld import candidates
+from shuffle_accountants.pld import discrete
+
+
+@pytest.mark.parametrize('adversary,names', [
+    ('shuffled_output', ('KHH-KRR-STRONG', 'KHH-KRR-WEAK', 'FMT21-CLONES')),
+    ('weak', ('KHH-KRR-STRONG', 'KHH-KRR-WEAK')),
+    ('strong', ('KHH-KRR-STRONG',)),
+])
+def test_krr_pairs_follow_the_adversary(adversary, names):
+  pairs = candidates.event_pairs(ShuffleEvent(100, 1.0, num_categories=3),
+                                 adversary, 1e-3)
+  assert tuple(name for name, _ in pairs) == names
+
+
+def test_generic_and_approximate_rounds():
+  generic = candidates.event_pairs(ShuffleEvent(100, 1.0), 'strong', 1e-3)
+  assert [name for name, _ in generic] == ['FMT21-CLONES']
+  approximate = candidates.event_pairs(
+      ShuffleEvent(100, 1.0, local_delta=1e-9), 'shuffled_output', 1e-3)
+  assert 'LOCAL-GUARANTEE' in [name for name, _ in approximate]
+
+
+def test_combined_profile_is_below_every_candidate():
+  event = ShuffleEvent(200, 2.0, num_categories=4)
+  pmf, names = candidates.shuffle_round_pmf(
+      event, None, 1e-2, discrete.connect_the_dots, 'shuffled_output', 1e-3)
+  assert len(names) == 3
+  lower, upper = pmf.lower_index, pmf.upper_index
+  combined = discrete.grid_profile(pmf, lower, upper)
+  for _, atoms in candidates.event_pairs(event, 'shuffled_output', 1e-3):
+    single = discrete.connect_the_dots(atoms, 1e-2)
+    lo, hi = min(lower, single.lower_index), max(upper, single.upper_index)
+    # Masses carry a 1e-10 relative safety margin.
+    assert np.all(discrete.grid_profile(pmf, lo, hi)
+                  <= discrete.grid_profile(single, lo, hi) * (1 + 1e-9) + 1e-12)
+
+
+def test_shuffle_leaves_and_only_shuffle_events():
+  shuffle = ShuffleEvent(100, 1.0)
+  checkin = CheckInEvent(100, 0.1, local_epsilon=1.0)
+  sampled = dp_accounting.SampledWithoutReplacementDpEvent(1000, 100, shuffle)
+  tree = dp_event.ComposedDpEvent([
+      dp_event.SelfComposedDpEvent(shuffle, 3), checkin, sampled])
+  assert list(candidates.shuffle_leaves(tree)) == [
+      (shuffle, None), (checkin, 0.1), (shuffle, 0.1)]
+  assert candidates.only_shuffle_events(tree)
+  assert not candidates.only_shuffle_events(dp_event.ComposedDpEvent(
+      [shuffle, dp_event.GaussianDpEvent(1.0)]))
+
+
+def test_estimate_is_computed_only_when_asked_and_refreshed_after_compose():
+  accountant = ShufflePldAccountant(value_discretization_interval=1e-3)
+  accountant.compose(ShuffleEvent(1000, 1.0), 10)
+  bound = accountant.get_epsilon(1e-6)
+  assert accountant._estimate is None  # pylint: disable=protected-access
+  estimate = accountant.get_optimistic_epsilon(1e-6)
+  assert estimate <= bound
+  accountant.compose(ShuffleEvent(1000, 1.0), 10)
+  assert accountant._estimate is None  # pylint: disable=protected-access
+  assert accountant.get_optimistic_epsilon(1e-6) > estimate
+
+
+def test_estimate_keeps_the_parents_pld_for_other_events():
+  gaussian = dp_event.GaussianDpEvent(3.0)
+  accountant = ShufflePldAccountant(value_discretization_interval=1e-3)
+  accountant.compose(gaussian)
+  assert accountant.get_optimistic_epsilon(1e-6) == pytest.approx(
+      accountant.get_epsilon(1e-6), rel=1e-12)
