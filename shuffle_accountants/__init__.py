@@ -16,23 +16,45 @@ When Opacus is installed, its accountants "shuffle_checkin" and
 `shuffle_accountants.adapters.opacus`).
 """
 
+import importlib
 import importlib.abc
 import importlib.util
 import sys
+from typing import Any
 import warnings
 
-from shuffle_accountants.events import CheckInEvent
-from shuffle_accountants.events import ShuffleEvent
-from shuffle_accountants.events import SubsampledShuffleGaussianEvent
-from shuffle_accountants.rdp.checkin import checkin_rdp_upper_bound
-from shuffle_accountants.rdp.checkin import shuffled_gaussian_rdp_lower_bound
-from shuffle_accountants.rdp.checkin import subsampled_shuffle_gaussian_rdp_upper_bound
-from shuffle_accountants.pld.accountant import KRR_ADVERSARIES
-from shuffle_accountants.pld.accountant import ShufflePldAccountant
-from shuffle_accountants.rdp.accountant import DEFAULT_ORDERS
-from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
-from shuffle_accountants.rdp.shuffle_round import shuffle_rdp_upper_bound
-from shuffle_accountants.rdp.shuffle_round import subsampled_shuffle_rdp_upper_bound
+# Public names and the modules that define them. They are imported on first
+# use (PEP 562), so that `import shuffle_accountants` and the command line's
+# --help do not pay for numpy, scipy and dp_accounting.
+_EXPORTS = {
+    'CheckInEvent': 'shuffle_accountants.events',
+    'ShuffleEvent': 'shuffle_accountants.events',
+    'SubsampledShuffleGaussianEvent': 'shuffle_accountants.events',
+    'checkin_rdp_upper_bound': 'shuffle_accountants.rdp.checkin',
+    'shuffled_gaussian_rdp_lower_bound': 'shuffle_accountants.rdp.checkin',
+    'subsampled_shuffle_gaussian_rdp_upper_bound':
+        'shuffle_accountants.rdp.checkin',
+    'KRR_ADVERSARIES': 'shuffle_accountants.pld.accountant',
+    'ShufflePldAccountant': 'shuffle_accountants.pld.accountant',
+    'DEFAULT_ORDERS': 'shuffle_accountants.rdp.accountant',
+    'ShuffleRdpAccountant': 'shuffle_accountants.rdp.accountant',
+    'shuffle_rdp_upper_bound': 'shuffle_accountants.rdp.shuffle_round',
+    'subsampled_shuffle_rdp_upper_bound':
+        'shuffle_accountants.rdp.shuffle_round',
+}
+
+
+def __getattr__(name: str) -> Any:
+  if name in _EXPORTS:
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+
+
+def __dir__():
+  return sorted(list(globals()) + list(_EXPORTS))
+
 
 __version__ = '0.1.0'
 
@@ -79,17 +101,4 @@ if 'opacus' in sys.modules:
 elif importlib.util.find_spec('opacus') is not None:
   sys.meta_path.insert(0, _RegisterAfterOpacusImport())
 
-__all__ = [
-    'CheckInEvent',
-    'DEFAULT_ORDERS',
-    'KRR_ADVERSARIES',
-    'ShuffleEvent',
-    'ShufflePldAccountant',
-    'ShuffleRdpAccountant',
-    'SubsampledShuffleGaussianEvent',
-    'checkin_rdp_upper_bound',
-    'shuffle_rdp_upper_bound',
-    'shuffled_gaussian_rdp_lower_bound',
-    'subsampled_shuffle_gaussian_rdp_upper_bound',
-    'subsampled_shuffle_rdp_upper_bound',
-]
+__all__ = sorted(_EXPORTS)

@@ -204,6 +204,8 @@ def log_binomial_mixture_excess(
                              f'{starts[reference_block]}')
   relevant = np.nonzero(np.any(
       crude > reference[None, :] + np.log(NEGLIGIBLE_FRACTION), axis=1))[0]
+  if relevant.size == 0:  # every crude bound vanishes (eps0 -> 0): sum them
+    return special.logsumexp(crude, axis=0)
   first, last = int(relevant.min()), int(relevant.max())
   considered = np.arange(first, last + 1)
   rows = {reference_block: reference_row}

@@ -67,3 +67,21 @@ def check_integer_orders(orders, name: str = 'orders') -> np.ndarray:
                      f'bound is proven for integer orders only); got '
                      f'{array[bad][0]}.')
   return array
+
+
+def check_delta(name: str, value) -> float:
+  """A target delta: a real number in [0, 1]."""
+  return check_real(name, value, 0.0, 1.0)
+
+
+def check_epsilon(name: str, value) -> float:
+  """A target epsilon: a real number >= 0 (+inf allowed: delta is then 0)."""
+  if isinstance(value, numbers.Real) and not isinstance(value, bool) and (
+      value == math.inf):
+    return math.inf
+  return check_real(name, value, 0.0)
+
+
+def check_count(count) -> int:
+  """How many times an event is composed: an integer >= 0."""
+  return check_integer('count', count, 0)

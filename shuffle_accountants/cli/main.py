@@ -7,29 +7,97 @@ Subcommands (protocol flags are named like the event fields):
   calibrate  largest ε0, smallest σ or most rounds that meet a target (ε, δ)
   plot       PNG of ε against rounds, n or ε0 (needs the `plot` extra)
 
-Every command takes --json. Bad flags or impossible requests print one line
-to stderr and exit with status 2 (usage) or 1 (impossible request).
+Every command takes --json. Bad flags or values print one line to stderr and
+exit with status 2; impossible requests (a target nothing meets) with 1; an
+interrupt (Ctrl-C) with 130. Limits: see LIMITS and docs/limits.md.
 """
 
 import argparse
 import json
 import math
+import os
 import sys
 from typing import Callable, List, Optional, Sequence
+import warnings
 
 import attr
 
-from shuffle_accountants.cli import protocols
+# The numerical stack (numpy, scipy, dp_accounting) is imported only when a
+# command computes, so that --help and usage errors answer at once.
+protocols = None  # pylint: disable=invalid-name
 
 PROGRAM = 'shuffle-accountant'
 _PROTOCOL_FIELDS = ('num_users', 'delta', 'rounds', 'local_epsilon',
                     'noise_multiplier', 'num_categories', 'checkin_rate',
                     'sample_size')
-_SWEEPS = {'rounds': int, 'num-users': int, 'local-epsilon': float}
+_SWEEPS = ('rounds', 'num-users', 'local-epsilon')
 
 
 class UsageError(Exception):
-  """A flag is missing, malformed or out of range."""
+  """A flag is missing, malformed or out of range (exit status 2)."""
+
+
+class Impossible(Exception):
+  """The request is well formed but nothing meets it (exit status 1)."""
+
+
+# Documented ranges of the protocol flags: (smallest, largest).
+LIMITS = {
+    'num-users': (1, 10**10), 'rounds': (1, 10**9),
+    'num-categories': (2, 10**6), 'sample-size': (1, 10**10),
+    'local-epsilon': (0.0, 20.0), 'noise-multiplier': (1e-3, 1e5),
+    'checkin-rate': (1e-12, 1.0), 'delta': (1e-300, 0.5),
+    'target-epsilon': (1e-6, 1e6),
+}
+_FLAG_NAMES = {name.replace('-', '_'): f'--{name}' for name in LIMITS}
+_PLOT_VALUES = {'rounds': '1,10,100,1000', 'num-users': '1000,10000,100000,1000000',
+                'local-epsilon': '0.5,1,2,4'}
+_PLOT_FORMATS = ('.png', '.pdf', '.svg')
+
+
+def _whole(flag: str):
+  """An argparse type: a whole number in LIMITS, also written as 1e6."""
+  low, high = LIMITS[flag]
+
+  def parse(text: str) -> int:
+    try:
+      value = float(text)
+    except ValueError:
+      raise argparse.ArgumentTypeError(
+          f'--{flag} must be a whole number; got {text!r}') from None
+    if not (math.isfinite(value) and value == math.floor(value)):
+      raise argparse.ArgumentTypeError(
+          f'--{flag} must be a whole number; got {text!r}')
+    if not low <= value <= high:
+      raise argparse.ArgumentTypeError(
+          f'--{flag} must be in [{low:g}, {high:g}]; got {text}')
+    return int(value)
+  return parse
+
+
+def _real(flag: str):
+  """An argparse type: a finite number in LIMITS."""
+  low, high = LIMITS[flag]
+
+  def parse(text: str) -> float:
+    try:
+      value = float(text)
+    except ValueError:
+      raise argparse.ArgumentTypeError(
+          f'--{flag} must be a number; got {text!r}') from None
+    if not (math.isfinite(value) and low <= value <= high):
+      raise argparse.ArgumentTypeError(
+          f'--{flag} must be a number in [{low:g}, {high:g}]; got {text}')
+    return value
+  return parse
+
+
+def _flag_message(error: Exception) -> str:
+  """A library message with the parameter names the user typed as flags."""
+  message = str(error)
+  for name, flag in _FLAG_NAMES.items():
+    message = message.replace(name, flag)
+  return message
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,8 +107,12 @@ class _Parser(argparse.ArgumentParser):
     raise UsageError(message)
 
 
+_PROGRESS_OPEN = [False]  # a progress line awaits its newline
+
+
 def _progress(done: int, total: int, label: str) -> None:
-  """A one-line progress bar on stderr for sweeps."""
+  """A one-line progress bar on stderr for long work."""
+  _PROGRESS_OPEN[0] = done < total
   width = 30
   filled = int(width * done / total)
   end = '\n' if done == total else ''
@@ -51,23 +123,28 @@ def _progress(done: int, total: int, label: str) -> None:
 
 def _add_protocol_flags(parser, solved: Sequence[str] = ()):
   group = parser.add_argument_group('protocol (one round, repeated)')
-  group.add_argument('--num-users', type=int, required='num_users' not in
-                     solved, help='population size n')
+  group.add_argument('--num-users', type=_whole('num-users'),
+                     required='num_users' not in solved,
+                     help='population size n (1 to 1e10)')
   randomizer = group.add_mutually_exclusive_group()
-  randomizer.add_argument('--local-epsilon', type=float,
-                          help='eps0 of a pure LDP randomizer')
-  randomizer.add_argument('--noise-multiplier', type=float,
-                          help='sigma of local Gaussian noise (clip norm C)')
-  group.add_argument('--num-categories', type=int,
+  randomizer.add_argument('--local-epsilon', type=_real('local-epsilon'),
+                          help='eps0 of a pure LDP randomizer (0 to 20)')
+  randomizer.add_argument('--noise-multiplier',
+                          type=_real('noise-multiplier'),
+                          help='sigma of local Gaussian noise (clip norm C; '
+                          '1e-3 to 1e5)')
+  group.add_argument('--num-categories', type=_whole('num-categories'),
                      help='k for k-ary randomized response reports')
   sampling = group.add_mutually_exclusive_group()
-  sampling.add_argument('--checkin-rate', type=float,
-                        help='each user checks in with this probability')
-  sampling.add_argument('--sample-size', type=int,
+  sampling.add_argument('--checkin-rate', type=_real('checkin-rate'),
+                        help='each user checks in with this probability '
+                        '(1e-12 to 1)')
+  sampling.add_argument('--sample-size', type=_whole('sample-size'),
                         help='a hidden uniform sample of this many users')
-  group.add_argument('--rounds', type=int, default=1, help='T (default 1)')
-  group.add_argument('--delta', type=float, default=1e-6,
-                     help='target delta (default 1e-6)')
+  group.add_argument('--rounds', type=_whole('rounds'), default=1,
+                     help='T (default 1; 1 to 1e9, 1e6 is accepted)')
+  group.add_argument('--delta', type=_real('delta'), default=1e-6,
+                     help='target delta (default 1e-6; 1e-300 to 0.5)')
   parser.add_argument('--json', action='store_true',
                       help='machine-readable output')
 
@@ -88,29 +165,33 @@ def _build_parser() -> argparse.ArgumentParser:
   _add_accountant_flag(epsilon)
   compare = commands.add_parser('compare', help='all methods side by side')
   _add_protocol_flags(compare)
-  compare.add_argument('--methods', help='comma-separated subset of '
-                       f'{",".join(protocols.METHODS)}')
+  compare.add_argument('--methods', help='comma-separated method names '
+                       '(default: all of them, as listed by compare)')
   calibrate = commands.add_parser('calibrate', help='meet a target epsilon')
   _add_protocol_flags(calibrate)
   _add_accountant_flag(calibrate)
-  calibrate.add_argument('--target-epsilon', type=float, required=True)
+  calibrate.add_argument('--target-epsilon', type=_real('target-epsilon'),
+                         required=True)
   calibrate.add_argument('--solve', required=True,
                          choices=('local-epsilon', 'noise-multiplier',
                                   'rounds'),
                          help='the parameter to choose')
   plot = commands.add_parser('plot', help='PNG of epsilon against a sweep')
   _add_protocol_flags(plot)
-  plot.add_argument('--x', required=True, choices=tuple(_SWEEPS),
-                    help='the swept parameter')
-  plot.add_argument('--values', required=True,
-                    help='comma-separated values of the swept parameter')
+  plot.add_argument('--x', default='rounds', choices=tuple(_SWEEPS),
+                    help='the swept parameter (default: rounds)')
+  plot.add_argument('--values',
+                    help='comma-separated values of the swept parameter '
+                    f'(default: {_PLOT_VALUES})')
   plot.add_argument('--methods', default='pld,rdp,binary-rr-pair',
                     help='comma-separated methods (default: %(default)s)')
-  plot.add_argument('--output', required=True, help='PNG file to write')
+  plot.add_argument('--output', required=True,
+                    help=f'file to write, format from its suffix '
+                    f'({", ".join(_PLOT_FORMATS)})')
   return parser
 
 
-def _protocol(args, **overrides) -> protocols.Protocol:
+def _protocol(args, **overrides) -> 'protocols.Protocol':
   fields = {name: getattr(args, name, None) for name in _PROTOCOL_FIELDS}
   fields.update(overrides)
   return protocols.Protocol(**{name: value for name, value in fields.items()
@@ -128,7 +209,7 @@ def _methods(text: Optional[str]) -> Optional[List[str]]:
   return names
 
 
-def _describe(protocol: protocols.Protocol) -> str:
+def _describe(protocol: 'protocols.Protocol') -> str:
   return (f'{protocol.rounds} round(s) of {protocol.round_event()}, '
           f'delta = {protocol.delta:g}')
 
@@ -137,14 +218,17 @@ def _number(value: Optional[float]) -> str:
   return 'n/a' if value is None else f'{value:.6g}'
 
 
-def _as_dict(result: protocols.MethodResult) -> dict:
+def _as_dict(result: 'protocols.MethodResult') -> dict:
   return attr.asdict(result)
 
 
 def _epsilon(args) -> dict:
   protocol = _protocol(args)
+  _progress(0, 2, 'certified epsilon')
   certified = protocols.certified_epsilon(protocol, args.accountant)
+  _progress(1, 2, 'lower bound      ')
   lower = protocols.best_lower_bound(protocol)
+  _progress(2, 2, 'done             ')
   return dict(protocol=attr.asdict(protocol), certified=_as_dict(certified),
               lower_bound=_as_dict(lower), text=[
                   _describe(protocol),
@@ -158,7 +242,11 @@ def _epsilon(args) -> dict:
 
 def _compare(args) -> dict:
   protocol = _protocol(args)
-  results = protocols.compare(protocol, _methods(args.methods))
+  names = _methods(args.methods) or list(protocols.METHODS)
+  results = []
+  for index, name in enumerate(names):
+    results.append(protocols.evaluate(protocol, name))
+    _progress(index + 1, len(names), 'comparing')
   uppers = [r.epsilon for r in results
             if r.kind == protocols.UPPER and r.epsilon is not None]
   best = min(uppers) if uppers else None
@@ -213,14 +301,20 @@ def _calibrate(args) -> dict:
   at_limit = ''
   if solve == 'rounds':
     if not holds(1):
-      raise ValueError(f'even 1 round costs epsilon {epsilon_at(1):.6g} > '
+      raise Impossible(f'even 1 round costs epsilon {epsilon_at(1):.6g} > '
                        f'target {target:g}')
-    good, bad = 1, 2
+    # Basic composition certifies rounds * eps0 <= target: start there.
+    good = max(1, int(target / args.local_epsilon)) if (
+        args.local_epsilon) else 1
+    good = min(good, LIMITS['rounds'][1])
+    bad = 2 * good
     while holds(bad):
-      good, bad = bad, bad * 2
-      if bad > 10**9:
-        raise ValueError('more than 10^9 rounds meet the target; the '
-                         'protocol barely spends privacy')
+      _progress(min(29, int(math.log2(bad))), 30, 'searching  ')
+      if bad >= LIMITS['rounds'][1]:
+        raise Impossible(f'more than {LIMITS["rounds"][1]:.0e} rounds meet '
+                         'the target (the documented limit): the protocol '
+                         'barely spends privacy')
+      good, bad = bad, min(bad * 2, LIMITS['rounds'][1])
     value = _bisect(good, bad, holds, True, max(1, int(math.log2(bad))),
                     'calibrating')
   else:
@@ -228,8 +322,8 @@ def _calibrate(args) -> dict:
     # certifies epsilon in the thousands and strains the PLD grid.
     easy, hard = ((1e-3, 20.0) if solve == 'local_epsilon' else (1e4, 0.1))
     if not holds(easy):
-      raise ValueError(f'impossible: even {solve}={easy:g} gives epsilon '
-                       f'{epsilon_at(easy):.6g} > target {target:g}')
+      raise Impossible(f'impossible: even --{args.solve} {easy:g} gives '
+                       f'epsilon {epsilon_at(easy):.6g} > target {target:g}')
     if holds(hard):
       value = hard
       at_limit = ' (the end of the search range; more would do too)'
@@ -247,14 +341,31 @@ def _calibrate(args) -> dict:
                   f'{achieved.epsilon:.6g} ({achieved.method})'])
 
 
+def _check_output(path: str) -> str:
+  """The format to write `path` in; checked before any work is done."""
+  suffix = os.path.splitext(path)[1].lower()
+  if suffix not in _PLOT_FORMATS:
+    raise UsageError(f'--output must end in {", ".join(_PLOT_FORMATS)} (the '
+                     f'format follows the suffix); got {path!r}')
+  if os.path.isdir(path):
+    raise UsageError(f'--output {path!r} is a directory; give a file name')
+  folder = os.path.dirname(os.path.abspath(path))
+  if not os.path.isdir(folder):
+    raise UsageError(f'--output: the folder {folder!r} does not exist')
+  if not os.access(folder, os.W_OK):
+    raise UsageError(f'--output: the folder {folder!r} is not writable')
+  return suffix[1:]
+
+
 def _plot(args) -> dict:
+  output_format = _check_output(args.output)
   methods = _methods(args.methods)
-  parse = _SWEEPS[args.x]
+  parse = (_real if args.x == 'local-epsilon' else _whole)(args.x)
+  text = args.values or _PLOT_VALUES[args.x]
   try:
-    values = [parse(value) for value in args.values.split(',')]
-  except ValueError:
-    raise UsageError(f'--values must be comma-separated '
-                     f'{parse.__name__}s; got {args.values!r}') from None
+    values = [parse(value) for value in text.split(',')]
+  except argparse.ArgumentTypeError as error:
+    raise UsageError(f'--values: {error}') from None
   field = args.x.replace('-', '_')
   sweep = [_protocol(args, **{field: value}) for value in values]
   try:
@@ -286,7 +397,7 @@ def _plot(args) -> dict:
   axes.legend()
   axes.grid(True, which='both', alpha=0.3)
   figure.tight_layout()
-  figure.savefig(args.output, format='png', dpi=120)
+  figure.savefig(args.output, format=output_format, dpi=120)
   pyplot.close(figure)
   text = [f'wrote {args.output}',
           f'  {args.x:>14} ' + ' '.join(f'{name:>14}' for name in methods)]
@@ -302,22 +413,47 @@ _COMMANDS = {'epsilon': _epsilon, 'compare': _compare,
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-  """Runs the CLI; returns the exit status (0, 1 impossible, 2 usage)."""
+  """Runs the CLI; returns the exit status (0; 1 impossible; 2 usage; 130)."""
+  global protocols  # pylint: disable=global-statement
   try:
     args = _build_parser().parse_args(argv)
-    report = _COMMANDS[args.command](args)
+    with warnings.catch_warnings():
+      # Library warnings (numpy overflow in far tails, Opacus) are not the
+      # user's business: every number printed is already certified.
+      warnings.simplefilter('ignore')
+      if protocols is None:
+        from shuffle_accountants.cli import protocols as loaded  # pylint: disable=g-import-not-at-top
+        protocols = loaded
+      import numpy  # pylint: disable=g-import-not-at-top
+      with numpy.errstate(all='ignore'):
+        report = _COMMANDS[args.command](args)
   except UsageError as error:
-    print(f'{PROGRAM}: error: {error}', file=sys.stderr)
-    return 2
+    return _fail(str(error), 2)
   except (ValueError, TypeError) as error:
-    print(f'{PROGRAM}: error: {error}', file=sys.stderr)
-    return 1
+    return _fail(_flag_message(error), 2)
+  except Impossible as error:
+    return _fail(str(error), 1)
+  except KeyboardInterrupt:
+    return _fail('interrupted', 130)
+  except MemoryError:
+    return _fail('out of memory; please report the command that caused it',
+                 1)
+  except Exception as error:  # pylint: disable=broad-except
+    # Never a traceback: one line that can be reported.
+    return _fail(f'internal error ({type(error).__name__}: '
+                 f'{_flag_message(error)}); please report the command', 1)
   text = report.pop('text')
   if args.json:
     print(json.dumps(report, default=str))
   else:
     print('\n'.join(text))
   return 0
+
+
+def _fail(message: str, status: int) -> int:
+  sys.stderr.write('\n' if _PROGRESS_OPEN[0] else '')
+  print(f'{PROGRAM}: error: {message}', file=sys.stderr)
+  return status
 
 
 def entry_point() -> None:

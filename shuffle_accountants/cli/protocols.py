@@ -154,11 +154,19 @@ def _fmt21_closed(protocol: Protocol):
           'FMT21-CLOSED at delta/(2T) per round, composed by PLD')
 
 
+# The pair's PLD is composed by repeated squaring on a fine grid: beyond
+# this many rounds it would cost more than the certified epsilon itself.
+MAX_LOWER_BOUND_ROUNDS = 10**4
+
+
 def _binary_rr_pair(protocol: Protocol):
   event = protocol.round_event()
   if not (isinstance(event, events.ShuffleEvent)
           and event.num_categories in (None, 2)):
     raise NotApplicable
+  if protocol.rounds > MAX_LOWER_BOUND_ROUNDS:
+    raise NotApplicable(f'skipped above {MAX_LOWER_BOUND_ROUNDS} rounds (its '
+                        'cost grows with the rounds)')
   return (lower_bounds.binary_rr_all_equal_pair_epsilon_lower_bound(
       protocol.num_users, protocol.local_epsilon, protocol.rounds,
       protocol.delta),
@@ -187,8 +195,8 @@ def evaluate(protocol: Protocol, method: str) -> MethodResult:
   start = time.perf_counter()
   try:
     epsilon, detail = function(protocol)
-  except NotApplicable:
-    epsilon, detail = None, 'does not apply to this protocol'
+  except NotApplicable as reason:
+    epsilon, detail = None, str(reason) or 'does not apply to this protocol'
   return MethodResult(method, kind, epsilon, detail,
                       time.perf_counter() - start)
 

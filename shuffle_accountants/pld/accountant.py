@@ -45,12 +45,14 @@ from dp_accounting.pld import pld_privacy_accountant
 import numpy as np
 
 from shuffle_accountants import _event_checks
+from shuffle_accountants import _ledger
 from shuffle_accountants import _validation
 from shuffle_accountants import events
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import clone_pairs
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import grid
+from shuffle_accountants.rdp import accountant as rdp_accountant
 
 NeighboringRelation = privacy_accountant.NeighboringRelation
 CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
@@ -126,6 +128,10 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     self._discretize = discrete.connect_the_dots
     self._resolved: Optional['ShufflePldAccountant'] = None
     self._estimate: Optional['ShufflePldAccountant'] = None
+    self._interval: Optional[float] = None
+    # The RDP accountant over the same ledger (False: it cannot compose it),
+    # built only when the PLD certifies nothing finite.
+    self._rdp_route = None
 
   @property
   def krr_adversary(self) -> str:
@@ -134,24 +140,80 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
   @property
   def value_discretization_interval(self) -> float:
     """The grid spacing in use (chosen from the ledger in automatic mode)."""
-    return self._resolve()._value_discretization_interval  # pylint: disable=protected-access
+    if not self._automatic_grid:
+      return self._value_discretization_interval
+    if self._interval is None:
+      self._interval = grid.automatic_interval(
+          self.ledger, self._relative_accuracy, self._krr_adversary,
+          self._relative_width)
+    return self._interval
 
   @property
   def contributions(self) -> Tuple[ShufflePldContribution, ...]:
     """The shuffle events composed so far and the pairs used for each."""
-    return tuple(self._resolve()._contributions)  # pylint: disable=protected-access
+    try:
+      return tuple(self._resolve()._contributions)  # pylint: disable=protected-access
+    except discrete.GridTooFineError:  # no PLD within budget: nothing composed
+      return ()
+
+  def compose(self, event: dp_event.DpEvent, count: int = 1
+              ) -> 'ShufflePldAccountant':
+    """Composes `event` `count` times (an integer >= 0); see the parent."""
+    return super().compose(event, _validation.check_count(count))
 
   def get_epsilon(self, target_delta: float) -> float:
-    resolved = self._resolve()
-    if resolved is not self:
-      return resolved.get_epsilon(target_delta)
-    return super().get_epsilon(target_delta)
+    """Certified epsilon at `target_delta` in [0, 1] (upper bound).
+
+    The PLD answer; where the PLD cannot be built within the resource
+    budget or certifies nothing finite, the RDP route's answer over the same
+    ledger (when it supports every event); and never more than basic
+    composition of LDP rounds (`_ledger`), so a ledger of LDP rounds gets a
+    finite answer at every delta >= its summed local deltas. `inf` means no
+    route certifies a finite epsilon at this delta (for the PLD: the delta
+    lies below its mass at +infinity, from truncated tails, D9).
+    """
+    target_delta = _validation.check_delta('target_delta', target_delta)
+    epsilon = self._route_value('get_epsilon', target_delta, np.inf)
+    if epsilon == np.inf and target_delta > 0:
+      epsilon = self._rdp_route_value('get_epsilon', target_delta, np.inf)
+    return _ledger.capped_epsilon(self.ledger, target_delta, epsilon)
 
   def get_delta(self, target_epsilon: float) -> float:
-    resolved = self._resolve()
-    if resolved is not self:
-      return resolved.get_delta(target_epsilon)
-    return super().get_delta(target_epsilon)
+    """Certified delta at `target_epsilon` >= 0 (upper bound, in [0, 1])."""
+    target_epsilon = _validation.check_epsilon('target_epsilon',
+                                               target_epsilon)
+    delta = self._route_value('get_delta', target_epsilon, None)
+    if delta is None:
+      delta = self._rdp_route_value('get_delta', target_epsilon, 1.0)
+    return _ledger.capped_delta(self.ledger, target_epsilon, delta)
+
+  def _route_value(self, method: str, argument: float, unavailable):
+    """The parent's `method` on the composed PLD, or `unavailable`."""
+    try:
+      resolved = self._resolve()
+    except discrete.GridTooFineError:
+      if not self._automatic_grid:
+        raise
+      return unavailable
+    if method == 'get_delta' and argument == np.inf:
+      return 0.0 if not resolved._contains_non_dp_event else 1.0  # pylint: disable=protected-access
+    with np.errstate(over='ignore', divide='ignore', invalid='ignore'):
+      return getattr(pld_privacy_accountant.PLDAccountant, method)(resolved,
+                                                                   argument)
+
+  def _rdp_route_value(self, method: str, argument: float, unavailable):
+    """The RDP route's answer for this ledger, or `unavailable`."""
+    if self._rdp_route is None:
+      route = rdp_accountant.ShuffleRdpAccountant(
+          neighboring_relation=self.neighboring_relation)
+      try:
+        route.compose(self.ledger)
+      except (privacy_accountant.UnsupportedEventError, ValueError):
+        route = False
+      self._rdp_route = route
+    if self._rdp_route is False:
+      return unavailable
+    return getattr(self._rdp_route, method)(argument)
 
   def get_optimistic_epsilon(self, target_delta: float) -> float:
     """An estimate below `get_epsilon`, to show the discretization gap.
@@ -161,7 +223,11 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     loss; at every grid point that profile is below the pair's. Other events
     keep the parent's (pessimistic) PLD. Computed only when asked for.
     """
-    resolved = self._resolve()
+    target_delta = _validation.check_delta('target_delta', target_delta)
+    try:
+      resolved = self._resolve()
+    except discrete.GridTooFineError:
+      return np.inf
     if resolved._contains_non_dp_event:  # pylint: disable=protected-access
       return np.inf
     return resolved._estimate_accountant().get_epsilon(target_delta)  # pylint: disable=protected-access
@@ -186,10 +252,8 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     if not self._automatic_grid:
       return self
     if self._resolved is None:
-      self._resolved = self._with_grid(
-          grid.automatic_interval(self.ledger, self._relative_accuracy,
-                                  self._krr_adversary, self._relative_width),
-          discrete.connect_the_dots)
+      self._resolved = self._with_grid(self.value_discretization_interval,
+                                       discrete.connect_the_dots)
     return self._resolved
 
   def _check_shuffle_event(self, event: events.ShuffleEvent,
@@ -225,17 +289,17 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     if count > 0:
       pld = discrete.to_privacy_loss_distribution(pmf)
       if count > 1:
-        pld = pld.self_compose(count)
+        pld = discrete.self_compose(pld, count)
       self._pld = self._pld.compose(pld)
     self._contributions.append(ShufflePldContribution(reported, count, names))
 
   def _maybe_compose(self, event: dp_event.DpEvent, count: int,
                      do_compose: bool) -> Optional[CompositionErrorDetails]:
     if do_compose:
-      self._estimate = None
+      self._estimate = self._rdp_route = None
       if self._automatic_grid:
         # The ledger already holds the event; the grid is chosen on request.
-        self._resolved = None
+        self._resolved = self._interval = None
         return None
     if isinstance(event, events.ShuffleEvent):
       error = self._check_shuffle_event(event, event)

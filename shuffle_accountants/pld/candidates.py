@@ -72,21 +72,22 @@ def sampling_ratio(event) -> float:
   return event.sample_size / event.num_users
 
 
-def shuffle_leaves(event: dp_event.DpEvent
-                   ) -> Iterator[Tuple[dp_event.DpEvent, Optional[float]]]:
-  """Every shuffle round in an event tree, with its sampling ratio."""
+def shuffle_leaves(event: dp_event.DpEvent, count: int = 1
+                   ) -> Iterator[Tuple[dp_event.DpEvent, Optional[float], int]]:
+  """Every shuffle round in an event tree: (round, sampling ratio, count)."""
   if isinstance(event, events.ShuffleEvent):
-    yield event, None
+    yield event, None, count
   elif isinstance(event, events.LIEW_EVENT_TYPES):
-    yield event, sampling_ratio(event)
+    yield event, sampling_ratio(event), count
   elif (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
         and isinstance(event.event, events.ShuffleEvent)):
-    yield event.event, event.sample_size / event.source_dataset_size
+    yield (event.event, event.sample_size / event.source_dataset_size,
+           count)
   elif isinstance(event, dp_event.SelfComposedDpEvent):
-    yield from shuffle_leaves(event.event)
+    yield from shuffle_leaves(event.event, count * event.count)
   elif isinstance(event, dp_event.ComposedDpEvent):
     for inner in event.events:
-      yield from shuffle_leaves(inner)
+      yield from shuffle_leaves(inner, count)
 
 
 def only_shuffle_events(event: dp_event.DpEvent) -> bool:
@@ -118,22 +119,27 @@ def shuffle_round_pmf(event: events.ShuffleEvent,
           tuple(name for name, _ in pairs))
 
 
+def liew_event_arguments(event) -> dict:
+  """Keyword arguments of `checkin` functions for a Liew et al. event."""
+  if isinstance(event, events.CheckInEvent):
+    return dict(num_users=event.num_users, checkin_rate=event.checkin_rate,
+                local_epsilon=event.local_epsilon,
+                noise_multiplier=event.noise_multiplier)
+  return dict(num_users=event.num_users, checkin_rate=1.0,
+              noise_multiplier=event.noise_multiplier,
+              sample_size=event.sample_size)
+
+
 def liew_event_pmf(event, discretization: float,
                    discretize: checkin.Discretize, relative_width: float
                    ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
   """One PMF for a `CheckInEvent` or `SubsampledShuffleGaussianEvent`."""
   if isinstance(event, events.CheckInEvent):
-    arguments = dict(num_users=event.num_users,
-                     checkin_rate=event.checkin_rate,
-                     local_epsilon=event.local_epsilon,
-                     noise_multiplier=event.noise_multiplier)
     names = _CHECKIN_PAIRS[event.noise_multiplier is None]
   else:
-    arguments = dict(num_users=event.num_users, checkin_rate=1.0,
-                     noise_multiplier=event.noise_multiplier,
-                     sample_size=event.sample_size)
     names = _SAMPLED_GAUSSIAN_PAIRS
   pmf = checkin.checkin_pmf(discretization=discretization,
                             discretize=discretize,
-                            relative_width=relative_width, **arguments)
+                            relative_width=relative_width,
+                            **liew_event_arguments(event))
   return pmf, names

@@ -34,6 +34,7 @@ replace-one relation, also under composition.
 
 from typing import Callable, Optional
 
+import attr
 import numpy as np
 from scipy import special
 from scipy import stats
@@ -139,6 +140,91 @@ def _clone_group_profile(start: int, local_epsilon: float,
                  for order in orders], axis=0)
 
 
+@attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
+class _Labels:
+  """Groups of check-in counts k with their weights (see `checkin_pmf`)."""
+  starts: np.ndarray
+  ends: np.ndarray
+  weights: np.ndarray
+  identical: float  # weight of k = 0: nothing is released
+  tails: float      # labels outside the window: counted at +infinity
+
+
+def _labels(num_users: int, checkin_rate: float,
+            noise_multiplier: Optional[float], relative_width: float,
+            sample_size: Optional[int]) -> _Labels:
+  n = num_users
+  if sample_size is None and checkin_rate == 1:  # everyone reports
+    sample_size = n
+  if sample_size is not None:
+    return _Labels(np.array([sample_size]), np.array([sample_size]),
+                   np.ones(1), 0.0, 0.0)
+  max_groups = (MAX_GAUSSIAN_GROUPS if noise_multiplier is not None
+                else MAX_CLONE_GROUPS)
+  groups = clone_pairs.label_groups(n, checkin_rate, 1 - checkin_rate,
+                                    relative_width, max_groups, first=1)
+  # k = 0 (nothing released) has weight (1 - gamma)^n; other labels below
+  # the window, and those above it, go to +infinity.
+  identical = float(np.exp(n * np.log1p(-checkin_rate)))
+  tails = ((groups.lower_tail if groups.starts[0] > 1 else 0.0)
+           + groups.upper_tail)
+  return _Labels(groups.starts, groups.ends, groups.weights, identical, tails)
+
+
+def _base_largest(local_epsilon: Optional[float],
+                  noise_multiplier: Optional[float]) -> float:
+  """The largest finite loss of the base pair (Gaussian: up to the reach)."""
+  if local_epsilon is not None:
+    return local_epsilon
+  shift = gaussian_shift(noise_multiplier)
+  return shift**2 / 2 + _GAUSSIAN_REACH * shift
+
+
+def pmf_reach(num_users: int, checkin_rate: float,
+              local_epsilon: Optional[float] = None,
+              noise_multiplier: Optional[float] = None,
+              relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH,
+              sample_size: Optional[int] = None) -> float:
+  """The largest finite loss `checkin_pmf` places on its grid (grid choice)."""
+  labels = _labels(num_users, checkin_rate, noise_multiplier, relative_width,
+                   sample_size)
+  return _largest_loss(_base_largest(local_epsilon, noise_multiplier),
+                       labels.ends[-1] / num_users)
+
+
+def loss_variance_bound(num_users: int, checkin_rate: float,
+                        local_epsilon: Optional[float] = None,
+                        noise_multiplier: Optional[float] = None,
+                        relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH,
+                        sample_size: Optional[int] = None) -> float:
+  """About E[L^2] of a round's finite losses, from above (grid choice only).
+
+  Per group of check-in counts with ratio r: |log(1 + r(e^l - 1))| is at
+  most r |e^l - 1| / (1 - r). Under the first order r P + (1 - r) Q its
+  square has mean at most (r / (1 - r))^2 (r E_P[(e^l - 1)^2] + chi2), with
+  chi2 = E_Q[(e^l - 1)^2] (Gaussian: e^{mu^2} - 1 and E_P = e^{3 mu^2} -
+  2 e^{mu^2} + 1; eps0-DP: (e^eps0 - 1)^2 for both), and at most the group's
+  largest squared loss; k = 0 has loss 0. It never underestimates rounds in
+  which almost nobody checks in.
+  """
+  labels = _labels(num_users, checkin_rate, noise_multiplier, relative_width,
+                   sample_size)
+  base = _base_largest(local_epsilon, noise_multiplier)
+  with np.errstate(over='ignore'):
+    if noise_multiplier is not None:
+      mu2 = gaussian_shift(noise_multiplier)**2
+      under_q = np.expm1(mu2)
+      under_p = np.exp(3 * mu2) - 2 * np.exp(mu2) + 1
+    else:
+      under_q = under_p = np.expm1(local_epsilon)**2
+  ratios = labels.ends / num_users
+  largest = np.array([_largest_loss(base, r) for r in ratios])
+  with np.errstate(divide='ignore', over='ignore', invalid='ignore'):
+    scaled = np.where(ratios < 1, (ratios / (1 - ratios))**2
+                      * (ratios * under_p + under_q), np.inf)
+  return float(np.sum(labels.weights * np.minimum(largest**2, scaled)))
+
+
 def checkin_pmf(num_users: int, checkin_rate: float,
                     discretization: float, discretize: Discretize,
                     local_epsilon: Optional[float] = None,
@@ -164,32 +250,20 @@ def checkin_pmf(num_users: int, checkin_rate: float,
     A symmetric PMF whose profile is at least the round's, in both orders.
   """
   n = num_users
-  if sample_size is None and checkin_rate == 1:  # everyone reports
-    sample_size = n
+  labels = _labels(num_users, checkin_rate, noise_multiplier, relative_width,
+                   sample_size)
   if noise_multiplier is not None:
-    shift = gaussian_shift(noise_multiplier)
-    base_largest = shift**2 / 2 + _GAUSSIAN_REACH * shift
-    base = lambda eps: gaussian_profile(shift, eps)
-  else:
-    base_largest = local_epsilon
-  if sample_size is not None:
-    starts = ends = np.array([sample_size])
-    weights = np.ones(1)
-    identical = tails = 0.0
-  else:
-    max_groups = (MAX_GAUSSIAN_GROUPS if noise_multiplier is not None
-                  else MAX_CLONE_GROUPS)
-    groups = clone_pairs.label_groups(n, checkin_rate, 1 - checkin_rate,
-                                    relative_width, max_groups, first=1)
-    starts, ends, weights = groups.starts, groups.ends, groups.weights
-    # k = 0 (nothing released) has weight (1 - gamma)^n; other labels below
-    # the window, and those above it, go to +infinity.
-    identical = float(np.exp(n * np.log1p(-checkin_rate))) if (
-        checkin_rate < 1) else 0.0
-    tails = (groups.lower_tail if starts[0] > 1 else 0.0) + groups.upper_tail
-  reach = _largest_loss(base_largest, ends[-1] / n)
-  top = int(np.ceil(reach / discretization)) + 2
+    base = lambda eps: gaussian_profile(gaussian_shift(noise_multiplier), eps)
+  reach = _largest_loss(_base_largest(local_epsilon, noise_multiplier),
+                        labels.ends[-1] / n)
+  # At most MAX_PMF_BUCKETS grid points: the profile above `top` becomes the
+  # +infinity mass and losses below the grid are raised onto it (D9; both
+  # only raise the profile).
+  top = min(int(np.ceil(reach / discretization)) + 2,
+            discrete.MAX_PMF_BUCKETS // 2)
   epsilons = np.arange(-top, top + 1) * discretization
+  identical, tails = labels.identical, labels.tails
+  starts, ends, weights = labels.starts, labels.ends, labels.weights
   profile = identical * np.maximum(-np.expm1(epsilons), 0.0) + tails
   for start, end, weight in zip(starts, ends, weights):
     if noise_multiplier is not None:
@@ -230,15 +304,6 @@ def loss_spread(num_users: int, sampling_ratio: float,
                           np.log1p(-ratio))
   mean = np.sum(mass * losses)
   return float(np.sqrt(np.sum(mass * (losses - mean)**2)))
-
-
-def largest_loss(sampling_ratio: float, local_epsilon: Optional[float] = None,
-                 noise_multiplier: Optional[float] = None) -> float:
-  """The largest finite loss a round's grid must reach (grid choice only)."""
-  if local_epsilon is not None:
-    return _largest_loss(local_epsilon, sampling_ratio)
-  shift = gaussian_shift(noise_multiplier)
-  return _largest_loss(shift**2 / 2 + _GAUSSIAN_REACH * shift, sampling_ratio)
 
 
 def binary_rr_checkin_delta_lower_bound(num_users: int, checkin_rate: float,

@@ -307,15 +307,21 @@ def krr_strong_pld_atoms(num_users: int, local_epsilon: float,
 def _binomial_interval_mass(num_trials: np.ndarray, p: float,
                             first: np.ndarray, last: np.ndarray) -> np.ndarray:
   """P[first <= Bin(num_trials, p) <= last], from the shorter tail."""
-  num_trials = np.asarray(num_trials, dtype=np.int64)
+  # Regularized incomplete beta functions in floating point: scipy's bdtr
+  # takes a C int and returns NaN above 2^31 trials (n = 10^10 users).
+  num_trials = np.asarray(num_trials, dtype=np.float64)
 
-  def cdf(k):  # P[X <= k]; scipy returns nan outside [0, num_trials]
-    inside = special.bdtr(np.clip(k, 0, num_trials), num_trials, p)
-    return np.where(k < 0, 0.0, np.where(k >= num_trials, 1.0, inside))
+  def cdf(k):  # P[X <= k] = I_{1-p}(N - k, k + 1) for 0 <= k < N
+    inside = np.clip(k, 0, np.maximum(num_trials - 1, 0))
+    value = special.betainc(np.maximum(num_trials - inside, 1e-300),
+                            inside + 1.0, 1 - p)
+    return np.where(k < 0, 0.0, np.where(k >= num_trials, 1.0, value))
 
-  def sf(k):  # P[X > k]
-    inside = special.bdtrc(np.clip(k, 0, num_trials), num_trials, p)
-    return np.where(k < 0, 1.0, np.where(k >= num_trials, 0.0, inside))
+  def sf(k):  # P[X > k] = I_p(k + 1, N - k) for 0 <= k < N
+    inside = np.clip(k, 0, np.maximum(num_trials - 1, 0))
+    value = special.betainc(inside + 1.0,
+                            np.maximum(num_trials - inside, 1e-300), p)
+    return np.where(k < 0, 1.0, np.where(k >= num_trials, 0.0, value))
 
   mass = np.where(first > num_trials * p, sf(first - 1) - sf(last),
                   cdf(last) - cdf(first - 1))

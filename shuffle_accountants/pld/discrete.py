@@ -28,12 +28,26 @@ for the two orders of a non-symmetric pair the pointwise maximum is used.
 from typing import Sequence, Tuple
 
 import attr
+from dp_accounting.pld import common
 from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 from scipy import signal
 
 from shuffle_accountants import _numerics
+
+
+# No PMF of one round spans more grid points than this (8 MB): on a grid too
+# fine for a pair's losses, `fit_to_grid` moves the excess soundly (D9).
+MAX_PMF_BUCKETS = 1_000_000
+# Largest support a self-composition may reach (64 MB of complex FFT data).
+MAX_COMPOSED_BUCKETS = 4_000_000
+# dp_accounting's truncation of each composition's tails (moved to +infinity).
+_TAIL_MASS_TRUNCATION = 1e-15
+
+
+class GridTooFineError(ValueError):
+  """The composition would need more grid points than the resource budget."""
 
 
 @attr.s(frozen=True, auto_attribs=True, eq=False)
@@ -76,12 +90,35 @@ def _grid_bincount(index: np.ndarray, weights: np.ndarray, lower: int,
   return np.bincount(index - lower, weights=weights, minlength=size)
 
 
+def fit_to_grid(atoms: PldAtoms, discretization: float) -> PldAtoms:
+  """Atoms whose losses span at most MAX_PMF_BUCKETS grid points. [DOM]
+
+  Keeps the top of the loss range: losses more than the span below the
+  largest are raised to the bottom of the span (a larger loss only raises
+  every hockey-stick divergence, in both uses of a symmetric PLD), and
+  losses above `MAX_PMF_BUCKETS / 2` grid points go to +infinity (D9).
+  Leaves atoms that already fit unchanged.
+  """
+  keep = atoms.masses > 0
+  losses, masses = atoms.losses[keep], atoms.masses[keep]
+  half = (MAX_PMF_BUCKETS // 2 - 2) * discretization
+  if losses.size == 0 or (np.max(np.abs(losses)) <= half):
+    return atoms
+  above = losses > half
+  infinity_mass = atoms.infinity_mass + float(np.sum(masses[above]))
+  losses, masses = losses[~above], masses[~above]
+  if losses.size:
+    losses = np.maximum(losses, np.max(losses) - 2 * half)
+  return PldAtoms(losses, masses, infinity_mass)
+
+
 def connect_the_dots(atoms: PldAtoms, discretization: float) -> GridPmf:
   """Pessimistic connect-the-dots discretization of finite atoms (exact split).
 
   The masses are inflated by `_numerics.RELATIVE_SAFETY_MARGIN` so that the
   floating point error of the split can only raise the profile.
   """
+  atoms = fit_to_grid(atoms, discretization)
   keep = atoms.masses > 0
   losses, masses = atoms.losses[keep], atoms.masses[keep]
   if losses.size == 0:
@@ -107,6 +144,7 @@ def split_preserving_mean(atoms: PldAtoms, discretization: float) -> GridPmf:
   At every grid point its profile is at most the atoms' (1 - e^-x is
   concave), so it is an optimistic *estimate*; it is never used as a bound.
   """
+  atoms = fit_to_grid(atoms, discretization)
   keep = atoms.masses > 0
   scaled = atoms.losses[keep] / discretization
   if scaled.size == 0:
@@ -248,7 +286,49 @@ def loss_spread(atoms: PldAtoms) -> float:
 def to_privacy_loss_distribution(
     pmf: GridPmf) -> privacy_loss_distribution.PrivacyLossDistribution:
   """Wraps a grid PMF as a symmetric, pessimistic dp_accounting PLD."""
+  if not (np.all(np.isfinite(pmf.probs)) and np.isfinite(pmf.infinity_mass)):
+    raise FloatingPointError(
+        'internal error: a privacy loss PMF has non-finite masses; please '
+        'report the event that produced it.')
   dense = pld_pmf.DensePLDPmf(pmf.discretization, pmf.lower_index,
                               np.asarray(pmf.probs, dtype=np.float64),
                               float(pmf.infinity_mass), True)
   return privacy_loss_distribution.PrivacyLossDistribution(dense)
+
+
+def self_compose(pld: privacy_loss_distribution.PrivacyLossDistribution,
+                 count: int) -> privacy_loss_distribution.PrivacyLossDistribution:
+  """`count`-fold composition within MAX_COMPOSED_BUCKETS. [DOM]
+
+  dp_accounting sizes one FFT from Chernoff bounds at a few fixed orders,
+  which for large counts ask for billions of points; repeated squaring with
+  per-step tail truncation (mass to +infinity, as dp_accounting does) needs
+  only the true support. A round whose finite mass vanishes after `count`
+  compositions is composed as all +infinity (delta = 1 below: exact).
+  """
+  # pylint: disable=protected-access
+  probs = pld._pmf_remove._probs
+  finite = float(np.sum(probs))
+  if finite <= 0 or count * np.log(finite) < np.log(_TAIL_MASS_TRUNCATION):
+    return privacy_loss_distribution.PrivacyLossDistribution(
+        pld_pmf.DensePLDPmf(pld._pmf_remove._discretization, 0,
+                            np.zeros(1), 1.0, True))
+  lower, upper = common.compute_self_convolve_bounds(probs, count,
+                                                     _TAIL_MASS_TRUNCATION)
+  if upper - lower < MAX_COMPOSED_BUCKETS:
+    return pld.self_compose(count, _TAIL_MASS_TRUNCATION)
+  result, power = None, pld
+  while count:
+    if power._pmf_remove._probs.size > MAX_COMPOSED_BUCKETS:
+      raise GridTooFineError(
+          f'the composed privacy loss distribution needs more than '
+          f'{MAX_COMPOSED_BUCKETS} grid points at value_discretization_'
+          f'interval={pld._pmf_remove._discretization:.3g}; use a coarser '
+          'grid or the automatic one (value_discretization_interval=None).')
+    if count & 1:
+      result = power if result is None else result.compose(power)
+    count >>= 1
+    if count:
+      power = power.compose(power)
+  # pylint: enable=protected-access
+  return result

@@ -10,8 +10,10 @@ then within about r of its converged value. One round never spans more than
 `FINEST_MIXED_GRID` (a Gaussian PLD on a finer grid would need ~1e7 buckets).
 """
 
-import numpy as np
+from typing import Tuple
+
 from dp_accounting import dp_event
+import numpy as np
 
 from shuffle_accountants import events
 from shuffle_accountants.pld import candidates
@@ -23,11 +25,18 @@ COARSEST_GRID = 1e-2
 MAX_ROUND_BUCKETS = 200_000
 # Used when the ledger holds no shuffle round (the parent's default).
 DEFAULT_GRID = 1e-4
+# The coarsest grid the composed-width rule may ask for (the constructor's
+# limit for value_discretization_interval).
+COARSEST_FALLBACK_GRID = 1.0
 
 
-def _round_interval(event, ratio, relative_accuracy: float,
-                    krr_adversary: str, relative_width: float) -> float:
-  """The spacing one shuffle round asks for."""
+def _round_scales(event, ratio, krr_adversary: str, relative_width: float
+                  ) -> Tuple[float, float, float]:
+  """(loss standard deviation, largest finite loss, a bound on the former).
+
+  The first sets the accuracy; the third (at least the first) bounds the
+  width of many composed rounds.
+  """
   if isinstance(event, events.ShuffleEvent):
     pairs = [atoms if ratio is None
              else discrete.subsampled_orders(atoms, ratio)[0]
@@ -37,25 +46,42 @@ def _round_interval(event, ratio, relative_accuracy: float,
     spreads = [discrete.loss_spread(atoms) for atoms in pairs]
     spread = min([s for s in spreads if s > 0], default=np.inf)
     reach = max(np.max(np.abs(atoms.losses), initial=0.0) for atoms in pairs)
-  else:
-    local_epsilon = getattr(event, 'local_epsilon', None)
-    spread = checkin.loss_spread(event.num_users, ratio, local_epsilon,
-                                 event.noise_multiplier, relative_width)
-    reach = checkin.largest_loss(ratio, local_epsilon, event.noise_multiplier)
-  return max(np.sqrt(10 * relative_accuracy) * spread,
-             2 * reach / MAX_ROUND_BUCKETS)
+    return spread, reach, max(spreads, default=0.0)
+  local_epsilon = getattr(event, 'local_epsilon', None)
+  spread = checkin.loss_spread(event.num_users, ratio, local_epsilon,
+                               event.noise_multiplier, relative_width)
+  arguments = candidates.liew_event_arguments(event)
+  # What the round's PMF will span (a check-in round reaches the losses of
+  # its largest group of participants, not of the typical one).
+  reach = checkin.pmf_reach(relative_width=relative_width, **arguments)
+  return spread, reach, np.sqrt(checkin.loss_variance_bound(
+      relative_width=relative_width, **arguments))
 
 
 def automatic_interval(ledger: dp_event.DpEvent, relative_accuracy: float,
                        krr_adversary: str, relative_width: float) -> float:
-  """The grid spacing for a ledger (see the module docstring)."""
-  intervals = [_round_interval(event, ratio, relative_accuracy,
-                               krr_adversary, relative_width)
-               for event, ratio in candidates.shuffle_leaves(ledger)]
+  """The grid spacing for a ledger (see the module docstring).
+
+  Also never so fine that the composed PLD, about 2 (8 S + L) wide for the
+  composed loss's standard deviation S and the largest loss L of a round,
+  would exceed `discrete.MAX_COMPOSED_BUCKETS` grid points.
+  """
+  intervals, composed_variance, largest = [], 0.0, 0.0
+  for event, ratio, count in candidates.shuffle_leaves(ledger):
+    spread, reach, spread_bound = _round_scales(event, ratio, krr_adversary,
+                                                relative_width)
+    intervals.append(max(np.sqrt(10 * relative_accuracy) * spread,
+                         2 * reach / MAX_ROUND_BUCKETS))
+    composed_variance += count * spread_bound**2
+    largest = max(largest, reach)
   intervals = [i for i in intervals if np.isfinite(i) and i > 0]
   if not intervals:
     return DEFAULT_GRID
   interval = min(min(intervals), COARSEST_GRID)
+  composed_width = 2 * (8 * np.sqrt(composed_variance) + largest)
+  # At most 1: beyond, the accountant falls back to the RDP route.
+  interval = min(max(interval, composed_width / discrete.MAX_COMPOSED_BUCKETS),
+                 COARSEST_FALLBACK_GRID)
   if not candidates.only_shuffle_events(ledger):
     interval = max(interval, FINEST_MIXED_GRID)
   # A round number of significant digits keeps the grid readable.

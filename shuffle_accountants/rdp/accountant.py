@@ -31,6 +31,8 @@ from dp_accounting.rdp import rdp_privacy_accountant
 import numpy as np
 
 from shuffle_accountants import _event_checks
+from shuffle_accountants import _ledger
+from shuffle_accountants import _validation
 from shuffle_accountants import events
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import shuffle_round
@@ -93,10 +95,39 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
       neighboring_relation: must be REPLACE_ONE for shuffle events; other
         relations still serve every event the parent supports.
     """
+    if orders is not None:
+      if isinstance(orders, (str, bytes)) or np.ndim(orders) != 1:
+        raise TypeError('orders must be a 1-d sequence or array of numbers > '
+                        f'1; got {orders!r}.')
+      orders = [float(o) for o in _validation.check_orders(orders)]
     super().__init__(DEFAULT_ORDERS if orders is None else orders,
                      neighboring_relation)
     self._contributions: List[ShuffleRdpContribution] = []
     self._bound_cache: Dict[Tuple, shuffle_round.RdpBound] = {}
+
+  def compose(self, event: dp_event.DpEvent, count: int = 1
+              ) -> 'ShuffleRdpAccountant':
+    """Composes `event` `count` times (an integer >= 0); see the parent."""
+    return super().compose(event, _validation.check_count(count))
+
+  def get_epsilon_and_optimal_order(self, target_delta: float
+                                    ) -> Tuple[float, float]:
+    """CONV-RDP2DP epsilon at `target_delta` in [0, 1] and its order."""
+    target_delta = _validation.check_delta('target_delta', target_delta)
+    return super().get_epsilon_and_optimal_order(target_delta)
+
+  def get_epsilon(self, target_delta: float) -> float:
+    """Certified epsilon: the smaller of CONV-RDP2DP and basic composition."""
+    epsilon, _ = self.get_epsilon_and_optimal_order(target_delta)
+    return _ledger.capped_epsilon(self.ledger, target_delta, epsilon)
+
+  def get_delta(self, target_epsilon: float) -> float:
+    """Certified delta at `target_epsilon` >= 0, in [0, 1]."""
+    target_epsilon = _validation.check_epsilon('target_epsilon',
+                                               target_epsilon)
+    delta = (super().get_delta(target_epsilon) if target_epsilon < np.inf
+             else 1.0)
+    return _ledger.capped_delta(self.ledger, target_epsilon, delta)
 
   @property
   def contributions(self) -> Tuple[ShuffleRdpContribution, ...]:

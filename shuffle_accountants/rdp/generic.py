@@ -11,6 +11,14 @@ from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 
 
+def _log_cosh(y: np.ndarray) -> np.ndarray:
+  """log cosh(y) with full relative accuracy: log1p(2 sinh^2(y/2)) near 0."""
+  y = np.abs(np.asarray(y, dtype=np.float64))
+  small = np.log1p(2 * np.sinh(np.minimum(y, 20.0) / 2)**2)
+  large = y - np.log(2.0) + np.log1p(np.exp(-2 * y))
+  return np.where(y < 20.0, small, large)
+
+
 def pure_dp_rdp_cap(local_epsilon: float, orders) -> np.ndarray:
   """PURE-DP-RDP-CAP: RDP of any `local_epsilon`-DP pair. [UB], exact for RR.
 
@@ -28,9 +36,11 @@ def pure_dp_rdp_cap(local_epsilon: float, orders) -> np.ndarray:
   """
   local_epsilon = _validation.check_real('local_epsilon', local_epsilon, 0.0)
   orders = _validation.check_orders(orders)
-  log_moment = (np.logaddexp(orders * local_epsilon,
-                             (1 - orders) * local_epsilon)
-                - np.logaddexp(local_epsilon, 0.0))
+  # (e^{a x} + e^{(1-a) x}) / (e^x + 1) = cosh((a - 1/2) x) / cosh(x / 2):
+  # a difference of log-cosh terms, each accurate down to tiny eps0 (the
+  # direct form rounds to 0 below eps0 ~ 1e-8, which is not an upper bound).
+  log_moment = (_log_cosh((orders - 0.5) * local_epsilon)
+                - _log_cosh(0.5 * local_epsilon))
   cap = np.maximum(log_moment, 0.0) / (orders - 1)
   return np.minimum(cap * (1 + _numerics.RELATIVE_SAFETY_MARGIN),
                     local_epsilon)

@@ -1,8 +1,10 @@
 """The `shuffle-accountant` CLI end to end, in subprocesses."""
 
 import json
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -93,19 +95,33 @@ def test_calibrate_finds_the_largest_local_epsilon_and_the_most_rounds():
 
 
 @pytest.mark.parametrize('arguments, status, message', [
-    (('epsilon', '--num-users', '0', '--local-epsilon', '1'), 1,
-     'num_users must be an integer >= 1; got 0'),
-    (('epsilon', '--num-users', '10'), 1, 'give local_epsilon'),
+    (('epsilon', '--num-users', '0', '--local-epsilon', '1'), 2,
+     '--num-users must be in [1, 1e+10]; got 0'),
+    (('epsilon', '--num-users', '10'), 2, 'give --local-epsilon'),
     (('epsilon', '--num-users', 'ten', '--local-epsilon', '1'), 2,
-     "invalid int value: 'ten'"),
+     "--num-users must be a whole number; got 'ten'"),
+    (('epsilon', '--num-users', '1.5', '--local-epsilon', '1'), 2,
+     "--num-users must be a whole number; got '1.5'"),
+    (('epsilon', '--num-users', '10', '--local-epsilon', '1', '--rounds',
+      '1e30'), 2, '--rounds must be in [1, 1e+09]'),
+    (('epsilon', '--num-users', '10', '--local-epsilon', '1e300'), 2,
+     '--local-epsilon must be a number in [0, 20]'),
+    (('epsilon', '--num-users', '10', '--noise-multiplier', '1e-300'), 2,
+     '--noise-multiplier must be a number in [0.001, 100000]'),
+    (('epsilon', '--num-users', '10', '--local-epsilon', 'nan'), 2,
+     '--local-epsilon must be a number in'),
+    (('plot', '--num-users', '10', '--local-epsilon', '1', '--output',
+      '/nonexistent-folder/p.png'), 2, 'does not exist'),
+    (('plot', '--num-users', '10', '--local-epsilon', '1', '--output',
+      'p.jpg'), 2, '--output must end in .png, .pdf, .svg'),
     (('epsilon', '--num-users', '10', '--local-epsilon', '1',
       '--noise-multiplier', '1'), 2, 'not allowed with'),
     (('epsilon', '--num-users', '10', '--local-epsilon', '1',
-      '--checkin-rate', '2'), 1, 'checkin_rate must be'),
+      '--checkin-rate', '2'), 2, '--checkin-rate must be'),
     (('compare', '--num-users', '10', '--local-epsilon', '1', '--methods',
       'pld,magic'), 2, '--methods must be'),
     (('calibrate', '--num-users', '10', '--local-epsilon', '1',
-      '--target-epsilon', '1e-9', '--solve', 'rounds'), 1,
+      '--target-epsilon', '1e-5', '--solve', 'rounds'), 1,
      'even 1 round costs'),
     (('calibrate', '--num-users', '10', '--local-epsilon', '1',
       '--target-epsilon', '1', '--solve', 'local-epsilon'), 2,
@@ -136,3 +152,51 @@ def test_plot_writes_a_png(tmp_path):
   assert all(lower <= upper for lower, upper in zip(
       report['series']['binary-rr-pair'], pld))
   assert 'plotting' in result.stderr  # the progress bar
+
+
+def test_whole_numbers_in_scientific_notation_and_the_lower_bound_budget():
+  report = _json('epsilon', '--num-users', '1e6', '--local-epsilon', '1',
+                 '--rounds', '1e5')
+  assert report['protocol']['rounds'] == 100000
+  assert report['lower_bound']['epsilon'] is None
+  assert 'skipped above' in report['lower_bound']['detail']
+
+
+def test_plot_defaults_and_format_from_suffix(tmp_path):
+  pytest.importorskip('matplotlib')
+  output = tmp_path / 'rounds.pdf'
+  result = _run('plot', '--num-users', '10000', '--local-epsilon', '1',
+                '--output', str(output), '--methods', 'rdp')
+  assert output.read_bytes()[:4] == b'%PDF'
+  assert 'rounds' in result.stdout and '1000' in result.stdout
+
+
+def test_help_and_usage_errors_do_not_import_the_numerical_stack():
+  code = ('import sys\n'
+          'from shuffle_accountants.cli import main\n'
+          'status = main.main(["epsilon", "--num-users", "0"])\n'
+          'assert status == 2, status\n'
+          'assert "numpy" not in sys.modules\n')
+  subprocess.run([sys.executable, '-c', code], check=True, cwd='/')
+
+
+def test_no_library_warnings_on_stderr():
+  result = _run('epsilon', '--num-users', '1', '--local-epsilon', '20',
+                '--rounds', '36')
+  assert result.stderr.count('Warning') == 0
+  assert 'certified epsilon' in result.stdout
+
+
+def test_ctrl_c_exits_130_with_one_line():
+  process = subprocess.Popen(
+      [sys.executable, '-m', 'shuffle_accountants', 'calibrate',
+       '--num-users', '1000000', '--local-epsilon', '1', '--solve', 'rounds',
+       '--target-epsilon', '1e6'], stdout=subprocess.PIPE,
+      stderr=subprocess.PIPE, text=True, cwd='/')
+  time.sleep(4)
+  process.send_signal(signal.SIGINT)
+  _, stderr = process.communicate(timeout=60)
+  assert process.returncode == 130
+  assert 'Traceback' not in stderr
+  assert stderr.rstrip().splitlines()[-1] == (
+      'shuffle-accountant: error: interrupted')

@@ -53,7 +53,7 @@ def test_shuffle_leaves_and_only_shuffle_events():
   tree = dp_event.ComposedDpEvent([
       dp_event.SelfComposedDpEvent(shuffle, 3), checkin, sampled])
   assert list(candidates.shuffle_leaves(tree)) == [
-      (shuffle, None), (checkin, 0.1), (shuffle, 0.1)]
+      (shuffle, None, 3), (checkin, 0.1, 1), (shuffle, 0.1, 1)]
   assert candidates.only_shuffle_events(tree)
   assert not candidates.only_shuffle_events(dp_event.ComposedDpEvent(
       [shuffle, dp_event.GaussianDpEvent(1.0)]))
