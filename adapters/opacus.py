@@ -70,8 +70,11 @@ def stock_engine_population(num_users: int, sample_rate: float) -> int:
   Accounting for fewer users than there are is sound: the extra users'
   reports are a post-processing the server could simulate.
   """
-  return min(num_users, _certified_population(int(num_users * sample_rate),
-                                               sample_rate))
+  num_users = _validation.check_integer('num_users', num_users, 1)
+  sample_rate = _validation.check_real('sample_rate', sample_rate, 0.0, 1.0,
+                                       min_inclusive=False)
+  return max(1, min(num_users, _certified_population(
+      int(num_users * sample_rate), sample_rate)))
 
 
 def _certified_population(expected_batch_size: int, sample_rate: float) -> int:
@@ -233,6 +236,15 @@ class ShuffleCheckinRdpAccountant(ShuffleCheckinAccountant):
     return ShuffleRdpAccountant()
 
 
+def _check_noise(noise_multiplier, max_grad_norm) -> None:
+  """σ > 0 and C > 0 (per-layer clipping passes a list of norms)."""
+  _validation.check_real('noise_multiplier', noise_multiplier, 0.0,
+                         min_inclusive=False)
+  for norm in (max_grad_norm if isinstance(max_grad_norm, (list, tuple))
+               else [max_grad_norm]):
+    _validation.check_real('max_grad_norm', norm, 0.0, min_inclusive=False)
+
+
 class LocalNoiseMixin:
   """Turns a DPOptimizer into the shuffle model's local-noise mechanism.
 
@@ -251,6 +263,8 @@ class LocalNoiseMixin:
     super().clip_and_accumulate()
 
   def add_noise(self):
+    # Before torch sees it: a negative or NaN σ would fail there cryptically.
+    _check_noise(self.noise_multiplier, self.max_grad_norm)
     # The parent draws noise of std noise_multiplier * max_grad_norm through
     # _generate_noise (generator, secure mode); scale σ for this call only.
     local_noise_multiplier = self.noise_multiplier
@@ -316,6 +330,7 @@ def _upgrade_stock_optimizer(optimizer: DPOptimizer) -> None:
         'BatchMemoryManager (or signal_skip_step) split this step into '
         'physical batches, so its participants cannot be counted from the '
         f'stock PrivacyEngine\'s optimizer; {_FIX}.')
+  _check_noise(optimizer.noise_multiplier, optimizer.max_grad_norm)
   install_local_noise(optimizer)
   participants = len(optimizer.grad_samples[0])
   optimizer.last_participants = participants
@@ -368,6 +383,11 @@ class ShufflePrivacyEngine(PrivacyEngine):
       raise ValueError('distributed training is not supported: every rank '
                        'would add its own noise; train in one process.')
     num_users = len(data_loader.dataset)
+    if num_users == 0 or len(data_loader) == 0:
+      raise ValueError(
+          f'the data loader is empty (len(dataset)={num_users}, '
+          f'len(data_loader)={len(data_loader)}); shuffled check-in needs at '
+          'least one example and one batch.')
     if self.accountant.num_users not in (None, num_users):
       raise ValueError(
           f'this engine already accounts for num_users='
@@ -386,6 +406,7 @@ class ShufflePrivacyEngine(PrivacyEngine):
     return dp_data_loader
 
   def _prepare_optimizer(self, **kwargs):
+    _check_noise(kwargs.get('noise_multiplier'), kwargs.get('max_grad_norm'))
     return install_local_noise(super()._prepare_optimizer(**kwargs))
 
   def make_private_with_epsilon(self, *, data_loader, **kwargs):

@@ -208,7 +208,8 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
           neighboring_relation=self.neighboring_relation)
       try:
         route.compose(self.ledger)
-      except (privacy_accountant.UnsupportedEventError, ValueError):
+      except (privacy_accountant.UnsupportedEventError, ValueError,
+              ArithmeticError):  # e.g. dp_accounting's RDP of zero noise
         route = False
       self._rdp_route = route
     if self._rdp_route is False:
@@ -290,7 +291,7 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
       pld = discrete.to_privacy_loss_distribution(pmf)
       if count > 1:
         pld = discrete.self_compose(pld, count)
-      self._pld = self._pld.compose(pld)
+      self._pld = discrete.compose(self._pld, pld)
     self._contributions.append(ShufflePldContribution(reported, count, names))
 
   def _maybe_compose(self, event: dp_event.DpEvent, count: int,
@@ -322,4 +323,12 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     if (isinstance(event, dp_event.PoissonSampledDpEvent)
         and _event_checks.contains_shuffle_event(event.event)):
       return _event_checks.poisson_shuffle_error(event)
-    return super()._maybe_compose(event, count, do_compose)
+    try:
+      return super()._maybe_compose(event, count, do_compose)
+    except IndexError:
+      # The parent's composition fails once no finite mass is left (see
+      # `discrete.compose`); delta is then 1 below +infinity: say so.
+      if not do_compose:
+        raise
+      self._pld = discrete.all_at_infinity(self._value_discretization_interval)
+      return None

@@ -310,9 +310,7 @@ def self_compose(pld: privacy_loss_distribution.PrivacyLossDistribution,
   probs = pld._pmf_remove._probs
   finite = float(np.sum(probs))
   if finite <= 0 or count * np.log(finite) < np.log(_TAIL_MASS_TRUNCATION):
-    return privacy_loss_distribution.PrivacyLossDistribution(
-        pld_pmf.DensePLDPmf(pld._pmf_remove._discretization, 0,
-                            np.zeros(1), 1.0, True))
+    return all_at_infinity(pld._pmf_remove._discretization)
   lower, upper = common.compute_self_convolve_bounds(probs, count,
                                                      _TAIL_MASS_TRUNCATION)
   if upper - lower < MAX_COMPOSED_BUCKETS:
@@ -326,9 +324,34 @@ def self_compose(pld: privacy_loss_distribution.PrivacyLossDistribution,
           f'interval={pld._pmf_remove._discretization:.3g}; use a coarser '
           'grid or the automatic one (value_discretization_interval=None).')
     if count & 1:
-      result = power if result is None else result.compose(power)
+      result = power if result is None else compose(result, power)
     count >>= 1
     if count:
-      power = power.compose(power)
+      power = compose(power, power)
   # pylint: enable=protected-access
   return result
+
+
+def all_at_infinity(discretization: float
+                    ) -> privacy_loss_distribution.PrivacyLossDistribution:
+  """The PLD with every mass at +infinity: delta = 1 at every epsilon."""
+  return privacy_loss_distribution.PrivacyLossDistribution(
+      pld_pmf.DensePLDPmf(discretization, 0, np.zeros(1), 1.0, True))
+
+
+def compose(first: privacy_loss_distribution.PrivacyLossDistribution,
+            second: privacy_loss_distribution.PrivacyLossDistribution
+            ) -> privacy_loss_distribution.PrivacyLossDistribution:
+  """first.compose(second), or all at +infinity when no finite mass is left.
+
+  dp_accounting's tail truncation fails on a PMF whose finite mass is below
+  its truncation threshold; such a composition has delta = 1 below that
+  mass's epsilon anyway, so +infinity is the sound (and nearly exact) answer.
+  """
+  # pylint: disable=protected-access
+  finite = ((1 - first._pmf_remove._infinity_mass)
+            * (1 - second._pmf_remove._infinity_mass))
+  if finite <= 10 * _TAIL_MASS_TRUNCATION:
+    return all_at_infinity(first._pmf_remove._discretization)
+  # pylint: enable=protected-access
+  return first.compose(second, _TAIL_MASS_TRUNCATION)

@@ -97,9 +97,18 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
     """
     if orders is not None:
       if isinstance(orders, (str, bytes)) or np.ndim(orders) != 1:
-        raise TypeError('orders must be a 1-d sequence or array of numbers > '
+        raise TypeError('orders must be a 1-d sequence or array of numbers >= '
                         f'1; got {orders!r}.')
-      orders = [float(o) for o in _validation.check_orders(orders)]
+      # The parent accepts order 1 (KL) and +inf; shuffle events need finite
+      # orders > 1 and say so when composed.
+      try:
+        orders = [float(o) for o in orders]
+      except (TypeError, ValueError):
+        raise TypeError(f'orders must be numbers; got {orders!r}.') from None
+      bad = [o for o in orders if not o >= 1]
+      if bad or not orders:
+        raise ValueError('orders must be a non-empty sequence of numbers >= '
+                         f'1; got {bad[0] if bad else orders!r}.')
     super().__init__(DEFAULT_ORDERS if orders is None else orders,
                      neighboring_relation)
     self._contributions: List[ShuffleRdpContribution] = []
@@ -158,10 +167,11 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
                                                   reported)
     if relation_error is not None:
       return relation_error
-    if np.any(self._orders <= 1):
+    if np.any(self._orders <= 1) or not np.all(np.isfinite(self._orders)):
       return _event_checks.error(reported, (
-          'shuffle RDP bounds need every order > 1; this accountant has '
-          f'orders down to {self._orders.min()}.'))
+          'shuffle RDP bounds need every order finite and > 1; this '
+          f'accountant has orders from {self._orders.min()} to '
+          f'{self._orders.max()}.'))
     return None
 
   def _check_shuffle_event(self, event: events.ShuffleEvent,

@@ -1,0 +1,67 @@
+"""Runs random accountant calls over the documented ranges; prints JSON lines.
+
+Run as a script (by tests/test_robustness.py) in a subprocess with a memory
+cap and a timeout, so that one runaway case fails the test instead of
+hanging or exhausting CI.
+
+  python robustness_cases.py SEED COUNT KIND
+"""
+
+import json
+import math
+import random
+import resource
+import sys
+import time
+import warnings
+
+DELTAS = (1e-300, 1e-30, 1e-12, 1e-5, 0.1, 0.9)
+
+
+def _log_uniform(rng, low, high):
+  return math.exp(rng.uniform(math.log(low), math.log(high)))
+
+
+def _event(rng):
+  """A random event over the documented ranges, with its pure eps0 or None."""
+  from shuffle_accountants import CheckInEvent, ShuffleEvent  # pylint: disable=g-import-not-at-top
+  num_users = int(_log_uniform(rng, 1, 1e10))
+  kind = rng.choice(['shuffle', 'krr', 'checkin', 'gaussian'])
+  local_epsilon = rng.choice([0.0, 20.0, rng.uniform(0, 20),
+                              _log_uniform(rng, 1e-6, 20)])
+  rate = rng.choice([1e-12, 1.0, _log_uniform(rng, 1e-12, 1)])
+  if kind == 'shuffle':
+    return ShuffleEvent(num_users, local_epsilon), local_epsilon
+  if kind == 'krr':
+    return (ShuffleEvent(max(num_users, 1), local_epsilon,
+                         num_categories=rng.choice([2, 3, 10, 1000])),
+            local_epsilon)
+  if kind == 'checkin':
+    return CheckInEvent(num_users, rate, local_epsilon=local_epsilon), \
+        local_epsilon
+  sigma = rng.choice([1e-3, 1e5, _log_uniform(rng, 1e-3, 1e5)])
+  return CheckInEvent(num_users, rate, noise_multiplier=sigma), None
+
+
+def main(seed: int, count: int, accountant_name: str) -> None:
+  warnings.simplefilter('ignore')
+  import shuffle_accountants  # pylint: disable=g-import-not-at-top
+  rng = random.Random(seed)
+  for _ in range(count):
+    event, local_epsilon = _event(rng)
+    rounds = int(rng.choice([1, 10**9, _log_uniform(rng, 1, 1e9)]))
+    accountant = getattr(shuffle_accountants, accountant_name)()
+    start = time.perf_counter()
+    accountant.compose(event, rounds)
+    epsilons = [accountant.get_epsilon(delta) for delta in DELTAS]
+    deltas = [accountant.get_delta(e) for e in (0.0, 1.0, 10.0)]
+    print(json.dumps(dict(
+        event=repr(event), rounds=rounds, local_epsilon=local_epsilon,
+        deltas=DELTAS, epsilons=epsilons, delta_at=deltas,
+        seconds=time.perf_counter() - start,
+        peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)),
+          flush=True)
+
+
+if __name__ == '__main__':
+  main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])

@@ -1,0 +1,142 @@
+"""Robust on every valid input, a clear error on every invalid one (issue 13).
+
+Random cases over the documented ranges (n 1..1e10, eps0 0..20, check-in
+rate 1e-12..1, sigma 1e-3..1e5, counts 1..1e9, delta 1e-300..0.9) run in a
+subprocess capped at 3 GB and a time limit, so that one runaway case fails
+the test instead of exhausting CI. Each answer must be finite where a
+finite certified answer exists (always, for pure LDP: basic composition),
+non-negative, at most basic composition, monotone in delta, and a delta in
+[0, 1].
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+from dp_accounting import dp_event
+import numpy as np
+import pytest
+
+from shuffle_accountants import CheckInEvent
+from shuffle_accountants import ShuffleEvent
+from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants import shuffle_rdp_upper_bound
+
+CASES = os.path.join(os.path.dirname(__file__), 'robustness_cases.py')
+MEMORY_KB = 3_000_000
+
+
+def _run_cases(seed, count, accountant, timeout):
+  result = subprocess.run(
+      ['bash', '-c', f'ulimit -v {MEMORY_KB}; exec "$0" "$@"', sys.executable,
+       CASES, str(seed), str(count), accountant],
+      capture_output=True, text=True, timeout=timeout, cwd='/', check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def _check(case):
+  epsilons = case['epsilons']
+  assert all(not math.isnan(e) and e >= 0 for e in epsilons), case
+  assert all(a >= b for a, b in zip(epsilons, epsilons[1:])), case
+  assert all(0 <= d <= 1 for d in case['delta_at']), case
+  # delta(eps) sums far-apart masses: monotone up to float rounding.
+  assert all(a >= b * (1 - 1e-6) for a, b in zip(case['delta_at'],
+                                                 case['delta_at'][1:])), case
+  if case['local_epsilon'] is not None:
+    ceiling = case['rounds'] * case['local_epsilon'] * (1 + 1e-9)
+    assert all(e <= ceiling for e in epsilons), case
+  else:  # Gaussian: finite wherever delta > 0 (the RDP route answers)
+    assert all(math.isfinite(e) for e in epsilons), case
+
+
+@pytest.mark.parametrize('accountant,seed,count,timeout', [
+    ('ShufflePldAccountant', 1, 14, 240),
+    ('ShuffleRdpAccountant', 2, 30, 240),
+    pytest.param('ShufflePldAccountant', 3, 60, 900, marks=pytest.mark.slow),
+    pytest.param('ShuffleRdpAccountant', 4, 120, 900, marks=pytest.mark.slow),
+])
+def test_random_valid_inputs_give_bounded_sane_answers(accountant, seed,
+                                                       count, timeout):
+  cases = _run_cases(seed, count, accountant, timeout)
+  assert len(cases) == count
+  for case in cases:
+    _check(case)
+
+
+@pytest.mark.parametrize('accountant_type', [ShufflePldAccountant,
+                                             ShuffleRdpAccountant])
+def test_pure_ldp_ledgers_are_finite_at_every_delta(accountant_type):
+  accountant = accountant_type()
+  accountant.compose(ShuffleEvent(num_users=1, local_epsilon=20.0), 36)
+  for delta in (0.0, 1e-300, 1e-12, 0.5):
+    assert accountant.get_epsilon(delta) <= 720 * (1 + 1e-9)
+  assert accountant.get_delta(720.001) == 0.0
+  zero = accountant_type()
+  zero.compose(ShuffleEvent(num_users=10, local_epsilon=0.0), 10**9)
+  assert zero.get_epsilon(1e-300) == 0.0
+
+
+@pytest.mark.parametrize('accountant_type', [ShufflePldAccountant,
+                                             ShuffleRdpAccountant])
+@pytest.mark.parametrize('method,value,error', [
+    ('get_epsilon', float('nan'), ValueError),
+    ('get_epsilon', -1.0, ValueError),
+    ('get_epsilon', 1.5, ValueError),
+    ('get_epsilon', '0.1', TypeError),
+    ('get_epsilon', True, TypeError),
+    ('get_delta', -5.0, ValueError),
+    ('get_delta', float('nan'), ValueError),
+    ('get_delta', None, TypeError),
+])
+def test_queries_reject_bad_values_naming_the_parameter(accountant_type,
+                                                        method, value, error):
+  accountant = accountant_type()
+  accountant.compose(ShuffleEvent(1000, 1.0))
+  with pytest.raises(error, match='target_'):
+    getattr(accountant, method)(value)
+
+
+def test_other_entry_points_reject_bad_values():
+  with pytest.raises(TypeError, match='count'):
+    ShuffleRdpAccountant().compose(ShuffleEvent(10, 1.0), count=True)
+  with pytest.raises(ValueError, match='count'):
+    ShufflePldAccountant().compose(ShuffleEvent(10, 1.0), count=-1)
+  with pytest.raises(ValueError, match='target_delta'):
+    ShufflePldAccountant().get_optimistic_epsilon(-1)
+  with pytest.raises(ValueError, match='target_delta'):
+    ShuffleRdpAccountant().explain(2.0)
+  for orders in (3.0, 'abc', [[2, 3]]):
+    with pytest.raises(TypeError, match='orders'):
+      ShuffleRdpAccountant(orders=orders)
+  for orders in ([0.5, 2], []):
+    with pytest.raises(ValueError, match='orders'):
+      ShuffleRdpAccountant(orders=orders)
+  integer_orders = ShuffleRdpAccountant(orders=np.array([2, 3, 8], np.int32))
+  integer_orders.compose(ShuffleEvent(1000, 1.0))
+  assert 0 < integer_orders.get_epsilon(1e-6) <= 1.0 * (1 + 1e-9)
+
+
+def test_named_failure_points_of_the_issue():
+  # Each used to run out of memory, crash or return NaN / 0 / inf.
+  tiny = ShufflePldAccountant()
+  tiny.compose(CheckInEvent(1, checkin_rate=1e-9, local_epsilon=0.1))
+  # Someone checks in with probability 1e-9: epsilon 0 above that delta.
+  assert tiny.get_epsilon(1e-8) == 0.0 and tiny.get_epsilon(1e-300) <= 0.1
+  krr = ShufflePldAccountant()
+  krr.compose(ShuffleEvent(10**10, 1.0, num_categories=10), 10**7)
+  assert 0 < krr.get_epsilon(1e-6) < 1
+  gaussian = ShufflePldAccountant()
+  gaussian.compose(CheckInEvent(1000, checkin_rate=1e-3,
+                                noise_multiplier=0.01))
+  assert math.isfinite(gaussian.get_epsilon(1e-5))
+  for local_epsilon in (1e-12, 1e-8):
+    bound = shuffle_rdp_upper_bound(1000, local_epsilon, [1.5, 2.0])
+    assert np.all(bound.rdp > 0)
+  mixed = ShufflePldAccountant()
+  mixed.compose(dp_event.ComposedDpEvent([ShuffleEvent(100, 1.0),
+                                          dp_event.GaussianDpEvent(1.0)]))
+  assert math.isfinite(mixed.get_epsilon(1e-6))
