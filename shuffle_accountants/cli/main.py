@@ -50,46 +50,38 @@ LIMITS = {
     'target-epsilon': (1e-6, 1e6),
 }
 _FLAG_NAMES = {name.replace('-', '_'): f'--{name}' for name in LIMITS}
-_PLOT_VALUES = {'rounds': '1,10,100,1000', 'num-users': '1000,10000,100000,1000000',
+_PLOT_VALUES = {'rounds': '1,10,100,1000',
+                'num-users': '1000,10000,100000,1000000',
                 'local-epsilon': '0.5,1,2,4'}
 _PLOT_FORMATS = ('.png', '.pdf', '.svg')
 
 
-def _whole(flag: str):
-  """An argparse type: a whole number in LIMITS, also written as 1e6."""
+def _bounded(flag: str, whole: bool):
+  """An argparse type: a number in LIMITS; whole numbers may be written 1e6."""
   low, high = LIMITS[flag]
+  kind = 'a whole number' if whole else 'a number'
 
-  def parse(text: str) -> int:
+  def parse(text: str):
     try:
       value = float(text)
     except ValueError:
-      raise argparse.ArgumentTypeError(
-          f'--{flag} must be a whole number; got {text!r}') from None
-    if not (math.isfinite(value) and value == math.floor(value)):
-      raise argparse.ArgumentTypeError(
-          f'--{flag} must be a whole number; got {text!r}')
+      value = math.nan
+    if not math.isfinite(value) or (whole and value != math.floor(value)):
+      raise argparse.ArgumentTypeError(f'--{flag} must be {kind}; got '
+                                       f'{text!r}')
     if not low <= value <= high:
       raise argparse.ArgumentTypeError(
-          f'--{flag} must be in [{low:g}, {high:g}]; got {text}')
-    return int(value)
+          f'--{flag} must be {kind} in [{low:g}, {high:g}]; got {text}')
+    return int(value) if whole else value
   return parse
+
+
+def _whole(flag: str):
+  return _bounded(flag, whole=True)
 
 
 def _real(flag: str):
-  """An argparse type: a finite number in LIMITS."""
-  low, high = LIMITS[flag]
-
-  def parse(text: str) -> float:
-    try:
-      value = float(text)
-    except ValueError:
-      raise argparse.ArgumentTypeError(
-          f'--{flag} must be a number; got {text!r}') from None
-    if not (math.isfinite(value) and low <= value <= high):
-      raise argparse.ArgumentTypeError(
-          f'--{flag} must be a number in [{low:g}, {high:g}]; got {text}')
-    return value
-  return parse
+  return _bounded(flag, whole=False)
 
 
 def _flag_message(error: Exception) -> str:

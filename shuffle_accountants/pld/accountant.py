@@ -15,7 +15,7 @@ It handles
   of KHH-SUBSAMPLED pairs with ratio k / n, on the clone pair of k users
   (pure LDP) or on the unshuffled Gaussian pair (local noise, docs/mathematics.md D7);
 * `SubsampledShuffleGaussianEvent`: KHH-SUBSAMPLED on the Gaussian pair
-  (`checkin_pld`);
+  (`pld.checkin`);
 and delegates every other event to `dp_accounting.pld.PLDAccountant`.
 
 Grid: by default (`value_discretization_interval=None`) the grid is chosen
@@ -24,7 +24,7 @@ grid can be passed instead.
 
 Each event becomes one privacy loss distribution that dominates the
 mechanism in both orders of the replace-one relation, discretized
-pessimistically by connect-the-dots (`pld_tools`); when several pairs are
+pessimistically by connect-the-dots (`pld.discrete`); when several pairs are
 valid, the pointwise smallest profile (convexified) is used (`candidates`).
 Composition is
 dp_accounting's (FFT; `self_compose` for repeated events), so the reported

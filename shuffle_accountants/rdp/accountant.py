@@ -82,7 +82,7 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
     >>> accountant.get_epsilon(1e-6)
 
   Every RDP value composed for a shuffle event is a proven upper bound
-  (see `shuffle_rdp`); `contributions` and `explain` show which bound won.
+  (see `shuffle_round` and `checkin`); `contributions` and `explain` show which bound won.
   """
 
   def __init__(self, orders: Optional[Sequence[float]] = None,
