@@ -140,3 +140,24 @@ def test_named_failure_points_of_the_issue():
   mixed.compose(dp_event.ComposedDpEvent([ShuffleEvent(100, 1.0),
                                           dp_event.GaussianDpEvent(1.0)]))
   assert math.isfinite(mixed.get_epsilon(1e-6))
+
+
+def test_delta_is_never_rounded_below_the_pld():
+  # dp_accounting's cumulative sums gave delta(0.5) = -4.8e-12 here (then
+  # reported as 0), below the PLD's own +infinity mass.
+  accountant = ShufflePldAccountant()
+  accountant.compose(ShuffleEvent(1375, 5.7e-4, num_categories=2), 381184)
+  resolved = accountant._resolve()  # pylint: disable=protected-access
+  floor = resolved._pld._pmf_remove._infinity_mass  # pylint: disable=protected-access
+  for epsilon in (0.5, 1.0, 10.0):
+    assert accountant.get_delta(epsilon) >= floor > 0
+  deltas = [accountant.get_delta(e) for e in (0.0, 0.05, 0.5, 5.0)]
+  assert deltas == sorted(deltas, reverse=True)
+
+
+def test_rdp_delta_of_vanishing_rdp():
+  # dp_accounting's KL bound took log1p(-exp(-rdp)): a domain error.
+  accountant = ShuffleRdpAccountant()
+  accountant.compose(ShuffleEvent(100, 1e-9))
+  assert 0 <= accountant.get_delta(0.0) < 1e-6
+  assert ShuffleRdpAccountant().get_delta(0.0) == 0.0

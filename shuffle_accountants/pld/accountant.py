@@ -129,6 +129,7 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     self._resolved: Optional['ShufflePldAccountant'] = None
     self._estimate: Optional['ShufflePldAccountant'] = None
     self._interval: Optional[float] = None
+    self._profile: Optional[discrete.DirectProfile] = None
     # The RDP accountant over the same ledger (False: it cannot compose it),
     # built only when the PLD certifies nothing finite.
     self._rdp_route = None
@@ -198,8 +199,21 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     if method == 'get_delta' and argument == np.inf:
       return 0.0 if not resolved._contains_non_dp_event else 1.0  # pylint: disable=protected-access
     with np.errstate(over='ignore', divide='ignore', invalid='ignore'):
-      return getattr(pld_privacy_accountant.PLDAccountant, method)(resolved,
-                                                                   argument)
+      value = getattr(pld_privacy_accountant.PLDAccountant, method)(resolved,
+                                                                    argument)
+    if resolved._contains_non_dp_event:  # pylint: disable=protected-access
+      return value
+    # dp_accounting's sums can round delta down by ~1e-11: never report less
+    # than the direct sum of non-negative terms.
+    profile = resolved._direct_profile()  # pylint: disable=protected-access
+    if method == 'get_delta':
+      return max(value, profile.delta(argument))
+    return profile.checked_epsilon(argument, value)
+
+  def _direct_profile(self) -> discrete.DirectProfile:
+    if self._profile is None:
+      self._profile = discrete.DirectProfile(self._pld)
+    return self._profile
 
   def _rdp_route_value(self, method: str, argument: float, unavailable):
     """The RDP route's answer for this ledger, or `unavailable`."""
@@ -297,7 +311,7 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
   def _maybe_compose(self, event: dp_event.DpEvent, count: int,
                      do_compose: bool) -> Optional[CompositionErrorDetails]:
     if do_compose:
-      self._estimate = self._rdp_route = None
+      self._estimate = self._rdp_route = self._profile = None
       if self._automatic_grid:
         # The ledger already holds the event; the grid is chosen on request.
         self._resolved = self._interval = None

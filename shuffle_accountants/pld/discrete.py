@@ -355,3 +355,56 @@ def compose(first: privacy_loss_distribution.PrivacyLossDistribution,
     return all_at_infinity(first._pmf_remove._discretization)
   # pylint: enable=protected-access
   return first.compose(second, _TAIL_MASS_TRUNCATION)
+
+
+class DirectProfile:
+  """delta(eps) of a composed PLD as a sum of non-negative terms. [UB]
+
+  dp_accounting evaluates A - e^eps B from two long cumulative sums, whose
+  rounding reaches ~1e-11 and can make delta negative. Here
+  delta(eps) = m_inf + sum_{L_i > eps} p_i (1 - e^{eps - L_i}), every term
+  >= 0, summed pairwise (relative error ~1e-13). The FFT of a composition
+  leaves masses off by round-off of either sign; the negative ones are set
+  to 0 and twice their total is added to the +infinity mass as an allowance
+  for the positive ones (round-off is symmetric). Every PMF mass carries a
+  relative safety margin of 1e-10 (`_numerics.RELATIVE_SAFETY_MARGIN`),
+  which covers a relative tolerance of the same size when checking an
+  epsilon against a target delta.
+  """
+
+  TOLERANCE = 1e-10
+
+  def __init__(self, pld: privacy_loss_distribution.PrivacyLossDistribution):
+    # pylint: disable=protected-access
+    pmf = pld._pmf_remove.to_dense_pmf()
+    probs = np.asarray(pmf._probs, dtype=np.float64)
+    self._probs = np.maximum(probs, 0.0)
+    self._losses = ((pmf._lower_loss + np.arange(probs.size))
+                    * pmf._discretization)
+    self._infinity = float(pmf._infinity_mass
+                           - 2 * np.sum(np.minimum(probs, 0.0)))
+    # pylint: enable=protected-access
+
+  def delta(self, epsilon: float) -> float:
+    """delta(epsilon) of the PLD, in [0, 1]."""
+    start = int(np.searchsorted(self._losses, epsilon, side='right'))
+    terms = self._probs[start:] * -np.expm1(epsilon - self._losses[start:])
+    return float(min(1.0, self._infinity + np.sum(terms)))
+
+  def checked_epsilon(self, delta: float, epsilon: float) -> float:
+    """`epsilon` if delta(epsilon) <= delta, else the smallest that is."""
+    if delta < self._infinity:
+      return np.inf
+    if not np.isfinite(epsilon) or self.delta(epsilon) <= delta * (
+        1 + self.TOLERANCE):
+      return epsilon
+    low, high = epsilon, float(self._losses[-1]) if self._losses.size else 0.0
+    if self.delta(high) > delta:
+      return np.inf
+    for _ in range(60):  # bisection on a non-increasing function
+      middle = 0.5 * (low + high)
+      if self.delta(middle) <= delta:
+        high = middle
+      else:
+        low = middle
+    return high

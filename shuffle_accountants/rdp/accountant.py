@@ -134,8 +134,15 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
     """Certified delta at `target_epsilon` >= 0, in [0, 1]."""
     target_epsilon = _validation.check_epsilon('target_epsilon',
                                                target_epsilon)
-    delta = (super().get_delta(target_epsilon) if target_epsilon < np.inf
-             else 1.0)
+    if target_epsilon == np.inf:  # finite RDP at some order: delta 0 there
+      delta = 0.0 if np.any(np.isfinite(self._rdp)) else 1.0
+    elif not np.any(self._rdp > 0):  # nothing composed, or perfect privacy
+      delta = 0.0
+    else:
+      # dp_accounting's KL bound takes log1p(-exp(-rdp)), a domain error for
+      # rdp below 1e-16; a larger RDP is still an upper bound.
+      delta = rdp_privacy_accountant.compute_delta(
+          self._orders, np.maximum(self._rdp, 1e-15), target_epsilon)[0]
     return _ledger.capped_delta(self.ledger, target_epsilon, delta)
 
   @property
