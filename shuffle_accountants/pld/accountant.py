@@ -36,7 +36,7 @@ sensitivity 2 (dp-accounting >= 0.5), i.e. `noise_multiplier` is the noise
 standard deviation divided by the clipping norm of one record.
 """
 
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import attr
 from dp_accounting import dp_event
@@ -122,7 +122,6 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
                      value_discretization_interval or grid.DEFAULT_GRID)
     self._krr_adversary = krr_adversary
     self._contributions: List[ShufflePldContribution] = []
-    self._pmf_cache: Dict[Tuple, Tuple[discrete.GridPmf, Tuple[str, ...]]] = {}
     # Shuffle rounds are discretized by connect-the-dots (a bound); the
     # estimate behind `get_optimistic_epsilon` uses split_preserving_mean.
     self._discretize = discrete.connect_the_dots
@@ -286,18 +285,11 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     return None
 
   def _event_pmf(self, event, sampling_ratio: Optional[float]):
-    """(PMF, pair names) of one shuffle round or Liew et al. event, cached."""
-    key = (event, sampling_ratio)
-    if key not in self._pmf_cache:
-      d = self._value_discretization_interval
-      if isinstance(event, events.ShuffleEvent):
-        self._pmf_cache[key] = candidates.shuffle_round_pmf(
-            event, sampling_ratio, d, self._discretize, self._krr_adversary,
-            self._relative_width)
-      else:
-        self._pmf_cache[key] = candidates.liew_event_pmf(
-            event, d, self._discretize, self._relative_width)
-    return self._pmf_cache[key]
+    """(PMF, pair names) of one shuffle round or Liew et al. event."""
+    return candidates.event_pmf(event, sampling_ratio,
+                                self._value_discretization_interval,
+                                self._discretize, self._krr_adversary,
+                                self._relative_width)
 
   def _compose_shuffle(self, reported, count, inner, sampling_ratio):
     pmf, names = self._event_pmf(inner, sampling_ratio)

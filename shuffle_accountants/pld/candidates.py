@@ -143,3 +143,18 @@ def liew_event_pmf(event, discretization: float,
                             relative_width=relative_width,
                             **liew_event_arguments(event))
   return pmf, names
+
+
+# A ledger re-resolved after each new event (an Opacus loop asks for epsilon
+# every epoch) finds its rounds' PMFs here. Each is at most
+# discrete.MAX_PMF_BUCKETS floats; typical ones are far smaller.
+@functools.lru_cache(maxsize=32)
+def event_pmf(event, sampling_ratio_: Optional[float], discretization: float,
+              discretize: checkin.Discretize, krr_adversary: str,
+              relative_width: float
+              ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
+  """The PMF (and pair names) of any shuffle event, cached across ledgers."""
+  if isinstance(event, events.ShuffleEvent):
+    return shuffle_round_pmf(event, sampling_ratio_, discretization,
+                             discretize, krr_adversary, relative_width)
+  return liew_event_pmf(event, discretization, discretize, relative_width)
