@@ -82,6 +82,12 @@ CHECKIN_RELATIVE_WIDTH = 1e-2
 _BASE_LOG_TAIL = -45.0
 _SMALLEST_LOG_TAIL = -700.0
 
+# Absolute error allowance of a log-sum-exp of moments (~1e-16 per term
+# after pairwise summation, far below this), so rounding cannot lower them.
+_LOG_SUM_ERROR = 1e-14
+# Moments are evaluated for this many (order, atom) values at a time.
+_MAX_MOMENT_VALUES = 4_000_000
+
 # Replacing one clipped record (L2 norm <= C) moves its report by up to 2C;
 # the noise has standard deviation noise_multiplier * C.
 GAUSSIAN_SENSITIVITY = 2.0
@@ -120,8 +126,16 @@ def _log_moments(atoms: discrete.PldAtoms, largest_loss: float,
     log_mass = np.append(np.log(atoms.masses[keep]),
                          np.log(atoms.infinity_mass))
   losses = np.append(atoms.losses[keep], largest_loss)
-  return _numerics.log_sum_exp(log_mass[None, :] + (orders[:, None] - 1)
-                              * losses[None, :], axis=1)
+  return _by_order_chunks(orders, losses.size, lambda chunk: (
+      _numerics.log_sum_exp(log_mass[None, :] + (chunk[:, None] - 1)
+                            * losses[None, :], axis=1) + _LOG_SUM_ERROR))
+
+
+def _by_order_chunks(orders: np.ndarray, num_atoms: int, moments):
+  """`moments(chunk)` over chunks of orders: at most ~4e6 values at once."""
+  step = max(1, _MAX_MOMENT_VALUES // max(num_atoms, 1))
+  return np.concatenate([moments(orders[i:i + step])
+                         for i in range(0, orders.size, step)])
 
 
 def _log_tail(orders: np.ndarray, largest_loss: float) -> float:
@@ -193,10 +207,12 @@ def _symmetrized_subsampled_log_moments(num_users: int, local_epsilon: float,
   losses, masses = losses[keep], masses[keep]
   if losses.size == 0:
     return np.zeros(orders.size)
-  log_terms = (np.log(masses)[None, :]
-               + _numerics.log_expm1((orders[:, None] - 1) * losses[None, :])
-               + np.log(-np.expm1(-orders[:, None] * losses[None, :])))
-  return np.logaddexp(0.0, _numerics.log_sum_exp(log_terms, axis=1))
+  def moments(chunk):
+    log_terms = (np.log(masses)[None, :]
+                 + _numerics.log_expm1((chunk[:, None] - 1) * losses[None, :])
+                 + np.log(-np.expm1(-chunk[:, None] * losses[None, :])))
+    return np.logaddexp(0.0, _numerics.log_sum_exp(log_terms, axis=1))
+  return _by_order_chunks(orders, losses.size, moments) + _LOG_SUM_ERROR
 
 
 def _log_wbk19_moment(sampling_ratio: float,
@@ -283,9 +299,14 @@ def checkin_rdp_upper_bound(
       clone_atoms_rdp, int(groups.starts[-1]), eps0,
       relative_width=relative_width)
   add(groups.upper_tail, (orders - 1) * last_base(orders))
-  total = _numerics.log_sum_exp(
-      np.array(log_weights)[:, None] + np.stack(rows), axis=0)
-  mixture = (np.maximum(total, 0.0) / (orders - 1)
+  # log(1 + sum_k w_k (e^{x_k} - 1)) in excess form: the plain log-sum-exp
+  # of moments near 1 rounds tiny RDP (gamma = 1e-6, n = 1e10) to 0. The
+  # group weights bound the true probabilities from above and each e^x - 1
+  # is >= 0, so this bounds the LIEW-THM2 sum (k = 0 adds nothing).
+  excess = _numerics.log_sum_exp(
+      np.array(log_weights)[:, None]
+      + _numerics.log_expm1(np.maximum(np.stack(rows), 0.0)), axis=0)
+  mixture = (np.logaddexp(0.0, excess) / (orders - 1)
              * (1 + _numerics.RELATIVE_SAFETY_MARGIN))
   if noise_multiplier is not None:
     candidates = {LIEW_THM2: mixture, GAUSSIAN_D7: base(orders)}
