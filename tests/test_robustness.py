@@ -172,3 +172,16 @@ def test_checkin_rdp_at_extreme_populations_stays_positive_and_bounded():
   assert np.all(tiny.rdp > 0)
   wide = checkin_rdp_upper_bound(10**10, 0.5, [2.0, 1e4], local_epsilon=1.0)
   assert np.all(np.isfinite(wide.rdp)) and wide.rdp[1] <= 1.0
+
+
+def test_coarsened_grids_also_ask_the_rdp_route():
+  # 10^9 rounds at eps0 = 13: the PLD on the budget-limited grid said 3.6e7
+  # at delta = 1e-5 while the RDP route (used below 1e-12) said 5.2e6.
+  event = CheckInEvent(327272656, 1.0, local_epsilon=13.4277)
+  pld = ShufflePldAccountant()
+  pld.compose(event, 10**9)
+  rdp = ShuffleRdpAccountant()
+  rdp.compose(event, 10**9)
+  epsilons = [pld.get_epsilon(d) for d in (1e-30, 1e-12, 1e-5, 0.1)]
+  assert epsilons == sorted(epsilons, reverse=True)
+  assert epsilons[2] <= rdp.get_epsilon(1e-5)

@@ -60,11 +60,21 @@ def _round_scales(event, ratio, krr_adversary: str, relative_width: float
 
 def automatic_interval(ledger: dp_event.DpEvent, relative_accuracy: float,
                        krr_adversary: str, relative_width: float) -> float:
-  """The grid spacing for a ledger (see the module docstring).
+  """The grid spacing for a ledger (see `automatic_grid`)."""
+  return automatic_grid(ledger, relative_accuracy, krr_adversary,
+                        relative_width)[0]
 
-  Also never so fine that the composed PLD, about 2 (8 S + L) wide for the
-  composed loss's standard deviation S and the largest loss L of a round,
-  would exceed `discrete.MAX_COMPOSED_BUCKETS` grid points.
+
+def automatic_grid(ledger: dp_event.DpEvent, relative_accuracy: float,
+                   krr_adversary: str, relative_width: float
+                   ) -> Tuple[float, bool]:
+  """(grid spacing, whether the resource budget made it coarser).
+
+  The spacing is never so fine that the composed PLD, about 2 (8 S + L)
+  wide for the composed loss's standard deviation S and the largest loss L
+  of a round, would exceed `discrete.MAX_COMPOSED_BUCKETS` grid points. When
+  that rule (or the cap of 1) decides, the requested accuracy is not met and
+  the accountant also asks the RDP route.
   """
   intervals, composed_variance, largest = [], 0.0, 0.0
   for event, ratio, count in candidates.shuffle_leaves(ledger):
@@ -76,13 +86,14 @@ def automatic_interval(ledger: dp_event.DpEvent, relative_accuracy: float,
     largest = max(largest, reach)
   intervals = [i for i in intervals if np.isfinite(i) and i > 0]
   if not intervals:
-    return DEFAULT_GRID
-  interval = min(min(intervals), COARSEST_GRID)
+    return DEFAULT_GRID, False
+  accurate = min(min(intervals), COARSEST_GRID)
   composed_width = 2 * (8 * np.sqrt(composed_variance) + largest)
+  interval = max(accurate, composed_width / discrete.MAX_COMPOSED_BUCKETS)
+  limited = interval > accurate
   # At most 1: beyond, the accountant falls back to the RDP route.
-  interval = min(max(interval, composed_width / discrete.MAX_COMPOSED_BUCKETS),
-                 COARSEST_FALLBACK_GRID)
+  interval = min(interval, COARSEST_FALLBACK_GRID)
   if not candidates.only_shuffle_events(ledger):
     interval = max(interval, FINEST_MIXED_GRID)
   # A round number of significant digits keeps the grid readable.
-  return float(f'{max(interval, 1e-12):.2g}')
+  return float(f'{max(interval, 1e-12):.2g}'), bool(limited)

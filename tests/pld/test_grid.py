@@ -59,3 +59,13 @@ def test_automatic_grid_reaches_the_requested_accuracy(num_users,
   converged = fine.get_epsilon(1e-6)
   assert converged <= automatic.get_epsilon(1e-6) <= converged * 1.002
   assert automatic.get_optimistic_epsilon(1e-6) <= automatic.get_epsilon(1e-6)
+
+
+def test_resource_limited_grids_are_flagged():
+  normal = grid.automatic_grid(ShuffleEvent(10**6, 1.0), 1e-3,
+                               'shuffled_output', 1e-3)
+  assert not normal[1]
+  huge = dp_event.SelfComposedDpEvent(
+      CheckInEvent(10**8, 1.0, local_epsilon=13.0), 10**9)
+  interval, limited = grid.automatic_grid(huge, 1e-3, 'shuffled_output', 1e-3)
+  assert limited and interval <= grid.COARSEST_FALLBACK_GRID
