@@ -127,8 +127,7 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     self._discretize = discrete.connect_the_dots
     self._resolved: Optional['ShufflePldAccountant'] = None
     self._estimate: Optional['ShufflePldAccountant'] = None
-    self._interval: Optional[float] = None
-    self._grid_limited = False
+    self._grid: Optional[Tuple[float, bool]] = None
     self._profile: Optional[discrete.DirectProfile] = None
     # The RDP accountant over the same ledger (False: it cannot compose it),
     # built only when the PLD certifies nothing finite or its grid had to be
@@ -144,11 +143,15 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     """The grid spacing in use (chosen from the ledger in automatic mode)."""
     if not self._automatic_grid:
       return self._value_discretization_interval
-    if self._interval is None:
-      self._interval, self._grid_limited = grid.automatic_grid(
-          self.ledger, self._relative_accuracy, self._krr_adversary,
-          self._relative_width)
-    return self._interval
+    return self._grid_choice()[0]
+
+  def _grid_choice(self) -> Tuple[float, bool]:
+    """(spacing, budget-limited) of the automatic grid, cached per ledger."""
+    if self._grid is None:
+      self._grid = grid.automatic_grid(self.ledger, self._relative_accuracy,
+                                       self._krr_adversary,
+                                       self._relative_width)
+    return self._grid
 
   def _also_rdp(self) -> bool:
     """Whether the resource budget coarsened the automatic grid.
@@ -157,10 +160,7 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     at eps0 = 13: 3.6e7 against 5.2e6), so both are asked and the smaller is
     reported, at every delta (which also keeps epsilon monotone in delta).
     """
-    if not self._automatic_grid:
-      return False
-    self.value_discretization_interval  # pylint: disable=pointless-statement
-    return self._grid_limited
+    return self._automatic_grid and self._grid_choice()[1]
 
   @property
   def contributions(self) -> Tuple[ShufflePldContribution, ...]:
@@ -260,7 +260,13 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
       return np.inf
     if resolved._contains_non_dp_event:  # pylint: disable=protected-access
       return np.inf
-    return resolved._estimate_accountant().get_epsilon(target_delta)  # pylint: disable=protected-access
+    # The parent's answer on the estimate's PLD: the soundness floors and the
+    # RDP route of `get_epsilon` have no business in an estimate; basic
+    # composition keeps it below `get_epsilon` where that caps the answer.
+    with np.errstate(over='ignore', divide='ignore', invalid='ignore'):
+      estimate = pld_privacy_accountant.PLDAccountant.get_epsilon(
+          resolved._estimate_accountant(), target_delta)  # pylint: disable=protected-access
+    return _ledger.capped_epsilon(self.ledger, target_delta, estimate)
 
   def _with_grid(self, interval: float, discretize) -> 'ShufflePldAccountant':
     """A fixed-grid accountant holding this ledger, composed with `discretize`."""
@@ -322,7 +328,7 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
       self._estimate = self._rdp_route = self._profile = None
       if self._automatic_grid:
         # The ledger already holds the event; the grid is chosen on request.
-        self._resolved = self._interval = None
+        self._resolved = self._grid = None
         return None
     if isinstance(event, events.ShuffleEvent):
       error = self._check_shuffle_event(event, event)
