@@ -177,40 +177,47 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
     Atoms and +infinity mass (b = 0 atoms when theta is inf, plus a bound on
     every truncated output).
   """
-  losses, masses = [], []
-  infinity_mass = 0.0
-  for clone_count, theta, weight in zip(clones, log_odds, weights):
-    if weight < _NEGLIGIBLE_FRACTION * np.exp(log_tail):
-      infinity_mass += weight
-      continue
-    num_outputs = int(clone_count) + 1
-    # Hoeffding: P[Bin(m, 1/2) < m/2 - sqrt(m T / 2)] <= e^-T, T = -log_tail.
-    lo = int(max(0, np.floor(num_outputs / 2
-                             - np.sqrt(-num_outputs * log_tail / 2))))
-    hi = num_outputs - lo
-    if lo > 0:
-      # P_c(a) <= 2 Bin(c + 1, 1/2)(a), and both tails are cut.
-      infinity_mass += weight * 4.0 * np.exp(log_tail)
-    outputs = np.arange(lo, hi + 1, dtype=np.float64)
-    others = num_outputs - outputs
-    log_binomial = _numerics.binomial_window_log_pmf(num_outputs, 0.5, 0.5,
-                                                     lo, hi)
-    if np.isinf(theta):
-      share = outputs / num_outputs
-      with np.errstate(divide='ignore'):
-        loss = np.log(outputs) - np.log(others)
-    else:
-      odds = np.exp(theta)
-      share = (odds * outputs + others) / ((odds + 1) * num_outputs)
-      loss = np.log1p(np.expm1(theta) * (outputs - others)
-                      / (outputs + odds * others))
-    mass = weight * np.exp(log_binomial) * 2.0 * share
-    finite = np.isfinite(loss)
-    infinity_mass += float(np.sum(mass[~finite & (mass > 0)]))
-    losses.append(loss[finite])
-    masses.append(mass[finite])
-  return discrete.PldAtoms(np.concatenate(losses), np.concatenate(masses),
-                            infinity_mass)
+  clones = np.asarray(clones, dtype=np.int64)
+  log_odds = np.asarray(log_odds, dtype=np.float64)
+  weights = np.asarray(weights, dtype=np.float64)
+  negligible = weights < _NEGLIGIBLE_FRACTION * np.exp(log_tail)
+  infinity_mass = float(np.sum(weights[negligible]))
+  clones, log_odds, weights = (clones[~negligible], log_odds[~negligible],
+                               weights[~negligible])
+  if clones.size == 0:
+    return discrete.PldAtoms(np.zeros(0), np.zeros(0), infinity_mass)
+  num_outputs = clones + 1
+  # Hoeffding: P[Bin(m, 1/2) < m/2 - sqrt(m T / 2)] <= e^-T, T = -log_tail.
+  lo = np.maximum(0, np.floor(num_outputs / 2 - np.sqrt(
+      -num_outputs * log_tail / 2))).astype(np.int64)
+  hi = num_outputs - lo
+  # P_c(a) <= 2 Bin(c + 1, 1/2)(a), and both tails are cut.
+  infinity_mass += float(np.sum(weights[lo > 0])) * 4.0 * np.exp(log_tail)
+  # All components at once (check-in mixtures have thousands of small ones):
+  # one flat array of outputs, `component` says whose.
+  log_binomial = _numerics.binomial_windows_log_pmf(num_outputs, 0.5, 0.5,
+                                                    lo, hi)
+  sizes = hi - lo + 1
+  component = np.repeat(np.arange(sizes.size), sizes)
+  first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+  outputs = (lo[component] + np.arange(component.size)
+             - first[component]).astype(np.float64)
+  total = num_outputs[component].astype(np.float64)
+  others = total - outputs
+  theta = log_odds[component]
+  certain = np.isinf(theta)  # b = 0 is a +infinity atom
+  with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
+    odds = np.exp(np.where(certain, 0.0, theta))
+    share = np.where(certain, outputs / total,
+                     (odds * outputs + others) / ((odds + 1) * total))
+    loss = np.where(
+        certain, np.log(outputs) - np.log(others),
+        np.log1p(np.expm1(theta) * (outputs - others)
+                 / (outputs + odds * others)))
+  mass = weights[component] * np.exp(log_binomial) * 2.0 * share
+  finite = np.isfinite(loss)
+  infinity_mass += float(np.sum(mass[~finite & (mass > 0)]))
+  return discrete.PldAtoms(loss[finite], mass[finite], infinity_mass)
 
 
 def _with_identical_mass(atoms: discrete.PldAtoms, weight: float,
