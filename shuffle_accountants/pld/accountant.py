@@ -42,9 +42,11 @@ import attr
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
 from dp_accounting.pld import pld_privacy_accountant
+from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 
 from shuffle_accountants import _event_checks
+from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
 from shuffle_accountants import _validation
 from shuffle_accountants import events
@@ -64,7 +66,9 @@ class ShufflePldContribution:
   """One shuffle event composed into the accountant.
 
   Attributes:
-    event: the event as the user passed it.
+    event: the event as accounted: the user's, or the representative of
+      the rounds grouped with it (`relative_grouping`), whose count then
+      covers every round it stands for.
     count: how many times it was composed.
     pairs: names of the dominating pairs whose smallest profile was used.
   """
@@ -89,7 +93,8 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
                value_discretization_interval: Optional[float] = None,
                relative_accuracy: float = 1e-3,
                krr_adversary: str = 'shuffled_output',
-               relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH):
+               relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH,
+               relative_grouping: float = _grouping.DEFAULT_RELATIVE_STEP):
     """Initialises the accountant.
 
     Args:
@@ -105,6 +110,11 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
       krr_adversary: one of `KRR_ADVERSARIES`, the observer of k-RR shuffles.
       relative_width: grouping of clone counts (see `clone_pairs`); the
         epsilon of a shuffle round is inflated by about half of it.
+      relative_grouping: s in [0, 0.1]. Rounds whose user counts lie in the
+        same bin of ratio 1 + s (check-in rates: 1 + s / 2) and that agree
+        otherwise are accounted as the one with the fewest users and the
+        highest rate (`_grouping`, sound); each round's epsilon rises by at
+        most about s / 2. 0 accounts every round as it is.
     """
     if value_discretization_interval is not None:
       value_discretization_interval = _validation.check_real(
@@ -117,7 +127,12 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
                        f'{krr_adversary!r}.')
     self._relative_width = _validation.check_real(
         'relative_width', relative_width, 0.0, 0.1, min_inclusive=False)
+    self._relative_grouping = _validation.check_real(
+        'relative_grouping', relative_grouping, 0.0, 0.1)
+    self._grouping = _grouping.Grouping(self._relative_grouping)
     self._automatic_grid = value_discretization_interval is None
+    # Shuffle rounds' PLDs wait here to be composed in one batch (`_pld`).
+    self._pending = []
     super().__init__(neighboring_relation,
                      value_discretization_interval or grid.DEFAULT_GRID)
     self._krr_adversary = krr_adversary
@@ -134,6 +149,20 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     # coarsened for the resource budget.
     self._rdp_route = None
 
+  # The parent reads and writes `_pld`; rounds composed since are folded in
+  # on the first read, all at once (`discrete.compose_all`).
+  @property
+  def _pld(self) -> privacy_loss_distribution.PrivacyLossDistribution:
+    if self._pending:
+      pending, self._pending = self._pending, []
+      self._composed_pld = discrete.compose_all([(self._composed_pld, 1)]
+                                                + pending)
+    return self._composed_pld
+
+  @_pld.setter
+  def _pld(self, value) -> None:
+    self._composed_pld = value
+
   @property
   def krr_adversary(self) -> str:
     return self._krr_adversary
@@ -148,10 +177,14 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
   def _grid_choice(self) -> Tuple[float, bool]:
     """(spacing, budget-limited) of the automatic grid, cached per ledger."""
     if self._grid is None:
-      self._grid = grid.automatic_grid(self.ledger, self._relative_accuracy,
+      self._grid = grid.automatic_grid(self._grouped_ledger(),
+                                       self._relative_accuracy,
                                        self._krr_adversary,
                                        self._relative_width)
     return self._grid
+
+  def _grouped_ledger(self) -> dp_event.DpEvent:
+    return _grouping.grouped_ledger(self.ledger, self._relative_grouping)
 
   def _also_rdp(self) -> bool:
     """Whether the resource budget coarsened the automatic grid.
@@ -272,9 +305,9 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     """A fixed-grid accountant holding this ledger, composed with `discretize`."""
     accountant = ShufflePldAccountant(
         self.neighboring_relation, interval, self._relative_accuracy,
-        self._krr_adversary, self._relative_width)
+        self._krr_adversary, self._relative_width, self._relative_grouping)
     accountant._discretize = discretize  # pylint: disable=protected-access
-    accountant.compose(self.ledger)
+    accountant.compose(self._grouped_ledger())
     return accountant
 
   def _estimate_accountant(self) -> 'ShufflePldAccountant':
@@ -314,12 +347,12 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
                                 self._relative_width)
 
   def _compose_shuffle(self, reported, count, inner, sampling_ratio):
+    if reported is inner and count > 0:
+      self._grouping.observe(inner)
+      reported = inner = self._grouping.representative(inner)
     pmf, names = self._event_pmf(inner, sampling_ratio)
     if count > 0:
-      pld = discrete.to_privacy_loss_distribution(pmf)
-      if count > 1:
-        pld = discrete.self_compose(pld, count)
-      self._pld = discrete.compose(self._pld, pld)
+      self._pending.append((discrete.to_privacy_loss_distribution(pmf), count))
     self._contributions.append(ShufflePldContribution(reported, count, names))
 
   def _maybe_compose(self, event: dp_event.DpEvent, count: int,

@@ -28,6 +28,9 @@ DEFAULT_GRID = 1e-4
 # The coarsest grid the composed-width rule may ask for (the constructor's
 # limit for value_discretization_interval).
 COARSEST_FALLBACK_GRID = 1.0
+# The grid needs a pair's scale, not its fine structure: clone counts grouped
+# this coarsely give its loss spread to about 1 % at a tenth of the cost.
+_SCALE_RELATIVE_WIDTH = 0.01
 
 
 def _round_scales(event, ratio, krr_adversary: str, relative_width: float
@@ -40,8 +43,9 @@ def _round_scales(event, ratio, krr_adversary: str, relative_width: float
   if isinstance(event, events.ShuffleEvent):
     pairs = [atoms if ratio is None
              else discrete.subsampled_orders(atoms, ratio)[0]
-             for _, atoms in candidates.event_pairs(event, krr_adversary,
-                                                    relative_width)]
+             for _, atoms in candidates.event_pairs(
+                 event, krr_adversary,
+                 max(relative_width, _SCALE_RELATIVE_WIDTH))]
     # A pair whose finite losses are all equal needs no resolution.
     spreads = [discrete.loss_spread(atoms) for atoms in pairs]
     spread = min([s for s in spreads if s > 0], default=np.inf)
