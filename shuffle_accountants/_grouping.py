@@ -52,21 +52,21 @@ class Grouping:
 
   def __init__(self, relative_step: float = DEFAULT_RELATIVE_STEP):
     """`relative_step` s >= 0 is the bin ratio minus one; 0 groups nothing."""
-    self._relative_step = relative_step
+    self.relative_step = relative_step
     self._smallest_users: Dict[tuple, int] = {}
     self._largest_rate: Dict[tuple, float] = {}
 
   def _key(self, event) -> tuple:
-    if self._relative_step == 0 or not isinstance(event, GROUPED_EVENT_TYPES):
+    if self.relative_step == 0 or not isinstance(event, GROUPED_EVENT_TYPES):
       return None
     users_bin = math.floor(math.log(event.num_users)
-                           / math.log1p(self._relative_step))
+                           / math.log1p(self.relative_step))
     fields = attr.asdict(event, recurse=False)
     del fields['num_users']
     rate_bin = None
     if isinstance(event, events.CheckInEvent):
       rate_bin = math.floor(math.log(fields.pop('checkin_rate'))
-                            / math.log1p(self._relative_step / 2))
+                            / math.log1p(self.relative_step / 2))
     return (type(event), users_bin, rate_bin, tuple(sorted(fields.items())))
 
   def observe(self, event: dp_event.DpEvent) -> None:

@@ -249,6 +249,8 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     with np.errstate(over='ignore', divide='ignore', invalid='ignore'):
       value = getattr(pld_privacy_accountant.PLDAccountant, method)(resolved,
                                                                     argument)
+    if np.isnan(value):
+      return unavailable
     if resolved._contains_non_dp_event:  # pylint: disable=protected-access
       return value
     # dp_accounting's sums can round delta down by ~1e-11: never report less

@@ -362,6 +362,14 @@ def _dense(pld: privacy_loss_distribution.PrivacyLossDistribution):
   return pld._pmf_remove.to_dense_pmf()  # pylint: disable=protected-access
 
 
+def _is_identity(pld) -> bool:
+  """Whether a PLD is the identity (all mass at loss 0): no FFT needed."""
+  pmf = _dense(pld)
+  # pylint: disable=protected-access
+  return (pmf._probs.size == 1 and pmf._lower_loss == 0
+          and pmf._infinity_mass == 0 and pmf._probs[0] == 1)
+
+
 def compose_all(
     plds: Sequence[Tuple[privacy_loss_distribution.PrivacyLossDistribution,
                          int]]
@@ -381,7 +389,7 @@ def compose_all(
   budget = MAX_COMPOSED_BUCKETS // 2
   batches, batch, support = [], [], 0
   for pld, count in plds:
-    if count == 0:
+    if count == 0 or _is_identity(pld):
       continue
     size = _dense(pld)._probs.size  # pylint: disable=protected-access
     if count > 1 and count * (size - 1) + 1 > budget:
@@ -392,13 +400,32 @@ def compose_all(
       batch, support = [], 0
     batch.append((pld, count))
     support += count * (size - 1) + 1
+  if not batch:  # nothing but identities
+    return privacy_loss_distribution.PrivacyLossDistribution(
+        pld_pmf.DensePLDPmf(_dense(plds[0][0])._discretization, 0,  # pylint: disable=protected-access
+                            np.ones(1), 0.0, True))
   batches.append(batch)
   result = None
   for batch in batches:
     composed = (batch[0][0] if len(batch) == 1 and batch[0][1] == 1
                 else _convolve_batch(batch))
     result = composed if result is None else compose(result, composed)
-  return result
+  return _finite_or_infinity(result)
+
+
+def _finite_or_infinity(pld: privacy_loss_distribution.PrivacyLossDistribution
+                        ) -> privacy_loss_distribution.PrivacyLossDistribution:
+  """`pld`, or all at +infinity (delta = 1: sound) if its masses overflowed.
+
+  A pessimistic PMF may hold slightly more than mass 1 (`profile_to_pmf`);
+  composed 10^7 times its FFT overflows. The accountant then answers with
+  the RDP route.
+  """
+  pmf = _dense(pld)
+  # pylint: disable=protected-access
+  if np.all(np.isfinite(pmf._probs)) and np.isfinite(pmf._infinity_mass):
+    return pld
+  return all_at_infinity(pmf._discretization)
 
 
 def _convolve_batch(batch) -> privacy_loss_distribution.PrivacyLossDistribution:

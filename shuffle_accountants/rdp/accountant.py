@@ -48,6 +48,17 @@ DEFAULT_ORDERS = tuple(
      16, 18, 20, 22, 24, 28, 32, 36, 40, 48, 56, 64, 80, 96, 112, 128, 160,
      192, 224, 256, 320, 384, 448, 512, 640, 768, 896, 1024])
 
+# Orders beyond the default ones, in stages. When the best order of a ledger
+# is the largest one, its epsilon is limited by about log(1 / delta) / order,
+# not by the mechanism (a round at n = 10^7, eps0 = 0.1 is 100x looser than
+# its PLD at 1024), so the ledger is also accounted at the next stage, and
+# so on while the best order stays at the top.
+ORDER_EXTENSIONS = (
+    (1280, 1536, 2048, 2560, 3072, 4096),
+    (5120, 6144, 8192, 10240, 12288, 16384),
+    (20480, 24576, 32768, 40960, 49152, 65536),
+)
+
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
 class ShuffleRdpContribution:
@@ -96,7 +107,8 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
     """Initialises the accountant.
 
     Args:
-      orders: RDP orders; defaults to `DEFAULT_ORDERS` (1.25 to 1024).
+      orders: RDP orders; by default `DEFAULT_ORDERS` (1.25 to 1024),
+        extended by `ORDER_EXTENSIONS` for the ledgers that need them.
       neighboring_relation: must be REPLACE_ONE for shuffle events; other
         relations still serve every event the parent supports.
       relative_grouping: s in [0, 0.1]. A round is accounted as the round
@@ -124,6 +136,8 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
                          f'1; got {bad[0] if bad else orders!r}.')
     super().__init__(DEFAULT_ORDERS if orders is None else orders,
                      neighboring_relation)
+    self._extend_orders = orders is None
+    self._extensions: List[Optional['ShuffleRdpAccountant']] = []
     self._contributions: List[ShuffleRdpContribution] = []
     self._bound_cache: Dict[Tuple, shuffle_round.RdpBound] = {}
 
@@ -136,7 +150,9 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
                                     ) -> Tuple[float, float]:
     """CONV-RDP2DP epsilon at `target_delta` in [0, 1] and its order."""
     target_delta = _validation.check_delta('target_delta', target_delta)
-    return super().get_epsilon_and_optimal_order(target_delta)
+    return self._over_extensions(
+        lambda accountant: rdp_privacy_accountant.RdpAccountant
+        .get_epsilon_and_optimal_order(accountant, target_delta))
 
   def get_epsilon(self, target_delta: float) -> float:
     """Certified epsilon: the smaller of CONV-RDP2DP and basic composition."""
@@ -154,9 +170,50 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
     else:
       # dp_accounting's KL bound takes log1p(-exp(-rdp)), a domain error for
       # rdp below 1e-16; a larger RDP is still an upper bound.
-      delta = rdp_privacy_accountant.compute_delta(
-          self._orders, np.maximum(self._rdp, 1e-15), target_epsilon)[0]
+      delta, _ = self._over_extensions(
+          lambda accountant: rdp_privacy_accountant.compute_delta(
+              accountant._orders, np.maximum(accountant._rdp, 1e-15),  # pylint: disable=protected-access
+              target_epsilon), by_order=False)
     return _ledger.capped_delta(self.ledger, target_epsilon, delta)
+
+  def _over_extensions(self, query, by_order: bool = True
+                       ) -> Tuple[float, float]:
+    """The smallest (value, order) of `query` over the order stages.
+
+    Every stage is the same ledger accounted soundly at other orders, so
+    the smallest value is certified. The next stage is asked while the best
+    order so far is the largest one asked (`by_order`), or else while the
+    last stage improved the value (dp_accounting's delta conversion does not
+    report a meaningful order).
+    """
+    best = query(self)
+    order, top, improved = best[1], self._orders.max(), True
+    for stage in range(len(ORDER_EXTENSIONS) if self._extend_orders else 0):
+      if (order < top) if by_order else not improved:
+        break
+      extended = self._extension(stage)
+      if extended is None:
+        break
+      candidate = query(extended)
+      order, top = candidate[1], max(ORDER_EXTENSIONS[stage])
+      improved = candidate[0] < best[0]
+      if improved:
+        best = candidate
+    return best
+
+  def _extension(self, stage: int) -> Optional['ShuffleRdpAccountant']:
+    """The ledger accounted at the orders of `ORDER_EXTENSIONS[stage]`."""
+    while len(self._extensions) <= stage:
+      extended = ShuffleRdpAccountant(
+          ORDER_EXTENSIONS[len(self._extensions)], self.neighboring_relation,
+          self._grouping.relative_step)
+      try:
+        extended.compose(self.ledger)
+      except (privacy_accountant.UnsupportedEventError, ValueError,
+              ArithmeticError):
+        extended = None
+      self._extensions.append(extended)
+    return self._extensions[stage]
 
   @property
   def contributions(self) -> Tuple[ShuffleRdpContribution, ...]:
@@ -175,11 +232,14 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
       winning bound's name) and 'rdp' (count times its RDP at that order).
     """
     _, order = self.get_epsilon_and_optimal_order(target_delta)
-    index = int(np.argmin(np.abs(self._orders - order)))
+    # The accountant (this one or an order extension) that holds the order.
+    holder = next((a for a in [self] + self._extensions
+                   if a is not None and np.any(a._orders == order)), self)  # pylint: disable=protected-access
+    index = int(np.argmin(np.abs(holder._orders - order)))  # pylint: disable=protected-access
     return [dict(event=c.event, count=c.count, order=float(order),
                  bound=c.bound.winners[index],
                  rdp=float(c.count * c.bound.rdp[index]))
-            for c in self._contributions]
+            for c in holder._contributions]  # pylint: disable=protected-access
 
   def _check_relation_and_orders(self, reported: dp_event.DpEvent
                                   ) -> Optional[CompositionErrorDetails]:
@@ -221,6 +281,8 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
 
   def _maybe_compose(self, event: dp_event.DpEvent, count: int,
                      do_compose: bool) -> Optional[CompositionErrorDetails]:
+    if do_compose:
+      self._extensions = []
     if isinstance(event, events.ShuffleEvent):
       error = self._check_shuffle_event(event, event)
       if error is None and do_compose:
