@@ -192,6 +192,26 @@ def binomial_block_log_weights(num_trials: int, p: float, one_minus_p: float,
   return np.logaddexp(np.logaddexp(log_inside, log_below), log_above)
 
 
+def _lattice_anchors(reference: int, first: int, last: int,
+                     largest: int) -> np.ndarray:
+  """Anchor blocks: every block within 2 of `reference`, then multiples of
+  2^k within 2^(k+1) of it, covering [first, last] (the ends rounded
+  outwards onto the coarsest lattice used, within [0, largest])."""
+  anchors, level = set(range(reference - 2, reference + 3)), 0
+  while True:
+    spacing, reach = 2**level, 2**(level + 1)
+    low = (reference - reach) // spacing * spacing
+    high = -(-(reference + reach) // spacing) * spacing
+    anchors.update(range(low, high + 1, spacing))
+    if low <= first and high >= last:
+      break
+    level += 1
+  bottom = max(0, first // spacing * spacing)
+  top = min(largest, -(-last // spacing) * spacing)
+  return np.array(sorted(a for a in anchors | {bottom, top}
+                         if bottom <= a <= top), dtype=np.int64)
+
+
 def log_binomial_mixture_excess(
     num_trials: int, p: float, one_minus_p: float, orders: np.ndarray,
     log_excess: Callable[[int, np.ndarray], np.ndarray],
@@ -216,7 +236,12 @@ def log_binomial_mixture_excess(
   log_weights = binomial_block_log_weights(num_trials, p, one_minus_p, starts)
   crude = log_weights[:, None] + log_worst_excess[None, :]
   mode = int(np.clip(np.floor((num_trials + 1) * p), 0, num_trials))
-  reference_block = int(np.searchsorted(starts, mode, side='right') - 1)
+  # Anchors lie on a lattice shared by nearby label laws (blocks are global),
+  # so that a ledger of rounds with similar populations evaluates mostly the
+  # same labels (the callers cache `log_excess`): the reference is a multiple
+  # of 4, and anchors farther from it lie on coarser sublattices.
+  reference_block = 4 * int((np.searchsorted(starts, mode, side='right') - 1)
+                            // 4)
   reference_row = log_excess(int(starts[reference_block]), orders)
   reference = np.maximum(log_weights[reference_block] + reference_row,
                          crude[reference_block] - 745.0)
@@ -229,6 +254,7 @@ def log_binomial_mixture_excess(
     return special.logsumexp(crude, axis=0)
   first, last = int(relevant.min()), int(relevant.max())
   considered = np.arange(first, last + 1)
+  lattice = _lattice_anchors(reference_block, first, last, starts.size - 1)
   rows = {reference_block: reference_row}
 
   def row(block):
@@ -238,29 +264,29 @@ def log_binomial_mixture_excess(
     return rows[block]
 
   # Exact values at anchor blocks; every other block is bounded by the nearest
-  # anchor at or below it, which is sound because E_c is non-increasing in c.
-  # Anchors start geometrically spaced around the reference, and a gap between
-  # two anchors is bisected while its slack (that bound minus the value of the
-  # anchor above) is a non-negligible part of the total.
-  offsets = np.unique(np.round(1.5 ** np.arange(64)).astype(np.int64))
-  anchors = np.concatenate([[first, last, reference_block],
-                            reference_block + offsets,
-                            reference_block - offsets])
-  anchors = np.unique(anchors[(anchors >= first) & (anchors <= last)])
+  # anchor at or below it, which is sound because E_c is non-increasing in c
+  # (the lowest anchor is at or below `first`). Anchors start geometrically
+  # spaced around the reference, and a gap between two anchors is bisected
+  # while its slack (that bound minus the value of the anchor above) is a
+  # non-negligible part of the total.
+  anchors = lattice
+  # Blocks outside [first, last] keep their crude bounds: summed once.
+  outside = np.ones(crude.shape[0], dtype=bool)
+  outside[considered] = False
+  log_outside = (log_sum_exp(crude[outside], axis=0) if np.any(outside)
+                 else np.full(orders.size, -np.inf))
   while True:
     anchor_rows = np.stack([row(block) for block in anchors])
     below = np.searchsorted(anchors, considered, side='right') - 1
     upper = np.minimum(log_weights[considered, None] + anchor_rows[below],
                        crude[considered])
-    terms = crude.copy()
-    terms[considered] = upper
-    total = special.logsumexp(terms, axis=0)
+    total = np.logaddexp(log_outside, log_sum_exp(upper, axis=0))
     above = np.minimum(below + 1, anchors.size - 1)
     lower = log_weights[considered, None] + anchor_rows[above]
     slack = np.exp(upper - total) - np.exp(np.minimum(lower, upper) - total)
     gap_slack = np.zeros((anchors.size, orders.size))
     np.add.at(gap_slack, below, slack)
-    gap_width = np.diff(np.append(anchors, last + 1))
+    gap_width = np.diff(np.append(anchors, max(last, anchors[-1]) + 1))
     refine = np.nonzero(np.any(gap_slack > gap_tolerance, axis=1)
                         & (gap_width > 1))[0]
     if refine.size == 0:
