@@ -173,12 +173,19 @@ def grid_profile(pmf: GridPmf, lower_index: int, upper_index: int
   probs = np.zeros(upper_index - lower_index + 1)
   start = pmf.lower_index - lower_index
   probs[start:start + pmf.probs.size] = pmf.probs
+  return pmf.infinity_mass + _finite_profile(probs, d)[0]
+
+
+def _finite_profile(probs: np.ndarray, discretization: float
+                    ) -> Tuple[np.ndarray, np.ndarray]:
+  """(sum_{j > i} m_j (1 - e^{(i - j) d}), U_i) for every grid point i."""
   # U_i = m_i + e^{-d} U_{i+1}: a first-order recursive filter run backwards.
-  decaying = signal.lfilter([1.0], [1.0, -np.exp(-d)], probs[::-1])[::-1]
-  steps = -np.expm1(-d) * decaying
-  # delta_i = inf + sum_{j > i} (1 - e^{-d}) U_j
+  decaying = signal.lfilter([1.0], [1.0, -np.exp(-discretization)],
+                            probs[::-1])[::-1]
+  steps = -np.expm1(-discretization) * decaying
+  # delta_i - inf = sum_{j > i} (1 - e^{-d}) U_j
   tail = np.concatenate([np.cumsum(steps[::-1])[::-1][1:], [0.0]])
-  return pmf.infinity_mass + tail
+  return tail, decaying
 
 
 def profile_to_pmf(discretization: float, lower_index: int,
@@ -470,6 +477,7 @@ class DirectProfile:
     pmf = pld._pmf_remove.to_dense_pmf()
     probs = np.asarray(pmf._probs, dtype=np.float64)
     self._probs = np.maximum(probs, 0.0)
+    self._discretization = pmf._discretization
     self._losses = ((pmf._lower_loss + np.arange(probs.size))
                     * pmf._discretization)
     self._infinity = float(pmf._infinity_mass
@@ -489,13 +497,15 @@ class DirectProfile:
     if not np.isfinite(epsilon) or self.delta(epsilon) <= delta * (
         1 + self.TOLERANCE):
       return epsilon
-    low, high = epsilon, float(self._losses[-1]) if self._losses.size else 0.0
-    if self.delta(high) > delta:
+    if not self._probs.size or self.delta(float(self._losses[-1])) > delta:
       return np.inf
-    for _ in range(60):  # bisection on a non-increasing function
-      middle = 0.5 * (low + high)
-      if self.delta(middle) <= delta:
-        high = middle
-      else:
-        low = middle
-    return high
+    # The smallest epsilon with delta(epsilon) <= delta, in closed form: on
+    # (L_{i-1}, L_i], delta(eps) = delta(L_i) + U_i (1 - e^{eps - L_i}) with
+    # U_i = sum_{j >= i} m_j e^{L_i - L_j}, all sums of non-negative terms.
+    tail, decaying = _finite_profile(self._probs, self._discretization)
+    index = int(np.argmax(self._infinity + tail <= delta))
+    shortfall = (delta - self._infinity - tail[index]) / decaying[index]
+    with np.errstate(divide='ignore'):
+      solved = self._losses[index] + np.log1p(-min(shortfall, 1.0))
+    # Rounded up: the sums carry relative errors of ~1e-13.
+    return float(max(epsilon, solved + 1e-12 * max(1.0, abs(solved))))
