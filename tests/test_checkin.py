@@ -92,7 +92,10 @@ def test_all_equal_pair_n8_exact_lower_bound_and_accountant(checkin_rate,
       n, checkin_rate, local_epsilon, EPSILONS)
   np.testing.assert_allclose(lower, exact, rtol=1e-9, atol=1e-15)
   accountant = _pld(CheckInEvent(n, checkin_rate, local_epsilon=local_epsilon))
-  assert all(accountant.get_delta(e) >= d for e, d in zip(EPSILONS, exact))
+  # The enumeration's own rounding: at eps = eps0 the exact delta is 0 (the
+  # round is eps0-DP) but the sum leaves ~1e-25.
+  assert all(accountant.get_delta(e) >= d - 1e-20
+             for e, d in zip(EPSILONS, exact))
 
 
 def test_lower_bound_is_below_the_accountant_at_scale():

@@ -278,6 +278,70 @@ def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
                             atoms.infinity_mass + lower_tail)
 
 
+def clone_pair_grid_pmf(num_users: int, local_epsilon: float,
+                        relative_width: float, discretization: float,
+                        discretize, cache: dict) -> discrete.GridPmf:
+  """FMT21-CLONES on a grid, from conditional pairs shared through `cache`. [DOM]
+
+  The same pair as `clone_pair_pld_atoms`, but clone counts are grouped in
+  *global* blocks (`_numerics.block_starts`, each at its smallest count, D4)
+  whose conditional pairs are computed once per `cache`: a check-in round
+  needs the clone pairs of ~40 nearby user counts, whose blocks mostly
+  coincide. Discretization is linear in the masses, so the pair's PMF is the
+  block-weighted sum of the conditional PMFs; that sum is used when the
+  conditional pairs' outputs are dense on the grid (`on_grid`), else their
+  cached atoms are joined and discretized once. Labels below the Chernoff
+  window go to +infinity; above it, to the last block (more clones only
+  help).
+  """
+  if local_epsilon == 0:
+    return discretize(discrete.PldAtoms(np.zeros(1), np.ones(1), 0.0),
+                      discretization)
+  trials = num_users - 1
+  p, one_minus_p = np.exp(-local_epsilon), -np.expm1(-local_epsilon)
+  lo, hi = _chernoff_window(trials, p, one_minus_p)
+  window = np.exp(_numerics.binomial_window_log_pmf(trials, p, one_minus_p,
+                                                    lo, hi))
+  blocks = _numerics.block_starts(trials, relative_width)
+  starts = blocks[np.searchsorted(blocks, lo, side='right') - 1:
+                  np.searchsorted(blocks, hi, side='right')]
+  weights = np.bincount(
+      np.searchsorted(starts, np.arange(lo, hi + 1), side='right') - 1,
+      weights=window, minlength=starts.size)
+  weights[-1] += float(np.exp(_numerics.log_upper_tail_bound(
+      trials, p, one_minus_p, hi + 1)))
+  infinity_mass = float(np.exp(_numerics.log_lower_tail_bound(
+      trials, p, one_minus_p, lo - 1)))
+  # Outputs of a conditional pair are ~4 tanh(eps0 / 2) / c apart in loss; a
+  # grid PMF costs an addition per grid point its outputs span, an atom ~30.
+  on_grid = (4 * np.tanh(local_epsilon / 2) / max(1, starts[0])
+             < 30 * discretization)
+
+  def conditional(clones):
+    key = (int(clones), local_epsilon, on_grid, discretization, discretize)
+    if key not in cache:
+      atoms = conditional_clone_atoms(np.array([clones]),
+                                      np.array([local_epsilon]), np.ones(1))
+      cache[key] = discretize(atoms, discretization) if on_grid else atoms
+    return cache[key]
+
+  parts = [conditional(clones) for clones in starts]
+  infinity_mass += float(np.dot(weights, [part.infinity_mass
+                                          for part in parts]))
+  if not on_grid:
+    return discretize(discrete.PldAtoms(
+        np.concatenate([part.losses for part in parts]),
+        np.concatenate([weight * part.masses
+                        for part, weight in zip(parts, weights)]),
+        infinity_mass), discretization)
+  first = min(part.lower_index for part in parts)
+  probs = np.zeros(max(part.upper_index for part in parts) - first + 1)
+  for part, weight in zip(parts, weights):
+    offset = part.lower_index - first
+    probs[offset:offset + part.probs.size] += weight * part.probs
+  return discrete.GridPmf(discretization, first, probs, infinity_mass)
+
+
 def krr_random_answer_probability(local_epsilon: float,
                                   num_categories: int) -> float:
   """gamma of k-RR: e^eps0 = ((1 - gamma) k + gamma) / gamma."""

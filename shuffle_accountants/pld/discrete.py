@@ -188,6 +188,34 @@ def _finite_profile(probs: np.ndarray, discretization: float
   return tail, decaying
 
 
+def pmf_profile(pmf: GridPmf):
+  """The exact profile x -> delta(x) of a grid PMF, at any real x. [EXACT]
+
+  Between grid points it is the chord in e^x of the grid values (on
+  (L_{i-1}, L_i], delta(x) = delta(L_i) + U_i (1 - e^{x - L_i}), with
+  U_i = sum_{j >= i} m_j e^{L_i - L_j}; sums of non-negative terms). For a
+  connect-the-dots PMF of a pair this is an upper bound on the pair's
+  profile everywhere (the pair's profile is convex in e^x).
+  """
+  d = pmf.discretization
+  tail, decaying = _finite_profile(np.asarray(pmf.probs, np.float64), d)
+  grid_deltas = pmf.infinity_mass + tail
+
+  def profile(epsilons: np.ndarray) -> np.ndarray:
+    epsilons = np.asarray(epsilons, dtype=np.float64)
+    # The first grid point at or above each epsilon.
+    index = np.ceil(epsilons / d - pmf.lower_index - 1e-9).astype(np.int64)
+    inside = index < pmf.probs.size
+    index = np.clip(index, 0, pmf.probs.size - 1)
+    losses = (pmf.lower_index + index) * d
+    with np.errstate(over='ignore'):
+      values = grid_deltas[index] + decaying[index] * np.maximum(
+          -np.expm1(epsilons - losses), 0.0)
+    return np.minimum(np.where(inside, values, pmf.infinity_mass), 1.0)
+
+  return profile
+
+
 def profile_to_pmf(discretization: float, lower_index: int,
                     deltas: np.ndarray) -> GridPmf:
   """Connect-the-dots PMF with profile >= `deltas` at every grid point.
