@@ -132,16 +132,16 @@ def _largest_loss(base_largest: float, sampling_ratio: float) -> float:
 def _clone_group_profile(start: int, local_epsilon: float,
                          sampling_ratio: float, discretization: float,
                          epsilons: np.ndarray, discretize: Discretize,
-                         relative_width: float, cache: dict) -> np.ndarray:
+                         relative_width: float) -> np.ndarray:
   """Both subsampled orders of the clone pair of `start` users, on a grid.
 
   The clone pair is discretized once (its conditional pairs shared with the
-  other groups through `cache`); `subsampled_profile` then reads its
+  other groups, `clone_pairs.clone_pair_grid_pmf`); `subsampled_profile` then reads its
   profile between grid points from the chord (`discrete.pmf_profile`), an
   upper bound for `connect_the_dots` (the pair's profile is convex in e^eps).
   """
   pmf = clone_pairs.clone_pair_grid_pmf(start, local_epsilon, relative_width,
-                                        discretization, discretize, cache)
+                                        discretization, discretize)
   return subsampled_profile(discrete.pmf_profile(pmf), sampling_ratio,
                             epsilons)
 
@@ -271,14 +271,13 @@ def checkin_pmf(num_users: int, checkin_rate: float,
   identical, tails = labels.identical, labels.tails
   starts, ends, weights = labels.starts, labels.ends, labels.weights
   profile = identical * np.maximum(-np.expm1(epsilons), 0.0) + tails
-  conditional_pairs = {}  # shared by the groups' clone pairs
   for start, end, weight in zip(starts, ends, weights):
     if noise_multiplier is not None:
       group = subsampled_profile(base, end / n, epsilons)
     else:
       group = _clone_group_profile(int(start), local_epsilon, end / n,
                                    discretization, epsilons, discretize,
-                                   relative_width, conditional_pairs)
+                                   relative_width)
     profile += weight * group
   # Rounding must not make the profile increase anywhere.
   profile = np.maximum.accumulate(profile[::-1])[::-1]

@@ -35,6 +35,7 @@ on their mass; labels beyond the window on the *safe* side are merged into
 the nearest group, whose representative is worse.
 """
 
+import collections
 from typing import Optional, Tuple
 
 import attr
@@ -202,19 +203,27 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
   outputs = (lo[component] + np.arange(component.size)
              - first[component]).astype(np.float64)
-  total = num_outputs[component].astype(np.float64)
+  total = np.repeat(num_outputs.astype(np.float64), sizes)
   others = total - outputs
-  theta = log_odds[component]
-  certain = np.isinf(theta)  # b = 0 is a +infinity atom
+  certain = np.isinf(log_odds)  # theta = inf: b = 0 is a +infinity atom
   with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
-    odds = np.exp(np.where(certain, 0.0, theta))
-    share = np.where(certain, outputs / total,
-                     (odds * outputs + others) / ((odds + 1) * total))
-    loss = np.where(
-        certain, np.log(outputs) - np.log(others),
-        np.log1p(np.expm1(theta) * (outputs - others)
-                 / (outputs + odds * others)))
-  mass = weights[component] * np.exp(log_binomial) * 2.0 * share
+    # Per-component constants, repeated over the component's outputs.
+    odds = np.repeat(np.exp(np.where(certain, 0.0, log_odds)), sizes)
+    growth = np.repeat(np.expm1(np.where(certain, 0.0, log_odds)), sizes)
+    # mass = weight * Bin(m, 1/2)(a) * 2 share, share = (odds a + b) /
+    # ((odds + 1) m) (theta = inf: a / m).
+    scale = np.repeat(np.where(certain, 2.0, 2.0 / (np.exp(np.where(
+        certain, 0.0, log_odds)) + 1)) * weights / num_outputs, sizes)
+    if np.any(certain):
+      on = np.repeat(certain, sizes)
+      share = np.where(on, outputs, odds * outputs + others)
+      loss = np.where(on, np.log(outputs) - np.log(others),
+                      np.log1p(growth * (outputs - others)
+                               / (outputs + odds * others)))
+    else:
+      share = odds * outputs + others
+      loss = np.log1p(growth * (outputs - others) / (outputs + odds * others))
+  mass = np.exp(log_binomial) * scale * share
   finite = np.isfinite(loss)
   infinity_mass += float(np.sum(mass[~finite & (mass > 0)]))
   return discrete.PldAtoms(loss[finite], mass[finite], infinity_mass)
@@ -278,15 +287,53 @@ def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
                             atoms.infinity_mass + lower_tail)
 
 
+class _SharedConditionalPairs:
+  """The least recently used conditional pairs, within a byte budget.
+
+  Rounds with nearby populations (daily rounds, a check-in round's groups
+  of counts) need mostly the same conditional pairs; a pair on a fine grid
+  can be megabytes, hence the budget rather than a count.
+  """
+
+  def __init__(self, capacity_bytes: int):
+    self._capacity = capacity_bytes
+    self._size = 0
+    self._entries = collections.OrderedDict()
+
+  def get(self, key, compute):
+    if key in self._entries:
+      self._entries.move_to_end(key)
+      return self._entries[key]
+    value = compute()
+    size = _nbytes(value)
+    if size <= self._capacity:
+      self._entries[key] = value
+      self._size += size
+      while self._size > self._capacity:
+        _, evicted = self._entries.popitem(last=False)
+        self._size -= _nbytes(evicted)
+    return value
+
+
+def _nbytes(value) -> int:
+  if isinstance(value, discrete.GridPmf):
+    return value.probs.nbytes
+  return value.losses.nbytes + value.masses.nbytes
+
+
+_SHARED_PAIRS = _SharedConditionalPairs(256 * 2**20)
+
+
 def clone_pair_grid_pmf(num_users: int, local_epsilon: float,
                         relative_width: float, discretization: float,
-                        discretize, cache: dict) -> discrete.GridPmf:
-  """FMT21-CLONES on a grid, from conditional pairs shared through `cache`. [DOM]
+                        discretize) -> discrete.GridPmf:
+  """FMT21-CLONES on a grid, from conditional pairs shared across calls. [DOM]
 
   The same pair as `clone_pair_pld_atoms`, but clone counts are grouped in
   *global* blocks (`_numerics.block_starts`, each at its smallest count, D4)
-  whose conditional pairs are computed once per `cache`: a check-in round
-  needs the clone pairs of ~40 nearby user counts, whose blocks mostly
+  whose conditional pairs are computed once and kept (`_SHARED_PAIRS`, 256
+  MB): a check-in round needs the clone pairs of ~40 nearby user counts,
+  and daily check-in rounds those of nearby populations, whose blocks mostly
   coincide. Discretization is linear in the masses, so the pair's PMF is the
   block-weighted sum of the conditional PMFs; that sum is used when the
   conditional pairs' outputs are dense on the grid (`on_grid`), else their
@@ -318,12 +365,12 @@ def clone_pair_grid_pmf(num_users: int, local_epsilon: float,
              < 30 * discretization)
 
   def conditional(clones):
-    key = (int(clones), local_epsilon, on_grid, discretization, discretize)
-    if key not in cache:
+    def compute():
       atoms = conditional_clone_atoms(np.array([clones]),
                                       np.array([local_epsilon]), np.ones(1))
-      cache[key] = discretize(atoms, discretization) if on_grid else atoms
-    return cache[key]
+      return discretize(atoms, discretization) if on_grid else atoms
+    key = (int(clones), local_epsilon, on_grid, discretization, discretize)
+    return _SHARED_PAIRS.get(key, compute)
 
   parts = [conditional(clones) for clones in starts]
   infinity_mass += float(np.dot(weights, [part.infinity_mass
