@@ -22,7 +22,6 @@ order > 1 (docs/mathematics.md D5), and it is usually 2-20x below GIRGIS-UB1.
 import functools
 
 import numpy as np
-from scipy import special
 
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
@@ -95,7 +94,7 @@ def _conditional_log_excess(clones: int, local_epsilon: float,
                              + _numerics.log_expm1(np.maximum(big, 1e-300)),
                              -np.inf)
       log_positive_big[~linear] = np.logaddexp(
-          log_positive_big[~linear], special.logsumexp(log_terms, axis=1))
+          log_positive_big[~linear], _numerics.log_sum_exp(log_terms, axis=1))
   with np.errstate(divide='ignore'):
     log_positive = np.where(linear, np.log(positive), log_positive_big)
 
@@ -116,7 +115,7 @@ def _conditional_log_excess(clones: int, local_epsilon: float,
     tail_terms = log_tail[None, :] + _numerics.log_expm1(
         exponent_scale[:, None] * worst_loss[None, :])
     log_positive = np.logaddexp(log_positive,
-                                special.logsumexp(tail_terms, axis=1))
+                                _numerics.log_sum_exp(tail_terms, axis=1))
 
   # The window pmf was normalised up by 1/(window mass) <= 1/(1 - outside);
   # the negative part therefore shrinks by at most that factor.

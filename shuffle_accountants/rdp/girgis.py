@@ -67,7 +67,7 @@ def _log_b5_excess_fn(local_epsilon: float, orders: np.ndarray):
 
   def log_excess(users: float) -> np.ndarray:
     log_users = np.log(users)
-    higher = special.logsumexp(fixed + (i / 2) * (log_base_fixed - log_users),
+    higher = _numerics.log_sum_exp(fixed + (i / 2) * (log_base_fixed - log_users),
                                axis=1) if i.size else -np.inf
     value = np.logaddexp(log_second_fixed - log_users, higher)
     return np.where(summed, value, np.inf)
