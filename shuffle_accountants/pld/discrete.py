@@ -554,5 +554,7 @@ class DirectProfile:
     shortfall = (delta - self._infinity - tail[index]) / decaying[index]
     with np.errstate(divide='ignore'):
       solved = self._losses[index] + np.log1p(-min(shortfall, 1.0))
-    # Rounded up: the sums carry relative errors of ~1e-13.
-    return float(max(epsilon, solved + 1e-12 * max(1.0, abs(solved))))
+    # Rounded up (the sums carry relative errors of ~1e-13), but never past
+    # the grid point, where delta <= target was checked directly.
+    return float(max(epsilon, min(self._losses[index],
+                                  solved + 1e-12 * max(1.0, abs(solved)))))
