@@ -91,9 +91,13 @@ def _cold_caches():
   """Empties the caches shared across accountants, so each run starts cold."""
   # pylint: disable=import-outside-toplevel,protected-access
   from shuffle_accountants.pld import candidates
+  from shuffle_accountants.pld import clone_pairs
+  from shuffle_accountants.rdp import accountant
   from shuffle_accountants.rdp import clone
   candidates.event_pmf.cache_clear()
   candidates.shuffle_round_pairs.cache_clear()
+  clone_pairs._SHARED_PAIRS.clear()
+  accountant._BOUNDS.clear()
   clone._shared_conditional_log_excess.cache_clear()
 
 

@@ -19,7 +19,7 @@ A ledger whose rounds share n and gamma is accounted exactly.
 """
 
 import math
-from typing import Dict, Iterator, List, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import attr
 from dp_accounting import dp_event
@@ -56,7 +56,7 @@ class Grouping:
     self._smallest_users: Dict[tuple, int] = {}
     self._largest_rate: Dict[tuple, float] = {}
 
-  def _key(self, event) -> tuple:
+  def _key(self, event) -> Optional[tuple]:
     if self.relative_step == 0 or not isinstance(event, GROUPED_EVENT_TYPES):
       return None
     users_bin = math.floor(math.log(event.num_users)

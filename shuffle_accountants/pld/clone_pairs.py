@@ -35,13 +35,13 @@ on their mass; labels beyond the window on the *safe* side are merged into
 the nearest group, whose representative is worse.
 """
 
-import collections
 from typing import Optional, Tuple
 
 import attr
 import numpy as np
 from scipy import special
 
+from shuffle_accountants import _cache
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants.pld import discrete
@@ -287,41 +287,15 @@ def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
                             atoms.infinity_mass + lower_tail)
 
 
-class _SharedConditionalPairs:
-  """The least recently used conditional pairs, within a byte budget.
-
-  Rounds with nearby populations (daily rounds, a check-in round's groups
-  of counts) need mostly the same conditional pairs; a pair on a fine grid
-  can be megabytes, hence the budget rather than a count.
-  """
-
-  def __init__(self, capacity_bytes: int):
-    self._capacity = capacity_bytes
-    self._size = 0
-    self._entries = collections.OrderedDict()
-
-  def get(self, key, compute):
-    if key in self._entries:
-      self._entries.move_to_end(key)
-      return self._entries[key]
-    value = compute()
-    size = _nbytes(value)
-    if size <= self._capacity:
-      self._entries[key] = value
-      self._size += size
-      while self._size > self._capacity:
-        _, evicted = self._entries.popitem(last=False)
-        self._size -= _nbytes(evicted)
-    return value
-
-
 def _nbytes(value) -> int:
   if isinstance(value, discrete.GridPmf):
     return value.probs.nbytes
   return value.losses.nbytes + value.masses.nbytes
 
 
-_SHARED_PAIRS = _SharedConditionalPairs(256 * 2**20)
+# Conditional pairs of nearby rounds: one on a fine grid can be megabytes,
+# hence a byte budget.
+_SHARED_PAIRS = _cache.Lru(256 * 2**20, _nbytes)
 
 
 def clone_pair_grid_pmf(num_users: int, local_epsilon: float,

@@ -22,7 +22,7 @@ norm C and noise std sigma C, replacing one example moves the sum by up to 2C,
 so the event to compose is `GaussianDpEvent(sigma / 2)`.
 """
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import attr
 from dp_accounting import dp_event
@@ -30,6 +30,7 @@ from dp_accounting import privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant
 import numpy as np
 
+from shuffle_accountants import _cache
 from shuffle_accountants import _event_checks
 from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
@@ -58,6 +59,10 @@ ORDER_EXTENSIONS = (
     (5120, 6144, 8192, 10240, 12288, 16384),
     (20480, 24576, 32768, 40960, 49152, 65536),
 )
+
+# Bounds of rounds, shared by every accountant (the Opacus adapter builds a
+# new one for every get_epsilon); each is a few arrays of one value per order.
+_BOUNDS = _cache.Lru(4096, lambda bound: 1)
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
@@ -139,7 +144,6 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
     self._extend_orders = orders is None
     self._extensions: List[Optional['ShuffleRdpAccountant']] = []
     self._contributions: List[ShuffleRdpContribution] = []
-    self._bound_cache: Dict[Tuple, shuffle_round.RdpBound] = {}
 
   def compose(self, event: dp_event.DpEvent, count: int = 1
               ) -> 'ShuffleRdpAccountant':
@@ -265,9 +269,7 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
     return self._check_relation_and_orders(reported)
 
   def _bound(self, key, compute) -> shuffle_round.RdpBound:
-    if key not in self._bound_cache:
-      self._bound_cache[key] = compute()
-    return self._bound_cache[key]
+    return _BOUNDS.get((key, self._orders.tobytes()), compute)
 
   def _add(self, event, count, bound, accounted_as=None):
     self._rdp += count * bound.rdp
