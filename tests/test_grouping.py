@@ -141,3 +141,12 @@ def test_rdp_orders_extend_only_when_the_best_order_is_the_largest():
   assert epsilon < fixed.get_epsilon(1e-6) / 5
   assert large.get_delta(epsilon) <= 1e-6 * (1 + 1e-9)
   assert large.explain(1e-6)[0]['order'] == order
+
+
+def test_fixed_grid_composes_at_once_and_says_when_it_is_too_fine():
+  accountant = ShufflePldAccountant(value_discretization_interval=1e-7)
+  with pytest.raises(ValueError, match='value_discretization_interval'):
+    accountant.compose(ShuffleEvent(10**6, 1.0), 10**9)
+  # Automatic grids choose a coarser spacing for the same ledger.
+  automatic = ShufflePldAccountant().compose(ShuffleEvent(10**6, 1.0), 10**9)
+  assert np.isfinite(automatic.get_epsilon(1e-6))

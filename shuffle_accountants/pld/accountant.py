@@ -153,11 +153,14 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
   # on the first read, all at once (`discrete.compose_all`).
   @property
   def _pld(self) -> privacy_loss_distribution.PrivacyLossDistribution:
+    self._flush()
+    return self._composed_pld
+
+  def _flush(self) -> None:
     if self._pending:
       pending, self._pending = self._pending, []
       self._composed_pld = discrete.compose_all([(self._composed_pld, 1)]
                                                 + pending)
-    return self._composed_pld
 
   @_pld.setter
   def _pld(self, value) -> None:
@@ -205,8 +208,16 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
 
   def compose(self, event: dp_event.DpEvent, count: int = 1
               ) -> 'ShufflePldAccountant':
-    """Composes `event` `count` times (an integer >= 0); see the parent."""
-    return super().compose(event, _validation.check_count(count))
+    """Composes `event` `count` times (an integer >= 0); see the parent.
+
+    With a fixed grid the composition happens now, as in the parent (so a
+    grid too fine for the count raises here); the rounds of one call are
+    composed in one batch.
+    """
+    super().compose(event, _validation.check_count(count))
+    if not self._automatic_grid:
+      self._flush()
+    return self
 
   def get_epsilon(self, target_delta: float) -> float:
     """Certified epsilon at `target_delta` in [0, 1] (upper bound).
