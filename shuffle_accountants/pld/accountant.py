@@ -113,8 +113,9 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
       relative_grouping: s in [0, 0.1]. Rounds whose user counts lie in the
         same bin of ratio 1 + s (check-in rates: 1 + s / 2) and that agree
         otherwise are accounted as the one with the fewest users and the
-        highest rate (`_grouping`, sound); each round's epsilon rises by at
-        most about s / 2. 0 accounts every round as it is.
+        highest rate (with a fixed grid: among the rounds composed so far)
+        (`_grouping`, sound); each round's epsilon rises by at most about
+        s / 2. 0 accounts every round as it is.
     """
     if value_discretization_interval is not None:
       value_discretization_interval = _validation.check_real(
