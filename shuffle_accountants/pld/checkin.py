@@ -136,9 +136,11 @@ def _clone_group_profile(start: int, local_epsilon: float,
   """Both subsampled orders of the clone pair of `start` users, on a grid.
 
   The clone pair is discretized once (its conditional pairs shared with the
-  other groups, `clone_pairs.clone_pair_grid_pmf`); `subsampled_profile` then reads its
-  profile between grid points from the chord (`discrete.pmf_profile`), an
-  upper bound for `connect_the_dots` (the pair's profile is convex in e^eps).
+  other groups, `clone_pairs.clone_pair_grid_pmf`); `subsampled_profile`
+  then reads its profile between grid points from the chord
+  (`discrete.pmf_profile`): with `connect_the_dots` an upper bound on the
+  pair's profile everywhere (convex in e^eps; below the grid it is exact,
+  the split keeping mass and E[e^-L]).
   """
   pmf = clone_pairs.clone_pair_grid_pmf(start, local_epsilon, relative_width,
                                         discretization, discretize)
