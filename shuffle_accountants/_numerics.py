@@ -254,7 +254,6 @@ def log_binomial_mixture_excess(
     return special.logsumexp(crude, axis=0)
   first, last = int(relevant.min()), int(relevant.max())
   considered = np.arange(first, last + 1)
-  lattice = _lattice_anchors(reference_block, first, last, starts.size - 1)
   rows = {reference_block: reference_row}
 
   def row(block):
@@ -269,7 +268,7 @@ def log_binomial_mixture_excess(
   # spaced around the reference, and a gap between two anchors is bisected
   # while its slack (that bound minus the value of the anchor above) is a
   # non-negligible part of the total.
-  anchors = lattice
+  anchors = _lattice_anchors(reference_block, first, last, starts.size - 1)
   # Blocks outside [first, last] keep their crude bounds: summed once.
   outside = np.ones(crude.shape[0], dtype=bool)
   outside[considered] = False

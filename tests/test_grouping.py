@@ -150,3 +150,11 @@ def test_fixed_grid_composes_at_once_and_says_when_it_is_too_fine():
   # Automatic grids choose a coarser spacing for the same ledger.
   automatic = ShufflePldAccountant().compose(ShuffleEvent(10**6, 1.0), 10**9)
   assert np.isfinite(automatic.get_epsilon(1e-6))
+
+
+@pytest.mark.parametrize('accountant_class', [ShufflePldAccountant,
+                                              ShuffleRdpAccountant])
+@pytest.mark.parametrize('value', [-0.01, 0.5, float('nan'), '0.01', True])
+def test_relative_grouping_is_validated(accountant_class, value):
+  with pytest.raises((ValueError, TypeError), match='relative_grouping'):
+    accountant_class(relative_grouping=value)

@@ -413,9 +413,10 @@ def compose_all(
 
   A ledger of many distinct rounds composed pairwise pays dp_accounting's
   per-composition overhead (tail bounds at 40 orders, ~15 ms) once per
-  round; here the PMFs' spectra are raised to their counts and multiplied in
-  batches whose summed support stays within MAX_COMPOSED_BUCKETS / 2, and
-  only the batches are composed pairwise (`compose`). A PLD whose count
+  round; here each PMF is raised to its count in the Fourier domain and the
+  results are convolved in a balanced tree (`_convolve_batch`), in batches
+  whose summed support stays within MAX_COMPOSED_BUCKETS / 2, and only the
+  batches are composed pairwise (`compose`). A PLD whose count
   alone exceeds that is self-composed first (`self_compose`). The
   convolution is exact up to FFT round-off, which `DirectProfile` treats as
   for any composition; the +infinity mass is 1 - prod (1 - m_i)^count_i,
@@ -521,7 +522,7 @@ class DirectProfile:
 
   def __init__(self, pld: privacy_loss_distribution.PrivacyLossDistribution):
     # pylint: disable=protected-access
-    pmf = pld._pmf_remove.to_dense_pmf()
+    pmf = _dense(pld)
     probs = np.asarray(pmf._probs, dtype=np.float64)
     self._probs = np.maximum(probs, 0.0)
     self._discretization = pmf._discretization
