@@ -350,7 +350,10 @@ def self_compose(pld: privacy_loss_distribution.PrivacyLossDistribution,
   lower, upper = common.compute_self_convolve_bounds(probs, count,
                                                      _TAIL_MASS_TRUNCATION)
   if upper - lower < MAX_COMPOSED_BUCKETS:
-    return pld.self_compose(count, _TAIL_MASS_TRUNCATION)
+    # A PMF of mass slightly above 1 (`profile_to_pmf`) overflows when raised
+    # to a huge count; `compose_all` turns that into all +infinity, quietly.
+    with np.errstate(over='ignore', invalid='ignore'):
+      return pld.self_compose(count, _TAIL_MASS_TRUNCATION)
   result, power = None, pld
   while count:
     if power._pmf_remove._probs.size > MAX_COMPOSED_BUCKETS:
@@ -443,10 +446,11 @@ def compose_all(
   batches.append(batch)
   result = None
   for batch in batches:
-    composed = (batch[0][0] if len(batch) == 1 and batch[0][1] == 1
-                else _convolve_batch(batch))
+    composed = _finite_or_infinity(
+        batch[0][0] if len(batch) == 1 and batch[0][1] == 1
+        else _convolve_batch(batch))
     result = composed if result is None else compose(result, composed)
-  return _finite_or_infinity(result)
+  return result
 
 
 def _finite_or_infinity(pld: privacy_loss_distribution.PrivacyLossDistribution
