@@ -14,6 +14,7 @@ from typing import Iterator, Optional, Tuple
 
 from dp_accounting import dp_event
 
+from shuffle_accountants import _grouping
 from shuffle_accountants import events
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import clone_pairs
@@ -72,22 +73,17 @@ def sampling_ratio(event) -> float:
   return event.sample_size / event.num_users
 
 
-def shuffle_leaves(event: dp_event.DpEvent, count: int = 1
+def shuffle_leaves(event: dp_event.DpEvent
                    ) -> Iterator[Tuple[dp_event.DpEvent, Optional[float], int]]:
   """Every shuffle round in an event tree: (round, sampling ratio, count)."""
-  if isinstance(event, events.ShuffleEvent):
-    yield event, None, count
-  elif isinstance(event, events.LIEW_EVENT_TYPES):
-    yield event, sampling_ratio(event), count
-  elif (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
-        and isinstance(event.event, events.ShuffleEvent)):
-    yield (event.event, event.sample_size / event.source_dataset_size,
-           count)
-  elif isinstance(event, dp_event.SelfComposedDpEvent):
-    yield from shuffle_leaves(event.event, count * event.count)
-  elif isinstance(event, dp_event.ComposedDpEvent):
-    for inner in event.events:
-      yield from shuffle_leaves(inner, count)
+  for leaf, count in _grouping.leaves(event):
+    if isinstance(leaf, events.ShuffleEvent):
+      yield leaf, None, count
+    elif isinstance(leaf, events.LIEW_EVENT_TYPES):
+      yield leaf, sampling_ratio(leaf), count
+    elif (isinstance(leaf, dp_event.SampledWithoutReplacementDpEvent)
+          and isinstance(leaf.event, events.ShuffleEvent)):
+      yield (leaf.event, leaf.sample_size / leaf.source_dataset_size, count)
 
 
 def only_shuffle_events(event: dp_event.DpEvent) -> bool:
