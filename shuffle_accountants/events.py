@@ -19,6 +19,7 @@ import attr
 from dp_accounting import dp_event
 
 from shuffle_accountants import _validation
+from shuffle_accountants import randomizers as randomizers_
 
 
 def _num_users(instance, attribute, value):
@@ -35,6 +36,50 @@ def _num_categories(instance, attribute, value):
   del instance
   if value is not None:
     _validation.check_integer(attribute.name, value, 2)
+
+
+def _randomizer(instance, attribute, value):
+  del instance
+  if value is not None and not isinstance(value, randomizers_.Randomizer):
+    raise TypeError(
+        f'{attribute.name} must be None or a randomizer from '
+        'shuffle_accountants.randomizers (e.g. OptimizedUnaryEncoding); got '
+        f'{value!r} of type {type(value).__name__}.')
+
+
+def _optional_local_epsilon(instance, attribute, value):
+  if value is not None:
+    _local_epsilon(instance, attribute, value)
+
+
+def _adopt_randomizer(event, event_name: str, required: bool) -> None:
+  """Fills local_epsilon / num_categories from `event.randomizer` (frozen).
+
+  The event's fields must agree with the randomizer; k-RR given either way
+  ends as `num_categories=k` so that its k-RR pairs apply.
+  """
+  randomizer = event.randomizer
+  if randomizer is None:
+    if required and event.local_epsilon is None:
+      raise ValueError(f'{event_name} needs local_epsilon (eps0 >= 0) or a '
+                       'randomizer; got neither.')
+    return
+  implied = randomizer.local_epsilon
+  if event.local_epsilon is None:
+    object.__setattr__(event, 'local_epsilon', implied)
+  elif abs(event.local_epsilon - implied) > 1e-9 * max(1.0, implied):
+    raise ValueError(
+        f'local_epsilon={event.local_epsilon} does not match the '
+        f'randomizer {randomizer!r}, which is {implied}-LDP; omit '
+        'local_epsilon or make them equal.')
+  categories = (randomizer.num_categories if isinstance(
+      randomizer, randomizers_.KRandomizedResponse) else None)
+  if event.num_categories is None and categories is not None:
+    object.__setattr__(event, 'num_categories', categories)
+  elif event.num_categories != categories:
+    raise ValueError(
+        f'num_categories={event.num_categories} means k-randomized response,'
+        f' which contradicts randomizer={randomizer!r}; give only one.')
 
 
 def _local_delta(instance, attribute, value):
@@ -60,31 +105,42 @@ class ShuffleEvent(dp_event.DpEvent):
     probability 1 / (e^eps0 + k - 1).
   * `local_delta` > 0: each randomizer is (`local_epsilon`, `local_delta`)-LDP
     (approximate LDP). No finite RDP bound exists for such randomizers.
+  * `randomizer` given: every user applies this randomizer (one of
+    `shuffle_accountants.randomizers`); `local_epsilon` may be omitted (it
+    is the randomizer's eps0) and must equal it otherwise. Its
+    mechanism-specific pairs (D15, D16) are used besides the generic one.
 
   Neighbouring relation: replace-one over the `num_users` users (the number of
   users is public).
 
   Attributes:
     num_users: number of users n whose reports are shuffled, an integer >= 1.
-    local_epsilon: the local privacy parameter eps0 >= 0.
+    local_epsilon: the local privacy parameter eps0 >= 0 (None: the
+      randomizer's).
     num_categories: None for a generic randomizer, or k >= 2 for k-RR.
     local_delta: the local delta0 in [0, 1); 0 means pure LDP.
+    randomizer: None (described by the fields above) or a randomizer.
   """
   num_users: int = attr.ib(validator=_num_users)
-  local_epsilon: float = attr.ib(validator=_local_epsilon)
+  local_epsilon: Optional[float] = attr.ib(
+      default=None, validator=_optional_local_epsilon)
   num_categories: Optional[int] = attr.ib(default=None,
                                           validator=_num_categories)
   local_delta: float = attr.ib(default=0.0, validator=_local_delta)
+  randomizer: Optional[randomizers_.Randomizer] = attr.ib(
+      default=None, validator=_randomizer)
+
+  def __attrs_post_init__(self):
+    _adopt_randomizer(self, 'ShuffleEvent', required=True)
+    if self.randomizer is not None and self.local_delta > 0:
+      raise ValueError(
+          f'local_delta={self.local_delta} > 0 contradicts '
+          f'randomizer={self.randomizer!r}, which is pure LDP.')
 
 
 def _checkin_rate(instance, attribute, value):
   del instance
   _validation.check_real(attribute.name, value, 0.0, 1.0, min_inclusive=False)
-
-
-def _optional_local_epsilon(instance, attribute, value):
-  if value is not None:
-    _local_epsilon(instance, attribute, value)
 
 
 def _noise_multiplier(instance, attribute, value):
@@ -109,7 +165,9 @@ class CheckInEvent(dp_event.DpEvent):
 
   * `local_epsilon` = eps0: each report is pure eps0-LDP (generic, or k-ary
     randomized response when `num_categories` is given, as in
-    `ShuffleEvent`).
+    `ShuffleEvent`). A `randomizer` may describe it instead (its eps0 is
+    used; check-in rounds are accounted with the generic clone pair of that
+    eps0, or the k-RR pairs for `KRandomizedResponse`).
   * `noise_multiplier` = sigma: each participant sends its record, a vector
     clipped to L2 norm C, plus Gaussian noise N(0, sigma^2 C^2 I) (DP-SGD with
     local noise). Replacing one record moves its report's mean by up to 2C.
@@ -123,6 +181,7 @@ class CheckInEvent(dp_event.DpEvent):
     local_epsilon: eps0 >= 0 of a pure local randomizer, or None.
     noise_multiplier: sigma > 0 of the local Gaussian noise, or None.
     num_categories: k >= 2 for k-RR reports (with `local_epsilon` only).
+    randomizer: None or a randomizer from `shuffle_accountants.randomizers`.
   """
   num_users: int = attr.ib(validator=_num_users)
   checkin_rate: float = attr.ib(validator=_checkin_rate)
@@ -132,8 +191,11 @@ class CheckInEvent(dp_event.DpEvent):
       default=None, validator=_optional_noise_multiplier)
   num_categories: Optional[int] = attr.ib(default=None,
                                           validator=_num_categories)
+  randomizer: Optional[randomizers_.Randomizer] = attr.ib(
+      default=None, validator=_randomizer)
 
   def __attrs_post_init__(self):
+    _adopt_randomizer(self, 'CheckInEvent', required=False)
     if (self.local_epsilon is None) == (self.noise_multiplier is None):
       raise ValueError(
           'CheckInEvent needs exactly one of local_epsilon (a pure LDP '

@@ -1,0 +1,619 @@
+"""Local randomizers as named, frozen descriptions: eps0, clone rate s(R) (D15) and privacy blanket (D16).
+
+A `ShuffleEvent(randomizer=...)` is accounted with every dominating pair the
+randomizer admits, the smallest profile winning:
+
+* FMT21-CLONES (any pure eps0-LDP randomizer);
+* the clone pair with clone probability 2 s(R) (D15), where
+  s(R) = inf_{x, x0, x1, y} R(x)[y] / (R(x0)[y] + R(x1)[y]) >= e^-eps0 / 2;
+* the privacy blanket (D16) when the randomizer has a *two-level* structure:
+  there are a blanket mass gamma and a distribution omega with
+  gamma omega <= R(x) for every x, and for the worst pair of inputs (x, x')
+  every output y carries two bits b(y) ("y supports x") and b'(y) ("y
+  supports x'") with R(x)[y] / omega(y) = alpha e^{eta b(y)} and
+  R(x')[y] / omega(y) = alpha e^{eta b'(y)}, and the omega-masses of the
+  cells (b, b') = (1, 0) and (0, 1) are equal. `BlanketTable` holds gamma,
+  the two cell masses and eta; `pld.blanket` evaluates the pair.
+
+Every catalogue randomizer below is symmetric under permutations of its
+domain (for hashing, of the hash family), so every pair of distinct inputs
+has the same table: the "worst pair" is any pair. Each randomizer also
+states the exact output laws of the "third value" dataset pair (target x or
+x', every other user z not in {x, x'}) restricted to the two bits, which
+`pld.lower_bounds` turns into an exact lower bound [LB, PAIR].
+
+Domains are {0, ..., domain_size - 1}. Every value is computed in closed
+form; `output_probabilities` gives the full matrix for small instances
+(tests compare it with the closed forms and with brute force).
+"""
+
+import itertools
+import math
+import typing
+from typing import Optional, Tuple
+
+import attr
+import numpy as np
+
+from shuffle_accountants import _validation
+
+# Matrices with more entries than this are not materialised.
+_MAX_MATRIX_ENTRIES = 10**6
+# Relative tolerance of FiniteRandomizer's checks (rows summing to one, the
+# stated local_epsilon).
+_MATRIX_TOLERANCE = 1e-9
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class BlanketTable:
+  """The two-level structure of a randomizer for its worst pair (D16).
+
+  Attributes:
+    blanket_mass: gamma in (0, 1]: gamma omega(y) <= R(x)[y] for all x, y.
+    single_mass: omega-mass of the outputs supporting x but not x' (equal
+      to that of the outputs supporting x' but not x).
+    double_mass: omega-mass of the outputs supporting both.
+    log_ratio: eta > 0: the likelihood ratio R(x)/omega is e^eta times
+      higher on outputs supporting x than on the others.
+  """
+  blanket_mass: float
+  single_mass: float
+  double_mass: float
+  log_ratio: float
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class PairCells:
+  """Laws of the bits (b, b') of one report in the third-value pair.
+
+  The target holds x (in the neighbour: x', which swaps the two bits) and
+  every other user holds a third value z. Each other user's report has
+  (b, b') = (1, 0) and (0, 1) each with probability `others_single`; the
+  target's has (1, 0) with `target_for` and (0, 1) with `target_against`.
+  """
+  others_single: float
+  target_for: float
+  target_against: float
+
+
+def _check_epsilon(value) -> float:
+  return _validation.check_real('local_epsilon', value, 0.0, 50.0)
+
+
+def _rr_clone_rate(local_epsilon: float) -> float:
+  """1 / (e^eps0 + 1): the clone rate when no third input is worse (D15)."""
+  return 1.0 / (math.exp(local_epsilon) + 1.0)
+
+
+def _generic_clone_rate(local_epsilon: float) -> float:
+  """e^-eps0 / 2: the clone rate of every eps0-LDP randomizer (D15)."""
+  return 0.5 * math.exp(-local_epsilon)
+
+
+class Randomizer:
+  """Interface of a local randomizer description (see the module docstring).
+
+  Subclasses are frozen attrs classes with a `local_epsilon` attribute.
+  """
+
+  def clone_rate(self) -> float:
+    """s(R) of D15, rounded down: clone probability 2 s(R) is certified."""
+    raise NotImplementedError
+
+  def blanket(self) -> Optional[BlanketTable]:
+    """The D16 table, or None when the randomizer has no two-level form."""
+    raise NotImplementedError
+
+  @property
+  def blanket_note(self) -> str:
+    """Why `blanket` is None ('' when it is not)."""
+    return '' if self.blanket() is not None else 'no privacy loss to amplify'
+
+  def pair_cells(self) -> Optional[PairCells]:
+    """Bit laws of the third-value pair, or None without a third value."""
+    raise NotImplementedError
+
+  def output_probabilities(self) -> np.ndarray:
+    """The matrix R[x, y] (small instances only)."""
+    raise NotImplementedError
+
+  def to_named_tuple(self):
+    """A named tuple like `DpEvent.to_named_tuple` (nested in events)."""
+    cls = type(self)
+    fields = [('module_name', str), ('class_name', str)] + [
+        (field.name, field.type) for field in attr.fields(cls)]
+    wrapper = typing.NamedTuple(
+        f'_{cls.__name__}NamedTupleWrapper', fields)
+    return wrapper(module_name=cls.__module__, class_name=cls.__name__,
+                   **attr.asdict(self, recurse=False))
+
+
+def _check_domain(instance, attribute, value):
+  del instance
+  _validation.check_integer(attribute.name, value, 2)
+
+
+def _epsilon_validator(instance, attribute, value):
+  del instance, attribute
+  _check_epsilon(value)
+
+
+def _third_value_clone_rate(domain_size: int, local_epsilon: float) -> float:
+  # With a third input z whose report law is e^eps0 below both R(x0) and
+  # R(x1) somewhere, s = e^-eps0 / 2; e^-eps0 / 2 is valid in every case.
+  if domain_size >= 3:
+    return _generic_clone_rate(local_epsilon)
+  return _rr_clone_rate(local_epsilon)
+
+
+def _check_matrix_size(rows: int, columns: int):
+  if rows * columns > _MAX_MATRIX_ENTRIES:
+    raise ValueError(
+        f'the output matrix would have {rows} x {columns} entries, more than '
+        f'{_MAX_MATRIX_ENTRIES}; output_probabilities is for small domains.')
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class KRandomizedResponse(Randomizer):
+  """k-ary randomized response (Warner 1965; Kairouz et al. 2016).
+
+  Reports the true value with probability e^eps0 / (e^eps0 + k - 1) and each
+  other value with probability 1 / (e^eps0 + k - 1); eps0-LDP exactly.
+  Clone rate s = 1 / (e^eps0 + 1) for every k (D15). Its blanket pair is
+  KHH-KRR-WEAK, which the accountant already evaluates exactly.
+
+  Attributes:
+    num_categories: k >= 2.
+    local_epsilon: eps0 in [0, 50].
+  """
+  num_categories: int = attr.ib(validator=_check_domain)
+  local_epsilon: float = attr.ib(validator=_epsilon_validator)
+
+  def clone_rate(self) -> float:
+    return _rr_clone_rate(self.local_epsilon)
+
+  def blanket(self) -> BlanketTable:
+    k, e = self.num_categories, math.exp(self.local_epsilon)
+    return BlanketTable(k / (e + k - 1), 1.0 / k, 0.0, self.local_epsilon)
+
+  def pair_cells(self) -> Optional[PairCells]:
+    if self.num_categories < 3:
+      return None
+    denominator = math.exp(self.local_epsilon) + self.num_categories - 1
+    return PairCells(1 / denominator, math.exp(self.local_epsilon)
+                     / denominator, 1 / denominator)
+
+  def output_probabilities(self) -> np.ndarray:
+    k, e = self.num_categories, math.exp(self.local_epsilon)
+    _check_matrix_size(k, k)
+    return (np.ones((k, k)) + (e - 1) * np.eye(k)) / (e + k - 1)
+
+
+class _UnaryEncoding(Randomizer):
+  """Unary encoding: the one-hot vector of x, each bit flipped independently.
+
+  Bit x is 1 with probability p, every other bit with probability q; eps0 =
+  log(p (1 - q) / ((1 - p) q)). Blanket (D16): omega is the product of
+  Bernoulli(q) bits and gamma = (1 - p) / (1 - q) (gamma omega <= R(x)
+  everywhere); under omega the bits at x and x' are independent, so the
+  cells have masses q (1 - q) and q^2. s = e^-eps0 / 2 for d >= 3 (D15: no
+  gain). Third value z: the bits at x and x' are Bernoulli(q) for z.
+  """
+
+  def _bit_probabilities(self) -> Tuple[float, float]:
+    raise NotImplementedError
+
+  def clone_rate(self) -> float:
+    return _third_value_clone_rate(self.domain_size, self.local_epsilon)
+
+  def blanket(self) -> Optional[BlanketTable]:
+    if self.local_epsilon == 0:
+      return None
+    p, q = self._bit_probabilities()
+    return BlanketTable((1 - p) / (1 - q), q * (1 - q), q * q,
+                        self.local_epsilon)
+
+  def pair_cells(self) -> Optional[PairCells]:
+    if self.domain_size < 3:
+      return None
+    p, q = self._bit_probabilities()
+    return PairCells(q * (1 - q), p * (1 - q), (1 - p) * q)
+
+  def output_probabilities(self) -> np.ndarray:
+    d = self.domain_size
+    _check_matrix_size(d, 2**d)
+    p, q = self._bit_probabilities()
+    outputs = np.array(list(itertools.product((0, 1), repeat=d)))
+    truth = np.eye(d, dtype=bool)
+    on = np.where(truth[:, None, :], p, q)  # P[bit = 1], per input and bit
+    return np.prod(np.where(outputs[None] == 1, on, 1 - on), axis=2)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class SymmetricUnaryEncoding(_UnaryEncoding):
+  """Symmetric unary encoding, i.e. basic one-time RAPPOR.
+
+  p = e^{eps0/2} / (e^{eps0/2} + 1), q = 1 - p (Erlingsson, Pihur, Korolova,
+  CCS 2014; "SUE" in Wang, Blocki, Li, Jha, USENIX Security 2017).
+  See `_UnaryEncoding` for the blanket and clone rate.
+
+  Attributes:
+    domain_size: d >= 2.
+    local_epsilon: eps0 in [0, 50].
+  """
+  domain_size: int = attr.ib(validator=_check_domain)
+  local_epsilon: float = attr.ib(validator=_epsilon_validator)
+
+  def _bit_probabilities(self) -> Tuple[float, float]:
+    half = self.local_epsilon / 2
+    return 1 / (1 + math.exp(-half)), 1 / (1 + math.exp(half))
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class OptimizedUnaryEncoding(_UnaryEncoding):
+  """Optimized unary encoding: p = 1/2, q = 1 / (e^eps0 + 1).
+
+  ("OUE", Wang, Blocki, Li, Jha, USENIX Security 2017.) See
+  `_UnaryEncoding` for the blanket and clone rate.
+
+  Attributes:
+    domain_size: d >= 2.
+    local_epsilon: eps0 in [0, 50].
+  """
+  domain_size: int = attr.ib(validator=_check_domain)
+  local_epsilon: float = attr.ib(validator=_epsilon_validator)
+
+  def _bit_probabilities(self) -> Tuple[float, float]:
+    return 0.5, 1 / (math.exp(self.local_epsilon) + 1)
+
+
+class _LocalHashing(Randomizer):
+  """Local hashing: report (h, v), h from a hash family into [g].
+
+  Each user draws h uniformly from a pairwise-independent family (h(x) and
+  h(x') independent and uniform on [g] for x != x') and reports v = h(x)
+  with probability e^eps0 / (e^eps0 + g - 1), each other value of [g] with
+  probability 1 / (e^eps0 + g - 1). eps0-LDP exactly. Blanket (D16): omega
+  uniform over (h, v), gamma = g / (e^eps0 + g - 1); b(y) = [h(x) = v] has
+  omega-mass 1/g independently for x and x', so the cells have masses
+  (1/g)(1 - 1/g) and 1/g^2. s = e^-eps0 / 2 for d >= 3. The lower bound's
+  third-value laws assume h(x), h(x'), h(z) independent (a fully random
+  function, as in `output_probabilities`), under which they are
+  (1/g)(1 - 1/g) for z, and p (1 - 1/g), (1 - p) / g for the target.
+  """
+
+  def _range(self) -> int:
+    raise NotImplementedError
+
+  def _true_value_probability(self) -> float:
+    return math.exp(self.local_epsilon) / (math.exp(self.local_epsilon)
+                                           + self._range() - 1)
+
+  def clone_rate(self) -> float:
+    return _third_value_clone_rate(self.domain_size, self.local_epsilon)
+
+  def blanket(self) -> Optional[BlanketTable]:
+    if self.local_epsilon == 0:
+      return None
+    g = self._range()
+    return BlanketTable(g / (math.exp(self.local_epsilon) + g - 1),
+                        (1 / g) * (1 - 1 / g), 1 / g**2, self.local_epsilon)
+
+  def pair_cells(self) -> Optional[PairCells]:
+    if self.domain_size < 3:
+      return None
+    g, p = self._range(), self._true_value_probability()
+    return PairCells((1 / g) * (1 - 1 / g), p * (1 - 1 / g), (1 - p) / g)
+
+  def output_probabilities(self) -> np.ndarray:
+    """Over a fully random hash: outputs (h, v), h all g^d functions."""
+    d, g = self.domain_size, self._range()
+    _check_matrix_size(d, g**d * g)
+    p = self._true_value_probability()
+    q = (1 - p) / (g - 1)
+    functions = np.array(list(itertools.product(range(g), repeat=d)))
+    values = np.arange(g)
+    hit = functions.T[:, :, None] == values[None, None, :]  # [x, h, v]
+    return (np.where(hit, p, q) / len(functions)).reshape(d, -1)
+
+
+def _check_range(instance, attribute, value):
+  del instance
+  if value is not None:
+    _validation.check_integer(attribute.name, value, 2)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class OptimizedLocalHashing(_LocalHashing):
+  """Optimized local hashing (Wang, Blocki, Li, Jha, USENIX Security 2017).
+
+  `hash_range` g defaults to the paper's choice round(e^eps0 + 1) (at least
+  2). See `_LocalHashing`.
+
+  Attributes:
+    domain_size: d >= 2.
+    local_epsilon: eps0 in [0, 50].
+    hash_range: g >= 2, or None for round(e^eps0 + 1).
+  """
+  domain_size: int = attr.ib(validator=_check_domain)
+  local_epsilon: float = attr.ib(validator=_epsilon_validator)
+  hash_range: Optional[int] = attr.ib(default=None, validator=_check_range)
+
+  def _range(self) -> int:
+    if self.hash_range is not None:
+      return self.hash_range
+    return max(2, int(round(math.exp(self.local_epsilon) + 1)))
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class BinaryLocalHashing(_LocalHashing):
+  """Binary local hashing: local hashing with g = 2 (Bassily, Smith 2015).
+
+  See `_LocalHashing`.
+
+  Attributes:
+    domain_size: d >= 2.
+    local_epsilon: eps0 in [0, 50].
+  """
+  domain_size: int = attr.ib(validator=_check_domain)
+  local_epsilon: float = attr.ib(validator=_epsilon_validator)
+
+  def _range(self) -> int:
+    return 2
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class HadamardResponse(Randomizer):
+  """Hadamard response (Acharya, Sun, Zhang, AISTATS 2019).
+
+  With K the least power of two > d and H the K x K Sylvester-Hadamard
+  matrix, input x owns the K/2 columns C_x = {j : H[x + 1, j] = +1} and the
+  report j is drawn with probability 2 e^eps0 / (K (e^eps0 + 1)) on C_x and
+  2 / (K (e^eps0 + 1)) off it; eps0-LDP exactly. Blanket (D16): omega
+  uniform on [K], gamma = 2 / (e^eps0 + 1); distinct rows are independent
+  bits under the uniform law, so the cells have masses 1/4 and 1/4.
+  s = e^-eps0 / 2 is used for d >= 3 (always valid). Third value: row z + 1
+  chosen independent of rows x + 1 and x' + 1 (possible when d >= 4), so
+  the bits are uniform and independent for z.
+
+  Attributes:
+    domain_size: d >= 2.
+    local_epsilon: eps0 in [0, 50].
+  """
+  domain_size: int = attr.ib(validator=_check_domain)
+  local_epsilon: float = attr.ib(validator=_epsilon_validator)
+
+  def _columns(self) -> int:
+    return 2 ** math.ceil(math.log2(self.domain_size + 1))
+
+  def clone_rate(self) -> float:
+    return _third_value_clone_rate(self.domain_size, self.local_epsilon)
+
+  def blanket(self) -> Optional[BlanketTable]:
+    if self.local_epsilon == 0:
+      return None
+    return BlanketTable(2 / (math.exp(self.local_epsilon) + 1), 0.25, 0.25,
+                        self.local_epsilon)
+
+  def pair_cells(self) -> Optional[PairCells]:
+    if self.domain_size < 4:
+      return None
+    on = 1 / (1 + math.exp(-self.local_epsilon))
+    return PairCells(0.25, on / 2, (1 - on) / 2)
+
+  def output_probabilities(self) -> np.ndarray:
+    columns = self._columns()
+    _check_matrix_size(self.domain_size, columns)
+    rows = np.arange(1, self.domain_size + 1)
+    # Sylvester: H[r, j] = (-1)^{popcount(r & j)}.
+    parity = np.vectorize(lambda v: bin(v).count('1') % 2)(
+        rows[:, None] & np.arange(columns)[None, :])
+    e = math.exp(self.local_epsilon)
+    return np.where(parity == 0, e, 1.0) * 2 / (columns * (e + 1))
+
+
+def _check_subset_size(instance, attribute, value):
+  if value is not None:
+    _validation.check_integer(attribute.name, value, 1,
+                              instance.domain_size - 1)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class SubsetSelection(Randomizer):
+  """k-subset selection (Wang et al. 2016; Ye, Barg, IEEE Trans. Inf. Theory 2018).
+
+  Reports a subset S of size k with probability proportional to e^eps0 if
+  x is in S and 1 otherwise; eps0-LDP exactly. `subset_size` defaults to
+  the usual choice max(1, round(d / (e^eps0 + 1))). Blanket (D16): omega
+  uniform over k-subsets, gamma = d / (k e^eps0 + d - k); the cells have
+  masses k (d - k) / (d (d - 1)) and k (k - 1) / (d (d - 1)). s = e^-eps0 / 2
+  when k >= 2 and d >= 3, and 1 / (e^eps0 + 1) when k = 1 (k-RR).
+
+  Attributes:
+    domain_size: d >= 2.
+    local_epsilon: eps0 in [0, 50].
+    subset_size: k in [1, d - 1], or None for the default.
+  """
+  domain_size: int = attr.ib(validator=_check_domain)
+  local_epsilon: float = attr.ib(validator=_epsilon_validator)
+  subset_size: Optional[int] = attr.ib(default=None,
+                                       validator=_check_subset_size)
+
+  def _size(self) -> int:
+    if self.subset_size is not None:
+      return self.subset_size
+    guess = round(self.domain_size / (math.exp(self.local_epsilon) + 1))
+    return min(max(1, guess), self.domain_size - 1)
+
+  def clone_rate(self) -> float:
+    if self._size() == 1:
+      return _rr_clone_rate(self.local_epsilon)
+    return _third_value_clone_rate(self.domain_size, self.local_epsilon)
+
+  def blanket(self) -> Optional[BlanketTable]:
+    if self.local_epsilon == 0:
+      return None
+    d, k = self.domain_size, self._size()
+    return BlanketTable(d / (k * math.exp(self.local_epsilon) + d - k),
+                        k * (d - k) / (d * (d - 1)),
+                        k * (k - 1) / (d * (d - 1)), self.local_epsilon)
+
+  def pair_cells(self) -> Optional[PairCells]:
+    d, k = self.domain_size, self._size()
+    if d < 3:
+      return None
+    e = math.exp(self.local_epsilon)
+    # Subset counts relative to C(d - 2, k - 1): the normaliser
+    # C(d-1, k-1) e + C(d-1, k), and C(d-3, k-2) e + C(d-3, k-1) subsets
+    # holding x but not x' weighted for a third value z.
+    total = (d - 1) * (k * e + d - k) / (k * (d - k))
+    others = (e * (k - 1) + d - k - 1) / (d - 2)
+    return PairCells(others / total, e / total, 1 / total)
+
+  def output_probabilities(self) -> np.ndarray:
+    d, k = self.domain_size, self._size()
+    _check_matrix_size(d, math.comb(d, k))
+    subsets = list(itertools.combinations(range(d), k))
+    e = math.exp(self.local_epsilon)
+    member = np.array([[x in subset for subset in subsets] for x in range(d)])
+    weights = np.where(member, e, 1.0)
+    return weights / weights.sum(axis=1, keepdims=True)
+
+
+def _to_matrix(value) -> Tuple[Tuple[float, ...], ...]:
+  try:
+    array = np.asarray(value, dtype=np.float64)
+  except (TypeError, ValueError) as error:
+    raise TypeError(f'probabilities must be a 2-d array of numbers; got '
+                    f'{value!r}.') from error
+  if array.ndim != 2 or array.shape[0] < 2 or array.shape[1] < 2:
+    raise ValueError(f'probabilities must be a 2-d array with at least 2 rows '
+                     f'(inputs) and 2 columns (outputs); got shape '
+                     f'{array.shape}.')
+  return tuple(tuple(float(v) for v in row) for row in array)
+
+
+# Pair-by-output work above which the blanket tables are not derived.
+_MAX_PAIR_WORK = 10**7
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class FiniteRandomizer(Randomizer):
+  """Any randomizer with finitely many inputs and outputs, as a matrix.
+
+  `probabilities[x][y]` is the probability of output y on input x: entries
+  >= 0, each row summing to one (within 1e-9), at least 2 inputs and 2
+  outputs. Its eps0 is the largest log-ratio of two entries of a column
+  (pure LDP: a column is all zero or all positive); when `local_epsilon` is
+  given it must equal that (within 1e-9), else it is filled in.
+
+  s(R) (D15) is the matrix minimum: min over columns of the column minimum
+  over the sum of its two largest entries. The blanket (D16) takes
+  gamma omega = the column minima; it is used when, for every pair of
+  inputs, the ratios R(x)/omega and R(x')/omega take at most two values
+  (exactly, in floating point) with equal single-cell masses, and all pairs
+  share one table; otherwise the blanket route is skipped and
+  `blanket_note` says why.
+
+  Attributes:
+    probabilities: the row-stochastic matrix (stored as a tuple of tuples).
+    local_epsilon: eps0 of the matrix, or None to compute it.
+  """
+  probabilities: Tuple[Tuple[float, ...], ...] = attr.ib(converter=_to_matrix)
+  local_epsilon: Optional[float] = attr.ib(default=None)
+
+  def __attrs_post_init__(self):
+    matrix = np.array(self.probabilities)
+    if not np.all(np.isfinite(matrix)) or np.any(matrix < 0):
+      bad = matrix[~np.isfinite(matrix) | (matrix < 0)][0]
+      raise ValueError(f'probabilities must be finite and >= 0; got {bad}.')
+    sums = matrix.sum(axis=1)
+    off = np.abs(sums - 1) > _MATRIX_TOLERANCE * matrix.shape[1]
+    if np.any(off):
+      row = int(np.argmax(off))
+      raise ValueError(f'each row of probabilities must sum to 1; row {row} '
+                       f'sums to {sums[row]!r}.')
+    used = matrix.max(axis=0) > 0
+    if np.any(matrix[:, used].min(axis=0) == 0):
+      raise ValueError(
+          'probabilities is not pure LDP: some output has probability 0 '
+          'under one input and > 0 under another (its eps0 is infinite); '
+          'use ShuffleEvent(local_epsilon=..., local_delta=...) for '
+          'approximate LDP.')
+    with np.errstate(divide='ignore'):
+      logs = np.log(matrix[:, used])
+    epsilon = float(np.max(logs.max(axis=0) - logs.min(axis=0)))
+    if self.local_epsilon is None:
+      object.__setattr__(self, 'local_epsilon', epsilon)
+      return
+    stated = _check_epsilon(self.local_epsilon)
+    if abs(stated - epsilon) > _MATRIX_TOLERANCE * max(1.0, epsilon):
+      raise ValueError(
+          f'local_epsilon={stated} does not match the matrix, whose largest '
+          f'log-ratio in a column is {epsilon}; omit local_epsilon to use '
+          'the matrix value.')
+
+  def _matrix(self) -> np.ndarray:
+    return np.array(self.probabilities)
+
+  def clone_rate(self) -> float:
+    matrix = self._matrix()
+    matrix = matrix[:, matrix.max(axis=0) > 0]
+    top_two = np.sort(matrix, axis=0)[-2:].sum(axis=0)
+    rate = float(np.min(matrix.min(axis=0) / top_two))
+    # Round down: s enters as a lower bound on the clone probability.
+    return rate * (1 - 1e-12)
+
+  def _pair_tables(self):
+    """(tables, note): the distinct pair tables, or () and why not."""
+    matrix = self._matrix()
+    inputs, outputs = matrix.shape
+    if inputs * inputs * outputs > _MAX_PAIR_WORK:
+      return (), (f'{inputs} inputs x {outputs} outputs is too large to '
+                  'derive the pair tables')
+    minimum = matrix.min(axis=0)
+    keep = minimum > 0
+    gamma = math.fsum(minimum[keep])
+    omega = minimum[keep] / gamma
+    ratios = matrix[:, keep] / minimum[keep]
+    tables = set()
+    for x, other in itertools.combinations(range(inputs), 2):
+      levels = np.unique(np.concatenate([ratios[x], ratios[other]]))
+      if levels.size == 1:
+        continue  # identical report laws: no privacy loss
+      if levels.size > 2:
+        return (), (f'inputs {x} and {other} have {levels.size} distinct '
+                    'likelihood ratios to the blanket, not two levels')
+      high = levels[1]
+      supports, supports_other = ratios[x] == high, ratios[other] == high
+      single = math.fsum(omega[supports & ~supports_other])
+      if single != math.fsum(omega[~supports & supports_other]):
+        return (), (f'inputs {x} and {other} are not symmetric (their '
+                    'single cells have different blanket masses)')
+      log_ratio = float(np.nextafter(math.log(high / levels[0]), np.inf))
+      tables.add(BlanketTable(gamma, single, math.fsum(
+          omega[supports & supports_other]), log_ratio))
+      if len(tables) > 1:
+        return (), ('pairs of inputs have different tables (the blanket '
+                    'route needs one worst pair)')
+    return tuple(tables), ''
+
+  def blanket(self) -> Optional[BlanketTable]:
+    tables = self._pair_tables()[0]
+    return tables[0] if tables else None
+
+  @property
+  def blanket_note(self) -> str:
+    return self._pair_tables()[1] or Randomizer.blanket_note.fget(self)
+
+  def pair_cells(self) -> Optional[PairCells]:
+    return None
+
+  def output_probabilities(self) -> np.ndarray:
+    return self._matrix()
+
+
+CATALOGUE = (KRandomizedResponse, SymmetricUnaryEncoding,
+             OptimizedUnaryEncoding, OptimizedLocalHashing,
+             BinaryLocalHashing, HadamardResponse, SubsetSelection,
+             FiniteRandomizer)
