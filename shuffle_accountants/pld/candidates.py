@@ -3,19 +3,23 @@
 Every candidate is a dominating pair [DOM] for the event's mechanism under
 replace-one (both orders): FMT21-CLONES for any pure eps0-LDP randomizer,
 KHH-KRR-STRONG / KHH-KRR-WEAK for k-RR (by adversary), FMT-EQ10-11 for
-approximate LDP, KHH-SUBSAMPLED (both orders, docs/mathematics.md W11) for a hidden
+approximate LDP, D15 (clone rate s(R)) and D16 (privacy blanket) for a
+`randomizers` description, KHH-SUBSAMPLED (both orders, docs/mathematics.md W11) for a hidden
 sample, and the D8 mixture of `checkin` for Liew et al.'s events. When
 several are valid, `discrete.smallest_profile` keeps the pointwise smallest
 profile, convexified (still an upper bound on the true, convex profile).
 """
 
 import functools
+import math
 from typing import Iterator, Optional, Tuple
 
 from dp_accounting import dp_event
 
 from shuffle_accountants import _grouping
 from shuffle_accountants import events
+from shuffle_accountants import randomizers
+from shuffle_accountants.pld import blanket
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import clone_pairs
 from shuffle_accountants.pld import discrete
@@ -34,18 +38,53 @@ _CHECKIN_PAIRS = {
 _SAMPLED_GAUSSIAN_PAIRS = ('KHH-SUBSAMPLED of the Gaussian pair (D7)',)
 
 
+CLONE_RATE_PAIR = 'D15 clone rate s(R)'
+BLANKET_PAIR = 'D16 privacy blanket'
+
+
+def _mechanism_specific_pairs(num_users: int, local_epsilon: float,
+                              randomizer: randomizers.Randomizer,
+                              relative_width: float):
+  """D15 (when s(R) beats FMT21's e^-eps0 / 2) and D16 pairs, with names."""
+  pairs = []
+  rate = randomizer.clone_rate()
+  if 2 * rate > math.exp(-local_epsilon):
+    pairs.append((CLONE_RATE_PAIR, clone_pairs.clone_pair_pld_atoms(
+        num_users, local_epsilon, relative_width,
+        clone_probability=min(1.0, 2 * rate))))
+  if isinstance(randomizer, randomizers.KRandomizedResponse):
+    return pairs  # its blanket is KHH-KRR-WEAK
+  table = randomizer.blanket()
+  if table is None:
+    pairs.append((f'{BLANKET_PAIR}: not used ({randomizer.blanket_note})',
+                  None))
+  else:
+    pairs.append((BLANKET_PAIR, blanket.blanket_pld_atoms(
+        num_users, table, relative_width)))
+  return pairs
+
+
 @functools.lru_cache(maxsize=64)
 def shuffle_round_pairs(num_users: int, local_epsilon: float,
                         num_categories: Optional[int], local_delta: float,
-                        krr_adversary: str, relative_width: float
+                        krr_adversary: str, relative_width: float,
+                        randomizer: Optional[randomizers.Randomizer] = None
                         ) -> Tuple[Tuple[str, discrete.PldAtoms], ...]:
-  """The dominating pairs valid for one shuffle round, each with its name."""
+  """The dominating pairs valid for one shuffle round, each with its name.
+
+  A pair of None is a route that was considered and not used (the name
+  says why); it is listed for the contribution record only.
+  """
   n, eps0, width = num_users, local_epsilon, relative_width
   if local_delta > 0:
     return tuple(fmt21.approximate_ldp_candidates(n, eps0, local_delta))
+  if randomizer is None and num_categories is not None:
+    randomizer = randomizers.KRandomizedResponse(num_categories, eps0)
+  specific = ([] if randomizer is None or eps0 == 0 else
+              _mechanism_specific_pairs(n, eps0, randomizer, width))
   if num_categories is None:
-    return (('FMT21-CLONES', clone_pairs.clone_pair_pld_atoms(n, eps0,
-                                                              width)),)
+    return (('FMT21-CLONES', clone_pairs.clone_pair_pld_atoms(
+        n, eps0, width)),) + tuple(specific)
   k = num_categories
   candidates = [('KHH-KRR-STRONG',
                  clone_pairs.krr_strong_pld_atoms(n, eps0, k, width))]
@@ -55,6 +94,7 @@ def shuffle_round_pairs(num_users: int, local_epsilon: float,
   if krr_adversary == 'shuffled_output':
     candidates.append(('FMT21-CLONES',
                        clone_pairs.clone_pair_pld_atoms(n, eps0, width)))
+    candidates.extend(specific)
   return tuple(candidates)
 
 
@@ -63,7 +103,7 @@ def event_pairs(event: events.ShuffleEvent, krr_adversary: str,
   """`shuffle_round_pairs` for the fields of a `ShuffleEvent`."""
   return shuffle_round_pairs(event.num_users, event.local_epsilon,
                              event.num_categories, event.local_delta,
-                             krr_adversary, relative_width)
+                             krr_adversary, relative_width, event.randomizer)
 
 
 def sampling_ratio(event) -> float:
@@ -105,6 +145,8 @@ def shuffle_round_pmf(event: events.ShuffleEvent,
   pairs = event_pairs(event, krr_adversary, relative_width)
   per_pair = []
   for _, atoms in pairs:
+    if atoms is None:
+      continue
     if sampling_ratio_ is None:
       per_pair.append(discretize(atoms, discretization))
     else:

@@ -60,7 +60,7 @@ DEFAULT_RELATIVE_WIDTH = 1e-3
 _CDF_ERROR = 1e-15
 
 
-def _chernoff_window(num_trials: int, p: float, one_minus_p: float,
+def chernoff_window(num_trials: int, p: float, one_minus_p: float,
                      log_tail: float = _LOG_TAIL,
                      upper_log_tail: Optional[float] = None
                      ) -> Tuple[int, int]:
@@ -88,7 +88,7 @@ def _chernoff_window(num_trials: int, p: float, one_minus_p: float,
   return max(lo, 0), hi
 
 
-def _group_starts(lo: int, hi: int, relative_width: float,
+def group_starts(lo: int, hi: int, relative_width: float,
                   max_groups: Optional[int] = None) -> np.ndarray:
   """Starts of consecutive groups covering [lo, hi].
 
@@ -132,12 +132,12 @@ def label_groups(num_trials: int, p: float, one_minus_p: float,
   The window's tails are at most e^log_tail below and e^upper_log_tail
   above; labels below `first` are left to the lower tail.
   """
-  lo, hi = _chernoff_window(num_trials, p, one_minus_p, log_tail,
+  lo, hi = chernoff_window(num_trials, p, one_minus_p, log_tail,
                             upper_log_tail)
   window = np.exp(_numerics.binomial_window_log_pmf(
       num_trials, p, one_minus_p, lo, hi))
   start = min(max(lo, first), hi)
-  starts = _group_starts(start, hi, relative_width, max_groups)
+  starts = group_starts(start, hi, relative_width, max_groups)
   return LabelGroups(
       starts=starts, ends=np.append(starts[1:] - 1, hi),
       weights=np.add.reduceat(window[start - lo:], starts - start),
@@ -262,7 +262,8 @@ def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
     num_users: n >= 1.
     local_epsilon: eps0 >= 0.
     relative_width: in (0, 0.1].
-    clone_probability: None for FMT21's e^{-eps0}. Other values are for
+    clone_probability: None for FMT21's e^{-eps0}; 2 s(R) for a randomizer
+      with clone rate s(R) (docs/mathematics.md D15). Any other value is for
       comparisons with published numbers only (FMT23's 2 / (e^eps0 + 1) is
       not valid for a generic randomizer, docs/mathematics.md W12).
     log_tail: log of the mass cut from each truncated tail (it goes to
@@ -320,7 +321,7 @@ def clone_pair_grid_pmf(num_users: int, local_epsilon: float,
                       discretization)
   trials = num_users - 1
   p, one_minus_p = np.exp(-local_epsilon), -np.expm1(-local_epsilon)
-  lo, hi = _chernoff_window(trials, p, one_minus_p)
+  lo, hi = chernoff_window(trials, p, one_minus_p)
   window = np.exp(_numerics.binomial_window_log_pmf(trials, p, one_minus_p,
                                                     lo, hi))
   blocks = _numerics.block_starts(trials, relative_width)
@@ -396,7 +397,7 @@ def krr_strong_pld_atoms(num_users: int, local_epsilon: float,
   return _with_identical_mass(atoms, 1 - gamma, gamma)
 
 
-def _binomial_interval_mass(num_trials: np.ndarray, p: float,
+def binomial_interval_mass(num_trials: np.ndarray, p: float,
                             first: np.ndarray, last: np.ndarray) -> np.ndarray:
   """P[first <= Bin(num_trials, p) <= last], from the shorter tail."""
   # Regularized incomplete beta functions in floating point: scipy's bdtr
@@ -445,14 +446,14 @@ def krr_weak_pld_atoms(num_users: int, local_epsilon: float,
   identical, missing = 0.0, y_lower_tail
   for y, y_weight in zip(y_starts, y_weights):
     if pi < 1:
-      s_lo = max(1, _chernoff_window(y, pi, 1 - pi)[0])
-      s_hi = _chernoff_window(y + 1, pi, 1 - pi)[1]
+      s_lo = max(1, chernoff_window(y, pi, 1 - pi)[0])
+      s_hi = chernoff_window(y + 1, pi, 1 - pi)[1]
     else:  # k = 2: every message is one of the two values, s = y + 1
       s_lo = s_hi = y + 1
-    s_starts = _group_starts(s_lo, s_hi, relative_width, _MAX_WEAK_GROUPS)
+    s_starts = group_starts(s_lo, s_hi, relative_width, _MAX_WEAK_GROUPS)
     s_ends = np.append(s_starts[1:] - 1, s_hi)
-    s_mass = (gamma * _binomial_interval_mass(y + 1, pi, s_starts, s_ends)
-              + (1 - gamma) * _binomial_interval_mass(y, pi, s_starts - 1,
+    s_mass = (gamma * binomial_interval_mass(y + 1, pi, s_starts, s_ends)
+              + (1 - gamma) * binomial_interval_mass(y, pi, s_starts - 1,
                                                       s_ends - 1))
     no_value = (gamma * (1 - pi) ** (y + 1)) if pi < 1 else 0.0
     identical += y_weight * no_value

@@ -45,7 +45,8 @@ def _round_scales(event, ratio, krr_adversary: str, relative_width: float
              else discrete.subsampled_orders(atoms, ratio)[0]
              for _, atoms in candidates.event_pairs(
                  event, krr_adversary,
-                 max(relative_width, _SCALE_RELATIVE_WIDTH))]
+                 max(relative_width, _SCALE_RELATIVE_WIDTH))
+             if atoms is not None]
     # A pair whose finite losses are all equal needs no resolution.
     spreads = [discrete.loss_spread(atoms) for atoms in pairs]
     spread = min([s for s in spreads if s > 0], default=np.inf)

@@ -1,0 +1,160 @@
+"""The privacy blanket as a dominating pair for two-level randomizers (D16, BBGN19) [DOM].
+
+Write R(x) = gamma omega + (1 - gamma) LO(x) (`randomizers.BlanketTable`).
+An adversary who also learns which other users drew from the blanket (and
+the others' reports) sees the target's report mixed with the blanket draws;
+the shuffled output is a post-processing of that view, so the pair below
+dominates the shuffle of n reports for every dataset pair (both orders, the
+pair being swap-symmetric, D3).
+
+For a two-level table (ratios R(x)/omega = alpha e^{eta b}, R(x')/omega =
+alpha e^{eta b'}), the view's likelihood ratio over the m + 1 blanket-or-
+target reports is (V + e^eta a + b) / (V + a + e^eta b), where a and b count
+reports in the cells (1, 0) and (0, 1), s = a + b, and V = z + e^eta t
+weighs the z reports in cell (0, 0) and the t in cell (1, 1). Given (s, V)
+- whose law is the same under both datasets - a is Bin(s, 1/2) tilted
+exactly like the conditional clone pair (`clone_pairs`, D2) with c = s - 1
+clones and log-odds theta = log((e^eta s + V) / (s + V)). So the pair is a
+D8 mixture of conditional clone pairs over the labels (s, V):
+
+* s = (number of other users drawing a single-cell blanket report, Bin(n - 1,
+  2 gamma w1)) + (1 if the target's report is in a single cell, probability
+  alpha (1 + e^eta) w1);
+* V >= V_others, the weight of the other users' blanket reports in cells
+  (0, 0) and (1, 1); given s they are n - 1 - s_others >= n - 1 - s users,
+  each contributing 1, e^eta or 0.
+
+Sound simplifications (each can only raise the profile): the target's own
+contribution to V is dropped and V_others is drawn with n - 1 - s_hi users
+for the whole s-group [s_lo, s_hi] (stochastically smaller V, coupled, and
+the conditional pair is non-decreasing in theta, i.e. non-increasing in V);
+each (s, V) group is represented by c = s_lo - 1 (D4) and the largest
+theta, at (s_hi, V_lo); labels outside Chernoff windows go to +infinity
+(D9). For k-RR (no (1, 1) cell) this is KHH-KRR-WEAK, which
+`clone_pairs.krr_weak_pld_atoms` evaluates with finer labels.
+"""
+
+import math
+from typing import Tuple
+
+import numpy as np
+from scipy import special
+
+from shuffle_accountants import _numerics
+from shuffle_accountants import randomizers
+from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pld import discrete
+
+# Groups per label coordinate (s, and V within each s-group): a cost bound.
+_MAX_GROUPS = 40
+# Groups of V per s-group (V is concentrated: few are needed).
+_MAX_V_GROUPS = 24
+_LOG_TAIL = -45.0
+# Absolute error of one CDF value or a pmf-weighted sum of them (betainc is
+# accurate to a few ulps).
+_CDF_ERROR = 1e-15
+
+
+def _cdf(num_trials: np.ndarray, p: float, largest: np.ndarray) -> np.ndarray:
+  """P[Bin(num_trials, p) <= largest], elementwise (real-valued trials)."""
+  num_trials = np.asarray(num_trials, dtype=np.float64)
+  inside = np.clip(largest, 0, np.maximum(num_trials - 1, 0))
+  value = special.betainc(np.maximum(num_trials - inside, 1e-300),
+                          inside + 1.0, 1 - p)
+  return np.where(largest < 0, 0.0, np.where(largest >= num_trials, 1.0,
+                                               value))
+
+
+def _common_weight_groups(num_users: int, double_rate: float,
+                          zero_rate: float, log_ratio: float,
+                          relative_width: float
+                          ) -> Tuple[np.ndarray, np.ndarray, float]:
+  """Groups of V = z + e^eta t: (lower ends, masses, mass to +infinity).
+
+  (t, z) are the counts of (double_rate, zero_rate) outcomes among
+  `num_users` users. The window: t in its Chernoff window [t_lo, t_hi] and
+  z at least the lower Chernoff end of Bin(num_users - t_hi, .), so V >=
+  z_lo + e^eta t_lo but for a bounded mass, which goes to +infinity with
+  the window's rounding. Masses are P[V in [end_j, end_{j+1})] over the
+  t-window; the last group also takes every V above its end (larger V only
+  helps, see the module docstring).
+  """
+  e = math.exp(log_ratio)
+  if num_users == 0 or zero_rate + double_rate == 0:
+    return np.zeros(1), np.ones(1), 0.0
+  t_lo, t_hi = clone_pairs.chernoff_window(num_users, double_rate,
+                                           1 - double_rate)
+  zero_given_t = min(1.0, zero_rate / (1 - double_rate)) if (
+      double_rate < 1) else 0.0
+  z_lo, _ = clone_pairs.chernoff_window(num_users - t_hi, zero_given_t,
+                                        1 - zero_given_t)
+  infinity = 3 * math.exp(_LOG_TAIL)
+  low = z_lo + e * t_lo
+  mean = num_users * (zero_rate + e * double_rate)
+  high = mean + 10 * math.sqrt(num_users * (zero_rate + e * e * double_rate))
+  ratio = max(1 + relative_width,
+              (high / max(low, 1.0)) ** (1 / _MAX_V_GROUPS))
+  ends = [low]
+  while ends[-1] < high and len(ends) < _MAX_V_GROUPS:
+    ends.append(max(ends[-1] * ratio, ends[-1] + 1))
+  ends = np.array(ends)
+  t = np.arange(t_lo, t_hi + 1)
+  t_pmf = np.exp(_numerics.binomial_window_log_pmf(
+      num_users, double_rate, 1 - double_rate, t_lo, t_hi))
+  # z < end - e^eta t, i.e. z <= ceil(end - e^eta t) - 1.
+  below = t_pmf @ _cdf((num_users - t)[:, None], zero_given_t,
+                       np.ceil(ends[None, 1:] - e * t[:, None]) - 1)
+  masses = np.diff(np.concatenate([[0.0], below, [1.0]]))
+  return (ends, np.maximum(masses, 0.0),
+          infinity + 4 * _CDF_ERROR * (ends.size + 1))
+
+
+def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
+                      relative_width: float) -> discrete.PldAtoms:
+  """D16: PLD of the blanket pair of `table` for n users. [DOM]"""
+  n, gamma = num_users, table.blanket_mass
+  w1, w2, eta = table.single_mass, table.double_mass, table.log_ratio
+  e = math.exp(eta)
+  alpha = 1 / (1 + (e - 1) * (w1 + w2))
+  target_single = min(1.0, alpha * (1 + e) * w1)
+  single_rate = min(1.0, 2 * gamma * w1)
+  trials = n - 1
+  if single_rate < 1:
+    lo, hi = clone_pairs.chernoff_window(trials, single_rate, 1 - single_rate)
+  else:
+    lo = hi = trials
+  s_lo, s_hi = max(1, lo), hi + 1
+  starts = clone_pairs.group_starts(s_lo, s_hi, relative_width, _MAX_GROUPS)
+  ends = np.append(starts[1:] - 1, s_hi)
+  s_mass = (target_single * clone_pairs.binomial_interval_mass(
+      trials, single_rate, starts - 1, ends - 1)
+            + (1 - target_single) * clone_pairs.binomial_interval_mass(
+                trials, single_rate, starts, ends))
+  identical = (1 - target_single) * (1 - single_rate) ** trials
+  infinity = max(0.0, 1 - identical - float(np.sum(s_mass))) + _CDF_ERROR * (
+      starts.size + 1)
+  rest = 1 - single_rate
+  double_rate = min(1.0, gamma * w2 / rest) if rest > 0 else 0.0
+  zero_rate = min(1.0 - double_rate, gamma * (1 - 2 * w1 - w2) / rest
+                  ) if rest > 0 else 0.0
+  clones, log_odds, weights = [], [], []
+  block = None
+  for first, last, mass in zip(starts, ends, s_mass):
+    others = max(0, trials - int(last))
+    # One law of V for s-groups whose user counts differ by at most
+    # `relative_width` (drawn with the block's fewest users).
+    if block is None or others < (1 - relative_width) * block[0]:
+      block = (others, _common_weight_groups(
+          max(0, trials - int(min(s_hi, last + relative_width * others))),
+          double_rate, zero_rate, eta, relative_width))
+    v_ends, v_mass, v_infinity = block[1]
+    infinity += mass * v_infinity
+    clones.append(np.full(v_ends.size, first - 1))
+    log_odds.append(np.log1p((e - 1) * last / (last + v_ends)))
+    weights.append(mass * v_mass)
+  atoms = clone_pairs.conditional_clone_atoms(
+      np.concatenate(clones), np.concatenate(log_odds),
+      np.concatenate(weights))
+  return discrete.PldAtoms(np.append(atoms.losses, 0.0),
+                           np.append(atoms.masses, identical),
+                           atoms.infinity_mass + infinity)
