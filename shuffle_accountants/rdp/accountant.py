@@ -36,6 +36,7 @@ from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
 from shuffle_accountants import _validation
 from shuffle_accountants import events
+from shuffle_accountants import randomizers
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import shuffle_round
 
@@ -80,6 +81,14 @@ class ShuffleRdpContribution:
   count: int
   bound: shuffle_round.RdpBound
   accounted_as: dp_event.DpEvent
+
+
+def _clone_rate(event: events.ShuffleEvent) -> Optional[float]:
+  """s(R) of the round's randomizer (D15): k-RR's, or None if generic."""
+  if event.randomizer is None and event.num_categories is None:
+    return None
+  return (event.randomizer or randomizers.KRandomizedResponse(
+      event.num_categories, event.local_epsilon)).clone_rate()
 
 
 def _liew_bound(event, orders) -> shuffle_round.RdpBound:
@@ -289,11 +298,12 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
       error = self._check_shuffle_event(event, event)
       if error is None and do_compose:
         rounded = self._representative(event, count)
-        key = ('shuffle', rounded.num_users, rounded.local_epsilon)
+        rate = _clone_rate(event)
+        key = ('shuffle', rounded.num_users, rounded.local_epsilon, rate)
         self._add(event, count, self._bound(
             key, lambda: shuffle_round.shuffle_rdp_upper_bound(
-                rounded.num_users, rounded.local_epsilon, self._orders)),
-                  rounded)
+                rounded.num_users, rounded.local_epsilon, self._orders,
+                rate)), rounded)
       return error
     if isinstance(event, events.LIEW_EVENT_TYPES):
       error = self._check_relation_and_orders(event)

@@ -20,6 +20,7 @@ order > 1 (docs/mathematics.md D5), and it is usually 2-20x below GIRGIS-UB1.
 """
 
 import functools
+from typing import Optional
 
 import numpy as np
 
@@ -149,7 +150,8 @@ def _shared_conditional_log_excess(clones: int, local_epsilon: float,
 
 def clone_pair_rdp(num_users: int, local_epsilon: float, orders,
                    relative_block_width: float = 1e-3,
-                   tolerance: float = 1e-7) -> np.ndarray:
+                   tolerance: float = 1e-7,
+                   clone_probability: Optional[float] = None) -> np.ndarray:
   """KHH-RDP-CLONE: Renyi divergence of the FMT21 clone pair. [UB]
 
   An upper bound on the RDP of shuffling `num_users` pure `local_epsilon`-LDP
@@ -173,6 +175,8 @@ def clone_pair_rdp(num_users: int, local_epsilon: float, orders,
     relative_block_width: in (0, 0.1]; smaller is tighter and slower.
     tolerance: in (0, 1e-2]; exact evaluations are added until the grouping
       slack is below about this fraction of the result (tightness only).
+    clone_probability: None for FMT21's e^-eps0, or 2 s(R) for a randomizer
+      with clone rate s(R) (D15; the conditional pairs do not change).
 
   Returns:
     Upper bounds on the RDP, one per order.
@@ -190,9 +194,14 @@ def clone_pair_rdp(num_users: int, local_epsilon: float, orders,
   cap = generic.pure_dp_rdp_cap(local_epsilon, orders)
   # With zero clones the pair is binary randomized response: M_0 = e^{(o-1)cap}.
   log_worst = _numerics.log_expm1((orders - 1) * cap)
-  clone_probability = np.exp(-local_epsilon)
+  if clone_probability is None:
+    p, one_minus_p = np.exp(-local_epsilon), -np.expm1(-local_epsilon)
+  else:
+    p = _validation.check_real('clone_probability', clone_probability, 0.0,
+                               1.0)
+    one_minus_p = 1.0 - p
   log_excess = _numerics.log_binomial_mixture_excess(
-      num_users - 1, clone_probability, -np.expm1(-local_epsilon), orders,
+      num_users - 1, p, one_minus_p, orders,
       lambda clones, o: _shared_conditional_log_excess(
           clones, local_epsilon, np.ascontiguousarray(o, np.float64).tobytes()),
       log_worst, relative_block_width, gap_tolerance=tolerance)

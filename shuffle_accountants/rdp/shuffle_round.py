@@ -11,7 +11,7 @@ Lower bounds and baselines (GIRGIS-LB, GIRGIS-COR2, EFM19, GIRGIS-COR1) never
 enter this minimum.
 """
 
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
 
 import attr
 import numpy as np
@@ -23,6 +23,7 @@ from shuffle_accountants.rdp import generic
 from shuffle_accountants.rdp import subsampling
 
 CLONE = 'clone (KHH-RDP-CLONE)'
+CLONE_RATE = 'clone rate s(R) (D15, KHH-RDP-CLONE)'
 GIRGIS_UB1 = 'GIRGIS-UB1'
 GIRGIS_UB2 = 'GIRGIS-UB2'
 GIRGIS_UB_MIX = 'GIRGIS-UB-MIX'
@@ -62,13 +63,16 @@ def smallest_bound(orders: np.ndarray,
 
 
 def shuffle_rdp_upper_bound(num_users: int, local_epsilon: float,
-                            orders) -> RdpBound:
+                            orders, clone_rate: Optional[float] = None
+                            ) -> RdpBound:
   """RDP of one shuffle round of pure eps0-LDP reports: the smallest UB. [UB]
 
   Args:
     num_users: n >= 1 users whose reports are shuffled.
     local_epsilon: eps0 >= 0 of each (pure) local randomizer.
     orders: RDP orders > 1.
+    clone_rate: s(R) of the randomizer (D15), or None for a generic one;
+      when 2 s(R) > e^-eps0 the clone pair with that rate is a candidate.
 
   Returns:
     An `RdpBound` whose `rdp` is a proven upper bound at every order.
@@ -85,6 +89,10 @@ def shuffle_rdp_upper_bound(num_users: int, local_epsilon: float,
           lambda o: girgis.girgis_ub_mix(num_users, local_epsilon, o), orders),
       PURE_DP_CAP: generic.pure_dp_rdp_cap(local_epsilon, orders),
   }
+  if clone_rate is not None and 2 * clone_rate > np.exp(-local_epsilon):
+    candidates[CLONE_RATE] = clone.clone_pair_rdp(
+        num_users, local_epsilon, orders,
+        clone_probability=min(1.0, 2 * clone_rate))
   return smallest_bound(orders, candidates)
 
 
