@@ -1,4 +1,4 @@
-"""[LB, PAIR] ε of one specific pair: shuffled binary RR on all-equal data (D10's pair, composed).
+"""[LB, PAIR] ε of specific dataset pairs: binary RR on all-equal data (D10) and the third-value pair of a randomizer.
 
 D = (0, ..., 0) and D' = (0, ..., 0, 1), each user reporting through binary
 randomized response with parameter eps0; the shuffler reveals only the number
@@ -10,12 +10,14 @@ certified accountant can report for shuffled eps0-LDP rounds. [LB, PAIR]
 """
 
 import math
+from typing import Optional, Tuple
 
 import numpy as np
 from dp_accounting.pld import privacy_loss_distribution
 
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
+from shuffle_accountants import randomizers
 
 # Outcomes whose probability under D' is below e^-60 are dropped: that can only
 # lower δ(ε), which keeps the result a lower bound.
@@ -81,3 +83,133 @@ def binary_rr_all_equal_pair_epsilon_lower_bound(
       pld = pld.self_compose(rounds)
     epsilon = max(epsilon, float(pld.get_epsilon_for_delta(delta)))
   return epsilon
+
+
+# Relative width of the groups of S in `third_value_pair_atoms`: each group
+# is represented by its most private member, so coarser is lower.
+_LOWER_BOUND_RELATIVE_WIDTH = 1e-3
+_MAX_LOWER_BOUND_GROUPS = 400
+
+
+def third_value_pair_atoms(num_users: int,
+                           cells: randomizers.PairCells) -> Tuple[
+                               np.ndarray, np.ndarray]:
+  """(losses, masses) of a pair dominated by the third-value pair. [LB, PAIR]
+
+  The dataset pair: the target holds x or x', every other user a third value
+  z. The statistic is (a, b): how many reports support x but not x', and x'
+  but not x (`randomizers.PairCells`), a post-processing of the shuffled
+  output, so its hockey-stick is at most the mechanism's. S = a + b has the
+  same law under both datasets; given S the target is among the S reports
+  with probability lambda_S, and a is the conditional clone pair (D2) with
+  c = S - 1 and theta = log(target_for / target_against) mixed with
+  Bin(S, 1/2) at weight 1 - lambda_S. For large n, values of S are grouped
+  and each group is represented by its *largest* c and *smallest* lambda:
+  that pair is a post-processing of each member's (D4's coin map adds
+  clones; lowering lambda redraws from the common part), so the result stays
+  dominated under composition. Masses are scaled below the truth and tails
+  dropped, which only lowers every hockey-stick.
+  """
+  n = num_users
+  single = 2 * cells.others_single
+  target_single = cells.target_for + cells.target_against
+  odds = cells.target_for / cells.target_against
+  lo, hi = _numerics.hoeffding_window(n - 1, single, tau=_WINDOW_TAU)
+  # S = others + target. Beyond the window the binomial is unknown (not
+  # zero), so unless the window is the whole range the two edge labels,
+  # where one of the two terms is missing, are dropped (that only lowers
+  # the bound; a label with a missing term would not be).
+  window = _numerics.binomial_window_log_pmf(n - 1, single, 1 - single, lo,
+                                             hi)
+  log_others = np.append(window, -np.inf)
+  log_shifted = np.insert(window, 0, -np.inf)
+  labels = np.arange(lo, hi + 2)
+  if lo > 0 or hi < n - 1:
+    labels, log_others, log_shifted = (labels[1:-1], log_others[1:-1],
+                                       log_shifted[1:-1])
+  with np.errstate(divide='ignore'):
+    log_with = math.log(target_single) + log_shifted
+    log_without = (math.log1p(-target_single) if target_single < 1
+                   else -np.inf) + log_others
+  log_label = np.logaddexp(log_with, log_without)
+  with np.errstate(invalid='ignore'):
+    share = np.nan_to_num(np.exp(log_with - log_label))
+  keep = labels >= 1
+  labels, log_label, share = labels[keep], log_label[keep], share[keep]
+  # Groups of S: largest S (clones) and smallest share of each.
+  edges = [0]
+  while edges[-1] < labels.size:
+    width = max(1, int(_LOWER_BOUND_RELATIVE_WIDTH * labels[edges[-1]]),
+                labels.size // _MAX_LOWER_BOUND_GROUPS)
+    edges.append(min(labels.size, edges[-1] + width))
+  starts = np.array(edges[:-1])
+  weight = np.add.reduceat(np.exp(log_label), starts) * (
+      1 - 4 * math.exp(-_WINDOW_TAU))
+  total = labels[np.array(edges[1:]) - 1]
+  share = np.minimum.reduceat(share, starts)
+  # The outputs a of each group: a Hoeffding window of Bin(S, 1/2).
+  half = np.sqrt(total * _WINDOW_TAU / 2)
+  a_lo = np.maximum(0, np.floor(total / 2 - half)).astype(np.int64)
+  a_hi = np.minimum(total, np.ceil(total / 2 + half)).astype(np.int64)
+  log_binomial = _numerics.binomial_windows_log_pmf(total, 0.5, 0.5, a_lo,
+                                                    a_hi)
+  sizes = a_hi - a_lo + 1
+  group = np.repeat(np.arange(sizes.size), sizes)
+  first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+  a = (a_lo[group] + np.arange(group.size) - first[group]).astype(np.float64)
+  b = total[group] - a
+  lam = share[group]
+  scale = 2 / ((odds + 1) * total[group])
+  upper = lam * scale * (odds * a + b) + 1 - lam
+  lower = lam * scale * (odds * b + a) + 1 - lam
+  masses = weight[group] * np.exp(log_binomial) * upper
+  return np.log(upper) - np.log(lower), masses
+
+
+def _epsilon_of_atoms(losses: np.ndarray, masses: np.ndarray,
+                      delta: float) -> float:
+  """The smallest eps with sum m (1 - e^{eps - L})_+ <= delta (rounded down)."""
+  def delta_at(epsilon):
+    return float(np.sum(masses * -np.expm1(np.minimum(0.0, epsilon - losses))))
+  low, high = 0.0, float(max(0.0, np.max(losses, initial=0.0)))
+  if delta_at(0.0) <= delta:
+    return 0.0
+  for _ in range(100):
+    middle = (low + high) / 2
+    low, high = (middle, high) if delta_at(middle) > delta else (low, middle)
+  return low
+
+
+def randomizer_epsilon_lower_bound(randomizer: randomizers.Randomizer,
+                                   num_users: int, rounds: int,
+                                   delta: float) -> Optional[float]:
+  """ε(δ) of T rounds of one dataset pair of shuffled `randomizer`. [LB, PAIR]
+
+  The third-value pair (`third_value_pair_atoms`), composed T times with
+  optimistic rounding (losses rounded down, dp_accounting's optimistic
+  truncation), so that every numerical error lowers it: what no certified
+  accountant can go below. None when the randomizer has no third value
+  (domain of two inputs) or is not in the catalogue.
+  """
+  num_users = _validation.check_integer('num_users', num_users, 1)
+  rounds = _validation.check_integer('rounds', rounds, 1)
+  delta = _validation.check_real('delta', delta, 0.0, 1.0, False, False)
+  cells = randomizer.pair_cells()
+  if cells is None:
+    return None
+  if randomizer.local_epsilon == 0:
+    return 0.0
+  losses, masses = third_value_pair_atoms(num_users, cells)
+  if rounds == 1:
+    return _epsilon_of_atoms(losses, masses, delta)
+  spread = math.sqrt(float(np.sum(masses * losses**2)))
+  interval = min(spread / (5.0 * math.sqrt(rounds)), _MAX_INTERVAL)
+  index = np.floor(losses / interval).astype(np.int64)
+  keep = masses > math.exp(_LOG_MASS_FLOOR)
+  grid = np.bincount(index[keep] - index[keep].min(), weights=masses[keep])
+  pmf = {int(i) + int(index[keep].min()): float(m)
+         for i, m in enumerate(grid) if m > 0}
+  pld = privacy_loss_distribution.PrivacyLossDistribution \
+      .create_from_rounded_probability(pmf, 0.0, interval,
+                                       pessimistic_estimate=False)
+  return float(pld.self_compose(rounds).get_epsilon_for_delta(delta))
