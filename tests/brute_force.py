@@ -378,3 +378,108 @@ def largest_hockey_stick(pairs, epsilon):
   """max over the pairs of H_{e^eps}(P || Q)."""
   return max(float(np.sum(np.maximum(p - math.exp(epsilon) * q, 0.0)))
              for p, q in pairs)
+
+
+# ---------------------------------------------------------------------------
+# Arbitrary finite randomizers, given as matrices built here from each
+# randomizer's published definition (not from the library).
+
+
+def krr_matrix(num_categories, local_epsilon):
+  return np.array([krr_probabilities(x, num_categories, local_epsilon)
+                   for x in range(num_categories)])
+
+
+def unary_encoding_matrix(domain_size, on_true, on_other):
+  """Bits flipped independently: P[bit x = 1] = on_true, others on_other."""
+  rows = []
+  for x in range(domain_size):
+    row = []
+    for bits in itertools.product((0, 1), repeat=domain_size):
+      prob = 1.0
+      for position, bit in enumerate(bits):
+        on = on_true if position == x else on_other
+        prob *= on if bit else 1 - on
+      row.append(prob)
+    rows.append(row)
+  return np.array(rows)
+
+
+def local_hashing_matrix(domain_size, hash_range, local_epsilon):
+  """Outputs (h, v) over all functions h: [d] -> [g], drawn uniformly."""
+  e = math.exp(local_epsilon)
+  functions = list(itertools.product(range(hash_range), repeat=domain_size))
+  rows = []
+  for x in range(domain_size):
+    rows.append([(e if h[x] == v else 1.0) / (e + hash_range - 1)
+                 / len(functions)
+                 for h in functions for v in range(hash_range)])
+  return np.array(rows)
+
+
+def hadamard_matrix(domain_size, local_epsilon):
+  """Acharya-Sun-Zhang: input x owns the +1 columns of Hadamard row x + 1."""
+  size = 1
+  while size <= domain_size:
+    size *= 2
+  hadamard = np.array([[1]])
+  while hadamard.shape[0] < size:
+    hadamard = np.block([[hadamard, hadamard], [hadamard, -hadamard]])
+  e = math.exp(local_epsilon)
+  return np.array([[(e if hadamard[x + 1, j] == 1 else 1.0) * 2
+                    / (size * (e + 1)) for j in range(size)]
+                   for x in range(domain_size)])
+
+
+def subset_selection_matrix(domain_size, subset_size, local_epsilon):
+  e = math.exp(local_epsilon)
+  subsets = list(itertools.combinations(range(domain_size), subset_size))
+  rows = np.array([[e if x in s else 1.0 for s in subsets]
+                   for x in range(domain_size)])
+  return rows / rows.sum(axis=1, keepdims=True)
+
+
+def shuffled_law(dataset, matrix):
+  """Exact law of the histogram of reports of `dataset` (input indices)."""
+  law = {tuple([0] * matrix.shape[1]): 1.0}
+  for value in dataset:
+    new = {}
+    for hist, mass in law.items():
+      for output, prob in enumerate(matrix[value]):
+        if prob == 0:
+          continue
+        key = list(hist)
+        key[output] += 1
+        key = tuple(key)
+        new[key] = new.get(key, 0.0) + mass * prob
+    law = new
+  return law
+
+
+def worst_case_delta(matrix, num_users, epsilons):
+  """max over every replace-one pair (both orders) of H_{e^eps}."""
+  inputs = matrix.shape[0]
+  laws = {}
+
+  def law(dataset):
+    key = tuple(sorted(dataset))
+    if key not in laws:
+      laws[key] = shuffled_law(key, matrix)
+    return laws[key]
+
+  worst = np.zeros(len(epsilons))
+  for rest in itertools.combinations_with_replacement(range(inputs),
+                                                      num_users - 1):
+    for x, y in itertools.permutations(range(inputs), 2):
+      law_p, law_q = law(rest + (x,)), law(rest + (y,))
+      worst = np.maximum(worst, [hockey_stick(law_p, law_q, e)
+                                 for e in epsilons])
+  return worst
+
+
+def third_value_delta(matrix, num_users, epsilons, third=2):
+  """H_{e^eps} of target 0 vs 1, every other user holding input `third`."""
+  rest = (third,) * (num_users - 1)
+  law_p = shuffled_law(rest + (0,), matrix)
+  law_q = shuffled_law(rest + (1,), matrix)
+  return np.array([hockey_stick(law_p, law_q, e) for e in epsilons])
