@@ -29,7 +29,7 @@ protocols = None  # pylint: disable=invalid-name
 PROGRAM = 'shuffle-accountant'
 _PROTOCOL_FIELDS = ('num_users', 'delta', 'rounds', 'local_epsilon',
                     'noise_multiplier', 'num_categories', 'checkin_rate',
-                    'sample_size')
+                    'sample_size', 'randomizer', 'domain_size')
 _SWEEPS = ('rounds', 'num-users', 'local-epsilon')
 
 
@@ -45,6 +45,7 @@ class Impossible(Exception):
 LIMITS = {
     'num-users': (1, 10**10), 'rounds': (1, 10**9),
     'num-categories': (2, 10**6), 'sample-size': (1, 10**10),
+    'domain-size': (2, 10**6),
     'local-epsilon': (0.0, 20.0), 'noise-multiplier': (1e-3, 1e5),
     'checkin-rate': (1e-12, 1.0), 'delta': (1e-300, 0.5),
     'target-epsilon': (1e-6, 1e6),
@@ -127,6 +128,16 @@ def _add_protocol_flags(parser, solved: Sequence[str] = ()):
                           '1e-3 to 1e5)')
   group.add_argument('--num-categories', type=_whole('num-categories'),
                      help='k for k-ary randomized response reports')
+  group.add_argument('--randomizer',
+                     choices=('krr', 'sue', 'oue', 'olh', 'blh', 'hadamard',
+                              'subset'),
+                     help='the deployed randomizer (with --local-epsilon and '
+                     '--domain-size): k-RR, unary encoding (symmetric, '
+                     'optimized), local hashing (optimized, binary), '
+                     'Hadamard response, subset selection')
+  group.add_argument('--domain-size', type=_whole('domain-size'),
+                     help='number of input values d of --randomizer '
+                     '(2 to 1e6)')
   sampling = group.add_mutually_exclusive_group()
   sampling.add_argument('--checkin-rate', type=_real('checkin-rate'),
                         help='each user checks in with this probability '
@@ -244,13 +255,13 @@ def _compare(args) -> dict:
   best = min(uppers) if uppers else None
   rows = []
   text = [_describe(protocol),
-          f'  {"method":<15} {"kind":<12} {"epsilon":>10} {"ratio":>7} '
+          f'  {"method":<16} {"kind":<12} {"epsilon":>10} {"ratio":>7} '
           f'{"s":>6}  detail']
   for result in results:
     ratio = (None if result.epsilon is None or not best
              else result.epsilon / best)
     rows.append(dict(_as_dict(result), ratio_to_best_upper=ratio))
-    text.append(f'  {result.method:<15} {result.kind:<12} '
+    text.append(f'  {result.method:<16} {result.kind:<12} '
                 f'{_number(result.epsilon):>10} '
                 f'{"" if ratio is None else f"{ratio:.3f}":>7} '
                 f'{result.seconds:>6.2f}  {result.detail}')

@@ -18,6 +18,7 @@ import numpy as np
 from shuffle_accountants import _validation
 from shuffle_accountants.rdp import clone
 from shuffle_accountants import events
+from shuffle_accountants import randomizers
 from shuffle_accountants.pld import fmt21
 from shuffle_accountants.rdp import girgis
 from shuffle_accountants.pld import lower_bounds
@@ -27,6 +28,17 @@ from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
 
 UPPER = 'upper bound'
 LOWER = 'lower bound'
+
+# --randomizer names: the catalogue class of each (domain size first).
+RANDOMIZERS = {
+    'krr': randomizers.KRandomizedResponse,
+    'sue': randomizers.SymmetricUnaryEncoding,
+    'oue': randomizers.OptimizedUnaryEncoding,
+    'olh': randomizers.OptimizedLocalHashing,
+    'blh': randomizers.BinaryLocalHashing,
+    'hadamard': randomizers.HadamardResponse,
+    'subset': randomizers.SubsetSelection,
+}
 
 
 class NotApplicable(Exception):
@@ -42,7 +54,9 @@ class Protocol:
   `checkin_rate` (or `noise_multiplier` alone, i.e. rate 1) is
   `CheckInEvent`; `local_epsilon` with `sample_size` is a hidden uniform
   sample (`SampledWithoutReplacementDpEvent` of a `ShuffleEvent`); otherwise
-  `ShuffleEvent`. Invalid combinations raise `ValueError` at construction.
+  `ShuffleEvent`. `randomizer` (a name in `RANDOMIZERS`) with
+  `domain_size` describes the local randomizer of eps0 `local_epsilon`.
+  Invalid combinations raise `ValueError` at construction.
   """
   num_users: int
   delta: float = 1e-6
@@ -52,6 +66,8 @@ class Protocol:
   num_categories: Optional[int] = None
   checkin_rate: Optional[float] = None
   sample_size: Optional[int] = None
+  randomizer: Optional[str] = None
+  domain_size: Optional[int] = None
 
   def __attrs_post_init__(self):
     _validation.check_integer('rounds', self.rounds, 1)
@@ -62,6 +78,23 @@ class Protocol:
           f'({self.sample_size}), not both: a round either lets every user '
           'check in independently or samples a fixed number of them.')
     self.round_event()  # validates the remaining fields
+
+  def local_randomizer(self) -> Optional[randomizers.Randomizer]:
+    """The catalogue randomizer named by `randomizer`, or None."""
+    if self.randomizer is None:
+      if self.domain_size is not None:
+        raise ValueError(f'domain_size={self.domain_size} needs a randomizer '
+                         f'(one of {", ".join(RANDOMIZERS)}).')
+      return None
+    if self.randomizer not in RANDOMIZERS:
+      raise ValueError(f'randomizer must be one of {", ".join(RANDOMIZERS)}; '
+                       f'got {self.randomizer!r}.')
+    if self.local_epsilon is None or self.domain_size is None:
+      raise ValueError(f'randomizer {self.randomizer!r} needs local_epsilon '
+                       f'and domain_size; got local_epsilon='
+                       f'{self.local_epsilon}, domain_size='
+                       f'{self.domain_size}.')
+    return RANDOMIZERS[self.randomizer](self.domain_size, self.local_epsilon)
 
   def round_event(self) -> dp_accounting.DpEvent:
     """The `DpEvent` of one round."""
@@ -74,7 +107,8 @@ class Protocol:
           1.0 if self.checkin_rate is None else self.checkin_rate,
           local_epsilon=self.local_epsilon,
           noise_multiplier=self.noise_multiplier,
-          num_categories=self.num_categories)
+          num_categories=self.num_categories,
+          randomizer=self.local_randomizer())
     if self.local_epsilon is None:
       raise ValueError('describe the local randomizer: give local_epsilon '
                        '(pure LDP) or noise_multiplier (Gaussian); got '
@@ -85,9 +119,11 @@ class Protocol:
       return dp_accounting.SampledWithoutReplacementDpEvent(
           self.num_users, self.sample_size,
           events.ShuffleEvent(self.sample_size, self.local_epsilon,
-                              num_categories=self.num_categories))
+                              num_categories=self.num_categories,
+                              randomizer=self.local_randomizer()))
     return events.ShuffleEvent(self.num_users, self.local_epsilon,
-                               num_categories=self.num_categories)
+                               num_categories=self.num_categories,
+                               randomizer=self.local_randomizer())
 
   def replace(self, **changes) -> 'Protocol':
     return attr.evolve(self, **changes)
@@ -97,7 +133,7 @@ class Protocol:
     """A `ShuffleEvent` of a generic pure-LDP randomizer."""
     event = self.round_event()
     return (isinstance(event, events.ShuffleEvent)
-            and event.num_categories is None)
+            and event.num_categories is None and event.randomizer is None)
 
 
 @attr.s(frozen=True, auto_attribs=True)
@@ -161,8 +197,11 @@ MAX_LOWER_BOUND_ROUNDS = 10**4
 
 def _binary_rr_pair(protocol: Protocol):
   event = protocol.round_event()
+  # Binary RR is one eps0-LDP randomizer: this pair bounds a generic round
+  # (or binary RR itself) from below, not a round of another randomizer.
   if not (isinstance(event, events.ShuffleEvent)
-          and event.num_categories in (None, 2)):
+          and event.num_categories in (None, 2)
+          and (event.randomizer is None or event.num_categories == 2)):
     raise NotApplicable
   if protocol.rounds > MAX_LOWER_BOUND_ROUNDS:
     raise NotApplicable(f'skipped above {MAX_LOWER_BOUND_ROUNDS} rounds (its '
@@ -173,6 +212,35 @@ def _binary_rr_pair(protocol: Protocol):
           'exact epsilon of binary RR on the all-equal pair (specific pair)')
 
 
+def _pld_generic(protocol: Protocol):
+  event = protocol.round_event()
+  if not (isinstance(event, events.ShuffleEvent)
+          and event.randomizer is not None):
+    raise NotApplicable('only with --randomizer')
+  generic = protocol.replace(randomizer=None, domain_size=None,
+                             num_categories=None)
+  return (_accountant_epsilon(ShufflePldAccountant(), generic),
+          'ShufflePldAccountant for a generic eps0-LDP randomizer (FMT21)')
+
+
+def _third_value_pair(protocol: Protocol):
+  event = protocol.round_event()
+  if not isinstance(event, events.ShuffleEvent) or (
+      event.randomizer is None and event.num_categories is None):
+    raise NotApplicable('only with --randomizer or --num-categories')
+  if protocol.rounds > MAX_LOWER_BOUND_ROUNDS:
+    raise NotApplicable(f'skipped above {MAX_LOWER_BOUND_ROUNDS} rounds (its '
+                        'cost grows with the rounds)')
+  randomizer = event.randomizer or randomizers.KRandomizedResponse(
+      event.num_categories, event.local_epsilon)
+  epsilon = lower_bounds.randomizer_epsilon_lower_bound(
+      randomizer, protocol.num_users, protocol.rounds, protocol.delta)
+  if epsilon is None:
+    raise NotApplicable('needs a third input (domain of 3 or more)')
+  return epsilon, ('exact epsilon of the third-value pair of this randomizer '
+                   '(specific pair)')
+
+
 # name -> (kind, function); the order is the order of reports.
 METHODS: Dict[str, tuple] = {
     'pld': (UPPER, _pld),
@@ -181,7 +249,9 @@ METHODS: Dict[str, tuple] = {
     'girgis-ub1': (UPPER, _rdp_curve(girgis.girgis_ub1, integer_orders=True)),
     'girgis-ub2': (UPPER, _rdp_curve(girgis.girgis_ub2)),
     'fmt21-closed': (UPPER, _fmt21_closed),
+    'pld-generic': (UPPER, _pld_generic),
     'binary-rr-pair': (LOWER, _binary_rr_pair),
+    'third-value-pair': (LOWER, _third_value_pair),
 }
 ACCOUNTANTS = ('pld', 'rdp')
 
