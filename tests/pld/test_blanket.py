@@ -1,0 +1,57 @@
+"""The D16 blanket pair: its k-RR case against KHH-KRR-WEAK, one user exactly, mass accounting."""
+
+import math
+
+import numpy as np
+import pytest
+
+from shuffle_accountants import randomizers
+from shuffle_accountants.pld import blanket
+from shuffle_accountants.pld import clone_pairs
+
+
+def _profile(atoms, epsilon):
+  return atoms.infinity_mass + float(np.sum(
+      atoms.masses * np.maximum(0.0, -np.expm1(epsilon - atoms.losses))))
+
+
+@pytest.mark.parametrize('num_users', [10, 1000, 10**5])
+def test_krr_table_is_the_weak_pair_up_to_grouping(num_users):
+  # D16: the k-RR blanket is KHH-KRR-WEAK; the (s, V) labels are coarser
+  # (pessimistic), so the profile is above it, and close once the dropped
+  # target's share of V is small.
+  table = randomizers.KRandomizedResponse(10, 1.0).blanket()
+  ours = blanket.blanket_pld_atoms(num_users, table, 1e-3)
+  weak = clone_pairs.krr_weak_pld_atoms(num_users, 1.0, 10)
+  for epsilon in (0.01, 0.05, 0.2, 0.5):
+    reference = _profile(weak, epsilon)
+    assert _profile(ours, epsilon) >= reference * (1 - 1e-6) - 1e-15
+    if num_users >= 1000:
+      assert _profile(ours, epsilon) <= reference * 1.5 + 1e-12
+
+
+@pytest.mark.parametrize('randomizer', [
+    randomizers.OptimizedUnaryEncoding(10, 2.0),
+    randomizers.HadamardResponse(10, 0.5),
+    randomizers.SubsetSelection(10, 1.0, subset_size=3)])
+def test_one_user_is_the_randomizer_itself(randomizer):
+  # With n = 1 the view is the target's cell: loss +-eta on the single
+  # cells, 0 elsewhere, exactly.
+  table = randomizer.blanket()
+  atoms = blanket.blanket_pld_atoms(1, table, 1e-3)
+  e = math.exp(table.log_ratio)
+  alpha = 1 / (1 + (e - 1) * (table.single_mass + table.double_mass))
+  single = alpha * table.single_mass
+  for epsilon in (0.0, 0.3 * table.log_ratio):
+    exact = single * max(0.0, e - math.exp(epsilon))
+    assert _profile(atoms, epsilon) == pytest.approx(exact, abs=1e-14)
+
+
+@pytest.mark.parametrize('num_users', [2, 300, 10**6, 10**9])
+def test_masses_sum_to_one_and_little_goes_to_infinity(num_users):
+  table = randomizers.OptimizedLocalHashing(100, 1.0).blanket()
+  atoms = blanket.blanket_pld_atoms(num_users, table, 1e-3)
+  total = float(np.sum(atoms.masses)) + atoms.infinity_mass
+  assert total == pytest.approx(1.0, abs=1e-9)
+  assert atoms.infinity_mass < 1e-9
+  assert np.all(atoms.masses >= 0) and np.all(np.isfinite(atoms.losses))
