@@ -18,9 +18,9 @@ randomizer admits, the smallest profile winning:
 Every catalogue randomizer below is symmetric under permutations of its
 domain (for hashing, of the hash family), so every pair of distinct inputs
 has the same table: the "worst pair" is any pair. Each randomizer also
-states the exact output laws of the "third value" dataset pair (target x or
-x', every other user z not in {x, x'}) restricted to the two bits, which
-`pld.lower_bounds` turns into an exact lower bound [LB, PAIR].
+states the laws of the two bits for reports of x, x' and a third value z,
+which `pld.lower_bounds` turns into exact lower bounds [LB, PAIR] for the
+dataset pairs "every other user holds x'" and "every other user holds z".
 
 Domains are {0, ..., domain_size - 1}. Every value is computed in closed
 form; `output_probabilities` gives the full matrix for small instances
@@ -64,16 +64,16 @@ class BlanketTable:
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class PairCells:
-  """Laws of the bits (b, b') of one report in the third-value pair.
+  """Laws of the bits (b, b') of one report, for the lower bounds' pairs.
 
-  The target holds x (in the neighbour: x', which swaps the two bits) and
-  every other user holds a third value z. Each other user's report has
-  (b, b') = (1, 0) and (0, 1) each with probability `others_single`; the
-  target's has (1, 0) with `target_for` and (0, 1) with `target_against`.
+  A report of x has (b, b') = (1, 0) with probability `target_for` and
+  (0, 1) with `target_against` (a report of x' swaps them). A report of a
+  third value z has each with probability `third_value_single` (None when
+  no third value has that symmetric law, e.g. a domain of two).
   """
-  others_single: float
   target_for: float
   target_against: float
+  third_value_single: Optional[float]
 
 
 def _check_epsilon(value) -> float:
@@ -110,7 +110,7 @@ class Randomizer:
     return '' if self.blanket() is not None else 'no privacy loss to amplify'
 
   def pair_cells(self) -> Optional[PairCells]:
-    """Bit laws of the third-value pair, or None without a third value."""
+    """Bit laws of the lower bounds' dataset pairs (None: not known)."""
     raise NotImplementedError
 
   def output_probabilities(self) -> np.ndarray:
@@ -176,12 +176,11 @@ class KRandomizedResponse(Randomizer):
     k, e = self.num_categories, math.exp(self.local_epsilon)
     return BlanketTable(k / (e + k - 1), 1.0 / k, 0.0, self.local_epsilon)
 
-  def pair_cells(self) -> Optional[PairCells]:
-    if self.num_categories < 3:
-      return None
+  def pair_cells(self) -> PairCells:
     denominator = math.exp(self.local_epsilon) + self.num_categories - 1
-    return PairCells(1 / denominator, math.exp(self.local_epsilon)
-                     / denominator, 1 / denominator)
+    return PairCells(math.exp(self.local_epsilon) / denominator,
+                     1 / denominator,
+                     1 / denominator if self.num_categories >= 3 else None)
 
   def output_probabilities(self) -> np.ndarray:
     k, e = self.num_categories, math.exp(self.local_epsilon)
@@ -213,11 +212,10 @@ class _UnaryEncoding(Randomizer):
     return BlanketTable((1 - p) / (1 - q), q * (1 - q), q * q,
                         self.local_epsilon)
 
-  def pair_cells(self) -> Optional[PairCells]:
-    if self.domain_size < 3:
-      return None
+  def pair_cells(self) -> PairCells:
     p, q = self._bit_probabilities()
-    return PairCells(q * (1 - q), p * (1 - q), (1 - p) * q)
+    return PairCells(p * (1 - q), (1 - p) * q,
+                     q * (1 - q) if self.domain_size >= 3 else None)
 
   def output_probabilities(self) -> np.ndarray:
     d = self.domain_size
@@ -299,11 +297,10 @@ class _LocalHashing(Randomizer):
     return BlanketTable(g / (math.exp(self.local_epsilon) + g - 1),
                         (1 / g) * (1 - 1 / g), 1 / g**2, self.local_epsilon)
 
-  def pair_cells(self) -> Optional[PairCells]:
-    if self.domain_size < 3:
-      return None
+  def pair_cells(self) -> PairCells:
     g, p = self._range(), self._true_value_probability()
-    return PairCells((1 / g) * (1 - 1 / g), p * (1 - 1 / g), (1 - p) / g)
+    return PairCells(p * (1 - 1 / g), (1 - p) / g,
+                     (1 / g) * (1 - 1 / g) if self.domain_size >= 3 else None)
 
   def output_probabilities(self) -> np.ndarray:
     """Over a fully random hash: outputs (h, v), h all g^d functions."""
@@ -395,11 +392,10 @@ class HadamardResponse(Randomizer):
     return BlanketTable(2 / (math.exp(self.local_epsilon) + 1), 0.25, 0.25,
                         self.local_epsilon)
 
-  def pair_cells(self) -> Optional[PairCells]:
-    if self.domain_size < 4:
-      return None
+  def pair_cells(self) -> PairCells:
     on = 1 / (1 + math.exp(-self.local_epsilon))
-    return PairCells(0.25, on / 2, (1 - on) / 2)
+    return PairCells(on / 2, (1 - on) / 2,
+                     0.25 if self.domain_size >= 4 else None)
 
   def output_probabilities(self) -> np.ndarray:
     columns = self._columns()
@@ -458,17 +454,16 @@ class SubsetSelection(Randomizer):
                         k * (d - k) / (d * (d - 1)),
                         k * (k - 1) / (d * (d - 1)), self.local_epsilon)
 
-  def pair_cells(self) -> Optional[PairCells]:
+  def pair_cells(self) -> PairCells:
     d, k = self.domain_size, self._size()
-    if d < 3:
-      return None
     e = math.exp(self.local_epsilon)
     # Subset counts relative to C(d - 2, k - 1): the normaliser
     # C(d-1, k-1) e + C(d-1, k), and C(d-3, k-2) e + C(d-3, k-1) subsets
     # holding x but not x' weighted for a third value z.
     total = (d - 1) * (k * e + d - k) / (k * (d - k))
-    others = (e * (k - 1) + d - k - 1) / (d - 2)
-    return PairCells(others / total, e / total, 1 / total)
+    others = ((e * (k - 1) + d - k - 1) / (d - 2) / total if d >= 3
+              else None)
+    return PairCells(e / total, 1 / total, others)
 
   def output_probabilities(self) -> np.ndarray:
     d, k = self.domain_size, self._size()

@@ -101,10 +101,16 @@ def test_every_pair_is_above_the_worst_dataset_pair(randomizer, matrix,
     assert all(accountant.get_delta(e) >= w - _ROUNDING
                for e, w in zip(epsilons, worst)), n
     cells = randomizer.pair_cells()
-    if cells is not None:
-      losses, masses = lower_bounds.third_value_pair_atoms(n, cells)
-      lower = _profile(discrete.PldAtoms(losses, masses, 0.0), epsilons)
-      assert np.all(lower <= worst + _ROUNDING), n
+    others = [(cells.target_against, cells.target_for)]
+    if cells.third_value_single is not None:
+      others.append((cells.third_value_single,) * 2)
+    for others_for, others_against in others:
+      losses, upper, lower = lower_bounds.dataset_pair_atoms(
+          n, others_for, others_against, cells.target_for,
+          cells.target_against)
+      for signed, masses in ((losses, upper), (-losses, lower)):
+        profile = _profile(discrete.PldAtoms(signed, masses, 0.0), epsilons)
+        assert np.all(profile <= worst + _ROUNDING), n
 
 
 @pytest.mark.parametrize('seed, inputs, outputs, two_level', [

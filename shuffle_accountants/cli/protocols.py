@@ -223,7 +223,7 @@ def _pld_generic(protocol: Protocol):
           'ShufflePldAccountant for a generic eps0-LDP randomizer (FMT21)')
 
 
-def _third_value_pair(protocol: Protocol):
+def _randomizer_pairs(protocol: Protocol):
   event = protocol.round_event()
   if not isinstance(event, events.ShuffleEvent) or (
       event.randomizer is None and event.num_categories is None):
@@ -235,10 +235,8 @@ def _third_value_pair(protocol: Protocol):
       event.num_categories, event.local_epsilon)
   epsilon = lower_bounds.randomizer_epsilon_lower_bound(
       randomizer, protocol.num_users, protocol.rounds, protocol.delta)
-  if epsilon is None:
-    raise NotApplicable('needs a third input (domain of 3 or more)')
-  return epsilon, ('exact epsilon of the third-value pair of this randomizer '
-                   '(specific pair)')
+  return epsilon, ('exact epsilon of two dataset pairs of this randomizer '
+                   '(others hold x\' or a third value; specific pairs)')
 
 
 # name -> (kind, function); the order is the order of reports.
@@ -251,7 +249,7 @@ METHODS: Dict[str, tuple] = {
     'fmt21-closed': (UPPER, _fmt21_closed),
     'pld-generic': (UPPER, _pld_generic),
     'binary-rr-pair': (LOWER, _binary_rr_pair),
-    'third-value-pair': (LOWER, _third_value_pair),
+    'randomizer-pairs': (LOWER, _randomizer_pairs),
 }
 ACCOUNTANTS = ('pld', 'rdp')
 

@@ -85,35 +85,39 @@ def binary_rr_all_equal_pair_epsilon_lower_bound(
   return epsilon
 
 
-# Relative width of the groups of S in `third_value_pair_atoms`: each group
-# is represented by its most private member, so coarser is lower.
+# Relative width of the groups of S in `dataset_pair_atoms`: each group is
+# represented by its least informative member, so coarser is lower.
 _LOWER_BOUND_RELATIVE_WIDTH = 1e-3
 _MAX_LOWER_BOUND_GROUPS = 400
 
 
-def third_value_pair_atoms(num_users: int,
-                           cells: randomizers.PairCells) -> Tuple[
-                               np.ndarray, np.ndarray]:
-  """(losses, masses) of a pair dominated by the third-value pair. [LB, PAIR]
+def dataset_pair_atoms(num_users: int, others_for: float,
+                       others_against: float, target_for: float,
+                       target_against: float
+                       ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """(losses, P-masses, Q-masses) of a pair dominated by a dataset pair. [LB]
 
-  The dataset pair: the target holds x or x', every other user a third value
-  z. The statistic is (a, b): how many reports support x but not x', and x'
-  but not x (`randomizers.PairCells`), a post-processing of the shuffled
-  output, so its hockey-stick is at most the mechanism's. S = a + b has the
+  The dataset pair: the target's report has (b, b') = (1, 0) with
+  probability `target_for` and (0, 1) with `target_against` (swapped in
+  the neighbour), every other user's with `others_for` and
+  `others_against`. The statistic is (a, b), the numbers of reports in the
+  two cells: a post-processing of the shuffled output, so every
+  hockey-stick of the result is at most the mechanism's. S = a + b has the
   same law under both datasets; given S the target is among the S reports
-  with probability lambda_S, and a is the conditional clone pair (D2) with
-  c = S - 1 and theta = log(target_for / target_against) mixed with
-  Bin(S, 1/2) at weight 1 - lambda_S. For large n, values of S are grouped
-  and each group is represented by its *largest* c and *smallest* lambda:
-  that pair is a post-processing of each member's (D4's coin map adds
-  clones; lowering lambda redraws from the common part), so the result stays
-  dominated under composition. Masses are scaled below the truth and tails
-  dropped, which only lowers every hockey-stick.
+  with probability lambda_S, and a is Bin(S, r) (r = others' share of
+  (1, 0)) with, at weight lambda_S, one of the S draws replaced by the
+  target's. For large n, values of S are grouped and each group takes its
+  *largest* S and *smallest* lambda: that pair is a post-processing of each
+  member's (add independent Bernoulli(r) draws; redraw from Bin(S, r) with
+  some probability), so the result stays dominated under composition.
+  Masses are scaled below the truth and tails dropped, which only lowers
+  every hockey-stick.
   """
   n = num_users
-  single = 2 * cells.others_single
-  target_single = cells.target_for + cells.target_against
-  odds = cells.target_for / cells.target_against
+  single = others_for + others_against
+  target_single = target_for + target_against
+  share_for = others_for / single
+  target_share = target_for / target_single
   lo, hi = _numerics.hoeffding_window(n - 1, single, tau=_WINDOW_TAU)
   # S = others + target. Beyond the window the binomial is unknown (not
   # zero), so unless the window is the whole range the two edge labels,
@@ -134,36 +138,44 @@ def third_value_pair_atoms(num_users: int,
   log_label = np.logaddexp(log_with, log_without)
   with np.errstate(invalid='ignore'):
     share = np.nan_to_num(np.exp(log_with - log_label))
+  # S = 0: neither cell, identical under both datasets (loss 0).
+  identical = float(np.sum(np.exp(log_label[labels == 0])))
   keep = labels >= 1
   labels, log_label, share = labels[keep], log_label[keep], share[keep]
-  # Groups of S: largest S (clones) and smallest share of each.
   edges = [0]
   while edges[-1] < labels.size:
     width = max(1, int(_LOWER_BOUND_RELATIVE_WIDTH * labels[edges[-1]]),
                 labels.size // _MAX_LOWER_BOUND_GROUPS)
     edges.append(min(labels.size, edges[-1] + width))
-  starts = np.array(edges[:-1])
+  starts = np.array(edges[:-1], dtype=np.int64)
   weight = np.add.reduceat(np.exp(log_label), starts) * (
       1 - 4 * math.exp(-_WINDOW_TAU))
   total = labels[np.array(edges[1:]) - 1]
   share = np.minimum.reduceat(share, starts)
-  # The outputs a of each group: a Hoeffding window of Bin(S, 1/2).
+  # The outputs a of each group: a Hoeffding window of Bin(S, r).
   half = np.sqrt(total * _WINDOW_TAU / 2)
-  a_lo = np.maximum(0, np.floor(total / 2 - half)).astype(np.int64)
-  a_hi = np.minimum(total, np.ceil(total / 2 + half)).astype(np.int64)
-  log_binomial = _numerics.binomial_windows_log_pmf(total, 0.5, 0.5, a_lo,
-                                                    a_hi)
+  a_lo = np.maximum(0, np.floor(total * share_for - half)).astype(np.int64)
+  a_hi = np.minimum(total, np.ceil(total * share_for + half)).astype(np.int64)
+  log_binomial = _numerics.binomial_windows_log_pmf(
+      total, share_for, 1 - share_for, a_lo, a_hi)
   sizes = a_hi - a_lo + 1
   group = np.repeat(np.arange(sizes.size), sizes)
   first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
   a = (a_lo[group] + np.arange(group.size) - first[group]).astype(np.float64)
-  b = total[group] - a
+  count = total[group].astype(np.float64)
   lam = share[group]
-  scale = 2 / ((odds + 1) * total[group])
-  upper = lam * scale * (odds * a + b) + 1 - lam
-  lower = lam * scale * (odds * b + a) + 1 - lam
-  masses = weight[group] * np.exp(log_binomial) * upper
-  return np.log(upper) - np.log(lower), masses
+
+  def likelihood(for_share):  # P(a | S) / Bin(S, r)(a) with the target's
+    replaced = ((count - a) / (count * (1 - share_for)) * (1 - for_share)
+                + a / (count * share_for) * for_share) if (
+                    0 < share_for < 1) else np.ones_like(a)
+    return lam * replaced + 1 - lam
+
+  upper, lower = likelihood(target_share), likelihood(1 - target_share)
+  base = weight[group] * np.exp(log_binomial)
+  return (np.append(np.log(upper) - np.log(lower), 0.0),
+          np.append(base * upper, identical),
+          np.append(base * lower, identical))
 
 
 def _epsilon_of_atoms(losses: np.ndarray, masses: np.ndarray,
@@ -180,16 +192,38 @@ def _epsilon_of_atoms(losses: np.ndarray, masses: np.ndarray,
   return low
 
 
+def _composed_epsilon(losses: np.ndarray, masses: np.ndarray, rounds: int,
+                      delta: float) -> float:
+  """ε(δ) of `rounds` compositions of one direction, rounded down."""
+  if rounds == 1:
+    return _epsilon_of_atoms(losses, masses, delta)
+  spread = math.sqrt(float(np.sum(masses * losses**2)))
+  if spread == 0:
+    return 0.0
+  interval = min(spread / (5.0 * math.sqrt(rounds)), _MAX_INTERVAL)
+  keep = masses > math.exp(_LOG_MASS_FLOOR)
+  index = np.floor(losses[keep] / interval).astype(np.int64)
+  grid = np.bincount(index - index.min(), weights=masses[keep])
+  pmf = {int(i) + int(index.min()): float(m) for i, m in enumerate(grid)
+         if m > 0}
+  pld = privacy_loss_distribution.PrivacyLossDistribution \
+      .create_from_rounded_probability(pmf, 0.0, interval,
+                                       pessimistic_estimate=False)
+  return float(pld.self_compose(rounds).get_epsilon_for_delta(delta))
+
+
 def randomizer_epsilon_lower_bound(randomizer: randomizers.Randomizer,
                                    num_users: int, rounds: int,
                                    delta: float) -> Optional[float]:
-  """ε(δ) of T rounds of one dataset pair of shuffled `randomizer`. [LB, PAIR]
+  """ε(δ) of T rounds of shuffled `randomizer` on two dataset pairs. [LB, PAIR]
 
-  The third-value pair (`third_value_pair_atoms`), composed T times with
-  optimistic rounding (losses rounded down, dp_accounting's optimistic
-  truncation), so that every numerical error lowers it: what no certified
-  accountant can go below. None when the randomizer has no third value
-  (domain of two inputs) or is not in the catalogue.
+  The target holds x vs x' and every other user holds x' ("all-equal"), or
+  a third value z when the randomizer has one; `dataset_pair_atoms` for
+  each, both directions, composed T times with optimistic rounding (losses
+  rounded down, dp_accounting's optimistic truncation), so every numerical
+  error lowers it. The largest is returned: what no certified accountant
+  can go below. None when the randomizer's bit laws are not known (a
+  `FiniteRandomizer`).
   """
   num_users = _validation.check_integer('num_users', num_users, 1)
   rounds = _validation.check_integer('rounds', rounds, 1)
@@ -199,17 +233,15 @@ def randomizer_epsilon_lower_bound(randomizer: randomizers.Randomizer,
     return None
   if randomizer.local_epsilon == 0:
     return 0.0
-  losses, masses = third_value_pair_atoms(num_users, cells)
-  if rounds == 1:
-    return _epsilon_of_atoms(losses, masses, delta)
-  spread = math.sqrt(float(np.sum(masses * losses**2)))
-  interval = min(spread / (5.0 * math.sqrt(rounds)), _MAX_INTERVAL)
-  index = np.floor(losses / interval).astype(np.int64)
-  keep = masses > math.exp(_LOG_MASS_FLOOR)
-  grid = np.bincount(index[keep] - index[keep].min(), weights=masses[keep])
-  pmf = {int(i) + int(index[keep].min()): float(m)
-         for i, m in enumerate(grid) if m > 0}
-  pld = privacy_loss_distribution.PrivacyLossDistribution \
-      .create_from_rounded_probability(pmf, 0.0, interval,
-                                       pessimistic_estimate=False)
-  return float(pld.self_compose(rounds).get_epsilon_for_delta(delta))
+  others = [(cells.target_against, cells.target_for)]
+  if cells.third_value_single is not None:
+    others.append((cells.third_value_single, cells.third_value_single))
+  epsilon = 0.0
+  for others_for, others_against in others:
+    losses, upper, lower = dataset_pair_atoms(
+        num_users, others_for, others_against, cells.target_for,
+        cells.target_against)
+    for signed, masses in ((losses, upper), (-losses, lower)):
+      epsilon = max(epsilon, _composed_epsilon(signed, masses, rounds,
+                                               delta))
+  return epsilon
