@@ -49,7 +49,6 @@ from shuffle_accountants.pld import discrete
 _MAX_GROUPS = 40
 # Groups of V per s-group (V is concentrated: few are needed).
 _MAX_V_GROUPS = 24
-_LOG_TAIL = -45.0
 # Absolute error of one CDF value or a pmf-weighted sum of them (betainc is
 # accurate to a few ulps).
 _CDF_ERROR = 1e-15
@@ -72,12 +71,12 @@ def _common_weight_groups(num_users: int, double_rate: float,
   """Groups of V = z + e^eta t: (lower ends, masses, mass to +infinity).
 
   (t, z) are the counts of (double_rate, zero_rate) outcomes among
-  `num_users` users. The window: t in its Chernoff window [t_lo, t_hi] and
-  z at least the lower Chernoff end of Bin(num_users - t_hi, .), so V >=
-  z_lo + e^eta t_lo but for a bounded mass, which goes to +infinity with
-  the window's rounding. Masses are P[V in [end_j, end_{j+1})] over the
-  t-window; the last group also takes every V above its end (larger V only
-  helps, see the module docstring).
+  `num_users` users. The groups start at about the lower Chernoff ends of
+  t and of z (for num_users - t_hi trials), so little mass lies below.
+  Masses are P[V in [end_j, end_{j+1})] summed over t in its Chernoff
+  window; the last group also takes every V above its end (larger V only
+  helps, see the module docstring); what lies below the first end or has t
+  under the window goes to +infinity, with the rounding of the sums.
   """
   e = math.exp(log_ratio)
   if num_users == 0 or zero_rate + double_rate == 0:
@@ -88,7 +87,6 @@ def _common_weight_groups(num_users: int, double_rate: float,
       double_rate < 1) else 0.0
   z_lo, _ = clone_pairs.chernoff_window(num_users - t_hi, zero_given_t,
                                         1 - zero_given_t)
-  infinity = 3 * math.exp(_LOG_TAIL)
   low = z_lo + e * t_lo
   mean = num_users * (zero_rate + e * double_rate)
   high = mean + 10 * math.sqrt(num_users * (zero_rate + e * e * double_rate))
@@ -101,12 +99,14 @@ def _common_weight_groups(num_users: int, double_rate: float,
   t = np.arange(t_lo, t_hi + 1)
   t_pmf = np.exp(_numerics.binomial_window_log_pmf(
       num_users, double_rate, 1 - double_rate, t_lo, t_hi))
-  # z < end - e^eta t, i.e. z <= ceil(end - e^eta t) - 1.
+  # V < end means z <= ceil(end - e^eta t) - 1.
   below = t_pmf @ _cdf((num_users - t)[:, None], zero_given_t,
-                       np.ceil(ends[None, 1:] - e * t[:, None]) - 1)
-  masses = np.diff(np.concatenate([[0.0], below, [1.0]]))
-  return (ends, np.maximum(masses, 0.0),
-          infinity + 4 * _CDF_ERROR * (ends.size + 1))
+                       np.ceil(ends[None, :] - e * t[:, None]) - 1)
+  masses = np.maximum(np.diff(np.append(below, 1.0)), 0.0)
+  t_tail = float(np.exp(_numerics.log_lower_tail_bound(
+      num_users, double_rate, 1 - double_rate, t_lo - 1)))
+  return (ends, masses,
+          float(below[0]) + t_tail + 4 * _CDF_ERROR * (ends.size + 1))
 
 
 def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
