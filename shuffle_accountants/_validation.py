@@ -44,6 +44,17 @@ def check_real(name: str, value, minimum: float = -math.inf,
   return value
 
 
+# Largest local epsilon accepted: e^eps0 must stay finite in double
+# precision (e^709.8 overflows), and an eps0-LDP report beyond that is
+# effectively the data itself.
+MAX_LOCAL_EPSILON = 700.0
+
+
+def check_local_epsilon(value, name: str = 'local_epsilon') -> float:
+  """A pure local epsilon eps0 in [0, MAX_LOCAL_EPSILON]."""
+  return check_real(name, value, 0.0, MAX_LOCAL_EPSILON)
+
+
 def check_orders(orders, minimum: float = 1.0, name: str = 'orders'
                  ) -> np.ndarray:
   """Returns RDP orders as a 1-d float array; every order must exceed `minimum`."""

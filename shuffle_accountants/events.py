@@ -29,7 +29,7 @@ def _num_users(instance, attribute, value):
 
 def _local_epsilon(instance, attribute, value):
   del instance
-  _validation.check_real(attribute.name, value, 0.0)
+  _validation.check_local_epsilon(value, attribute.name)
 
 
 def _num_categories(instance, attribute, value):
@@ -115,7 +115,7 @@ class ShuffleEvent(dp_event.DpEvent):
 
   Attributes:
     num_users: number of users n whose reports are shuffled, an integer >= 1.
-    local_epsilon: the local privacy parameter eps0 >= 0 (None: the
+    local_epsilon: the local privacy parameter eps0 in [0, 700] (None: the
       randomizer's).
     num_categories: None for a generic randomizer, or k >= 2 for k-RR.
     local_delta: the local delta0 in [0, 1); 0 means pure LDP.
@@ -178,7 +178,7 @@ class CheckInEvent(dp_event.DpEvent):
   Attributes:
     num_users: population size n, an integer >= 1.
     checkin_rate: participation probability gamma in (0, 1].
-    local_epsilon: eps0 >= 0 of a pure local randomizer, or None.
+    local_epsilon: eps0 in [0, 700] of a pure local randomizer, or None.
     noise_multiplier: sigma > 0 of the local Gaussian noise, or None.
     num_categories: k >= 2 for k-RR reports (with `local_epsilon` only).
     randomizer: None or a randomizer from `shuffle_accountants.randomizers`.

@@ -77,7 +77,7 @@ class PairCells:
 
 
 def _check_epsilon(value) -> float:
-  return _validation.check_real('local_epsilon', value, 0.0, 50.0)
+  return _validation.check_local_epsilon(value)
 
 
 def _rr_clone_rate(local_epsilon: float) -> float:
@@ -164,7 +164,7 @@ class KRandomizedResponse(Randomizer):
 
   Attributes:
     num_categories: k >= 2.
-    local_epsilon: eps0 in [0, 50].
+    local_epsilon: eps0 in [0, 700].
   """
   num_categories: int = attr.ib(validator=_check_domain)
   local_epsilon: float = attr.ib(validator=_epsilon_validator)
@@ -237,7 +237,7 @@ class SymmetricUnaryEncoding(_UnaryEncoding):
 
   Attributes:
     domain_size: d >= 2.
-    local_epsilon: eps0 in [0, 50].
+    local_epsilon: eps0 in [0, 700].
   """
   domain_size: int = attr.ib(validator=_check_domain)
   local_epsilon: float = attr.ib(validator=_epsilon_validator)
@@ -256,7 +256,7 @@ class OptimizedUnaryEncoding(_UnaryEncoding):
 
   Attributes:
     domain_size: d >= 2.
-    local_epsilon: eps0 in [0, 50].
+    local_epsilon: eps0 in [0, 700].
   """
   domain_size: int = attr.ib(validator=_check_domain)
   local_epsilon: float = attr.ib(validator=_epsilon_validator)
@@ -329,7 +329,7 @@ class OptimizedLocalHashing(_LocalHashing):
 
   Attributes:
     domain_size: d >= 2.
-    local_epsilon: eps0 in [0, 50].
+    local_epsilon: eps0 in [0, 700].
     hash_range: g >= 2, or None for round(e^eps0 + 1).
   """
   domain_size: int = attr.ib(validator=_check_domain)
@@ -350,7 +350,7 @@ class BinaryLocalHashing(_LocalHashing):
 
   Attributes:
     domain_size: d >= 2.
-    local_epsilon: eps0 in [0, 50].
+    local_epsilon: eps0 in [0, 700].
   """
   domain_size: int = attr.ib(validator=_check_domain)
   local_epsilon: float = attr.ib(validator=_epsilon_validator)
@@ -375,7 +375,7 @@ class HadamardResponse(Randomizer):
 
   Attributes:
     domain_size: d >= 2.
-    local_epsilon: eps0 in [0, 50].
+    local_epsilon: eps0 in [0, 700].
   """
   domain_size: int = attr.ib(validator=_check_domain)
   local_epsilon: float = attr.ib(validator=_epsilon_validator)
@@ -427,7 +427,7 @@ class SubsetSelection(Randomizer):
 
   Attributes:
     domain_size: d >= 2.
-    local_epsilon: eps0 in [0, 50].
+    local_epsilon: eps0 in [0, 700].
     subset_size: k in [1, d - 1], or None for the default.
   """
   domain_size: int = attr.ib(validator=_check_domain)

@@ -4,6 +4,7 @@ import dp_accounting
 import pytest
 
 from shuffle_accountants import ShuffleEvent
+from shuffle_accountants import events
 
 
 def test_round_trip_through_named_tuple():
@@ -49,3 +50,14 @@ def test_invalid_parameters_are_explained(kwargs, error, words):
 def test_numpy_integers_are_accepted():
   import numpy as np  # pylint: disable=g-import-not-at-top
   assert ShuffleEvent(np.int64(10), np.float32(1.0)).num_users == 10
+
+
+@pytest.mark.parametrize('make', [
+    lambda: events.ShuffleEvent(1000, 800.0, num_categories=4),
+    lambda: events.ShuffleEvent(1000, 710.0),
+    lambda: events.CheckInEvent(1000, 0.1, local_epsilon=1e4)])
+def test_a_local_epsilon_whose_exponential_overflows_is_rejected(make):
+  # e^eps0 overflows above ~709.8; 4-RR at eps0 = 800 once gave epsilon 0.
+  with pytest.raises(ValueError, match=r'local_epsilon must be a finite '
+                     r'number in \[0.0, 700.0\]'):
+    make()

@@ -150,7 +150,7 @@ def test_a_krr_randomizer_fills_in_num_categories():
     (lambda: randomizers.KRandomizedResponse(1, 1.0), ValueError,
      'num_categories must be an integer >= 2'),
     (lambda: randomizers.OptimizedUnaryEncoding(10, -1.0), ValueError,
-     'local_epsilon must be a finite number in [0.0, 50.0]'),
+     'local_epsilon must be a finite number in [0.0, 700.0]'),
     (lambda: randomizers.SubsetSelection(10, 1.0, subset_size=10),
      ValueError, 'subset_size must be an integer in [1, 9]'),
     (lambda: randomizers.OptimizedLocalHashing(10, 1.0, hash_range=1),

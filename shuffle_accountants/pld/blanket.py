@@ -41,6 +41,7 @@ import numpy as np
 from scipy import special
 
 from shuffle_accountants import _numerics
+from shuffle_accountants import _validation
 from shuffle_accountants import randomizers
 from shuffle_accountants.pld import clone_pairs
 from shuffle_accountants.pld import discrete
@@ -111,7 +112,19 @@ def _common_weight_groups(num_users: int, double_rate: float,
 
 def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
                       relative_width: float) -> discrete.PldAtoms:
-  """D16: PLD of the blanket pair of `table` for n users. [DOM]"""
+  """D16: PLD of the blanket pair of `table` for n users. [DOM]
+
+  Args:
+    num_users: n >= 1.
+    table: the randomizer's `BlanketTable` (e.g. `randomizer.blanket()`).
+    relative_width: in (0, 0.1]: label groups' relative width.
+  """
+  num_users = _validation.check_integer('num_users', num_users, 1)
+  if not isinstance(table, randomizers.BlanketTable):
+    raise TypeError(f'table must be a randomizers.BlanketTable; got '
+                    f'{table!r} of type {type(table).__name__}.')
+  relative_width = _validation.check_real(
+      'relative_width', relative_width, 0.0, 0.1, min_inclusive=False)
   n, gamma = num_users, table.blanket_mass
   w1, w2, eta = table.single_mass, table.double_mass, table.log_ratio
   e = math.exp(eta)

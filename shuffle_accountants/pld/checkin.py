@@ -328,7 +328,7 @@ def binary_rr_checkin_delta_lower_bound(num_users: int, checkin_rate: float,
   num_users = _validation.check_integer('num_users', num_users, 1)
   checkin_rate = _validation.check_real('checkin_rate', checkin_rate, 0.0, 1.0,
                                         min_inclusive=False)
-  local_epsilon = _validation.check_real('local_epsilon', local_epsilon, 0.0)
+  local_epsilon = _validation.check_local_epsilon(local_epsilon)
   epsilons = np.atleast_1d(np.asarray(epsilon, dtype=np.float64))
   n, gamma = num_users, checkin_rate
   flip = 1.0 / (np.exp(local_epsilon) + 1)  # P[report 1 | value 0]

@@ -239,7 +239,7 @@ def _with_identical_mass(atoms: discrete.PldAtoms, weight: float,
 
 def _check_common(num_users, local_epsilon, relative_width):
   num_users = _validation.check_integer('num_users', num_users, 1)
-  local_epsilon = _validation.check_real('local_epsilon', local_epsilon, 0.0)
+  local_epsilon = _validation.check_local_epsilon(local_epsilon)
   relative_width = _validation.check_real(
       'relative_width', relative_width, 0.0, 0.1, min_inclusive=False)
   return num_users, local_epsilon, relative_width

@@ -42,7 +42,7 @@ def closed_form_epsilon(num_users: int, local_epsilon: float,
                         delta: float) -> float:
   """FMT21-CLOSED (official code's form) [UB]; eps0 where it does not apply."""
   num_users = _validation.check_integer('num_users', num_users, 1)
-  local_epsilon = _validation.check_real('local_epsilon', local_epsilon, 0.0)
+  local_epsilon = _validation.check_local_epsilon(local_epsilon)
   delta = _validation.check_real('delta', delta, 0.0, 1.0, False, False)
   if not _condition_holds(num_users, local_epsilon, delta):
     return local_epsilon
@@ -77,7 +77,7 @@ def approximate_ldp_guarantee(num_users: int, local_epsilon: float,
                               ) -> Optional[Tuple[float, float]]:
   """FMT-EQ10-11 [UB]: (eps, delta) of the shuffle, or None if it does not apply."""
   num_users = _validation.check_integer('num_users', num_users, 1)
-  local_epsilon = _validation.check_real('local_epsilon', local_epsilon, 0.0)
+  local_epsilon = _validation.check_local_epsilon(local_epsilon)
   local_delta = _validation.check_real('local_delta', local_delta, 0.0, 1.0)
   delta1 = _validation.check_real('delta1', delta1, 0.0, 1.0, False, False)
   if not _condition_holds(num_users, local_epsilon, delta1):

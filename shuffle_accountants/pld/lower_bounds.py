@@ -49,7 +49,7 @@ def binary_rr_all_equal_pair_epsilon_lower_bound(
     grid_points_per_std: grid resolution, see above.
   """
   num_users = _validation.check_integer('num_users', num_users, 1)
-  local_epsilon = _validation.check_real('local_epsilon', local_epsilon, 0.0)
+  local_epsilon = _validation.check_local_epsilon(local_epsilon)
   rounds = _validation.check_integer('rounds', rounds, 1)
   delta = _validation.check_real('delta', delta, 0.0, 1.0, False, False)
   if local_epsilon == 0:
@@ -113,9 +113,17 @@ def dataset_pair_atoms(num_users: int, others_for: float,
   Masses are scaled below the truth and tails dropped, which only lowers
   every hockey-stick.
   """
-  n = num_users
+  n = _validation.check_integer('num_users', num_users, 1)
+  for name, value in (('others_for', others_for),
+                      ('others_against', others_against),
+                      ('target_for', target_for),
+                      ('target_against', target_against)):
+    _validation.check_real(name, value, 0.0, 1.0, min_inclusive=False)
   single = others_for + others_against
   target_single = target_for + target_against
+  if single > 1 or target_single > 1:
+    raise ValueError(f'cell probabilities must sum to at most 1; got '
+                     f'others {single}, target {target_single}.')
   share_for = others_for / single
   target_share = target_for / target_single
   lo, hi = _numerics.hoeffding_window(n - 1, single, tau=_WINDOW_TAU)

@@ -238,7 +238,7 @@ def checkin_rdp_upper_bound(
       return shuffle_round.smallest_bound(orders, {GAUSSIAN_D7: base(orders)})
     pure, cap = np.inf, base
   else:
-    eps0 = _validation.check_real('local_epsilon', local_epsilon, 0.0)
+    eps0 = _validation.check_local_epsilon(local_epsilon)
     if checkin_rate == 1:  # everyone reports: a plain shuffle round
       return shuffle_round.shuffle_rdp_upper_bound(n, eps0, orders)
     cap = lambda o: generic.pure_dp_rdp_cap(eps0, o)

@@ -182,7 +182,7 @@ def clone_pair_rdp(num_users: int, local_epsilon: float, orders,
     Upper bounds on the RDP, one per order.
   """
   num_users = _validation.check_integer('num_users', num_users, 1)
-  local_epsilon = _validation.check_real('local_epsilon', local_epsilon, 0.0)
+  local_epsilon = _validation.check_local_epsilon(local_epsilon)
   orders = _validation.check_orders(orders)
   relative_block_width = _validation.check_real(
       'relative_block_width', relative_block_width, 0.0, 0.1,

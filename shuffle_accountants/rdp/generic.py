@@ -34,7 +34,7 @@ def pure_dp_rdp_cap(local_epsilon: float, orders) -> np.ndarray:
   Returns:
     Upper bounds on the RDP, one per order (rounded up).
   """
-  local_epsilon = _validation.check_real('local_epsilon', local_epsilon, 0.0)
+  local_epsilon = _validation.check_local_epsilon(local_epsilon)
   orders = _validation.check_orders(orders)
   # (e^{a x} + e^{(1-a) x}) / (e^x + 1) = cosh((a - 1/2) x) / cosh(x / 2):
   # a difference of log-cosh terms, each accurate down to tiny eps0 (the

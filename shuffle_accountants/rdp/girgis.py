@@ -31,7 +31,7 @@ MAX_SUMMED_ORDER = 1 << 14
 
 def _check_common(num_users, local_epsilon):
   num_users = _validation.check_integer('num_users', num_users, 1)
-  local_epsilon = _validation.check_real('local_epsilon', local_epsilon, 0.0)
+  local_epsilon = _validation.check_local_epsilon(local_epsilon)
   return num_users, local_epsilon
 
 

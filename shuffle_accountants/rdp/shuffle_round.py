@@ -78,7 +78,7 @@ def shuffle_rdp_upper_bound(num_users: int, local_epsilon: float,
     An `RdpBound` whose `rdp` is a proven upper bound at every order.
   """
   num_users = _validation.check_integer('num_users', num_users, 1)
-  local_epsilon = _validation.check_real('local_epsilon', local_epsilon, 0.0)
+  local_epsilon = _validation.check_local_epsilon(local_epsilon)
   orders = _validation.check_orders(orders)
   candidates = {
       CLONE: clone.clone_pair_rdp(num_users, local_epsilon, orders),

@@ -11,6 +11,7 @@ import pytest
 from shuffle_accountants import CheckInEvent
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants import randomizers
 from shuffle_accountants.cli import protocols
 
 
@@ -64,12 +65,27 @@ def test_compare_lists_every_method_with_ratios():
                  '--rounds', '10')
   rows = {row['method']: row for row in report['methods']}
   assert list(rows) == list(protocols.METHODS)
-  uppers = [row['epsilon'] for row in rows.values()
-            if row['kind'] == 'upper bound']
-  assert min(row['ratio_to_best_upper'] for row in rows.values()
-             if row['kind'] == 'upper bound') == 1.0
+  applicable = [row for row in rows.values()
+                if row['kind'] == 'upper bound' and row['epsilon'] is not None]
+  uppers = [row['epsilon'] for row in applicable]
+  assert rows['pld-generic']['epsilon'] is None  # no randomizer named
+  assert min(row['ratio_to_best_upper'] for row in applicable) == 1.0
   assert rows['binary-rr-pair']['epsilon'] <= min(uppers)
   assert rows['pld']['epsilon'] == min(uppers)
+
+
+def test_a_named_randomizer_is_certified_below_the_generic_bound():
+  report = _json('compare', '--num-users', '10000', '--local-epsilon', '1',
+                 '--randomizer', 'oue', '--domain-size', '100')
+  rows = {row['method']: row for row in report['methods']}
+  event = ShuffleEvent(10000, randomizer=randomizers.OptimizedUnaryEncoding(
+      100, 1.0))
+  accountant = ShufflePldAccountant()
+  accountant.compose(event)
+  assert rows['pld']['epsilon'] == accountant.get_epsilon(1e-6)
+  assert rows['pld']['epsilon'] < 0.6 * rows['pld-generic']['epsilon']
+  assert rows['binary-rr-pair']['epsilon'] is None  # another randomizer's
+  assert 0 < rows['randomizer-pairs']['epsilon'] < rows['pld']['epsilon']
 
 
 def test_calibrate_finds_the_largest_local_epsilon_and_the_most_rounds():
@@ -127,6 +143,16 @@ def test_calibrate_finds_the_largest_local_epsilon_and_the_most_rounds():
       '--target-epsilon', '1', '--solve', 'local-epsilon'), 2,
      'is what calibrate solves for'),
     (('frobnicate',), 2, 'invalid choice'),
+    (('epsilon', '--num-users', '10', '--local-epsilon', '1',
+      '--randomizer', 'oue'), 2, "randomizer 'oue' needs --local-epsilon "
+     'and --domain-size'),
+    (('epsilon', '--num-users', '10', '--local-epsilon', '1',
+      '--domain-size', '5'), 2, 'needs a randomizer'),
+    (('epsilon', '--num-users', '10', '--local-epsilon', '1',
+      '--randomizer', 'rappor', '--domain-size', '5'), 2, 'invalid choice'),
+    (('epsilon', '--num-users', '10', '--local-epsilon', '1',
+      '--randomizer', 'oue', '--domain-size', '1'), 2,
+     '--domain-size must be a whole number in [2, 1e+06]'),
 ])
 def test_errors_are_one_line_with_a_non_zero_status(arguments, status,
                                                     message):
