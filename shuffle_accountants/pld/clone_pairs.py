@@ -206,24 +206,28 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   total = np.repeat(num_outputs.astype(np.float64), sizes)
   others = total - outputs
   certain = np.isinf(log_odds)  # theta = inf: b = 0 is a +infinity atom
+  theta = np.repeat(np.where(certain, 0.0, log_odds), sizes)
+  on = np.repeat(certain, sizes)
+  # mass = weight * Bin(m, 1/2)(a) * 2 (q a + (1 - q) b) / m with
+  # q = e^theta / (e^theta + 1) (theta = inf: q = 1), free of overflow.
+  q = np.where(on, 1.0, special.expit(theta))
+  share = q * outputs + np.where(on, 0.0, special.expit(-theta)) * others
+  scale = np.repeat(2.0 * weights / num_outputs, sizes)
   with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
-    # Per-component constants, repeated over the component's outputs.
-    odds = np.repeat(np.exp(np.where(certain, 0.0, log_odds)), sizes)
-    growth = np.repeat(np.expm1(np.where(certain, 0.0, log_odds)), sizes)
-    # mass = weight * Bin(m, 1/2)(a) * 2 share, share = (odds a + b) /
-    # ((odds + 1) m) (theta = inf: a / m).
-    scale = np.repeat(np.where(certain, 2.0, 2.0 / (np.exp(np.where(
-        certain, 0.0, log_odds)) + 1)) * weights / num_outputs, sizes)
-    if np.any(certain):
-      on = np.repeat(certain, sizes)
-      share = np.where(on, outputs, odds * outputs + others)
-      loss = np.where(on, np.log(outputs) - np.log(others),
-                      np.log1p(growth * (outputs - others)
-                               / (outputs + odds * others)))
-    else:
-      share = odds * outputs + others
-      loss = np.log1p(growth * (outputs - others) / (outputs + odds * others))
+    # L = log((e^theta a + b) / (a + e^theta b)): log1p is exact for small
+    # theta, log-sum-exp cannot overflow for large theta.
+    small = np.log1p(np.expm1(theta) * (outputs - others)
+                     / (outputs + np.exp(theta) * others))
+    log_a, log_b = np.log(outputs), np.log(others)
+    large = (np.logaddexp(theta + log_a, log_b)
+             - np.logaddexp(log_a, theta + log_b))
+    loss = np.where(on, log_a - log_b, np.where(theta < 1, small, large))
   mass = np.exp(log_binomial) * scale * share
+  if np.any(np.isnan(loss)) or np.any(np.isnan(mass)):
+    # Dropping them would drop their mass: never answer below the pair.
+    raise FloatingPointError(
+        'internal error: a clone pair has NaN atoms; please report the event '
+        'that produced it.')
   finite = np.isfinite(loss)
   infinity_mass += float(np.sum(mass[~finite & (mass > 0)]))
   return discrete.PldAtoms(loss[finite], mass[finite], infinity_mass)

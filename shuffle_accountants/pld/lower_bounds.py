@@ -121,22 +121,28 @@ def dataset_pair_atoms(num_users: int, others_for: float,
     _validation.check_real(name, value, 0.0, 1.0, min_inclusive=False)
   single = others_for + others_against
   target_single = target_for + target_against
-  if single > 1 or target_single > 1:
+  if single > 1 + 1e-9 or target_single > 1 + 1e-9:
     raise ValueError(f'cell probabilities must sum to at most 1; got '
                      f'others {single}, target {target_single}.')
+  single, target_single = min(single, 1.0), min(target_single, 1.0)
   share_for = others_for / single
   target_share = target_for / target_single
-  lo, hi = _numerics.hoeffding_window(n - 1, single, tau=_WINDOW_TAU)
+  if single < 1:
+    lo, hi = _numerics.hoeffding_window(n - 1, single, tau=_WINDOW_TAU)
+  else:  # every other report is in a cell
+    lo = hi = n - 1
   # S = others + target. Beyond the window the binomial is unknown (not
   # zero), so unless the window is the whole range the two edge labels,
   # where one of the two terms is missing, are dropped (that only lowers
   # the bound; a label with a missing term would not be).
-  window = _numerics.binomial_window_log_pmf(n - 1, single, 1 - single, lo,
-                                             hi)
+  window = (_numerics.binomial_window_log_pmf(n - 1, single, 1 - single, lo,
+                                              hi) if single < 1
+            else np.zeros(1))
   log_others = np.append(window, -np.inf)
   log_shifted = np.insert(window, 0, -np.inf)
   labels = np.arange(lo, hi + 2)
-  if lo > 0 or hi < n - 1:
+  # (With single = 1 every other report is in a cell: the window is exact.)
+  if (lo > 0 or hi < n - 1) and single < 1:
     labels, log_others, log_shifted = (labels[1:-1], log_others[1:-1],
                                        log_shifted[1:-1])
   with np.errstate(divide='ignore'):
@@ -148,8 +154,10 @@ def dataset_pair_atoms(num_users: int, others_for: float,
     share = np.nan_to_num(np.exp(log_with - log_label))
   # S = 0: neither cell, identical under both datasets (loss 0).
   identical = float(np.sum(np.exp(log_label[labels == 0])))
-  keep = labels >= 1
+  keep = (labels >= 1) & np.isfinite(log_label)
   labels, log_label, share = labels[keep], log_label[keep], share[keep]
+  if labels.size == 0:
+    return np.zeros(1), np.full(1, identical), np.full(1, identical)
   edges = [0]
   while edges[-1] < labels.size:
     width = max(1, int(_LOWER_BOUND_RELATIVE_WIDTH * labels[edges[-1]]),
@@ -246,6 +254,9 @@ def randomizer_epsilon_lower_bound(randomizer: randomizers.Randomizer,
     others.append((cells.third_value_single, cells.third_value_single))
   epsilon = 0.0
   for others_for, others_against in others:
+    if min(others_for, others_against, cells.target_for,
+           cells.target_against) <= 0:
+      continue  # a cell's probability underflows (eps0 in the hundreds)
     losses, upper, lower = dataset_pair_atoms(
         num_users, others_for, others_against, cells.target_for,
         cells.target_against)

@@ -55,3 +55,19 @@ def test_masses_sum_to_one_and_little_goes_to_infinity(num_users):
   assert total == pytest.approx(1.0, abs=1e-9)
   assert atoms.infinity_mass < 1e-9
   assert np.all(atoms.masses >= 0) and np.all(np.isfinite(atoms.losses))
+
+
+@pytest.mark.parametrize('local_epsilon', [100.0, 700.0])
+@pytest.mark.parametrize('family', [randomizers.OptimizedUnaryEncoding,
+                                    randomizers.HadamardResponse,
+                                    randomizers.OptimizedLocalHashing])
+def test_huge_local_epsilon_stays_finite_and_sound(family, local_epsilon):
+  # e^eta near 1e304 once overflowed into NaN atoms that were dropped with
+  # their mass (Hadamard response at eps0 = 700 reported epsilon 0).
+  table = family(100, local_epsilon).blanket()
+  atoms = blanket.blanket_pld_atoms(1000, table, 1e-3)
+  assert np.all(np.isfinite(atoms.losses)) and np.all(atoms.masses >= 0)
+  total = float(np.sum(atoms.masses)) + atoms.infinity_mass
+  assert total == pytest.approx(1.0, abs=1e-9)
+  # The target's own single-cell report is nearly certain to reveal it.
+  assert _profile(atoms, 1.0) > 0.2
