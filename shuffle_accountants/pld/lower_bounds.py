@@ -1,4 +1,4 @@
-"""[LB, PAIR] ε of specific dataset pairs: binary RR on all-equal data (D10) and the third-value pair of a randomizer.
+"""[LB, PAIR] ε of specific dataset pairs: binary RR on all-equal data (D10) and two pairs of a named randomizer.
 
 D = (0, ..., 0) and D' = (0, ..., 0, 1), each user reporting through binary
 randomized response with parameter eps0; the shuffler reveals only the number
@@ -235,7 +235,9 @@ def randomizer_epsilon_lower_bound(randomizer: randomizers.Randomizer,
 
   The target holds x vs x' and every other user holds x' ("all-equal"), or
   a third value z when the randomizer has one; `dataset_pair_atoms` for
-  each, both directions, composed T times with optimistic rounding (losses
+  each (for every catalogue randomizer the two counts are sufficient for
+  the all-equal pair, which is then exact up to rounding; for the
+  third-value pair they are a post-processing), both directions, composed T times with optimistic rounding (losses
   rounded down, dp_accounting's optimistic truncation), so every numerical
   error lowers it. The largest is returned: what no certified accountant
   can go below. None when the randomizer's bit laws are not known (a
