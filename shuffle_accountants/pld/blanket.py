@@ -89,10 +89,11 @@ def _common_weight_groups(num_users: int, double_rate: float,
   z_lo, _ = clone_pairs.chernoff_window(num_users - t_hi, zero_given_t,
                                         1 - zero_given_t)
   low = z_lo + e * t_lo
-  # Mean plus ten standard deviations (sqrt(a + e^2 b) <= sqrt(a) + e sqrt(b)
+  # Mean plus four standard deviations: V above goes to the last group, which
+  # only loosens (sqrt(a + e^2 b) <= sqrt(a) + e sqrt(b)
   # keeps it finite for eps0 in the hundreds).
   high = (num_users * (zero_rate + e * double_rate)
-          + 10 * (math.sqrt(num_users * zero_rate)
+          + 4 * (math.sqrt(num_users * zero_rate)
                   + e * math.sqrt(num_users * double_rate)))
   if not (math.isfinite(low) and math.isfinite(high)) or high <= low:
     return np.zeros(1), np.ones(1), 0.0  # V >= 0 always: one group at 0

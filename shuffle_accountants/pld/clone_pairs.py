@@ -195,14 +195,22 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   # P_c(a) <= 2 Bin(c + 1, 1/2)(a), and both tails are cut.
   infinity_mass += float(np.sum(weights[lo > 0])) * 4.0 * np.exp(log_tail)
   # All components at once (check-in mixtures have thousands of small ones):
-  # one flat array of outputs, `component` says whose.
-  log_binomial = _numerics.binomial_windows_log_pmf(num_outputs, 0.5, 0.5,
-                                                    lo, hi)
+  # one flat array of outputs, `component` says whose. Components sharing a
+  # clone count (blanket pairs: one per group of V) share its binomial.
+  distinct, first_of, inverse = np.unique(num_outputs, return_index=True,
+                                          return_inverse=True)
+  distinct_lo, distinct_hi = lo[first_of], hi[first_of]
+  distinct_sizes = distinct_hi - distinct_lo + 1
+  distinct_start = np.concatenate([[0], np.cumsum(distinct_sizes)[:-1]])
+  distinct_log_binomial = _numerics.binomial_windows_log_pmf(
+      distinct, 0.5, 0.5, distinct_lo, distinct_hi)
   sizes = hi - lo + 1
   component = np.repeat(np.arange(sizes.size), sizes)
   first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-  outputs = (lo[component] + np.arange(component.size)
-             - first[component]).astype(np.float64)
+  offset = np.arange(component.size) - first[component]
+  log_binomial = distinct_log_binomial[distinct_start[inverse][component]
+                                       + offset]
+  outputs = (lo[component] + offset).astype(np.float64)
   total = np.repeat(num_outputs.astype(np.float64), sizes)
   others = total - outputs
   certain = np.isinf(log_odds)  # theta = inf: b = 0 is a +infinity atom
@@ -213,15 +221,18 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   q = np.where(on, 1.0, special.expit(theta))
   share = q * outputs + np.where(on, 0.0, special.expit(-theta)) * others
   scale = np.repeat(2.0 * weights / num_outputs, sizes)
+  # L = log((e^theta a + b) / (a + e^theta b)): log1p is exact for small
+  # theta, log-sum-exp cannot overflow for large theta.
+  loss = np.empty_like(theta)
+  small, large = ~on & (theta < 1), ~on & (theta >= 1)
   with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
-    # L = log((e^theta a + b) / (a + e^theta b)): log1p is exact for small
-    # theta, log-sum-exp cannot overflow for large theta.
-    small = np.log1p(np.expm1(theta) * (outputs - others)
-                     / (outputs + np.exp(theta) * others))
-    log_a, log_b = np.log(outputs), np.log(others)
-    large = (np.logaddexp(theta + log_a, log_b)
-             - np.logaddexp(log_a, theta + log_b))
-    loss = np.where(on, log_a - log_b, np.where(theta < 1, small, large))
+    a, b, t = outputs[small], others[small], theta[small]
+    loss[small] = np.log1p(np.expm1(t) * (a - b) / (a + np.exp(t) * b))
+    log_a, log_b = np.log(outputs[large]), np.log(others[large])
+    t = theta[large]
+    loss[large] = (np.logaddexp(t + log_a, log_b)
+                   - np.logaddexp(log_a, t + log_b))
+    loss[on] = np.log(outputs[on]) - np.log(others[on])
   mass = np.exp(log_binomial) * scale * share
   if np.any(np.isnan(loss)) or np.any(np.isnan(mass)):
     # Dropping them would drop their mass: never answer below the pair.
