@@ -38,18 +38,7 @@ def krr_probabilities(value, num_categories, local_epsilon):
 
 def shuffled_histogram(dataset, num_categories, local_epsilon):
   """Exact law of the histogram of k-RR reports of `dataset` (a dict)."""
-  law = {tuple([0] * num_categories): 1.0}
-  for value in dataset:
-    step = krr_probabilities(value, num_categories, local_epsilon)
-    new = {}
-    for hist, mass in law.items():
-      for output, prob in enumerate(step):
-        key = list(hist)
-        key[output] += 1
-        key = tuple(key)
-        new[key] = new.get(key, 0.0) + mass * prob
-    law = new
-  return law
+  return shuffled_law(dataset, krr_matrix(num_categories, local_epsilon))
 
 
 def neighbouring_shuffled_krr_laws(num_users, num_categories, local_epsilon):

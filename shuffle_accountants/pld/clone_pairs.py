@@ -260,6 +260,16 @@ def _check_common(num_users, local_epsilon, relative_width):
   return num_users, local_epsilon, relative_width
 
 
+def clone_probabilities(local_epsilon: float,
+                        clone_probability: Optional[float]
+                        ) -> Tuple[float, float]:
+  """(p, 1 - p): FMT21's e^-eps0 when None, else the validated value (D15)."""
+  if clone_probability is None:
+    return float(np.exp(-local_epsilon)), float(-np.expm1(-local_epsilon))
+  p = _validation.check_real('clone_probability', clone_probability, 0.0, 1.0)
+  return p, 1.0 - p
+
+
 def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
                          relative_width: float = DEFAULT_RELATIVE_WIDTH,
                          clone_probability: Optional[float] = None,
@@ -289,12 +299,7 @@ def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
       num_users, local_epsilon, relative_width)
   if local_epsilon == 0:
     return discrete.PldAtoms(np.zeros(1), np.ones(1), 0.0)
-  if clone_probability is None:
-    p, one_minus_p = np.exp(-local_epsilon), -np.expm1(-local_epsilon)
-  else:
-    p = _validation.check_real('clone_probability', clone_probability, 0.0,
-                               1.0)
-    one_minus_p = 1.0 - p
+  p, one_minus_p = clone_probabilities(local_epsilon, clone_probability)
   starts, weights, lower_tail = _binomial_groups(
       num_users - 1, p, one_minus_p, relative_width, log_tail=log_tail)
   atoms = conditional_clone_atoms(starts, np.full(starts.size, local_epsilon),

@@ -26,6 +26,7 @@ import numpy as np
 
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
+from shuffle_accountants.pld import clone_pairs
 from shuffle_accountants.rdp import generic
 
 # Labels c with at most this many outputs are summed over every output.
@@ -194,12 +195,8 @@ def clone_pair_rdp(num_users: int, local_epsilon: float, orders,
   cap = generic.pure_dp_rdp_cap(local_epsilon, orders)
   # With zero clones the pair is binary randomized response: M_0 = e^{(o-1)cap}.
   log_worst = _numerics.log_expm1((orders - 1) * cap)
-  if clone_probability is None:
-    p, one_minus_p = np.exp(-local_epsilon), -np.expm1(-local_epsilon)
-  else:
-    p = _validation.check_real('clone_probability', clone_probability, 0.0,
-                               1.0)
-    one_minus_p = 1.0 - p
+  p, one_minus_p = clone_pairs.clone_probabilities(local_epsilon,
+                                                 clone_probability)
   log_excess = _numerics.log_binomial_mixture_excess(
       num_users - 1, p, one_minus_p, orders,
       lambda clones, o: _shared_conditional_log_excess(
