@@ -154,6 +154,21 @@ def _check_matrix_size(rows: int, columns: int):
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
+class _DomainRandomizer(Randomizer):
+  """A randomizer on {0, ..., domain_size - 1} with local epsilon eps0.
+
+  Its clone rate is e^-eps0 / 2 when a third input exists (D15: an output
+  supporting x0 and x1 but not x), else 1 / (e^eps0 + 1).
+  """
+  domain_size: int = attr.ib(validator=_check_domain)
+  local_epsilon: float = attr.ib(validator=_epsilon_validator)
+
+  def clone_rate(self) -> float:
+    return _third_value_clone_rate(self.domain_size, self.local_epsilon)
+
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
 class KRandomizedResponse(Randomizer):
   """k-ary randomized response (Warner 1965; Kairouz et al. 2016).
 
@@ -188,7 +203,7 @@ class KRandomizedResponse(Randomizer):
     return (np.ones((k, k)) + (e - 1) * np.eye(k)) / (e + k - 1)
 
 
-class _UnaryEncoding(Randomizer):
+class _UnaryEncoding(_DomainRandomizer):
   """Unary encoding: the one-hot vector of x, each bit flipped independently.
 
   Bit x is 1 with probability p, every other bit with probability q; eps0 =
@@ -201,9 +216,6 @@ class _UnaryEncoding(Randomizer):
 
   def _bit_probabilities(self) -> Tuple[float, float]:
     raise NotImplementedError
-
-  def clone_rate(self) -> float:
-    return _third_value_clone_rate(self.domain_size, self.local_epsilon)
 
   def blanket(self) -> Optional[BlanketTable]:
     if self.local_epsilon == 0:
@@ -239,8 +251,6 @@ class SymmetricUnaryEncoding(_UnaryEncoding):
     domain_size: d >= 2.
     local_epsilon: eps0 in [0, 700].
   """
-  domain_size: int = attr.ib(validator=_check_domain)
-  local_epsilon: float = attr.ib(validator=_epsilon_validator)
 
   def _bit_probabilities(self) -> Tuple[float, float]:
     half = self.local_epsilon / 2
@@ -258,14 +268,12 @@ class OptimizedUnaryEncoding(_UnaryEncoding):
     domain_size: d >= 2.
     local_epsilon: eps0 in [0, 700].
   """
-  domain_size: int = attr.ib(validator=_check_domain)
-  local_epsilon: float = attr.ib(validator=_epsilon_validator)
 
   def _bit_probabilities(self) -> Tuple[float, float]:
     return 0.5, 1 / (math.exp(self.local_epsilon) + 1)
 
 
-class _LocalHashing(Randomizer):
+class _LocalHashing(_DomainRandomizer):
   """Local hashing: report (h, v), h from a hash family into [g].
 
   Each user draws h uniformly from a pairwise-independent family (h(x) and
@@ -286,9 +294,6 @@ class _LocalHashing(Randomizer):
   def _true_value_probability(self) -> float:
     return math.exp(self.local_epsilon) / (math.exp(self.local_epsilon)
                                            + self._range() - 1)
-
-  def clone_rate(self) -> float:
-    return _third_value_clone_rate(self.domain_size, self.local_epsilon)
 
   def blanket(self) -> Optional[BlanketTable]:
     if self.local_epsilon == 0:
@@ -332,8 +337,6 @@ class OptimizedLocalHashing(_LocalHashing):
     local_epsilon: eps0 in [0, 700].
     hash_range: g >= 2, or None for round(e^eps0 + 1).
   """
-  domain_size: int = attr.ib(validator=_check_domain)
-  local_epsilon: float = attr.ib(validator=_epsilon_validator)
   hash_range: Optional[int] = attr.ib(default=None, validator=_check_range)
 
   def _range(self) -> int:
@@ -352,15 +355,13 @@ class BinaryLocalHashing(_LocalHashing):
     domain_size: d >= 2.
     local_epsilon: eps0 in [0, 700].
   """
-  domain_size: int = attr.ib(validator=_check_domain)
-  local_epsilon: float = attr.ib(validator=_epsilon_validator)
 
   def _range(self) -> int:
     return 2
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
-class HadamardResponse(Randomizer):
+class HadamardResponse(_DomainRandomizer):
   """Hadamard response (Acharya, Sun, Zhang, AISTATS 2019).
 
   With K the least power of two > d and H the K x K Sylvester-Hadamard
@@ -377,14 +378,9 @@ class HadamardResponse(Randomizer):
     domain_size: d >= 2.
     local_epsilon: eps0 in [0, 700].
   """
-  domain_size: int = attr.ib(validator=_check_domain)
-  local_epsilon: float = attr.ib(validator=_epsilon_validator)
 
   def _columns(self) -> int:
     return 2 ** math.ceil(math.log2(self.domain_size + 1))
-
-  def clone_rate(self) -> float:
-    return _third_value_clone_rate(self.domain_size, self.local_epsilon)
 
   def blanket(self) -> Optional[BlanketTable]:
     if self.local_epsilon == 0:
@@ -415,7 +411,7 @@ def _check_subset_size(instance, attribute, value):
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
-class SubsetSelection(Randomizer):
+class SubsetSelection(_DomainRandomizer):
   """k-subset selection (Wang et al. 2016; Ye, Barg, IEEE Trans. Inf. Theory 2018).
 
   Reports a subset S of size k with probability proportional to e^eps0 if
@@ -430,8 +426,6 @@ class SubsetSelection(Randomizer):
     local_epsilon: eps0 in [0, 700].
     subset_size: k in [1, d - 1], or None for the default.
   """
-  domain_size: int = attr.ib(validator=_check_domain)
-  local_epsilon: float = attr.ib(validator=_epsilon_validator)
   subset_size: Optional[int] = attr.ib(default=None,
                                        validator=_check_subset_size)
 
@@ -444,7 +438,7 @@ class SubsetSelection(Randomizer):
   def clone_rate(self) -> float:
     if self._size() == 1:
       return _rr_clone_rate(self.local_epsilon)
-    return _third_value_clone_rate(self.domain_size, self.local_epsilon)
+    return _DomainRandomizer.clone_rate(self)
 
   def blanket(self) -> Optional[BlanketTable]:
     if self.local_epsilon == 0:
