@@ -28,6 +28,7 @@ import warnings
 # --help do not pay for numpy, scipy and dp_accounting.
 _EXPORTS = {
     'CheckInEvent': 'shuffle_accountants.events',
+    'DistributedCheckInEvent': 'shuffle_accountants.events',
     'ShuffleEvent': 'shuffle_accountants.events',
     'SubsampledShuffleGaussianEvent': 'shuffle_accountants.events',
     'checkin_rdp_upper_bound': 'shuffle_accountants.rdp.checkin',

@@ -233,7 +233,42 @@ class SubsampledShuffleGaussianEvent(dp_event.DpEvent):
     _validation.check_integer(attribute.name, value, 1, self.num_users)
 
 
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class DistributedCheckInEvent(dp_event.DpEvent):
+  """One round of distributed check-in with secure aggregation (Liew et al. 5).
+
+  Each of `num_users` users independently checks in with probability
+  `checkin_rate`, whatever its data. Each participant clips its vector to L2
+  norm C and adds its *own* Gaussian noise N(0, sigma^2 C^2 I), sigma =
+  `noise_multiplier`; a secure aggregation protocol (trusted, the server is
+  not) reveals only the sum of the k participants' noisy vectors and the
+  count k. The sum carries noise N(0, k sigma^2 C^2 I). Who participated is
+  hidden; nothing else is released (k = 0 releases nothing).
+
+  Neighbouring relation: replace-one over the public population of
+  `num_users` users: one user's vector changes, so the sum of the
+  participants moves by up to 2C (its replace-one sensitivity). Accounted by
+  docs/mathematics.md D17 (PLD) and LIEW-THM4 with k = 0 (RDP). A protocol
+  that hides k is a post-processing of this one, so the bounds hold for it
+  too.
+
+  `noise_multiplier` is per participant. Opacus' aggregate noise multiplier
+  sigma_agg at the expected cohort q n corresponds to
+  `noise_multiplier = sigma_agg / sqrt(q n)`.
+
+  Attributes:
+    num_users: population size n, an integer >= 1.
+    checkin_rate: participation probability gamma in (0, 1].
+    noise_multiplier: sigma > 0, each participant's noise standard deviation
+      divided by the clipping norm C.
+  """
+  num_users: int = attr.ib(validator=_num_users)
+  checkin_rate: float = attr.ib(validator=_checkin_rate)
+  noise_multiplier: float = attr.ib(validator=_noise_multiplier)
+
+
 # The events of Liew et al., which carry their own sampling of users.
-LIEW_EVENT_TYPES = (CheckInEvent, SubsampledShuffleGaussianEvent)
+LIEW_EVENT_TYPES = (CheckInEvent, SubsampledShuffleGaussianEvent,
+                    DistributedCheckInEvent)
 # Every event this library adds; each is defined under replace-one only.
 SHUFFLE_EVENT_TYPES = (ShuffleEvent,) + LIEW_EVENT_TYPES

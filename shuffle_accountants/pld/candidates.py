@@ -23,6 +23,7 @@ from shuffle_accountants.pld import blanket
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import clone_pairs
 from shuffle_accountants.pld import discrete
+from shuffle_accountants.pld import distributed
 from shuffle_accountants.pld import fmt21
 
 # Who observes a k-RR shuffle (Koskela et al. section 4):
@@ -36,6 +37,8 @@ _CHECKIN_PAIRS = {
     False: ('KHH-SUBSAMPLED mixture over k (D8) of the Gaussian pair (D7)',),
 }
 _SAMPLED_GAUSSIAN_PAIRS = ('KHH-SUBSAMPLED of the Gaussian pair (D7)',)
+_DISTRIBUTED_PAIRS = ('D17 mixture over k (D8) of the subsampled '
+                      'Gaussian-sum pair',)
 
 
 CLONE_RATE_PAIR = 'D15 clone rate s(R)'
@@ -108,7 +111,7 @@ def event_pairs(event: events.ShuffleEvent, krr_adversary: str,
 
 def sampling_ratio(event) -> float:
   """The participation probability of a Liew et al. event."""
-  if isinstance(event, events.CheckInEvent):
+  if isinstance(event, (events.CheckInEvent, events.DistributedCheckInEvent)):
     return event.checkin_rate
   return event.sample_size / event.num_users
 
@@ -171,7 +174,12 @@ def liew_event_arguments(event) -> dict:
 def liew_event_pmf(event, discretization: float,
                    discretize: checkin.Discretize, relative_width: float
                    ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
-  """One PMF for a `CheckInEvent` or `SubsampledShuffleGaussianEvent`."""
+  """One PMF for a `CheckInEvent`, `SubsampledShuffleGaussianEvent` or
+  `DistributedCheckInEvent`."""
+  if isinstance(event, events.DistributedCheckInEvent):
+    return distributed.distributed_checkin_pmf(
+        event.num_users, event.checkin_rate, event.noise_multiplier,
+        discretization, relative_width), _DISTRIBUTED_PAIRS
   if isinstance(event, events.CheckInEvent):
     names = _CHECKIN_PAIRS[event.noise_multiplier is None]
   else:

@@ -19,6 +19,7 @@ from shuffle_accountants import events
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import discrete
+from shuffle_accountants.pld import distributed
 
 FINEST_MIXED_GRID = 1e-6
 COARSEST_GRID = 1e-2
@@ -52,6 +53,12 @@ def _round_scales(event, ratio, krr_adversary: str, relative_width: float
     spread = min([s for s in spreads if s > 0], default=np.inf)
     reach = max(np.max(np.abs(atoms.losses), initial=0.0) for atoms in pairs)
     return spread, reach, max(spreads, default=0.0)
+  if isinstance(event, events.DistributedCheckInEvent):
+    arguments = (event.num_users, event.checkin_rate, event.noise_multiplier)
+    return (distributed.loss_spread(*arguments),
+            distributed.pmf_reach(*arguments, relative_width),
+            np.sqrt(distributed.loss_variance_bound(*arguments,
+                                                    relative_width)))
   local_epsilon = getattr(event, 'local_epsilon', None)
   spread = checkin.loss_spread(event.num_users, ratio, local_epsilon,
                                event.noise_multiplier, relative_width)
