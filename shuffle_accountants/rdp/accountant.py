@@ -11,15 +11,20 @@ It handles
   docs/mathematics.md W16 explains why the ordered pairs' moments are not used);
 * `SubsampledShuffleGaussianEvent`: WBK19-THM9 on the Gaussian RDP without
   shuffling gain (docs/mathematics.md D7);
+* `DistributedCheckInEvent`: LIEW-THM4 with the k = 0 term (`distributed`);
 and delegates every other event to `dp_accounting.rdp.RdpAccountant`, so that
 Gaussian, Laplace, composed and self-composed events keep their behaviour.
 
 Shuffle events require `NeighboringRelation.REPLACE_ONE`, the accountant's
-default. Under that relation the parent composes `GaussianDpEvent(sigma)` as
-RDP order / (2 sigma^2), i.e. `noise_multiplier` is the noise standard
-deviation divided by the replace-one L2 sensitivity. For DP-SGD with clipping
-norm C and noise std sigma C, replacing one example moves the sum by up to 2C,
-so the event to compose is `GaussianDpEvent(sigma / 2)`.
+default. Under that relation `GaussianDpEvent(sigma)` means what it means in
+dp_accounting's PLD accountant and in `ShufflePldAccountant`: noise standard
+deviation sigma C on a sum of records clipped to norm C, so replacing one
+record moves the sum by up to 2C (sensitivity 2 in units of sigma): RDP
+2 order / sigma^2, also inside composed, self-composed and
+`SampledWithoutReplacementDpEvent` events (dp_accounting's RDP accountant
+alone would compose order / (2 sigma^2), sensitivity 1: half the mechanism
+the PLD route accounts). `PoissonSampledDpEvent` is refused under
+REPLACE_ONE, as by the parent.
 """
 
 from typing import List, Optional, Sequence, Tuple
@@ -38,6 +43,7 @@ from shuffle_accountants import _validation
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
 from shuffle_accountants.rdp import checkin
+from shuffle_accountants.rdp import distributed
 from shuffle_accountants.rdp import shuffle_round
 
 NeighboringRelation = privacy_accountant.NeighboringRelation
@@ -91,7 +97,35 @@ def _clone_rate(event: events.ShuffleEvent) -> Optional[float]:
       event.num_categories, event.local_epsilon)).clone_rate()
 
 
+def replace_one_gaussian(event: dp_event.DpEvent) -> Optional[dp_event.DpEvent]:
+  """The event the parent composes for a Gaussian under REPLACE_ONE, or None.
+
+  dp_accounting's RDP accountant reads `GaussianDpEvent(sigma)` under
+  REPLACE_ONE with sensitivity 1, its PLD accountant with sensitivity 2 (the
+  replace-one sensitivity 2C of a sum of records clipped to C, noise
+  sigma C). Halving sigma makes the parent's RDP that of sensitivity 2. A
+  sampled event's Gaussians are halved through their effective sigma
+  (which scales with each of them).
+  """
+  if isinstance(event, dp_event.GaussianDpEvent):
+    return dp_event.GaussianDpEvent(event.noise_multiplier
+                                    / checkin.GAUSSIAN_SENSITIVITY)
+  if (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
+      and not _event_checks.contains_shuffle_event(event.event)):
+    sigma = rdp_privacy_accountant._effective_gaussian_noise_multiplier(  # pylint: disable=protected-access
+        event.event)
+    if isinstance(sigma, dp_event.DpEvent):
+      return None  # not a Gaussian: the parent names it
+    return dp_event.SampledWithoutReplacementDpEvent(
+        event.source_dataset_size, event.sample_size,
+        dp_event.GaussianDpEvent(sigma / checkin.GAUSSIAN_SENSITIVITY))
+  return None
+
+
 def _liew_bound(event, orders) -> shuffle_round.RdpBound:
+  if isinstance(event, events.DistributedCheckInEvent):
+    return distributed.distributed_checkin_rdp_upper_bound(
+        event.num_users, event.checkin_rate, event.noise_multiplier, orders)
   if isinstance(event, events.CheckInEvent):
     return checkin.checkin_rdp_upper_bound(
         event.num_users, event.checkin_rate, orders,
@@ -328,4 +362,6 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
     if (isinstance(event, dp_event.PoissonSampledDpEvent)
         and _event_checks.contains_shuffle_event(event.event)):
       return _event_checks.poisson_shuffle_error(event)
+    if self.neighboring_relation is NeighboringRelation.REPLACE_ONE:
+      event = replace_one_gaussian(event) or event
     return super()._maybe_compose(event, count, do_compose)

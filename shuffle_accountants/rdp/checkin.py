@@ -202,6 +202,21 @@ def _log_wbk19_moment(sampling_ratio: float,
   return (orders - 1) * np.minimum(amplified, base)
 
 
+def mixture_rdp(log_weights, log_moments, orders: np.ndarray) -> np.ndarray:
+  """RDP of a label mixture from per-label log-moment bounds (LIEW-THM2). [UB]
+
+  log(1 + sum_k w_k (e^{x_k} - 1)) / (order - 1) in excess form: the plain
+  log-sum-exp of moments near 1 rounds tiny RDP (gamma = 1e-6, n = 1e10) to
+  0. The weights bound the labels' true probabilities from above and each
+  e^x - 1 is >= 0, so this bounds the sum over labels (k = 0 adds nothing).
+  """
+  excess = _numerics.log_sum_exp(
+      np.array(log_weights)[:, None]
+      + _numerics.log_expm1(np.maximum(np.stack(log_moments), 0.0)), axis=0)
+  return (np.logaddexp(0.0, excess) / (orders - 1)
+          * (1 + _numerics.RELATIVE_SAFETY_MARGIN))
+
+
 def checkin_rdp_upper_bound(
     num_users: int, checkin_rate: float, orders,
     local_epsilon: Optional[float] = None,
@@ -272,15 +287,7 @@ def checkin_rdp_upper_bound(
   last_base = cap if noise_multiplier is not None else (
       lambda o: clone.clone_pair_rdp(int(groups.starts[-1]), eps0, o))
   add(groups.upper_tail, (orders - 1) * last_base(orders))
-  # log(1 + sum_k w_k (e^{x_k} - 1)) in excess form: the plain log-sum-exp
-  # of moments near 1 rounds tiny RDP (gamma = 1e-6, n = 1e10) to 0. The
-  # group weights bound the true probabilities from above and each e^x - 1
-  # is >= 0, so this bounds the LIEW-THM2 sum (k = 0 adds nothing).
-  excess = _numerics.log_sum_exp(
-      np.array(log_weights)[:, None]
-      + _numerics.log_expm1(np.maximum(np.stack(rows), 0.0)), axis=0)
-  mixture = (np.logaddexp(0.0, excess) / (orders - 1)
-             * (1 + _numerics.RELATIVE_SAFETY_MARGIN))
+  mixture = mixture_rdp(log_weights, rows, orders)
   if noise_multiplier is not None:
     candidates = {LIEW_THM2: mixture, GAUSSIAN_D7: base(orders)}
   else:

@@ -42,8 +42,10 @@ def test_self_composed_and_composed_equal_the_sum_of_their_parts():
   together.compose(dp_accounting.SelfComposedDpEvent(
       dp_accounting.ComposedDpEvent([EVENT, gaussian]), 10))
   shuffle_only = ShuffleRdpAccountant(orders=ORDERS).compose(EVENT, 10)
+  # Replace-one sensitivity 2 (as the PLD route): the parent's sigma / 2.
   gaussian_only = rdp_privacy_accountant.RdpAccountant(
-      orders=ORDERS, neighboring_relation=REPLACE_ONE).compose(gaussian, 10)
+      orders=ORDERS, neighboring_relation=REPLACE_ONE).compose(
+          dp_accounting.GaussianDpEvent(1.5), 10)
   np.testing.assert_allclose(together.rdp,
                              shuffle_only.rdp + gaussian_only.rdp, rtol=1e-12)
   assert together.get_epsilon(1e-6) > max(shuffle_only.get_epsilon(1e-6),
