@@ -110,13 +110,16 @@ def distributed_checkin_profile(num_users: int, checkin_rate: float,
   n = num_users
   epsilons = np.asarray(epsilons, dtype=np.float64)
   labels = _labels(n, checkin_rate, noise_multiplier, relative_width)
-  profile = (labels.identical * np.maximum(-np.expm1(epsilons), 0.0)
-             + labels.tails)
   shifts = sum_shift(noise_multiplier, labels.starts)
-  for shift, end, weight in zip(shifts, labels.ends, labels.weights):
-    base = lambda eps, shift=shift: checkin.gaussian_profile(shift, eps)
-    profile += weight * checkin.subsampled_profile(base, end / n, epsilons)
-  return np.minimum(profile, 1.0)
+  # Losses beyond e^709 (tiny noise) overflow to inf, and r = 1 meets
+  # inf * 0 there; such points get profile 1 below (pessimistic).
+  with np.errstate(over='ignore', divide='ignore', invalid='ignore'):
+    profile = (labels.identical * np.maximum(-np.expm1(epsilons), 0.0)
+               + labels.tails)
+    for shift, end, weight in zip(shifts, labels.ends, labels.weights):
+      base = lambda eps, shift=shift: checkin.gaussian_profile(shift, eps)
+      profile += weight * checkin.subsampled_profile(base, end / n, epsilons)
+  return np.minimum(np.where(np.isnan(profile), 1.0, profile), 1.0)
 
 
 def distributed_checkin_pmf(num_users: int, checkin_rate: float,
