@@ -8,8 +8,10 @@ orders; the limits are the Gaussian mechanism (gamma = 1) and the add/remove
 Poisson-subsampled Gaussian (large n).
 """
 
+import importlib.util
 import itertools
 import math
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -24,6 +26,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from shuffle_accountants import CheckInEvent
 from shuffle_accountants import DistributedCheckInEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
@@ -281,3 +284,39 @@ def test_extremes_of_the_range_are_fast_finite_and_quiet():
        EXTREMES], capture_output=True, text=True, timeout=600, check=False)
   assert result.returncode == 0, result.stderr[-3000:]
   assert float(result.stdout.split()[-1]) < 60
+
+
+def _benchmark():
+  """benchmarks/distributed_checkin.py, whose numbers docs/checkin.md prints."""
+  path = (pathlib.Path(__file__).resolve().parents[1] / 'benchmarks'
+          / 'distributed_checkin.py')
+  spec = importlib.util.spec_from_file_location('distributed_benchmark', path)
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
+
+
+def test_the_documented_target_numbers():
+  target = _benchmark().row(60_000, 256, 1.0, 2340)
+  assert target['pld'] == pytest.approx(10.53, abs=0.01)
+  assert target['pair'] == pytest.approx(9.436, abs=0.002)
+  assert target['ratio'] == pytest.approx(1.116, abs=0.002)
+  assert target['central_add_remove'] == pytest.approx(1.099, abs=0.002)
+  assert target['central_replace_one'] == pytest.approx(1.762, abs=0.002)
+  assert target['rdp'] > 1e5
+  local = ShufflePldAccountant().compose(
+      CheckInEvent(60_000, 256 / 60_000, noise_multiplier=1.0), 2340)
+  assert local.get_epsilon(1e-5) == pytest.approx(10.45, abs=0.01)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('cohort,pld,pair,central_add_remove', [
+    (10, 0.3358, 0.03253, 0.002795), (100, 0.8637, 0.7465, 0.01832),
+    (1000, 3.901, 3.76, 0.2257), (10_000, 22.75, 19.52, 2.802),
+    (100_000, 300.4, 236.8, 44.05)])
+def test_the_documented_cohort_table(cohort, pld, pair, central_add_remove):
+  result = _benchmark().row(10**6, cohort, 1.0, 2340, with_rdp=False)
+  assert result['pld'] == pytest.approx(pld, rel=2e-3)
+  assert result['pair'] == pytest.approx(pair, rel=2e-3)
+  assert result['central_add_remove'] == pytest.approx(central_add_remove,
+                                                       rel=2e-3)
