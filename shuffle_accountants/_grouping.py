@@ -15,6 +15,8 @@ each report independently with probability gamma / gamma'). So every bound
 valid for the representative is valid for each member, whatever the bound.
 Tightness: one round's epsilon scales about as n^(-1/2) and gamma, so a
 member's epsilon rises by at most about s / 2 (0.5 % at the default s).
+Distributed check-in rounds are binned by n only (D17: not monotone in
+gamma).
 A ledger whose rounds share n and gamma is accounted exactly.
 """
 
@@ -27,7 +29,12 @@ from dp_accounting import dp_event
 from shuffle_accountants import events
 
 DEFAULT_RELATIVE_STEP = 0.01
-GROUPED_EVENT_TYPES = (events.ShuffleEvent, events.CheckInEvent)
+# Distributed check-in is grouped by n only: its epsilon is not monotone in
+# the rate (more participants, more noise in the sum; D17), but n users are
+# a post-processing of fewer at the same rate (the others' noisy vectors and
+# check-ins are added to the sum and the count).
+GROUPED_EVENT_TYPES = (events.ShuffleEvent, events.CheckInEvent,
+                       events.DistributedCheckInEvent)
 
 
 def leaves(event: dp_event.DpEvent, count: int = 1

@@ -18,6 +18,7 @@ from dp_accounting.pld import pld_privacy_accountant_test as upstream_pld
 from dp_accounting.rdp import rdp_privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant_test as upstream_rdp
 
+from shuffle_accountants import DistributedCheckInEvent
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
@@ -55,14 +56,15 @@ class ShuffleRdpContractTest(privacy_accountant_test.PrivacyAccountantTest):
             ShuffleRdpAccountant(orders=[1.5, 2.0, 10.0])]
 
   def test_shuffle_event_nested_in_standard_wrappers(self):
-    event = ShuffleEvent(num_users=100, local_epsilon=1.0)
-    for wrapped in (event, dp_event.ComposedDpEvent([event]),
-                    dp_event.SelfComposedDpEvent(event, 3),
-                    dp_event.RepeatAndSelectDpEvent(event, 1.0, 1.0)):
-      for accountant in self._make_test_accountants():
-        self.assertTrue(accountant.supports(wrapped))
-        accountant.compose(wrapped)
-        self.assertGreater(accountant.get_epsilon(1e-6), 0)
+    for event in (ShuffleEvent(num_users=100, local_epsilon=1.0),
+                  DistributedCheckInEvent(100, 0.1, 1.0)):
+      for wrapped in (event, dp_event.ComposedDpEvent([event]),
+                      dp_event.SelfComposedDpEvent(event, 3),
+                      dp_event.RepeatAndSelectDpEvent(event, 1.0, 1.0)):
+        for accountant in self._make_test_accountants():
+          self.assertTrue(accountant.supports(wrapped))
+          accountant.compose(wrapped)
+          self.assertGreater(accountant.get_epsilon(1e-6), 0)
 
   def test_subclass_is_used_by_the_upstream_suite(self):
     self.assertIs(upstream_rdp.rdp_privacy_accountant.RdpAccountant,
@@ -91,13 +93,14 @@ class ShufflePldContractTest(privacy_accountant_test.PrivacyAccountantTest):
             ShufflePldAccountant(value_discretization_interval=1e-3)]
 
   def test_shuffle_event_nested_in_standard_wrappers(self):
-    event = ShuffleEvent(num_users=100, local_epsilon=1.0)
-    for wrapped in (event, dp_event.ComposedDpEvent([event]),
-                    dp_event.SelfComposedDpEvent(event, 3)):
-      for accountant in self._make_test_accountants():
-        self.assertTrue(accountant.supports(wrapped))
-        accountant.compose(wrapped)
-        self.assertGreater(accountant.get_epsilon(1e-6), 0)
+    for event in (ShuffleEvent(num_users=100, local_epsilon=1.0),
+                  DistributedCheckInEvent(100, 0.1, 1.0)):
+      for wrapped in (event, dp_event.ComposedDpEvent([event]),
+                      dp_event.SelfComposedDpEvent(event, 3)):
+        for accountant in self._make_test_accountants():
+          self.assertTrue(accountant.supports(wrapped))
+          accountant.compose(wrapped)
+          self.assertGreater(accountant.get_epsilon(1e-6), 0)
 
   def test_subclass_is_used_by_the_upstream_suite(self):
     self.assertIs(upstream_pld.pld_privacy_accountant.PLDAccountant,

@@ -16,6 +16,8 @@ It handles
   (pure LDP) or on the unshuffled Gaussian pair (local noise, docs/mathematics.md D7);
 * `SubsampledShuffleGaussianEvent`: KHH-SUBSAMPLED on the Gaussian pair
   (`pld.checkin`);
+* `DistributedCheckInEvent`: the D17 pair mixed over the revealed count
+  (`pld.distributed`);
 and delegates every other event to `dp_accounting.pld.PLDAccountant`.
 
 Grid: by default (`value_discretization_interval=None`) the grid is chosen
