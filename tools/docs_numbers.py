@@ -4,7 +4,8 @@ The Markdown marks each computed number, so that none can go stale:
 
 * `<!-- value: KEY -->0.6237<!-- /value -->`: one number (or short text),
   `VALUES[KEY]` of this module, formatted as registered;
-* `<!-- table: KEY -->` ... `<!-- /table -->`: a whole table, `TABLES[KEY]`;
+* `<!-- table: KEY -->` ... `<!-- /table -->`: a whole table, `TABLES[KEY]`
+  (`<!-- output: KEY -->` ... `<!-- /output -->`: a program's printed output);
 * in a ```python block, `print(...)  # 0.6237 ...`: the comment's leading
   number is what that print shows, at the comment's significant digits.
 
@@ -37,8 +38,8 @@ PAGES = [ROOT / 'README.md'] + sorted((ROOT / 'docs').glob('*.md'))
 VALUE_MARK = re.compile(
     r'<!-- value: (?P<key>[\w.-]+) -->(?P<text>.*?)<!-- /value -->', re.S)
 TABLE_MARK = re.compile(
-    r'(?P<open><!-- table: (?P<key>[\w.-]+) -->\n)(?P<text>.*?)'
-    r'(?P<close><!-- /table -->)', re.S)
+    r'(?P<open><!-- (?P<kind>table|output): (?P<key>[\w.-]+) -->\n)'
+    r'(?P<text>.*?)(?P<close><!-- /(?P=kind) -->)', re.S)
 PYTHON_BLOCK = re.compile(r'```python\n(.*?)```', re.S)
 NUMBER = re.compile(r'-?\d+(?:\.\d+)?(?:e[-+]?\d+)?')
 PRINT_COMMENT = re.compile(r'^print\(.*\)\s*#\s*(?P<number>\d[\d.e+-]*)')
@@ -65,6 +66,14 @@ def table(key: str, slow: bool = False):
   """Registers a function returning a table as (header, rows) of strings."""
   def register(function):
     TABLES[key] = Entry(lambda: _markdown_table(*function()), slow)
+    return function
+  return register
+
+
+def output(key: str, slow: bool = False):
+  """Registers a function returning printed text, shown as a code block."""
+  def register(function):
+    TABLES[key] = Entry(lambda: f'```\n{function().rstrip()}\n```\n', slow)
     return function
   return register
 
@@ -101,7 +110,7 @@ def _cells(text: str) -> List[List[str]]:
 
 
 def tables_agree(page_text: str, code_text: str) -> bool:
-  """Equal cell by cell (spacing inside a row does not count)."""
+  """Equal cell by cell, or line by line (spacing at the ends aside)."""
   return _cells(page_text) == _cells(code_text)
 
 
@@ -415,6 +424,169 @@ value('results.choice_oue_over_lower', slow=True)(
     f'{max(_randomizer_choice()[1]):.2f}')
 
 
+# ---- docs/randomizers.md
+
+
+@functools.lru_cache(maxsize=None)
+def _randomizer_rows():
+  """benchmarks/randomizers.py's rows at (10^4, 1), (10^6, 365), (10^8, 1)."""
+  import importlib.util
+  spec = importlib.util.spec_from_file_location(
+      'benchmark_randomizers', ROOT / 'benchmarks' / 'randomizers.py')
+  benchmark = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(benchmark)
+  return tuple(benchmark.rows(False, [(10**4, 1), (10**6, 365), (10**8, 1)]))
+
+
+@value('randomizers.krr_clone_rate_1e4', slow=True)
+def _krr_clone_rate():
+  return next(f'{row["clone_rate"]:.5f}' for row in _randomizer_rows()
+              if row['randomizer'] == 'k-RR' and row['eps0'] == 1.0
+              and row['n'] == 10**4)
+
+
+@table('randomizers.catalogue', slow=True)
+def _randomizers_catalogue():
+  header = ['randomizer', 'ε0', 'n', 'T', 'generic FMT21', 's(R) clone',
+            'blanket (D16; k-RR: KHH-KRR-WEAK)', 'certified', 'exact LB',
+            'certified / LB', 'certified / generic']
+
+  def cell(number, digits=5):
+    return '-' if number is None else f'{number:.{digits}f}'
+
+  rows = []
+  for row in _randomizer_rows():
+    rows.append([row['randomizer'], f'{row["eps0"]:g}', f'{row["n"]:.0e}',
+                 str(row['rounds']), cell(row['generic']),
+                 cell(row['clone_rate']), cell(row['blanket']),
+                 cell(row['certified']), cell(row['lower']),
+                 cell(row['certified'] / row['lower'], 3) if row['lower']
+                 else '-', cell(row['certified'] / row['generic'], 3)])
+  return header, rows
+
+
+@functools.lru_cache(maxsize=None)
+def _hadamard_year():
+  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  from shuffle_accountants import randomizers
+  hadamard = randomizers.HadamardResponse(domain_size=1000, local_epsilon=2.0)
+  named, generic = ShufflePldAccountant(), ShufflePldAccountant()
+  named.compose(ShuffleEvent(num_users=10**6, randomizer=hadamard), 365)
+  generic.compose(ShuffleEvent(num_users=10**6, local_epsilon=2.0), 365)
+  return named.get_epsilon(1e-6), generic.get_epsilon(1e-6)
+
+
+value('randomizers.hadamard_generic')(lambda: sig(_hadamard_year()[1], 3))
+
+
+# ---- docs/checkin.md
+
+
+@functools.lru_cache(maxsize=None)
+def _checkin_row(rate: float, kind: str, local: float):
+  """(PLD, RDP, central DP-SGD) as benchmarks/checkin.py --quick --rdp."""
+  from dp_accounting import dp_event
+  from dp_accounting.pld import pld_privacy_accountant
+  from shuffle_accountants import CheckInEvent, ShufflePldAccountant
+  from shuffle_accountants import ShuffleRdpAccountant
+  keyword = 'local_epsilon' if kind == 'eps0' else 'noise_multiplier'
+  event = CheckInEvent(60_000, rate, **{keyword: local})
+  pld, rdp = (accountant.compose(event, 100).get_epsilon(1 / 60_000)
+              for accountant in (ShufflePldAccountant(),
+                                 ShuffleRdpAccountant()))
+  central = None
+  if kind == 'sigma':
+    accountant = pld_privacy_accountant.PLDAccountant()
+    accountant.compose(dp_event.PoissonSampledDpEvent(
+        rate, dp_event.GaussianDpEvent(local)), 100)
+    central = accountant.get_epsilon(1 / 60_000)
+  return pld, rdp, central
+
+
+CHECKIN_ROWS = [(1e-3, 'eps0', 1.0), (1e-3, 'eps0', 2.0), (1e-3, 'eps0', 8.0),
+                (1e-3, 'sigma', 0.86), (1e-3, 'sigma', 2.0),
+                (1e-3, 'sigma', 5.0), (1e-2, 'eps0', 1.0), (1e-2, 'eps0', 2.0),
+                (1e-2, 'sigma', 2.0), (0.1, 'eps0', 1.0), (0.1, 'eps0', 2.0),
+                (0.1, 'sigma', 2.0)]
+
+
+@table('checkin.numbers', slow=True)
+def _checkin_numbers():
+  header = ['γ', 'local randomizer', 'PLD ε', 'RDP ε', 'central DP-SGD ε']
+  rows = []
+  for rate, kind, local in CHECKIN_ROWS:
+    pld, rdp, central = _checkin_row(rate, kind, local)
+    rows.append([power_of_ten(rate) if rate < 0.1 else f'{rate:g}',
+                 f'{"ε0" if kind == "eps0" else "σ"} = {local:g}',
+                 sig(pld, 3), sig(rdp, 3),
+                 '' if central is None else sig(central, 3)])
+  return header, rows
+
+
+@value('checkin.local_over_central', slow=True)
+def _checkin_local_over_central():
+  ratios = [pld / central for pld, _, central in
+            (_checkin_row(*row) for row in CHECKIN_ROWS) if central]
+  return f'{min(ratios):.0f}–{max(ratios):.0f}'
+
+
+@functools.lru_cache(maxsize=None)
+def _issue_16_rdp():
+  from shuffle_accountants import CheckInEvent, ShuffleRdpAccountant
+  accountant = ShuffleRdpAccountant(orders=[1.5, 2.0, 3.0])
+  accountant.compose(CheckInEvent(num_users=10, checkin_rate=0.001,
+                                  local_epsilon=3.0, num_categories=3))
+  return ' / '.join(sig(rdp, 3) for rdp in accountant.contributions[0].bound.rdp)
+
+
+value('checkin.issue_16_now')(_issue_16_rdp)
+
+
+# ---- docs/cli.md
+
+
+@output('cli.epsilon_example')
+def _cli_epsilon_example():
+  """The first command of docs/cli.md; its wall times are elided."""
+  result = subprocess.run(
+      [sys.executable, '-m', 'shuffle_accountants', 'epsilon', '--num-users',
+       '1000000', '--local-epsilon', '1', '--rounds', '1000'],
+      capture_output=True, text=True, check=True, cwd=tempfile.gettempdir())
+  return re.sub(r'\(\d+(?:\.\d+)? s\)', '(… s)', result.stdout)
+
+
+# ---- docs/tf_privacy.md
+
+
+@output('tf_privacy.statement')
+def _tf_privacy_statement():
+  from shuffle_accountants.adapters.tf_privacy import (
+      compute_shuffle_privacy_statement)
+  return compute_shuffle_privacy_statement(
+      number_of_examples=60_000, batch_size=256, num_epochs=15,
+      noise_multiplier=1.1, delta=1e-5)
+
+
+# ---- docs/errata.md
+
+
+@value('errata.fmt21_generic_1e4')
+def _errata_generic():
+  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  accountant = ShufflePldAccountant()
+  accountant.compose(ShuffleEvent(num_users=10**4, local_epsilon=1.0))
+  return sig(accountant.get_epsilon(1e-6), 4)
+
+
+@value('errata.wang_10rr_1000')
+def _errata_wang():
+  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  accountant = ShufflePldAccountant()
+  accountant.compose(ShuffleEvent(num_users=1000, local_epsilon=1.0,
+                                  num_categories=10))
+  return sig(accountant.get_epsilon(1e-6), 3)
+
+
 # ---- README.md
 
 
@@ -542,6 +714,31 @@ RESULT_LIKE = re.compile(r'(?<![\w.#/-])(\d+\.\d*[1-9]\d*)(?:·10[⁻⁰-⁹]+)?
 EXEMPT = {
     'results.md': {'0.547': "Koskela et al.'s code, as printed",
                    '5.38519': 'mathematics.md, GIRGIS-UB1 from the paper'},
+    'checkin.md': {
+        **dict.fromkeys(('0.001484', '0.002215', '0.004696'),
+                        'exact by enumeration, tests/test_subsampled_brute_'
+                        'force.py (rtol 2e-3)'),
+        **dict.fromkeys(('0.001114', '0.001827', '0.004412'),
+                        'what an earlier version reported (history)'),
+        '29.451120': 'LIEW-EQ8, tests/test_checkin.py (rtol 1e-6)',
+        **dict.fromkeys(('0.0392', '0.1054', '0.287649', '0.7311', '0.8392',
+                         '0.7353', '0.8959'),
+                        'W1 counterexample, tests/test_checkin.py')},
+    'errata.md': {
+        **dict.fromkeys(('0.0392207', '0.1053605', '0.287649', '0.731110',
+                         '0.839185', '0.735326', '0.895883'),
+                        'W1 counterexample, tests/test_checkin.py (rel 1e-4)'),
+        '0.04321': 'FMT23 clones as the public code computes them (cited)',
+        **dict.fromkeys(('2.357', '3.686', '0.08013', '0.08009', '0.023252',
+                         '0.023253', '0.02325'),
+                        'W15 counterexample, tests/test_randomizer_'
+                        'accounting.py (exact pair / as Wang et al.)'),
+        **dict.fromkeys(('0.001484', '0.002215', '0.004696'),
+                        'exact by enumeration, tests/test_subsampled_brute_'
+                        'force.py (rtol 2e-3)'),
+        **dict.fromkeys(('0.001114', '0.001827', '0.004412'),
+                        'what an earlier version reported (history)')},
+    'tf_privacy.md': {'3.12': 'Python version', '2.15': 'TensorFlow version'},
     'rdp_accountant.md': {'1.25': 'the smallest default order (parameter)',
                           '1.01': 'grouping ratio (parameter)',
                           '1.005': 'grouping ratio (parameter)'},
@@ -550,7 +747,8 @@ EXEMPT = {
 # listed by --inventory and not yet converted).
 CONVERTED = ('README.md', 'results.md', 'rdp_accountant.md',
              'pld_accountant.md', 'tutorial.md', 'index.md', 'concepts.md',
-             'contributing.md')
+             'contributing.md', 'checkin.md', 'errata.md', 'randomizers.md',
+             'tf_privacy.md', 'cli.md')
 
 
 def _significant(text: str) -> int:
