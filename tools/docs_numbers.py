@@ -11,8 +11,9 @@ The Markdown marks each computed number, so that none can go stale:
 
 The tolerance is the rounding shown: the page must equal the code's value
 formatted to the page's digits (half a unit of the last digit shown). Wall
-times are not generated (the benchmarks print them). Numbers that are not computed results (parameters, years, the
-papers' own printed values, timings) are exempt; `--inventory` lists every
+times are not generated (the benchmarks print them). Numbers that are not
+computed results (parameters, years, the papers' own printed values,
+timings) are exempt; `--inventory` lists every
 result-like number of a page that no marker covers, and `EXEMPT` names the
 ones that are recognisably not ours or pinned by a test (tests/docs/
 test_numbers.py checks that every page's list is empty).
@@ -25,7 +26,7 @@ test_numbers.py checks that every page's list is empty).
 
 import argparse
 import functools
-import os
+import math
 import pathlib
 import re
 import subprocess
@@ -90,7 +91,7 @@ def sig(number: float, digits: int = 4) -> str:
 
 def power_of_ten(number: float) -> str:
   """10⁴-style text for a parameter (1 and 10 as they are)."""
-  exponent = round(__import__('math').log10(number))
+  exponent = round(math.log10(number))
   if exponent in (0, 1):
     return str(10**exponent)
   superscript = str.maketrans('-0123456789', '⁻⁰¹²³⁴⁵⁶⁷⁸⁹')
