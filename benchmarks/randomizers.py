@@ -56,35 +56,37 @@ def _pair_epsilon(atoms, interval, rounds):
   return float(pld.get_epsilon_for_delta(DELTA))
 
 
-def rows(quick: bool):
+def rows(quick: bool, settings=None):
+  """One dict per row; `settings` ((n, rounds), ...) replaces the grid."""
   epsilons = [1.0] if quick else [0.5, 1.0, 2.0, 4.0, 8.0]
   populations = [10**4, 10**8] if quick else [10**3, 10**4, 10**6, 10**8]
+  settings = settings or [(n, rounds) for n in populations
+                          for rounds in (1, 365)]
   for name, family in FAMILIES.items():
     for eps0 in epsilons:
       randomizer = family(eps0)
-      for n in populations:
+      for n, rounds in settings:
         event = ShuffleEvent(n, randomizer=randomizer)
-        for rounds in (1, 365):
-          certified, seconds, accountant = _certified(event, rounds)
-          _, generic_seconds, _ = _certified(ShuffleEvent(n, eps0), rounds)
-          interval = accountant._resolve().value_discretization_interval  # pylint: disable=protected-access
-          pairs = dict(candidates.shuffle_round_pairs(
-              n, eps0, event.num_categories, 0.0, 'shuffled_output', 1e-3,
-              randomizer))
-          per_pair = {key: (None if pairs.get(key) is None else
-                            _pair_epsilon(pairs[key], interval, rounds))
-                      for key in ('FMT21-CLONES', candidates.CLONE_RATE_PAIR,
-                                  candidates.BLANKET_PAIR,
-                                  'KHH-KRR-WEAK')}
-          lower = lower_bounds.randomizer_epsilon_lower_bound(
-              randomizer, n, rounds, DELTA)
-          yield dict(randomizer=name, eps0=eps0, n=n, rounds=rounds,
-                     generic=per_pair['FMT21-CLONES'],
-                     clone_rate=per_pair[candidates.CLONE_RATE_PAIR],
-                     blanket=(per_pair[candidates.BLANKET_PAIR]
-                              or per_pair['KHH-KRR-WEAK']),
-                     certified=certified, lower=lower,
-                     seconds=seconds, time_ratio=seconds / generic_seconds)
+        certified, seconds, accountant = _certified(event, rounds)
+        _, generic_seconds, _ = _certified(ShuffleEvent(n, eps0), rounds)
+        interval = accountant._resolve().value_discretization_interval  # pylint: disable=protected-access
+        pairs = dict(candidates.shuffle_round_pairs(
+            n, eps0, event.num_categories, 0.0, 'shuffled_output', 1e-3,
+            randomizer))
+        per_pair = {key: (None if pairs.get(key) is None else
+                          _pair_epsilon(pairs[key], interval, rounds))
+                    for key in ('FMT21-CLONES', candidates.CLONE_RATE_PAIR,
+                                candidates.BLANKET_PAIR,
+                                'KHH-KRR-WEAK')}
+        lower = lower_bounds.randomizer_epsilon_lower_bound(
+            randomizer, n, rounds, DELTA)
+        yield dict(randomizer=name, eps0=eps0, n=n, rounds=rounds,
+                   generic=per_pair['FMT21-CLONES'],
+                   clone_rate=per_pair[candidates.CLONE_RATE_PAIR],
+                   blanket=(per_pair[candidates.BLANKET_PAIR]
+                            or per_pair['KHH-KRR-WEAK']),
+                   certified=certified, lower=lower,
+                   seconds=seconds, time_ratio=seconds / generic_seconds)
 
 
 def _cell(value, digits=5):

@@ -1,4 +1,9 @@
-"""Shared plumbing for the paper-figure examples: flags, progress, saving."""
+"""Shared plumbing for the paper-figure examples: flags, progress, saving.
+
+The look (a colour and marker per method, solid upper bounds, dashed lower
+bounds, legends outside the data) is `shuffle_accountants.figure_style`,
+shared with `shuffle-accountant plot`.
+"""
 
 import argparse
 import os
@@ -8,6 +13,7 @@ import matplotlib
 
 matplotlib.use('Agg')
 from matplotlib import pyplot  # pylint: disable=g-import-not-at-top,wrong-import-position
+from shuffle_accountants import figure_style  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 
 def parse_args(description: str) -> argparse.Namespace:
@@ -30,13 +36,7 @@ def progress(label: str, done: int, total: int) -> None:
 def save(figure, output: str, name: str) -> str:
   path = os.path.join(output, name)
   figure.tight_layout()
-  figure.savefig(path, dpi=110)
+  figure_style.save(figure, path, dpi=110)
   pyplot.close(figure)
   print(f'wrote {path}')
   return path
-
-
-def line_styles(kind: str) -> dict:
-  """Upper bounds solid, lower bounds dashed."""
-  return {'linestyle': '--' if kind == 'lower bound' else '-', 'marker': 'o',
-          'markersize': 3}

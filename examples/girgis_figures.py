@@ -15,6 +15,7 @@ import numpy as np
 
 import _figures
 from _figures import pyplot
+from shuffle_accountants import figure_style
 from shuffle_accountants.rdp import clone
 from shuffle_accountants.rdp import girgis
 from shuffle_accountants.cli import protocols
@@ -57,16 +58,28 @@ def figure_2(args):
       ('(c) n = 10^4, order 100', 'eps0', local_epsilons,
        _sweep(local_epsilons, lambda e: _rdp_curves(10**4, float(e), order))),
   ]
-  figure, panels = pyplot.subplots(2, 2, figsize=(10, 7))
+  figure, panels = pyplot.subplots(2, 2, figsize=(12, 7))
   for panel, (title, xlabel, xs, curves) in zip(panels.flat, panels_data):
-    for label, values in curves.items():
-      panel.plot(xs, values, label=label, **_figures.line_styles(
-          'lower bound' if 'lower' in label else 'upper bound'))
+    for index, (label, values) in enumerate(curves.items()):
+      panel.plot(xs, values, label=label,
+                 markevery=max(1, len(xs) // 12),
+                 **figure_style.series_style(index, _kind(label)))
     panel.set(xscale='linear' if xlabel == 'eps0' else 'log', yscale='log',
               xlabel=xlabel, ylabel='RDP', title=title)
     panel.grid(True, which='both', alpha=0.3)
-  panels.flat[0].legend(fontsize=7)
+  figure.suptitle('RDP of one shuffled eps0-LDP round (Girgis et al., Fig. 2)')
+  figure_style.legend_outside(panels[0, 1], [_kind(label) for label in curves])
   return _figures.save(figure, args.output, 'girgis_fig2_rdp.png')
+
+
+def _kind(label):
+  return figure_style.LOWER if 'lower' in label else figure_style.UPPER
+
+
+LABELS = {'pld': 'PLD accountant', 'rdp': 'RDP accountant',
+          'girgis-ub1': 'GIRGIS-UB1 route',
+          'fmt21-closed': 'FMT21 closed form, composed',
+          'binary-rr-pair': 'binary RR, all-equal pair (exact)'}
 
 
 def figure_4(args):
@@ -77,7 +90,7 @@ def figure_4(args):
   # The CLI skips the lower bound above 10^4 rounds to stay fast; this
   # offline figure pays its ~10 s at 10^5.
   protocols.MAX_LOWER_BOUND_ROUNDS = max(rounds)
-  figure, panels = pyplot.subplots(1, 2, figsize=(11, 4))
+  figure, panels = pyplot.subplots(1, 2, figsize=(12, 4.2))
   for panel, local_epsilon in zip(panels, (0.5, 2.0)):
     base = protocols.Protocol(num_users=10**6, local_epsilon=local_epsilon,
                               delta=1e-6)
@@ -88,13 +101,13 @@ def figure_4(args):
                                                name).epsilon)
       _figures.progress(f'Fig. 4, eps0 = {local_epsilon}', index + 1,
                         len(rounds))
-    for name, values in series.items():
-      kind = protocols.METHODS[name][0]
-      panel.plot(rounds, values, label=f'{name} ({kind})',
-                 **_figures.line_styles(kind))
+    for index, (name, values) in enumerate(series.items()):
+      panel.plot(rounds, values, label=LABELS[name],
+                 **figure_style.series_style(index, protocols.METHODS[name][0]))
     panel.set(xscale='log', yscale='log', xlabel='rounds T',
               ylabel='epsilon at delta = 1e-6',
-              title=f'n = 10^6, eps0 = {local_epsilon}')
+              title=f'({"ad"[local_epsilon > 1]}) n = 10^6, '
+              f'eps0 = {local_epsilon:g}')
     panel.grid(True, which='both', alpha=0.3)
     print(f'eps0 = {local_epsilon}')
     print(f'{"T":>7} ' + ' '.join(f'{name:>15}' for name in methods))
@@ -106,7 +119,10 @@ def figure_4(args):
           f'{series["fmt21-closed"][last] / series["pld"][last]:.1f}x, '
           f'GIRGIS-UB1 / PLD = '
           f'{series["girgis-ub1"][last] / series["pld"][last]:.2f}x')
-  panels[0].legend(fontsize=7)
+  figure.suptitle('epsilon after T shuffled rounds at delta = 1e-6 '
+                  '(Girgis et al., Fig. 4)')
+  figure_style.legend_outside(panels[-1], [protocols.METHODS[name][0]
+                                           for name in methods])
   return _figures.save(figure, args.output, 'girgis_fig4_rounds.png')
 
 

@@ -22,28 +22,36 @@ from _figures import pyplot
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants import figure_style
 from shuffle_accountants.pld import fmt21
 
 
 def figure_1(args):
   epsilons = np.linspace(0.1, 1.0, 8 if args.quick else 30)
+  deltas = np.geomspace(1e-6, 0.1, 12 if args.quick else 30)
   event = ShuffleEvent(num_users=10**4, local_epsilon=4.0)
-  figure, axes = pyplot.subplots(figsize=(6, 4))
-  for rounds in (1, 2, 3, 4):
+  figure, panels = pyplot.subplots(1, 4, figsize=(13, 3.6), sharey=True)
+  for panel, rounds in zip(panels, (1, 2, 3, 4)):
     pld = ShufflePldAccountant().compose(event, rounds)
     rdp = ShuffleRdpAccountant().compose(event, rounds)
-    line, = axes.plot(epsilons, [pld.get_delta(e) for e in epsilons],
-                      label=f'PLD, T = {rounds}')
-    axes.plot(epsilons, [rdp.get_delta(e) for e in epsilons], ':',
-              color=line.get_color(), label=f'RDP, T = {rounds}')
-  closed = [fmt21.closed_form_epsilon(10**4, 4.0, delta)
-            for delta in np.geomspace(1e-6, 0.1, 30)]
-  axes.plot(closed, np.geomspace(1e-6, 0.1, 30), 'k--',
-            label='FMT21 closed form, T = 1')
-  axes.set(yscale='log', xlabel='epsilon', ylabel='delta', xlim=(0.1, 1.0),
-           ylim=(1e-6, 1), title='n = 10^4, eps0 = 4 (Koskela Fig. 1)')
-  axes.grid(True, which='both', alpha=0.3)
-  axes.legend(fontsize=7, ncol=2)
+    closed = [fmt21.composed_closed_form_epsilon(10**4, 4.0, rounds, delta)
+              for delta in deltas]
+    for index, (label, xs, ys) in enumerate((
+        ('PLD accountant', epsilons, [pld.get_delta(e) for e in epsilons]),
+        ('RDP accountant', epsilons, [rdp.get_delta(e) for e in epsilons]),
+        ('FMT21 closed form, composed', closed, deltas))):
+      panel.plot(xs, ys, label=label, markevery=max(1, len(xs) // 10),
+                 **figure_style.series_style(index))
+    if min(closed) > 1.0:
+      panel.text(0.97, 0.97, f'FMT21 closed form:\nepsilon >= {min(closed):.2g}',
+                 transform=panel.transAxes, ha='right', va='top', fontsize=8)
+    panel.set(yscale='log', xlabel='epsilon', xlim=(0.1, 1.0),
+              ylim=(1e-6, 1), title=f'T = {rounds}')
+    panel.grid(True, which='both', alpha=0.3)
+  panels[0].set_ylabel('delta')
+  figure.suptitle('delta(epsilon) of T shuffled rounds, n = 10^4, eps0 = 4 '
+                  '(Koskela et al., Fig. 1)')
+  figure_style.legend_outside(panels[-1], [figure_style.UPPER])
   return _figures.save(figure, args.output, 'koskela_fig1_delta.png')
 
 
@@ -52,44 +60,53 @@ def figure_2(args):
                                                 10000]
   event = dp_accounting.SampledWithoutReplacementDpEvent(
       10**5, 1000, ShuffleEvent(num_users=1000, local_epsilon=3.0))
-  values = {'PLD (KHH-SUBSAMPLED)': [], 'RDP (WBK19-THM9)': []}
+  values = {'PLD accountant (KHH-SUBSAMPLED)': [],
+            'RDP accountant (WBK19-THM9)': []}
   for index, count in enumerate(rounds):
-    values['PLD (KHH-SUBSAMPLED)'].append(
+    values['PLD accountant (KHH-SUBSAMPLED)'].append(
         ShufflePldAccountant().compose(event, count).get_epsilon(1e-5))
-    values['RDP (WBK19-THM9)'].append(
+    values['RDP accountant (WBK19-THM9)'].append(
         ShuffleRdpAccountant().compose(event, count).get_epsilon(1e-5))
     _figures.progress('Fig. 2', index + 1, len(rounds))
-  figure, axes = pyplot.subplots(figsize=(6, 4))
-  for label, series in values.items():
-    axes.plot(rounds, series, label=label, **_figures.line_styles('upper bound'))
+  figure, axes = pyplot.subplots(figsize=(8, 4))
+  for index, (label, series) in enumerate(values.items()):
+    axes.plot(rounds, series, label=label, **figure_style.series_style(index))
   axes.set(xscale='log', yscale='log', xlabel='rounds T',
            ylabel='epsilon at delta = 1e-5',
-           title='hidden sample 1000 of 10^5, eps0 = 3 (Koskela Fig. 2)')
+           title='hidden sample of 1000 of 10^5 users, eps0 = 3 '
+           '(Koskela et al., Fig. 2)')
+  axes.title.set_fontsize(10)
   axes.grid(True, which='both', alpha=0.3)
-  axes.legend(fontsize=8)
+  figure_style.legend_outside(axes, [figure_style.UPPER])
   return _figures.save(figure, args.output, 'koskela_fig2_subsampled.png')
 
 
 def figure_3(args):
   deltas = 10.0 ** np.linspace(-4, -7, 5)
   local_epsilon = np.log(13.0)
-  figure, axes = pyplot.subplots(figsize=(6, 4))
-  adversaries = {'strong': dict(num_categories=4),
-                 'weak': dict(num_categories=4),
-                 'generic clone pair': {}}
-  for rounds in ((1, 4) if args.quick else (1, 4, 16)):
-    for name, fields in adversaries.items():
-      kwargs = ({} if name == 'generic clone pair'
-                else {'krr_adversary': name})
-      accountant = ShufflePldAccountant(**kwargs).compose(
-          ShuffleEvent(num_users=1000, local_epsilon=local_epsilon, **fields),
-          rounds)
-      axes.plot(deltas, [accountant.get_epsilon(d) for d in deltas],
-                label=f'{name}, T = {rounds}', marker='o', markersize=3)
-  axes.set(xscale='log', xlabel='delta', ylabel='epsilon',
-           title='4-RR, n = 1000, eps0 = log 13 (Koskela Fig. 3)')
-  axes.grid(True, which='both', alpha=0.3)
-  axes.legend(fontsize=7, ncol=2)
+  round_counts = (1, 4) if args.quick else (1, 4, 16)
+  adversaries = {'strong adversary (KHH-KRR-STRONG)': 'strong',
+                 'weak adversary (KHH-KRR-WEAK)': 'weak',
+                 'generic clone pair (FMT21)': None}
+  figure, panels = pyplot.subplots(1, len(round_counts),
+                                   figsize=(4 * len(round_counts) + 2, 3.6))
+  for panel, rounds in zip(panels, round_counts):
+    for index, (label, adversary) in enumerate(adversaries.items()):
+      if adversary is None:
+        accountant = ShufflePldAccountant().compose(
+            ShuffleEvent(num_users=1000, local_epsilon=local_epsilon), rounds)
+      else:
+        accountant = ShufflePldAccountant(krr_adversary=adversary).compose(
+            ShuffleEvent(num_users=1000, local_epsilon=local_epsilon,
+                         num_categories=4), rounds)
+      panel.plot(deltas, [accountant.get_epsilon(d) for d in deltas],
+                 label=label, **figure_style.series_style(index))
+    panel.set(xscale='log', xlabel='delta', title=f'T = {rounds}')
+    panel.grid(True, which='both', alpha=0.3)
+  panels[0].set_ylabel('epsilon')
+  figure.suptitle('4-RR, n = 1000, eps0 = log 13: certified epsilon per '
+                  'adversary (Koskela et al., Fig. 3)')
+  figure_style.legend_outside(panels[-1], [figure_style.UPPER])
   return _figures.save(figure, args.output, 'koskela_fig3_krr.png')
 
 

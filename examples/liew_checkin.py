@@ -13,6 +13,7 @@ Run: python examples/liew_checkin.py --output figures  (about a minute)
 
 import _figures
 from _figures import pyplot
+from shuffle_accountants import figure_style
 from shuffle_accountants.cli import protocols
 
 # (eps0, gamma) -> (baseline, Approach 1, Approach 2) as printed (docs/mathematics.md).
@@ -46,17 +47,17 @@ def mnist_figure(args):
     for name in values:
       values[name].append(protocols.evaluate(protocol, name).epsilon)
     _figures.progress('MNIST setting', index + 1, len(epochs))
-  figure, axes = pyplot.subplots(figsize=(6, 4))
-  for name, series in values.items():
-    axes.plot(epochs, series, label=f'{name} (upper bound)',
-              **_figures.line_styles('upper bound'))
+  figure, axes = pyplot.subplots(figsize=(8, 4))
+  for index, (name, series) in enumerate(values.items()):
+    axes.plot(epochs, series, label=f'{name.upper()} accountant',
+              **figure_style.series_style(index))
   axes.set(xscale='log', yscale='log', xlabel='epochs',
            ylabel='epsilon at delta = 1/n',
-           title='check-in, local Gaussian sigma = 0.86, n = 60,000, '
-           'gamma = 1e-3', )
+           title='shuffled check-in, local Gaussian sigma = 0.86, '
+           'n = 60,000, gamma = 1e-3 (Liew et al., MNIST)')
   axes.title.set_fontsize(9)
   axes.grid(True, which='both', alpha=0.3)
-  axes.legend(fontsize=8)
+  figure_style.legend_outside(axes, [figure_style.UPPER])
   for count, pld in zip(epochs, values['pld']):
     print(f'  {count:>4} epochs: certified epsilon {pld:.4g}')
   return _figures.save(figure, args.output, 'liew_mnist_checkin.png')

@@ -22,6 +22,8 @@ import warnings
 
 import attr
 
+from shuffle_accountants import figure_style
+
 # The numerical stack (numpy, scipy, dp_accounting) is imported only when a
 # command computes, so that --help and usage errors answer at once.
 protocols = None  # pylint: disable=invalid-name
@@ -384,23 +386,26 @@ def _plot(args) -> dict:
     for offset, name in enumerate(methods):
       series[name].append(protocols.evaluate(protocol, name).epsilon)
       _progress(index * len(methods) + offset + 1, total, 'plotting')
-  figure, axes = pyplot.subplots(figsize=(6, 4))
-  for name, epsilons in series.items():
+  figure, axes = pyplot.subplots(figsize=(7.5, 4))
+  kinds = []
+  for index, (name, epsilons) in enumerate(series.items()):
     points = [(x, y) for x, y in zip(values, epsilons) if y is not None]
     if points:
-      kind = protocols.METHODS[name][0]
-      axes.plot(*zip(*points), marker='o',
-                linestyle='--' if kind == protocols.LOWER else '-',
-                label=f'{name} ({kind})')
+      kinds.append(protocols.METHODS[name][0])
+      axes.plot(*zip(*points), label=name,
+                **figure_style.series_style(index, kinds[-1]))
   if args.x != 'local-epsilon':
     axes.set_xscale('log')
   axes.set_yscale('log')
   axes.set_xlabel(args.x)
   axes.set_ylabel(f'epsilon at delta = {args.delta:g}')
-  axes.legend()
+  fixed = {key: value for key, value in attr.asdict(sweep[0]).items()
+           if key != field}
+  axes.set_title(f'{type(sweep[0].round_event()).__name__}: '
+                 + figure_style.parameter_title(fixed), fontsize=9)
+  figure_style.legend_outside(axes, kinds)
   axes.grid(True, which='both', alpha=0.3)
-  figure.tight_layout()
-  figure.savefig(args.output, format=output_format, dpi=120)
+  figure_style.save(figure, args.output, format=output_format, dpi=120)
   pyplot.close(figure)
   text = [f'wrote {args.output}',
           f'  {args.x:>14} ' + ' '.join(f'{name:>14}' for name in methods)]

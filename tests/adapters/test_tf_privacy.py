@@ -155,7 +155,7 @@ def test_central_line_matches_tf_privacy(kind):
 def test_docs_sample_statement_is_what_the_function_prints():
   page = pathlib.Path(__file__).resolve().parents[2] / 'docs' / 'tf_privacy.md'
   sample = page.read_text(encoding='utf-8').split(
-      'prints (PLD accounting, about 3 s):\n\n```\n')[1].split('```')[0]
+      '<!-- output: tf_privacy.statement -->\n```\n')[1].split('```')[0]
   printed = tf_privacy.compute_shuffle_privacy_statement(
       number_of_examples=60_000, batch_size=256, num_epochs=15,
       noise_multiplier=1.1, delta=1e-5)

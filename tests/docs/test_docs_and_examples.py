@@ -1,6 +1,7 @@
 """The docs build strictly, and every paper-figure example runs (quick mode)."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -21,7 +22,17 @@ def test_docs_build_strictly(tmp_path):
        str(tmp_path / 'site')], cwd=ROOT, capture_output=True, text=True,
       check=False)
   assert result.returncode == 0, result.stderr
-  assert (tmp_path / 'site' / 'results' / 'index.html').exists()
+  # use_directory_urls: false, so the site works opened from files: every
+  # page is NAME.html and every link between pages names such a file.
+  site = tmp_path / 'site'
+  assert (site / 'results.html').exists()
+  for page in site.glob('*.html'):
+    if page.name == '404.html':  # served only; its links are absolute
+      continue
+    html = page.read_text(encoding='utf-8')
+    for target in re.findall(r'href="([^"#:]+)(?:#[^"]*)?"', html):
+      if not target.startswith(('assets/', 'search/', 'css/', 'js/')):
+        assert (page.parent / target).is_file(), (page.name, target)
 
 
 def test_results_page_shows_every_figure_the_examples_write():

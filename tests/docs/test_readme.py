@@ -9,6 +9,9 @@ import sys
 import pytest
 
 ROOT = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir)
+sys.path.insert(0, os.path.join(ROOT, 'tools'))
+import docs_numbers  # pylint: disable=g-import-not-at-top,wrong-import-position
+
 PAGES = [os.path.join(ROOT, 'README.md')] + sorted(
     glob.glob(os.path.join(ROOT, 'docs', '*.md')))
 
@@ -31,6 +34,10 @@ def test_python_block_runs(block, tmp_path):
   result = subprocess.run([sys.executable, '-c', block], capture_output=True,
                           text=True, cwd=tmp_path, check=False)
   assert result.returncode == 0, result.stderr
+  # `print(...)  # 0.6237 ...`: the comment is the output at its digits
+  # (rewrite with `python tools/docs_numbers.py`).
+  for line, page, code in docs_numbers.printed_values(block, result.stdout):
+    assert page == code, (line, block.splitlines()[line], code)
 
 
 def _cli_lines():

@@ -1,0 +1,914 @@
+"""Every computed number of the README and docs, produced by one registry.
+
+The Markdown marks each computed number, so that none can go stale:
+
+* `<!-- value: KEY -->0.6237<!-- /value -->`: one number (or short text),
+  `VALUES[KEY]` of this module, formatted as registered;
+* `<!-- table: KEY -->` ... `<!-- /table -->`: a whole table, `TABLES[KEY]`
+  (`<!-- output: KEY -->` ... `<!-- /output -->`: a program's printed output);
+* in a ```python block, `print(...)  # 0.6237 ...`: the comment's leading
+  number is what that print shows, at the comment's significant digits.
+
+The tolerance is the rounding shown: the page must equal the code's value
+formatted to the page's digits (half a unit of the last digit shown). Wall
+times are not generated (the benchmarks print them). Numbers that are not
+computed results (parameters, years, the papers' own printed values,
+timings) are exempt; `--inventory` lists every
+result-like number of a page that no marker covers, and `EXEMPT` names the
+ones that are recognisably not ours or pinned by a test (tests/docs/
+test_numbers.py checks that every page's list is empty).
+
+  python tools/docs_numbers.py              rewrite every marked number
+  python tools/docs_numbers.py --fast       only those that take seconds
+  python tools/docs_numbers.py --check      compare only; exit 1 if stale
+  python tools/docs_numbers.py --inventory  result-like numbers not covered
+"""
+
+import argparse
+import functools
+import math
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PAGES = [ROOT / 'README.md'] + sorted((ROOT / 'docs').glob('*.md'))
+
+VALUE_MARK = re.compile(
+    r'<!-- value: (?P<key>[\w.-]+) -->(?P<text>.*?)<!-- /value -->', re.S)
+TABLE_MARK = re.compile(
+    r'(?P<open><!-- (?P<kind>table|output): (?P<key>[\w.-]+) -->\n)'
+    r'(?P<text>.*?)(?P<close><!-- /(?P=kind) -->)', re.S)
+PYTHON_BLOCK = re.compile(r'```python\n(.*?)```', re.S)
+NUMBER = re.compile(r'-?\d+(?:\.\d+)?(?:e[-+]?\d+)?')
+PRINT_COMMENT = re.compile(r'^print\(.*\)\s*#\s*(?P<number>\d[\d.e+-]*)')
+
+
+class Entry(NamedTuple):
+  compute: Callable[[], object]
+  slow: bool
+
+
+VALUES: Dict[str, Entry] = {}
+TABLES: Dict[str, Entry] = {}
+
+
+def value(key: str, slow: bool = False):
+  """Registers a function returning the text of one marked value."""
+  def register(function):
+    VALUES[key] = Entry(function, slow)
+    return function
+  return register
+
+
+def table(key: str, slow: bool = False):
+  """Registers a function returning a table as (header, rows) of strings."""
+  def register(function):
+    TABLES[key] = Entry(lambda: _markdown_table(*function()), slow)
+    return function
+  return register
+
+
+def output(key: str, slow: bool = False):
+  """Registers a function returning printed text, shown as a code block."""
+  def register(function):
+    TABLES[key] = Entry(lambda: f'```\n{function().rstrip()}\n```\n', slow)
+    return function
+  return register
+
+
+def sig(number: float, digits: int = 4) -> str:
+  """`number` to `digits` significant digits, trailing zeros kept."""
+  text = f'{number:#.{digits}g}'
+  if 'e' in text:
+    mantissa, exponent = text.split('e')
+    return f'{mantissa.rstrip(".")}e{int(exponent)}'
+  return text.rstrip('.')
+
+
+def power_of_ten(number: float) -> str:
+  """10⁴-style text for a parameter (1 and 10 as they are)."""
+  exponent = round(math.log10(number))
+  if exponent in (0, 1):
+    return str(10**exponent)
+  superscript = str.maketrans('-0123456789', '⁻⁰¹²³⁴⁵⁶⁷⁸⁹')
+  return '10' + str(exponent).translate(superscript)
+
+
+def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]
+                    ) -> str:
+  lines = ['| ' + ' | '.join(header) + ' |',
+           '|' + '---|' * len(header)]
+  lines += ['| ' + ' | '.join(row) + ' |' for row in rows]
+  return '\n'.join(lines) + '\n'
+
+
+def _cells(text: str) -> List[List[str]]:
+  return [[cell.strip() for cell in line.strip().strip('|').split('|')]
+          for line in text.strip().splitlines()]
+
+
+def tables_agree(page_text: str, code_text: str) -> bool:
+  """Equal cell by cell, or line by line (spacing at the ends aside)."""
+  return _cells(page_text) == _cells(code_text)
+
+
+# ---------------------------------------------------------------- the code
+# Heavy imports stay inside the functions: listing the registry is instant.
+
+
+def _protocol_epsilon(method: str, **fields) -> Optional[float]:
+  from shuffle_accountants.cli import protocols
+  return protocols.evaluate(protocols.Protocol(**fields), method).epsilon
+
+
+# ---- docs/pld_accountant.md
+
+
+@table('pld.comparison', slow=True)
+def _pld_comparison():
+  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  from shuffle_accountants import ShuffleRdpAccountant
+  from shuffle_accountants.pld import fmt21
+  from shuffle_accountants.pld import lower_bounds
+  header = ['ε0', 'n', 'T', 'PLD (ours)', 'RDP (ours)', 'FMT21 closed',
+            'lower bound']
+  settings = [(1.0, 10**4, 1), (1.0, 10**4, 10**4), (1.0, 10**6, 1),
+              (1.0, 10**6, 10**4), (1.0, 10**9, 1), (1.0, 10**9, 10**4),
+              (4.0, 10**4, 1), (4.0, 10**6, 1), (4.0, 10**6, 10**4),
+              (4.0, 10**9, 10**4)]
+  rows = []
+  for local_epsilon, num_users, rounds in settings:
+    cells = [f'{local_epsilon:g}', power_of_ten(num_users),
+             power_of_ten(rounds)]
+    for accountant in (ShufflePldAccountant(), ShuffleRdpAccountant()):
+      accountant.compose(ShuffleEvent(num_users, local_epsilon), rounds)
+      cells.append(sig(accountant.get_epsilon(1e-6), 4))
+    if fmt21._condition_holds(num_users, local_epsilon,  # pylint: disable=protected-access
+                              1e-6 / (2 * rounds)):
+      cells.append(sig(fmt21.composed_closed_form_epsilon(
+          num_users, local_epsilon, rounds, 1e-6), 4))
+    else:
+      cells.append(f'{local_epsilon:g} (condition fails)')
+    cells.append(sig(lower_bounds.binary_rr_all_equal_pair_epsilon_lower_bound(
+        num_users, local_epsilon, 1, 1e-6), 4) if rounds == 1
+                 and num_users <= 10**6 else '')
+    rows.append(cells)
+  return header, rows
+
+
+# ---- docs/rdp_accountant.md
+
+
+@functools.lru_cache(maxsize=None)
+def _rdp_row(local_epsilon: float, num_users: int, rounds: int):
+  """(UB1, EFM19, accountant, order, winner) as benchmarks/rdp_accountant.py."""
+  import numpy as np
+  from dp_accounting.rdp import rdp_privacy_accountant
+  from shuffle_accountants import ShuffleEvent, ShuffleRdpAccountant
+  from shuffle_accountants.rdp import girgis
+  orders = np.arange(2, 2049)
+  ub1, _ = rdp_privacy_accountant.compute_epsilon(
+      orders, rounds * girgis.girgis_ub1(num_users, local_epsilon, orders),
+      1e-6)
+  efm, _ = rdp_privacy_accountant.compute_epsilon(
+      orders, rounds * girgis.efm19_rdp_baseline(num_users, local_epsilon,
+                                                 orders), 1e-6)
+  accountant = ShuffleRdpAccountant()
+  accountant.compose(ShuffleEvent(num_users, local_epsilon), rounds)
+  ours, order = accountant.get_epsilon_and_optimal_order(1e-6)
+  winner = accountant.explain(1e-6)[0]['bound']
+  return ub1, efm, ours, order, winner
+
+
+RDP_SETTINGS = [(0.5, 10**6, 10**3), (0.5, 10**6, 10**5), (1.0, 10**4, 10**3),
+                (1.0, 10**6, 10**3), (2.0, 10**6, 10**3), (4.0, 10**6, 10**3),
+                (4.0, 10**9, 10**5), (0.5, 10**9, 1)]
+
+
+@table('rdp.benchmark', slow=True)
+def _rdp_benchmark():
+  header = ['ε0', 'n', 'T', 'GIRGIS-UB1', 'EFM19 (baseline)', 'accountant',
+            'UB1/ours', 'order', 'winner']
+  rows = []
+  for local_epsilon, num_users, rounds in RDP_SETTINGS:
+    ub1, efm, ours, order, winner = _rdp_row(local_epsilon, num_users, rounds)
+    rows.append([f'{local_epsilon:g}', f'{num_users:.0e}'.replace('+0', ''),
+                 f'{rounds:.0e}'.replace('+0', '') if rounds > 1 else '1',
+                 sig(ub1, 4), sig(efm, 2) if efm >= 1e4 else sig(efm, 4),
+                 sig(ours, 4), f'{ub1 / ours:.2f}', f'{order:g}', winner])
+  return header, rows
+
+
+@value('rdp.ub1_ratio_range', slow=True)
+def _rdp_ratio_range():
+  ratios = [_rdp_row(*setting)[0] / _rdp_row(*setting)[2]
+            for setting in RDP_SETTINGS]
+  return f'{sig(min(ratios), 2)}–{sig(max(ratios), 2)}'
+
+
+@value('rdp.girgis_8x_ub1', slow=True)
+def _rdp_8x_ub1():
+  return sig(_rdp_row(0.5, 10**6, 10**5)[0], 4)
+
+
+@value('rdp.girgis_8x_ours', slow=True)
+def _rdp_8x_ours():
+  return sig(_rdp_row(0.5, 10**6, 10**5)[2], 3)
+
+
+@functools.lru_cache(maxsize=None)
+def _large_n_one_round():
+  """n = 10^7, eps0 = 0.3, one round: order-1024 cap, staged, PLD."""
+  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  from shuffle_accountants import ShuffleRdpAccountant
+  from shuffle_accountants.rdp.accountant import DEFAULT_ORDERS
+  event = ShuffleEvent(num_users=10**7, local_epsilon=0.3)
+  capped = ShuffleRdpAccountant(orders=DEFAULT_ORDERS)  # no extensions
+  staged = ShuffleRdpAccountant()
+  pld = ShufflePldAccountant()
+  return tuple(accountant.compose(event).get_epsilon(1e-6)
+               for accountant in (capped, staged, pld))
+
+
+def _times_ten(number: float) -> str:
+  mantissa, exponent = f'{number:.1e}'.split('e')
+  superscript = str.maketrans('-0123456789', '⁻⁰¹²³⁴⁵⁶⁷⁸⁹')
+  return f'{mantissa}·10{str(int(exponent)).translate(superscript)}'
+
+
+for _index, _name in enumerate(('capped', 'staged', 'pld')):
+  value(f'rdp.large_n_{_name}')(
+      lambda index=_index: _times_ten(_large_n_one_round()[index]))
+
+
+# ---- docs/results.md
+
+
+@functools.lru_cache(maxsize=None)
+def _girgis_fig4(local_epsilon: float):
+  """{method: {T: epsilon}} of examples/girgis_figures.py's Fig. 4."""
+  from shuffle_accountants.cli import protocols
+  saved = protocols.MAX_LOWER_BOUND_ROUNDS
+  protocols.MAX_LOWER_BOUND_ROUNDS = 10**5
+  try:
+    return {method: {rounds: _protocol_epsilon(
+        method, num_users=10**6, local_epsilon=local_epsilon, delta=1e-6,
+        rounds=rounds) for rounds in (1, 100, 10**4, 10**5)}
+            for method in ('pld', 'rdp', 'girgis-ub1', 'fmt21-closed',
+                           'binary-rr-pair')}
+  finally:
+    protocols.MAX_LOWER_BOUND_ROUNDS = saved
+
+
+@table('results.girgis_fig4', slow=True)
+def _results_girgis_fig4():
+  header = ['T', 'PLD (ours)', 'RDP (ours)', 'GIRGIS-UB1 route',
+            'FMT21 closed, composed', 'binary-RR pair (lower)']
+  series = _girgis_fig4(0.5)
+  return header, [[power_of_ten(rounds)] + [sig(series[method][rounds], 4)
+                                            for method in series]
+                  for rounds in (1, 100, 10**4, 10**5)]
+
+
+def _girgis_value(local_epsilon, method, rounds, digits):
+  return lambda: sig(_girgis_fig4(local_epsilon)[method][rounds], digits)
+
+
+def _girgis_ratio(local_epsilon, top, bottom, rounds=10**5, digits=2):
+  def ratio():
+    series = _girgis_fig4(local_epsilon)
+    return sig(series[top][rounds] / series[bottom][rounds], digits)
+  return ratio
+
+
+for _key, _function in {
+    'results.girgis_ub1_over_pld': _girgis_ratio(0.5, 'girgis-ub1', 'pld'),
+    'results.girgis_pld_over_lower': _girgis_ratio(0.5, 'pld',
+                                                   'binary-rr-pair'),
+    'results.girgis_fmt21_over_pld': _girgis_ratio(0.5, 'fmt21-closed',
+                                                   'pld'),
+    'results.girgis_eps2_pld_1e4': _girgis_value(2.0, 'pld', 10**4, 4),
+    'results.girgis_eps2_pld_1e5': _girgis_value(2.0, 'pld', 10**5, 4),
+    'results.girgis_eps2_ub1_over_pld': _girgis_ratio(2.0, 'girgis-ub1',
+                                                      'pld'),
+    'results.girgis_eps2_pld_over_lower': _girgis_ratio(2.0, 'pld',
+                                                        'binary-rr-pair'),
+}.items():
+  value(_key, slow=True)(_function)
+
+
+@value('results.girgis_ub1_2000')
+def _girgis_ub1_2000():
+  """GIRGIS-UB1 at T = 10^5 with integer orders 2..2000 (as mathematics.md)."""
+  import numpy as np
+  from dp_accounting.rdp import rdp_privacy_accountant
+  from shuffle_accountants.rdp import girgis
+  orders = np.arange(2, 2001)
+  epsilon, _ = rdp_privacy_accountant.compute_epsilon(
+      orders, 10**5 * girgis.girgis_ub1(10**6, 0.5, orders), 1e-6)
+  return sig(epsilon, 6)
+
+
+@value('results.girgis_ub1_eps2_1e4')
+def _girgis_ub1_eps2():
+  return sig(_protocol_epsilon('girgis-ub1', num_users=10**6,
+                               local_epsilon=2.0, rounds=10**4, delta=1e-6), 5)
+
+
+@functools.lru_cache(maxsize=None)
+def _koskela_krr(adversary: str) -> float:
+  import math
+  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  accountant = ShufflePldAccountant(krr_adversary=adversary)
+  accountant.compose(ShuffleEvent(num_users=1000, local_epsilon=math.log(13),
+                                  num_categories=4))
+  return accountant.get_epsilon(1e-4)
+
+
+value('results.koskela_strong')(lambda: sig(_koskela_krr('strong'), 3))
+value('results.koskela_weak')(lambda: sig(_koskela_krr('weak'), 3))
+
+
+LIEW_PRINTED = {  # Liew et al.'s Table 2 as printed: baseline, Appr. 1, 2.
+    (2.0, 1e-2): ('0.096', '0.17', '0.049'),
+    (2.0, 1e-3): ('0.013', '0.012', '0.024'),
+    (8.0, 1e-2): ('9.52', '8.57', '8.18'),
+    (8.0, 1e-3): ('3.86', '1.78', '1.58')}
+
+
+@table('results.liew_table2', slow=True)
+def _results_liew_table2():
+  header = ['ε0', 'γ', 'PLD (ours)', 'RDP (ours)', 'printed: baseline',
+            'Approach 1', 'Approach 2']
+  rows = []
+  for (local_epsilon, rate), printed in LIEW_PRINTED.items():
+    fields = dict(num_users=10**4, local_epsilon=local_epsilon,
+                  checkin_rate=rate, rounds=100, delta=1e-4)
+    rows.append([f'{local_epsilon:g}', power_of_ten(rate),
+                 sig(_protocol_epsilon('pld', **fields), 4),
+                 sig(_protocol_epsilon('rdp', **fields), 4), *printed])
+  return header, rows
+
+
+@value('results.liew_mnist_100_epochs', slow=True)
+def _liew_mnist():
+  return f"{_protocol_epsilon('pld', num_users=60_000, noise_multiplier=0.86, checkin_rate=1e-3, rounds=100_000, delta=1 / 60_000):.0f}"
+
+
+@functools.lru_cache(maxsize=None)
+def _mixed():
+  import dp_accounting
+  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  training = dp_accounting.SelfComposedDpEvent(
+      dp_accounting.PoissonSampledDpEvent(
+          0.01, dp_accounting.GaussianDpEvent(noise_multiplier=2.0)), 1000)
+  day = ShuffleEvent(num_users=10**5, local_epsilon=2.0, num_categories=4)
+  alone = ShufflePldAccountant().compose(training).get_epsilon(1e-6)
+  both = ShufflePldAccountant().compose(training).compose(
+      day, 365).get_epsilon(1e-6)
+  return alone, both
+
+
+value('results.mixed_training_alone')(lambda: sig(_mixed()[0], 4))
+value('results.mixed_year_adds')(lambda: sig(_mixed()[1] - _mixed()[0], 1))
+
+
+@functools.lru_cache(maxsize=None)
+def _randomizer_choice():
+  """Certified / generic per randomizer over n = 10^3..10^8 (the example)."""
+  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  from shuffle_accountants import randomizers
+  from shuffle_accountants.pld import lower_bounds
+
+  def certified(num_users, randomizer=None):
+    accountant = ShufflePldAccountant()
+    accountant.compose(ShuffleEvent(num_users, 1.0, randomizer=randomizer))
+    return accountant.get_epsilon(1e-6)
+
+  populations = [10**3, 10**4, 10**5, 10**6, 10**7, 10**8]
+  generic = [certified(n) for n in populations]
+  choices = {
+      'krr': randomizers.KRandomizedResponse(100, 1.0),
+      'oue': randomizers.OptimizedUnaryEncoding(100, 1.0),
+      'olh': randomizers.OptimizedLocalHashing(100, 1.0),
+      'hadamard': randomizers.HadamardResponse(100, 1.0),
+      'subset': randomizers.SubsetSelection(100, 1.0)}
+  gains = {name: [g / certified(n, r) for n, g in zip(populations, generic)]
+           for name, r in choices.items()}
+  oue = [certified(n, choices['oue']) for n in populations]
+  lower = [lower_bounds.randomizer_epsilon_lower_bound(choices['oue'], n, 1,
+                                                       1e-6)
+           for n in populations]
+  return gains, [u / l for u, l in zip(oue, lower)]
+
+
+def _gain_range(names):
+  def text():
+    gains = _randomizer_choice()[0]
+    values = [g for name in names for g in gains[name]]
+    low, high = min(values), max(values)
+    return f'{low:.1f}' if round(low, 1) == round(high, 1) else (
+        f'{low:.1f}–{high:.1f}')
+  return text
+
+
+value('results.choice_krr_gain', slow=True)(
+    lambda: f'{min(_randomizer_choice()[0]["krr"]):.0f}–'
+    f'{max(_randomizer_choice()[0]["krr"]):.0f}')
+value('results.choice_other_gain', slow=True)(
+    _gain_range(['oue', 'olh', 'hadamard', 'subset']))
+value('results.choice_oue_over_lower', slow=True)(
+    lambda: f'{min(_randomizer_choice()[1]):.2f}–'
+    f'{max(_randomizer_choice()[1]):.2f}')
+
+
+# ---- docs/performance.md and docs/limits.md
+
+RATIO_POPULATIONS = (10**3, 10**5, 10**7, 10**9)
+RATIO_EPSILONS = (0.1, 1.0, 8.0)
+RATIO_ROUNDS = (1, 10, 1000, 100_000)
+
+
+@functools.lru_cache(maxsize=None)
+def _rdp_over_pld(num_users: int, local_epsilon: float, rounds: int) -> float:
+  """benchmarks/loops.py's table 4: RDP epsilon / PLD epsilon at 1e-6."""
+  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  from shuffle_accountants import ShuffleRdpAccountant
+  event = ShuffleEvent(num_users, local_epsilon)
+  pld = ShufflePldAccountant().compose(event, rounds).get_epsilon(1e-6)
+  return ShuffleRdpAccountant().compose(event, rounds).get_epsilon(1e-6) / pld
+
+
+def _all_ratios():
+  return {(n, e, t): _rdp_over_pld(n, e, t) for n in RATIO_POPULATIONS
+          for e in RATIO_EPSILONS for t in RATIO_ROUNDS}
+
+
+@table('performance.rdp_over_pld', slow=True)
+def _performance_ratio_table():
+  header = ['n', 'ε0'] + [f'T = {power_of_ten(t)}' for t in RATIO_ROUNDS]
+  return header, [[power_of_ten(n), f'{e:g}'] + [
+      f'{_rdp_over_pld(n, e, t):.2f}' for t in RATIO_ROUNDS]
+                  for n in RATIO_POPULATIONS for e in RATIO_EPSILONS]
+
+
+value('performance.ratio_cells_within_2', slow=True)(
+    lambda: str(sum(r <= 2 for r in _all_ratios().values())))
+value('performance.ratio_cells', slow=True)(lambda: str(len(_all_ratios())))
+value('performance.ratio_worst', slow=True)(
+    lambda: f'{max(_all_ratios().values()):.0f}')
+value('performance.ratio_near_pure', slow=True)(
+    lambda: f'{_rdp_over_pld(10**5, 8.0, 1):.1f}')
+
+
+# ---- docs/randomizers.md
+
+
+@functools.lru_cache(maxsize=None)
+def _randomizer_rows():
+  """benchmarks/randomizers.py's rows at (10^4, 1), (10^6, 365), (10^8, 1)."""
+  import importlib.util
+  spec = importlib.util.spec_from_file_location(
+      'benchmark_randomizers', ROOT / 'benchmarks' / 'randomizers.py')
+  benchmark = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(benchmark)
+  return tuple(benchmark.rows(False, [(10**4, 1), (10**6, 365), (10**8, 1)]))
+
+
+@value('randomizers.krr_clone_rate_1e4', slow=True)
+def _krr_clone_rate():
+  return next(f'{row["clone_rate"]:.5f}' for row in _randomizer_rows()
+              if row['randomizer'] == 'k-RR' and row['eps0'] == 1.0
+              and row['n'] == 10**4)
+
+
+@table('randomizers.catalogue', slow=True)
+def _randomizers_catalogue():
+  header = ['randomizer', 'ε0', 'n', 'T', 'generic FMT21', 's(R) clone',
+            'blanket (D16; k-RR: KHH-KRR-WEAK)', 'certified', 'exact LB',
+            'certified / LB', 'certified / generic']
+
+  def cell(number, digits=5):
+    return '-' if number is None else f'{number:.{digits}f}'
+
+  rows = []
+  for row in _randomizer_rows():
+    rows.append([row['randomizer'], f'{row["eps0"]:g}', f'{row["n"]:.0e}',
+                 str(row['rounds']), cell(row['generic']),
+                 cell(row['clone_rate']), cell(row['blanket']),
+                 cell(row['certified']), cell(row['lower']),
+                 cell(row['certified'] / row['lower'], 3) if row['lower']
+                 else '-', cell(row['certified'] / row['generic'], 3)])
+  return header, rows
+
+
+@functools.lru_cache(maxsize=None)
+def _hadamard_year():
+  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  from shuffle_accountants import randomizers
+  hadamard = randomizers.HadamardResponse(domain_size=1000, local_epsilon=2.0)
+  named, generic = ShufflePldAccountant(), ShufflePldAccountant()
+  named.compose(ShuffleEvent(num_users=10**6, randomizer=hadamard), 365)
+  generic.compose(ShuffleEvent(num_users=10**6, local_epsilon=2.0), 365)
+  return named.get_epsilon(1e-6), generic.get_epsilon(1e-6)
+
+
+value('randomizers.hadamard_generic')(lambda: sig(_hadamard_year()[1], 3))
+
+
+# ---- docs/checkin.md
+
+
+@functools.lru_cache(maxsize=None)
+def _checkin_row(rate: float, kind: str, local: float):
+  """(PLD, RDP, central DP-SGD) as benchmarks/checkin.py --quick --rdp."""
+  from dp_accounting import dp_event
+  from dp_accounting.pld import pld_privacy_accountant
+  from shuffle_accountants import CheckInEvent, ShufflePldAccountant
+  from shuffle_accountants import ShuffleRdpAccountant
+  keyword = 'local_epsilon' if kind == 'eps0' else 'noise_multiplier'
+  event = CheckInEvent(60_000, rate, **{keyword: local})
+  pld, rdp = (accountant.compose(event, 100).get_epsilon(1 / 60_000)
+              for accountant in (ShufflePldAccountant(),
+                                 ShuffleRdpAccountant()))
+  central = None
+  if kind == 'sigma':
+    accountant = pld_privacy_accountant.PLDAccountant()
+    accountant.compose(dp_event.PoissonSampledDpEvent(
+        rate, dp_event.GaussianDpEvent(local)), 100)
+    central = accountant.get_epsilon(1 / 60_000)
+  return pld, rdp, central
+
+
+CHECKIN_ROWS = [(1e-3, 'eps0', 1.0), (1e-3, 'eps0', 2.0), (1e-3, 'eps0', 8.0),
+                (1e-3, 'sigma', 0.86), (1e-3, 'sigma', 2.0),
+                (1e-3, 'sigma', 5.0), (1e-2, 'eps0', 1.0), (1e-2, 'eps0', 2.0),
+                (1e-2, 'sigma', 2.0), (0.1, 'eps0', 1.0), (0.1, 'eps0', 2.0),
+                (0.1, 'sigma', 2.0)]
+
+
+@table('checkin.numbers', slow=True)
+def _checkin_numbers():
+  header = ['γ', 'local randomizer', 'PLD ε', 'RDP ε', 'central DP-SGD ε']
+  rows = []
+  for rate, kind, local in CHECKIN_ROWS:
+    pld, rdp, central = _checkin_row(rate, kind, local)
+    rows.append([power_of_ten(rate) if rate < 0.1 else f'{rate:g}',
+                 f'{"ε0" if kind == "eps0" else "σ"} = {local:g}',
+                 sig(pld, 3), sig(rdp, 3),
+                 '' if central is None else sig(central, 3)])
+  return header, rows
+
+
+@value('checkin.local_over_central', slow=True)
+def _checkin_local_over_central():
+  ratios = [pld / central for pld, _, central in
+            (_checkin_row(*row) for row in CHECKIN_ROWS) if central]
+  return f'{min(ratios):.0f}–{max(ratios):.0f}'
+
+
+@functools.lru_cache(maxsize=None)
+def _issue_16_rdp():
+  from shuffle_accountants import CheckInEvent, ShuffleRdpAccountant
+  accountant = ShuffleRdpAccountant(orders=[1.5, 2.0, 3.0])
+  accountant.compose(CheckInEvent(num_users=10, checkin_rate=0.001,
+                                  local_epsilon=3.0, num_categories=3))
+  return ' / '.join(sig(rdp, 3) for rdp in accountant.contributions[0].bound.rdp)
+
+
+value('checkin.issue_16_now')(_issue_16_rdp)
+
+
+# ---- docs/cli.md
+
+
+@output('cli.epsilon_example')
+def _cli_epsilon_example():
+  """The first command of docs/cli.md; its wall times are elided."""
+  result = subprocess.run(
+      [sys.executable, '-m', 'shuffle_accountants', 'epsilon', '--num-users',
+       '1000000', '--local-epsilon', '1', '--rounds', '1000'],
+      capture_output=True, text=True, check=True, cwd=tempfile.gettempdir())
+  return re.sub(r'\(\d+(?:\.\d+)? s\)', '(… s)', result.stdout)
+
+
+# ---- docs/opacus.md
+
+
+@functools.lru_cache(maxsize=None)
+def _opacus_sigma(mechanism: str) -> str:
+  """sigma for eps = 3 at delta = 1e-5, q = 0.1, 2 epochs, n = 600."""
+  from opacus.accountants.utils import get_noise_multiplier
+  import shuffle_accountants.adapters.opacus  # registers the accountants  # pylint: disable=unused-import
+  return sig(get_noise_multiplier(
+      target_epsilon=3.0, target_delta=1e-5, sample_rate=0.1, epochs=2,
+      accountant=mechanism, epsilon_tolerance=0.01, num_users=600), 3)
+
+
+value('opacus.sigma_pld', slow=True)(lambda: _opacus_sigma('shuffle_checkin'))
+value('opacus.sigma_rdp', slow=True)(
+    lambda: _opacus_sigma('shuffle_checkin_rdp'))
+
+
+@functools.lru_cache(maxsize=None)
+def _opacus_example():
+  """(shuffle accuracy, shuffle eps, central accuracy, central eps)."""
+  result = subprocess.run(
+      [sys.executable, str(ROOT / 'examples' / 'opacus_shuffle_checkin.py')],
+      capture_output=True, text=True, check=True, cwd=tempfile.gettempdir())
+  found = re.findall(r'accuracy ([\d.]+), (?:certified )?epsilon ([\d.]+)',
+                     result.stdout)
+  (shuffle_accuracy, shuffle_epsilon), (central_accuracy, central_epsilon) = (
+      found)
+  return (float(shuffle_accuracy), float(shuffle_epsilon),
+          float(central_accuracy), float(central_epsilon))
+
+
+for _index, _name in enumerate(('shuffle_accuracy', 'shuffle_epsilon',
+                                'central_accuracy', 'central_epsilon')):
+  value(f'opacus.example_{_name}', slow=True)(
+      lambda index=_index: (f'{100 * _opacus_example()[index]:.0f}'
+                            if index % 2 == 0
+                            else sig(_opacus_example()[index], 2)))
+
+
+# ---- docs/tf_privacy.md
+
+
+@output('tf_privacy.statement')
+def _tf_privacy_statement():
+  from shuffle_accountants.adapters.tf_privacy import (
+      compute_shuffle_privacy_statement)
+  return compute_shuffle_privacy_statement(
+      number_of_examples=60_000, batch_size=256, num_epochs=15,
+      noise_multiplier=1.1, delta=1e-5)
+
+
+# ---- docs/errata.md
+
+
+@value('errata.fmt21_generic_1e4')
+def _errata_generic():
+  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  accountant = ShufflePldAccountant()
+  accountant.compose(ShuffleEvent(num_users=10**4, local_epsilon=1.0))
+  return sig(accountant.get_epsilon(1e-6), 4)
+
+
+@value('errata.wang_10rr_1000')
+def _errata_wang():
+  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  accountant = ShufflePldAccountant()
+  accountant.compose(ShuffleEvent(num_users=1000, local_epsilon=1.0,
+                                  num_categories=10))
+  return sig(accountant.get_epsilon(1e-6), 3)
+
+
+# ---- README.md
+
+
+@value('readme.oue_generic')
+def _readme_oue_generic():
+  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  accountant = ShufflePldAccountant()
+  accountant.compose(ShuffleEvent(num_users=10**4, local_epsilon=1.0))
+  return sig(accountant.get_epsilon(1e-6), 3)
+
+
+# ------------------------------------------------------- code-block prints
+
+
+def print_comments(block: str) -> List[tuple]:
+  """(index among top-level prints, line number, number text) per comment."""
+  found, prints = [], 0
+  for line_number, line in enumerate(block.splitlines()):
+    if line.startswith('print('):
+      match = PRINT_COMMENT.match(line)
+      if match:
+        found.append((prints, line_number, match.group('number')))
+      prints += 1
+  return found
+
+
+def _significant_digits(text: str) -> int:
+  mantissa = text.split('e')[0].replace('-', '').replace('.', '').lstrip('0')
+  return max(len(mantissa), 1)
+
+
+def printed_values(block: str, stdout: str) -> List[tuple]:
+  """(line number, page text, code text) for each commented print."""
+  comments = print_comments(block)
+  if not comments:
+    return []
+  lines = stdout.splitlines()
+  prints = sum(line.startswith('print(') for line in block.splitlines())
+  if len(lines) != prints:
+    raise AssertionError(f'{prints} top-level prints wrote {len(lines)} '
+                         'lines; a commented print must write one line')
+  result = []
+  for index, line_number, text in comments:
+    number = float(NUMBER.search(lines[index]).group())
+    result.append((line_number, text,
+                   sig(number, _significant_digits(text))))
+  return result
+
+
+def run_block(block: str) -> str:
+  """Runs a page's Python block outside the checkout; returns its stdout."""
+  with tempfile.TemporaryDirectory() as folder:
+    result = subprocess.run([sys.executable, '-c', block], capture_output=True,
+                            text=True, cwd=folder, check=False)
+  if result.returncode:
+    raise RuntimeError(result.stderr)
+  return result.stdout
+
+
+# ----------------------------------------------------------------- pages
+
+
+def markers(text: str) -> List[tuple]:
+  """(kind, key) of every marker on a page."""
+  return ([('value', m.group('key')) for m in VALUE_MARK.finditer(text)]
+          + [('table', m.group('key')) for m in TABLE_MARK.finditer(text)])
+
+
+def regenerate(text: str, include: Callable[[Entry], bool],
+               blocks: bool = True) -> str:
+  """The page with every selected marked number recomputed."""
+  def new_value(match):
+    entry = VALUES[match.group('key')]
+    if not include(entry):
+      return match.group(0)
+    return (f'<!-- value: {match.group("key")} -->{entry.compute()}'
+            '<!-- /value -->')
+
+  def new_table(match):
+    entry = TABLES[match.group('key')]
+    if not include(entry):
+      return match.group(0)
+    return match.group('open') + entry.compute() + match.group('close')
+
+  text = TABLE_MARK.sub(new_table, VALUE_MARK.sub(new_value, text))
+  if blocks:
+    def new_block(match):
+      block = match.group(1)
+      if not print_comments(block):
+        return match.group(0)
+      lines = block.splitlines(keepends=True)
+      for line_number, old, new in printed_values(block, run_block(block)):
+        head, comment = lines[line_number].split('#', 1)
+        lines[line_number] = head + '#' + comment.replace(old, new, 1)
+      return '```python\n' + ''.join(lines) + '```'
+    text = PYTHON_BLOCK.sub(new_block, text)
+  return text
+
+
+def stale(text: str, include: Callable[[Entry], bool]) -> List[str]:
+  """Descriptions of every selected marked number that differs from the code."""
+  problems = []
+  for match in VALUE_MARK.finditer(text):
+    entry = VALUES[match.group('key')]
+    if include(entry):
+      code = entry.compute()
+      if code != match.group('text'):
+        problems.append(f'{match.group("key")}: page {match.group("text")!r}, '
+                        f'code {code!r}')
+  for match in TABLE_MARK.finditer(text):
+    entry = TABLES[match.group('key')]
+    if include(entry):
+      code = entry.compute()
+      if not tables_agree(match.group('text'), code):
+        problems.append(f'{match.group("key")}: page\n{match.group("text")}'
+                        f'code\n{code}')
+  return problems
+
+
+# Result-like: a decimal with three or more significant digits, or a
+# mantissa times a power of ten. Parameters (0.5, 10⁴, 1e-6) are not.
+RESULT_LIKE = re.compile(r'(?<![\w.#/-])(\d+\.\d*[1-9]\d*)(?:·10[⁻⁰-⁹]+)?'
+                         r'(?![\w-])')
+# Numbers on these pages that are not this library's results, with why.
+EXEMPT = {
+    'results.md': {'0.547': "Koskela et al.'s code, as printed",
+                   '5.38519': 'mathematics.md, GIRGIS-UB1 from the paper'},
+    'checkin.md': {
+        **dict.fromkeys(('0.001484', '0.002215', '0.004696'),
+                        'exact by enumeration, tests/test_subsampled_brute_'
+                        'force.py (rtol 2e-3)'),
+        **dict.fromkeys(('0.001114', '0.001827', '0.004412'),
+                        'what an earlier version reported (history)'),
+        '29.451120': 'LIEW-EQ8, tests/test_checkin.py (rtol 1e-6)',
+        **dict.fromkeys(('0.0392', '0.1054', '0.287649', '0.7311', '0.8392',
+                         '0.7353', '0.8959'),
+                        'W1 counterexample, tests/test_checkin.py')},
+    'errata.md': {
+        **dict.fromkeys(('0.0392207', '0.1053605', '0.287649', '0.731110',
+                         '0.839185', '0.735326', '0.895883'),
+                        'W1 counterexample, tests/test_checkin.py (rel 1e-4)'),
+        '0.04321': 'FMT23 clones as the public code computes them (cited)',
+        **dict.fromkeys(('2.357', '3.686', '0.08013', '0.08009', '0.023252',
+                         '0.023253', '0.02325'),
+                        'W15 counterexample, tests/test_randomizer_'
+                        'accounting.py (exact pair / as Wang et al.)'),
+        **dict.fromkeys(('0.001484', '0.002215', '0.004696'),
+                        'exact by enumeration, tests/test_subsampled_brute_'
+                        'force.py (rtol 2e-3)'),
+        **dict.fromkeys(('0.001114', '0.001827', '0.004412'),
+                        'what an earlier version reported (history)')},
+    'mathematics.md': {
+        '2504.07414': 'an arXiv identifier',
+        '1.36842': 'GIRGIS-UB1, tests/rdp/test_regression_values.py',
+        **dict.fromkeys(('0.537804', '0.169770', '0.0052792'),
+                        'checks of the reference, tests/pld/test_accountant.py'),
+        '29.451120': 'LIEW-EQ8, tests/test_checkin.py (rtol 1e-6)',
+        **dict.fromkeys(('0.03922', '0.10536'),
+                        'W1 counterexample, tests/test_checkin.py (rel 1e-4)'),
+        '0.04321': 'FMT23 clones as the public code computes them (cited)',
+        **dict.fromkeys(('2.357', '3.686', '0.08013', '0.08009'),
+                        'W15 counterexample, tests/test_randomizer_'
+                        'accounting.py (exact pair / as Wang et al.)'),
+        **dict.fromkeys(('0.001484', '0.002215', '0.004696'),
+                        'exact by enumeration, tests/test_subsampled_brute_'
+                        'force.py (rtol 2e-3)'),
+        **dict.fromkeys(('0.001114', '0.001827', '0.004412'),
+                        'what an earlier version reported (history)')},
+    'limits.md': {'3.6·10⁷': 'before the fix (history, tests/test_'
+                              'robustness.py)',
+                  '5.2·10⁶': 'before the fix (history, tests/test_'
+                              'robustness.py)'},
+    'performance.md': {'1.57': 'a wall time (s)', '1.65': 'a wall time (s)'},
+    'tf_privacy.md': {'3.12': 'Python version', '2.15': 'TensorFlow version'},
+    'rdp_accountant.md': {'1.25': 'the smallest default order (parameter)',
+                          '1.01': 'grouping ratio (parameter)',
+                          '1.005': 'grouping ratio (parameter)'},
+}
+
+def _significant(text: str) -> int:
+  return len(text.replace('.', '').lstrip('0').rstrip('0'))
+
+
+def unmarked_numbers(path: pathlib.Path) -> List[str]:
+  """Result-like numbers of a page outside markers, code and exemptions."""
+  text = path.read_text(encoding='utf-8')
+  for pattern in (VALUE_MARK, TABLE_MARK, re.compile(r'```.*?```', re.S),
+                  re.compile(r'`[^`\n]*`'), re.compile(r'\]\([^)]*\)')):
+    text = pattern.sub(' ', text)
+  exempt = EXEMPT.get(path.name, {})
+  return [match.group(0) for match in RESULT_LIKE.finditer(text)
+          if (_significant(match.group(1)) >= 3 or '·10' in match.group(0))
+          and match.group(0) not in exempt]
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument('--check', action='store_true',
+                      help='compare only; exit status 1 if a number is stale')
+  parser.add_argument('--fast', action='store_true',
+                      help='only the numbers registered as fast')
+  parser.add_argument('--inventory', action='store_true',
+                      help='list result-like numbers that no marker covers')
+  parser.add_argument('pages', nargs='*', help='only these pages')
+  args = parser.parse_args(argv)
+  pages = [ROOT / page for page in args.pages] if args.pages else PAGES
+  if args.inventory:
+    for page in pages:
+      numbers = unmarked_numbers(page)
+      if numbers:
+        print(f'{page.relative_to(ROOT)}: {" ".join(numbers)}')
+    return 0
+
+  def include(entry):
+    return not (args.fast and entry.slow)
+
+  status = 0
+  for page in pages:
+    text = page.read_text(encoding='utf-8')
+    if not markers(text) and not any(
+        print_comments(b) for b in PYTHON_BLOCK.findall(text)):
+      continue
+    if args.check:
+      problems = stale(text, include)
+      for block in PYTHON_BLOCK.findall(text):
+        if print_comments(block):
+          problems += [f'print on line {n} of a block: page {old}, code {new}'
+                       for n, old, new in printed_values(block,
+                                                         run_block(block))
+                       if old != new]
+      for problem in problems:
+        print(f'{page.relative_to(ROOT)}: {problem}')
+      status |= bool(problems)
+    else:
+      new = regenerate(text, include)
+      if new != text:
+        page.write_text(new, encoding='utf-8')
+        print(f'rewrote {page.relative_to(ROOT)}')
+    sys.stdout.flush()
+  return status
+
+
+if __name__ == '__main__':
+  sys.exit(main())
