@@ -1,5 +1,7 @@
 """Shared plumbing for the Opacus examples: scikit-learn's digits, a linear model, training."""
 
+import argparse
+
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
@@ -7,6 +9,21 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader
 from torch.utils.data import TensorDataset
+
+
+def parser(description: str, *, noise_multiplier: float,
+           noise_help: str) -> argparse.ArgumentParser:
+  """The training flags both examples take."""
+  arguments = argparse.ArgumentParser(description=description)
+  arguments.add_argument('--epochs', type=int, default=15)
+  arguments.add_argument('--batch-size', type=int, default=128,
+                         help='expected participants per step (q = batch / n)')
+  arguments.add_argument('--noise-multiplier', type=float,
+                         default=noise_multiplier, help=noise_help)
+  arguments.add_argument('--max-grad-norm', type=float, default=1.0)
+  arguments.add_argument('--learning-rate', type=float, default=0.1)
+  arguments.add_argument('--seed', type=int, default=0)
+  return arguments
 
 
 def data(batch_size: int, seed: int):

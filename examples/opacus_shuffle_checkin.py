@@ -20,7 +20,6 @@ Needs: pip install ".[opacus,examples]" (from a checkout)
 Run:   python examples/opacus_shuffle_checkin.py [--epochs 15]
 """
 
-import argparse
 import time
 import warnings
 
@@ -34,16 +33,9 @@ DELTA = 1e-5
 
 
 def _parse_args():
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument('--epochs', type=int, default=15)
-  parser.add_argument('--batch-size', type=int, default=128,
-                      help='expected participants per step (q = batch / n)')
-  parser.add_argument('--noise-multiplier', type=float, default=2.0,
-                      help='sigma of every participant\'s local noise')
-  parser.add_argument('--max-grad-norm', type=float, default=1.0)
-  parser.add_argument('--learning-rate', type=float, default=0.1)
+  parser = _digits.parser(__doc__.splitlines()[0], noise_multiplier=2.0,
+                          noise_help="sigma of every participant's local noise")
   parser.add_argument('--accountant', choices=('pld', 'rdp'), default='pld')
-  parser.add_argument('--seed', type=int, default=0)
   return parser.parse_args()
 
 

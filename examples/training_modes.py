@@ -23,7 +23,6 @@ Needs: pip install ".[opacus,examples]" (from a checkout)
 Run:   python examples/training_modes.py [--quick]   (about half a minute; quick: 1 epoch)
 """
 
-import argparse
 import math
 import time
 import warnings
@@ -39,17 +38,11 @@ DELTA = 1e-5
 
 
 def _parse_args():
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser = _digits.parser(__doc__.splitlines()[0], noise_multiplier=1.5,
+                          noise_help='sigma: aggregate noise multiplier of '
+                          'the update')
   parser.add_argument('--quick', action='store_true',
                       help='1 epoch (for smoke tests)')
-  parser.add_argument('--epochs', type=int, default=15)
-  parser.add_argument('--batch-size', type=int, default=128,
-                      help='expected participants per step (q = batch / n)')
-  parser.add_argument('--noise-multiplier', type=float, default=1.5,
-                      help='sigma: aggregate noise multiplier of the update')
-  parser.add_argument('--max-grad-norm', type=float, default=1.0)
-  parser.add_argument('--learning-rate', type=float, default=0.1)
-  parser.add_argument('--seed', type=int, default=0)
   args = parser.parse_args()
   if args.quick:
     args.epochs = 1
