@@ -17,9 +17,9 @@ norm C, and secure aggregation reveals the sum and the count k.
   never hurts: the moment is jointly convex in the pair).
 * Counts are grouped [a, b] and bounded with the base RDP of a (the largest
   in the group) and the ratio b / n: WBK19-THM9's bound grows with both.
-  Counts below the Chernoff window use ratio (start - 1) / n and the base of
-  one participant; counts above it the base of the window's last count
-  without subsampling.
+  Counts below the Chernoff window are grouped [a, 2a - 1] with the
+  Chernoff bound on P[K <= 2a - 1] as weight; counts above it use the base
+  of the window's last count without subsampling.
 
 Exact Renyi moments of the D17 pair are *not* used: D17 bounds the
 hockey-stick divergences at alpha >= 1 only, and a Renyi divergence also
@@ -29,6 +29,7 @@ the symmetrized moment that would be sound.
 
 import numpy as np
 
+from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants.pld import clone_pairs
 from shuffle_accountants.rdp import checkin
@@ -77,18 +78,28 @@ def distributed_checkin_rdp_upper_bound(
                                     first=1)
   log_weights, rows = [], []
 
-  def add(weight, count, ratio):
-    if weight > 0:
+  def add(log_weight, count, ratio):
+    if log_weight > -np.inf:
       base = lambda o: gaussian_sum_rdp(sigma, count, o)
-      log_weights.append(np.log(weight))
+      log_weights.append(log_weight)
       rows.append(checkin._log_wbk19_moment(ratio, base, np.inf, orders))  # pylint: disable=protected-access
 
-  # 1 <= k < starts[0] (k = 0 has moment 1 and adds nothing).
-  add(groups.lower_tail, 1, (groups.starts[0] - 1) / n)
-  for start, end, weight in zip(groups.starts, groups.ends, groups.weights):
-    add(weight, int(start), end / n)
-  # k > ends[-1]: no subsampling gain claimed, the base of ends[-1].
-  add(groups.upper_tail, int(groups.ends[-1]), 1.0)
+  # 1 <= k < starts[0] (k = 0 has moment 1 and adds nothing), in groups
+  # [a, 2a - 1] with the base of a, the ratio of the end and the Chernoff
+  # bound on P[K <= end]: small counts are rare but carry little noise, and
+  # one lump with the base of k = 1 would dominate every order.
+  start = 1
+  while start < groups.starts[0]:
+    end = min(2 * start - 1, int(groups.starts[0]) - 1)
+    add(float(_numerics.log_lower_tail_bound(n, checkin_rate,
+                                             1 - checkin_rate, end)),
+        start, end / n)
+    start = end + 1
+  with np.errstate(divide='ignore'):
+    for start, end, weight in zip(groups.starts, groups.ends, groups.weights):
+      add(np.log(weight), int(start), end / n)
+    # k > ends[-1]: no subsampling gain claimed, the base of ends[-1].
+    add(np.log(groups.upper_tail), int(groups.ends[-1]), 1.0)
   mixture = (checkin.mixture_rdp(log_weights, rows, orders) if rows
              else np.zeros(orders.size))
   return shuffle_round.smallest_bound(orders, {LIEW_THM4: mixture,
