@@ -1,10 +1,14 @@
-"""Opacus adapter: DP-SGD with local noise on shuffled check-ins, accounted as `CheckInEvent`s (D7, D8, LIEW-THM2).
+"""Opacus adapter: DP-SGD on check-ins with per-participant noise, shuffled (D7, D8, LIEW-THM2) or securely aggregated (LIEW-THM4).
 
-Importing this module registers two Opacus accountants (idempotently):
+Importing this module registers four Opacus accountants (idempotently):
 
 * ``"shuffle_checkin"``: `ShuffleCheckinAccountant`, which composes one
   `CheckInEvent` per optimizer step in `ShufflePldAccountant` (the default);
-* ``"shuffle_checkin_rdp"``: the same through `ShuffleRdpAccountant`.
+* ``"shuffle_checkin_rdp"``: the same through `ShuffleRdpAccountant`;
+* ``"distributed_checkin"`` / ``"distributed_checkin_rdp"``:
+  `DistributedCheckinAccountant` (and its RDP twin), one
+  `DistributedCheckInEvent` per step: the participants' noise is summed by
+  secure aggregation, so the update is as noisy as central DP-SGD's (below).
 
 The mechanism accounted is DP-SGD with *local* noise and shuffled check-in
 (LIEW-THM2, D7/D8 in docs/mathematics.md): each of the n training examples (users)
@@ -32,6 +36,14 @@ The mechanism trained is the mechanism accounted:
 
 The realized number of participants sets the noise, as the mechanism
 prescribes, but never feeds ε: the accountant sees only (σ, q, n).
+
+Distributed check-in (LIEW-THM4) keeps Opacus' meaning of σ: the aggregate
+noise multiplier at the expected cohort q·n. Each participant adds
+N(0, σ²C²/(q·n)), so the sum of k participants carries σ·C·√(k/(q·n)) (σ·C
+at k = q·n, Opacus' central noise) and the accountant composes
+`DistributedCheckInEvent(n, q, σ/√(q·n))`. Secure aggregation itself is
+simulated: the optimizer adds that sum of per-participant noises to the
+clipped sum, which is exactly what the protocol would deliver.
 """
 
 import math
@@ -44,15 +56,17 @@ from opacus.accountants import create_accountant
 from opacus.accountants import register_accountant
 from opacus.optimizers import DPOptimizer
 from opacus.optimizers import DPPerLayerOptimizer
-from opacus.optimizers.optimizer import _generate_noise
 
 from shuffle_accountants import _validation
+from shuffle_accountants import DistributedCheckInEvent
 from shuffle_accountants.events import CheckInEvent
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
 
 MECHANISM = 'shuffle_checkin'
 RDP_MECHANISM = 'shuffle_checkin_rdp'
+DISTRIBUTED_MECHANISM = 'distributed_checkin'
+DISTRIBUTED_RDP_MECHANISM = 'distributed_checkin_rdp'
 
 _FIX = ('use shuffle_accountants.adapters.opacus.ShufflePrivacyEngine (one '
         'process, Poisson sampling, flat or per-layer clipping, '
@@ -116,6 +130,30 @@ class ShuffleCheckinAccountant(IAccountant):
   def _library_accountant(self):
     return ShufflePldAccountant()
 
+  def participant_noise_scale(self, sample_rate: float) -> float:
+    """Each participant's noise multiplier in units of Opacus' σ (here 1)."""
+    del sample_rate
+    return 1.0
+
+  def _event(self, num_users: int, sample_rate: float,
+             noise_multiplier: float):
+    return CheckInEvent(num_users=num_users, checkin_rate=sample_rate,
+                        noise_multiplier=noise_multiplier)
+
+  def _first_step_warning(self, sample_rate: float) -> Optional[str]:
+    """Local noise changes what is trained: say so once, with the factor."""
+    cohort = self.num_users * sample_rate
+    return (
+        f'accountant={self.mechanism()!r} trains local noise: every '
+        'participant adds its own N(0, noise_multiplier² C²), so the update '
+        '(the sum of k participants) carries √k times the noise of central '
+        'DP-SGD at the same noise_multiplier: at the expected cohort '
+        f'q·n = {cohort:.4g} that is √(q·n) = {math.sqrt(cohort):.3g} times '
+        'more noise. For the update noise of central DP-SGD, use '
+        "accountant='distributed_checkin' (per-participant noise summed by "
+        'secure aggregation; the server is not trusted) or central DP-SGD '
+        "(PrivacyEngine(accountant='prv'), trusted server).")
+
   def step(self, *, noise_multiplier: float, sample_rate: float):
     noise_multiplier = _validation.check_real('noise_multiplier',
                                               noise_multiplier, 0.0)
@@ -171,8 +209,7 @@ class ShuffleCheckinAccountant(IAccountant):
     accountant = self._library_accountant()
     for noise_multiplier, sample_rate, num_steps in history:
       accountant.compose(
-          CheckInEvent(num_users=population, checkin_rate=sample_rate,
-                       noise_multiplier=noise_multiplier), num_steps)
+          self._event(population, sample_rate, noise_multiplier), num_steps)
     return accountant.get_epsilon(delta)
 
   def get_optimizer_hook_fn(self, sample_rate: float):
@@ -183,14 +220,27 @@ class ShuffleCheckinAccountant(IAccountant):
     def hook_fn(optimizer: DPOptimizer):
       if optimizer.accumulated_iterations != 1:
         raise ValueError(
-            'the shuffle_checkin accountant saw '
+            f'the {self.mechanism()} accountant saw '
             f'{optimizer.accumulated_iterations} accumulated micro-batches in '
             'one step; one check-in round is one Poisson batch. Keep '
             'poisson_sampling=True, and use BatchMemoryManager with '
             'ShufflePrivacyEngine for large batches.')
-      if not isinstance(optimizer, LocalNoiseMixin):
-        _upgrade_stock_optimizer(optimizer)
       self._check_population(optimizer.expected_batch_size, sample_rate)
+      scale = self.participant_noise_scale(sample_rate)
+      if not isinstance(optimizer, LocalNoiseMixin):
+        _upgrade_stock_optimizer(optimizer, scale)
+      elif optimizer.participant_noise_scale != scale:
+        raise ValueError(
+            'the optimizer adds per-participant noise '
+            f'{optimizer.participant_noise_scale:.6g}·σ·C but the '
+            f'{self.mechanism()} accountant (num_users={self.num_users}, '
+            f'sample_rate={sample_rate:g}) accounts for {scale:.6g}·σ·C; '
+            'keep accountant.num_users as make_private set it and use one '
+            'engine per optimizer.')
+      if not self.history:
+        message = self._first_step_warning(sample_rate)
+        if message:
+          warnings.warn(message, UserWarning, stacklevel=2)
       self.step(noise_multiplier=optimizer.noise_multiplier,
                 sample_rate=sample_rate)
 
@@ -200,7 +250,7 @@ class ShuffleCheckinAccountant(IAccountant):
     """Infers n from the stock engine, or checks a given n is not too large."""
     if expected_batch_size is None or expected_batch_size < 1:
       raise ValueError(
-          f'expected_batch_size={expected_batch_size}: the shuffle_checkin '
+          f'expected_batch_size={expected_batch_size}: the {self.mechanism()} '
           'accountant needs at least one expected participant per step '
           '(len(dataset) / len(data_loader) >= 1).')
     if self.num_users is None:
@@ -236,6 +286,57 @@ class ShuffleCheckinRdpAccountant(ShuffleCheckinAccountant):
     return ShuffleRdpAccountant()
 
 
+class DistributedCheckinAccountant(ShuffleCheckinAccountant):
+  """Opacus accountant for distributed check-in with secure aggregation.
+
+  Opacus' ``noise_multiplier`` σ keeps its meaning: the aggregate noise
+  multiplier at the expected cohort q·n. Each of the n users checks in with
+  probability q, clips its gradient to C and adds N(0, σ²C²/(q·n)); secure
+  aggregation reveals the sum and the count. Every step is one
+  `DistributedCheckInEvent(n, q, σ/√(q·n))` (LIEW-THM4), composed in
+  `ShufflePldAccountant` (this class) or `ShuffleRdpAccountant`
+  (`DistributedCheckinRdpAccountant`); ε is certified under replace-one
+  adjacency. The population n is set as for `ShuffleCheckinAccountant`, and
+  the per-participant noise depends on it, so the optimizer reads it from
+  here (`participant_noise_scale`) and the step hook checks they agree.
+  """
+
+  @classmethod
+  def mechanism(cls) -> str:
+    return DISTRIBUTED_MECHANISM
+
+  def participant_noise_scale(self, sample_rate: float) -> float:
+    """1/√(q·n): each participant's share of the aggregate noise σ·C."""
+    return _aggregate_to_participant(self._population(None), sample_rate)
+
+  def _event(self, num_users: int, sample_rate: float,
+             noise_multiplier: float):
+    return DistributedCheckInEvent(
+        num_users=num_users, checkin_rate=sample_rate,
+        noise_multiplier=noise_multiplier * _aggregate_to_participant(
+            num_users, sample_rate))
+
+  def _first_step_warning(self, sample_rate: float) -> Optional[str]:
+    del sample_rate
+    return None
+
+
+class DistributedCheckinRdpAccountant(DistributedCheckinAccountant):
+  """`DistributedCheckinAccountant` composing in `ShuffleRdpAccountant`."""
+
+  @classmethod
+  def mechanism(cls) -> str:
+    return DISTRIBUTED_RDP_MECHANISM
+
+  def _library_accountant(self):
+    return ShuffleRdpAccountant()
+
+
+def _aggregate_to_participant(num_users: int, sample_rate: float) -> float:
+  """1/√(q·n): σ·C at the expected cohort q·n is a sum of N(0, σ²C²/(q·n))."""
+  return 1.0 / math.sqrt(num_users * sample_rate)
+
+
 def _check_noise(noise_multiplier, max_grad_norm) -> None:
   """σ > 0 and C > 0 (per-layer clipping passes a list of norms)."""
   _validation.check_real('noise_multiplier', noise_multiplier, 0.0,
@@ -246,17 +347,21 @@ def _check_noise(noise_multiplier, max_grad_norm) -> None:
 
 
 class LocalNoiseMixin:
-  """Turns a DPOptimizer into the shuffle model's local-noise mechanism.
+  """Turns a DPOptimizer into the sum of per-participant Gaussian noises.
 
   Counts the participants k while clipping (so the count also covers every
   physical batch of a `BatchMemoryManager` step) and adds noise of standard
-  deviation √k·σ·C to the clipped sum: the law of k clients each adding
-  N(0, σ²C²) before the shuffler. An empty batch gets no noise. The realized
-  k is kept in `last_participants` for logging; it never reaches ε.
+  deviation √k·s·σ·C to the clipped sum: the law of k clients each adding
+  N(0, s²σ²C²), where s = `participant_noise_scale` is 1 in the shuffle
+  model (reports go through the shuffler) and 1/√(q·n) for distributed
+  check-in (secure aggregation reveals only the sum, simulated here by the
+  sum itself). An empty batch gets no noise. The realized k is kept in
+  `last_participants` for logging; it never reaches ε.
   """
 
   _participants = 0
   last_participants: Optional[int] = None
+  participant_noise_scale = 1.0
 
   def clip_and_accumulate(self):
     self._participants += len(self.grad_samples[0])
@@ -268,8 +373,9 @@ class LocalNoiseMixin:
     # The parent draws noise of std noise_multiplier * max_grad_norm through
     # _generate_noise (generator, secure mode); scale σ for this call only.
     local_noise_multiplier = self.noise_multiplier
-    self.noise_multiplier = local_noise_multiplier * math.sqrt(
-        self._participants)
+    self.noise_multiplier = (local_noise_multiplier *
+                             self.participant_noise_scale *
+                             math.sqrt(self._participants))
     try:
       super().add_noise()
     finally:
@@ -297,33 +403,43 @@ _LOCAL_NOISE_CLASSES = {
 }
 
 
-def install_local_noise(optimizer: DPOptimizer) -> DPOptimizer:
+def install_local_noise(optimizer: DPOptimizer,
+                        participant_noise_scale: float = 1.0) -> DPOptimizer:
   """Upgrades a stock Opacus optimizer in place to its local-noise class.
 
+  Each participant then adds N(0, (s·σ·C)²), s = `participant_noise_scale`
+  (1 for the shuffle model, 1/√(q·n) for distributed check-in).
   Only the exact classes `DPOptimizer` and `DPPerLayerOptimizer` qualify:
   distributed optimizers add noise on one rank, ghost clipping has no
   per-sample gradients to count, and adaptive clipping changes the noise.
   """
-  if isinstance(optimizer, LocalNoiseMixin):
-    return optimizer
-  local_class = _LOCAL_NOISE_CLASSES.get(type(optimizer))
-  if local_class is None:
-    raise ValueError(
-        f'the shuffle model cannot train with {type(optimizer).__name__}: '
-        'local noise needs one process, flat or per-layer clipping and '
-        'per-sample gradients (grad_sample_mode="hooks"); distributed '
-        'training, ghost clipping and adaptive clipping are not supported.')
-  # Same instance, subclass that only overrides methods: no state is lost.
-  optimizer.__class__ = local_class
+  participant_noise_scale = _validation.check_real(
+      'participant_noise_scale', participant_noise_scale, 0.0,
+      min_inclusive=False)
+  if not isinstance(optimizer, LocalNoiseMixin):
+    local_class = _LOCAL_NOISE_CLASSES.get(type(optimizer))
+    if local_class is None:
+      raise ValueError(
+          'per-participant noise cannot be trained with '
+          f'{type(optimizer).__name__}: it needs one process, flat or '
+          'per-layer clipping and per-sample gradients '
+          '(grad_sample_mode="hooks"); distributed training, ghost clipping '
+          'and adaptive clipping are not supported.')
+    # Same instance, subclass that only overrides methods: no state is lost.
+    optimizer.__class__ = local_class
+  optimizer.participant_noise_scale = participant_noise_scale
   return optimizer
 
 
-def _upgrade_stock_optimizer(optimizer: DPOptimizer) -> None:
-  """First step of the stock engine: top this step's noise up, then upgrade.
+def _upgrade_stock_optimizer(optimizer: DPOptimizer,
+                             participant_noise_scale: float) -> None:
+  """First step of the stock engine: upgrade, then redraw this step's noise.
 
-  The stock optimizer has already added N(0, σ²C²) and scaled the gradient;
-  adding independent N(0, (k-1)σ²C²), scaled alike, gives exactly the
-  local-noise law for this step. Later steps count k in the upgraded class.
+  The stock optimizer has added central N(0, σ²C²) and scaled the gradient,
+  but the hook runs before the update is applied: that noise is discarded
+  (never released), and the upgraded class adds this step's per-participant
+  noise to the clipped sum the optimizer kept. Later steps count k while
+  clipping.
   """
   if optimizer._is_last_step_skipped:  # pylint: disable=protected-access
     raise ValueError(
@@ -331,34 +447,28 @@ def _upgrade_stock_optimizer(optimizer: DPOptimizer) -> None:
         'physical batches, so its participants cannot be counted from the '
         f'stock PrivacyEngine\'s optimizer; {_FIX}.')
   _check_noise(optimizer.noise_multiplier, optimizer.max_grad_norm)
-  install_local_noise(optimizer)
-  participants = len(optimizer.grad_samples[0])
-  optimizer.last_participants = participants
-  if participants <= 1:
-    return
-  std = math.sqrt(participants - 1) * (optimizer.noise_multiplier *
-                                       optimizer.max_grad_norm)
-  scale = 1.0
-  if optimizer.loss_reduction == 'mean':
-    scale = optimizer.expected_batch_size * optimizer.accumulated_iterations
+  install_local_noise(optimizer, participant_noise_scale)
+  optimizer._participants = len(optimizer.grad_samples[0])  # pylint: disable=protected-access
   for parameter in optimizer.params:
-    parameter.grad += _generate_noise(
-        std=std, reference=parameter.grad, generator=optimizer.generator,
-        secure_mode=optimizer.secure_mode) / scale
+    # Opacus marks a clipped sum once noised; this redraws the same step.
+    del parameter.summed_grad._processed  # pylint: disable=protected-access
+  optimizer.add_noise()
+  optimizer.scale_grad()
 
 
 class ShufflePrivacyEngine(PrivacyEngine):
-  """`PrivacyEngine` for DP-SGD with local noise and shuffled check-in.
+  """`PrivacyEngine` for DP-SGD on check-ins with per-participant noise.
 
   Differences from the stock engine, all in service of training exactly the
   mechanism the accountant certifies:
 
   * the accountant defaults to ``"shuffle_checkin"`` and must be one of the
-    shuffle accountants;
+    check-in accountants (``"distributed_checkin"`` for secure aggregation);
   * Poisson sampling (each example checks in with q = 1/len(data_loader)) is
     required, and so is a single process;
   * the optimizer is the local-noise version of the stock one (noise
-    √k·σ·C on the sum of k participants), also under BatchMemoryManager;
+    √k·σ·C on the sum of k participants, or σ·C·√(k/(q·n)) for distributed
+    check-in), also under BatchMemoryManager;
   * the accountant gets the exact data set size as n, and
     `make_private_with_epsilon` calibrates σ with it.
   """
@@ -368,9 +478,9 @@ class ShufflePrivacyEngine(PrivacyEngine):
     super().__init__(accountant=accountant, secure_mode=secure_mode)
     if not isinstance(self.accountant, ShuffleCheckinAccountant):
       raise ValueError(
-          f'ShufflePrivacyEngine needs a shuffle accountant '
-          f'({MECHANISM!r} or {RDP_MECHANISM!r}); got accountant='
-          f'{accountant!r}.')
+          'ShufflePrivacyEngine needs a check-in accountant '
+          f'({MECHANISM!r}, {RDP_MECHANISM!r}, {DISTRIBUTED_MECHANISM!r} or '
+          f'{DISTRIBUTED_RDP_MECHANISM!r}); got accountant={accountant!r}.')
 
   def _prepare_data_loader(self, data_loader, *, poisson_sampling: bool,
                            distributed: bool, **kwargs):
@@ -403,11 +513,15 @@ class ShufflePrivacyEngine(PrivacyEngine):
     # reports q' = 1/int(1/q) to the hook. Run len(data_loader) batches so the
     # q accounted is the q sampled and calibration sees the same q.
     dp_data_loader.batch_sampler.steps = len(data_loader)
+    # make_private hands the step hook 1 / len(dp_data_loader); so here.
+    self._sample_rate = 1 / len(dp_data_loader)
     return dp_data_loader
 
   def _prepare_optimizer(self, **kwargs):
     _check_noise(kwargs.get('noise_multiplier'), kwargs.get('max_grad_norm'))
-    return install_local_noise(super()._prepare_optimizer(**kwargs))
+    return install_local_noise(
+        super()._prepare_optimizer(**kwargs),
+        self.accountant.participant_noise_scale(self._sample_rate))
 
   def make_private_with_epsilon(self, *, data_loader, **kwargs):
     kwargs.setdefault('num_users', len(data_loader.dataset))
@@ -416,13 +530,16 @@ class ShufflePrivacyEngine(PrivacyEngine):
 
 
 def register_accountants() -> None:
-  """Registers both mechanisms with Opacus; safe to call any number of times.
+  """Registers our four mechanisms with Opacus; safe to call any number of times.
 
   A different class that someone else registered under one of our names is
   left in place, with a warning.
   """
-  for name, accountant_class in ((MECHANISM, ShuffleCheckinAccountant),
-                                 (RDP_MECHANISM, ShuffleCheckinRdpAccountant)):
+  for name, accountant_class in (
+      (MECHANISM, ShuffleCheckinAccountant),
+      (RDP_MECHANISM, ShuffleCheckinRdpAccountant),
+      (DISTRIBUTED_MECHANISM, DistributedCheckinAccountant),
+      (DISTRIBUTED_RDP_MECHANISM, DistributedCheckinRdpAccountant)):
     try:
       register_accountant(name, accountant_class)
     except ValueError:

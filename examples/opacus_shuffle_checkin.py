@@ -20,19 +20,12 @@ Needs: pip install ".[opacus,examples]" (from a checkout)
 Run:   python examples/opacus_shuffle_checkin.py [--epochs 15]
 """
 
-import argparse
 import time
 import warnings
 
+import _digits
 import numpy as np
 from opacus import PrivacyEngine
-from sklearn.datasets import load_digits
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
-import torch
-from torch import nn
-from torch.utils.data import DataLoader
-from torch.utils.data import TensorDataset
 
 from shuffle_accountants.adapters.opacus import ShufflePrivacyEngine
 
@@ -40,60 +33,28 @@ DELTA = 1e-5
 
 
 def _parse_args():
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument('--epochs', type=int, default=15)
-  parser.add_argument('--batch-size', type=int, default=128,
-                      help='expected participants per step (q = batch / n)')
-  parser.add_argument('--noise-multiplier', type=float, default=2.0,
-                      help='sigma of every participant\'s local noise')
-  parser.add_argument('--max-grad-norm', type=float, default=1.0)
-  parser.add_argument('--learning-rate', type=float, default=0.1)
+  parser = _digits.parser(__doc__.splitlines()[0], noise_multiplier=2.0,
+                          noise_help="sigma of every participant's local noise")
   parser.add_argument('--accountant', choices=('pld', 'rdp'), default='pld')
-  parser.add_argument('--seed', type=int, default=0)
   return parser.parse_args()
 
 
-def _data(batch_size, seed):
-  features, labels = load_digits(return_X_y=True)
-  train_x, test_x, train_y, test_y = train_test_split(
-      features, labels, test_size=0.2, random_state=seed, stratify=labels)
-  scaler = StandardScaler().fit(train_x)
-  as_tensors = lambda x, y: (torch.tensor(scaler.transform(x),
-                                          dtype=torch.float32),
-                             torch.tensor(y))
-  train = TensorDataset(*as_tensors(train_x, train_y))
-  return DataLoader(train, batch_size=batch_size), as_tensors(test_x, test_y)
-
-
-def _accuracy(model, test):
-  with torch.no_grad():
-    return float((model(test[0]).argmax(dim=1) == test[1]).float().mean())
-
-
 def _train(engine, args, label):
-  torch.manual_seed(args.seed)
-  train_loader, test = _data(args.batch_size, args.seed)
-  model = nn.Linear(64, 10)  # multinomial logistic regression
-  optimizer = torch.optim.SGD(model.parameters(), lr=args.learning_rate)
-  model, optimizer, train_loader = engine.make_private(
-      module=model, optimizer=optimizer, data_loader=train_loader,
+  model, optimizer, train_loader, test = _digits.private_model(
+      engine, batch_size=args.batch_size,
       noise_multiplier=args.noise_multiplier,
-      max_grad_norm=args.max_grad_norm)
+      max_grad_norm=args.max_grad_norm, learning_rate=args.learning_rate,
+      seed=args.seed)
   print(f'\n{label}: n = {len(train_loader.dataset)}, '
         f'q = {1 / len(train_loader):.4f}, sigma = {args.noise_multiplier}')
   print(f'{"epoch":>5}  {"test accuracy":>13}  {"epsilon":>9}  '
         f'{"mean participants":>17}')
   for epoch in range(1, args.epochs + 1):
-    participants = []
-    for inputs, labels in train_loader:
-      optimizer.zero_grad()
-      nn.functional.cross_entropy(model(inputs), labels).backward()
-      optimizer.step()
-      participants.append(len(inputs))
-    print(f'{epoch:>5}  {_accuracy(model, test):>13.3f}  '
+    participants = _digits.train_epoch(model, optimizer, train_loader)
+    print(f'{epoch:>5}  {_digits.accuracy(model, test):>13.3f}  '
           f'{engine.get_epsilon(DELTA):>9.3f}  '
           f'{np.mean(participants):>17.1f}')
-  return _accuracy(model, test), engine.get_epsilon(DELTA)
+  return _digits.accuracy(model, test), engine.get_epsilon(DELTA)
 
 
 def main():

@@ -11,8 +11,9 @@ compose them with every other `DpEvent`:
 Every epsilon a default path returns is a proven upper bound; lower bounds
 live under names that say so. Formulas cite their IDs in docs/mathematics.md.
 
-When Opacus is installed, its accountants "shuffle_checkin" and
-"shuffle_checkin_rdp" are registered as soon as Opacus is imported (see
+When Opacus is installed, its accountants "shuffle_checkin",
+"distributed_checkin" and their "_rdp" twins are registered as soon as Opacus
+is imported (see
 `shuffle_accountants.adapters.opacus`).
 """
 

@@ -18,65 +18,27 @@ from opacus.accountants.utils import get_noise_multiplier
 from opacus.optimizers import AdaClipDPOptimizer
 from opacus.utils.batch_memory_manager import BatchMemoryManager
 from torch import nn
-from torch.utils.data import DataLoader
-from torch.utils.data import TensorDataset
 
 from shuffle_accountants import CheckInEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
 from shuffle_accountants.adapters import opacus as adapter
-
-NOISE_MULTIPLIER = 0.7
-FEATURES = 500
-CLASSES = 20
+from opacus_training import FEATURES
+from opacus_training import NOISE_MULTIPLIER
+from opacus_training import make_data_loader as _data_loader
+from opacus_training import make_private as _private
+from opacus_training import released_noise as _released_noise
+from opacus_training import train as _train
 
 pytestmark = pytest.mark.filterwarnings(
     'ignore:Secure RNG turned off', 'ignore:Full backward hook',
-    'ignore:Optimal order is the')
-
-
-def _data_loader(num_examples=640, batch_size=64, features=FEATURES):
-  generator = torch.Generator().manual_seed(0)
-  dataset = TensorDataset(
-      torch.randn(num_examples, features, generator=generator),
-      torch.randint(0, CLASSES, (num_examples,), generator=generator))
-  return DataLoader(dataset, batch_size=batch_size)
-
-
-def _private(engine, features=FEATURES, **kwargs):
-  torch.manual_seed(0)
-  model = nn.Linear(features, CLASSES, bias=False)
-  optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
-  kwargs.setdefault('data_loader', _data_loader(features=features))
-  kwargs.setdefault('max_grad_norm', 1.0)
-  if 'target_epsilon' in kwargs:
-    return engine.make_private_with_epsilon(module=model, optimizer=optimizer,
-                                            **kwargs)
-  kwargs.setdefault('noise_multiplier', NOISE_MULTIPLIER)
-  return engine.make_private(module=model, optimizer=optimizer, **kwargs)
+    'ignore:Optimal order is the',
+    "ignore:accountant='shuffle_checkin")
 
 
 def _engines():
   return [PrivacyEngine(accountant=adapter.MECHANISM),
           adapter.ShufflePrivacyEngine()]
-
-
-def _released_noise(model, optimizer, participants):
-  """One step on all-zero records: the gradient released is pure noise."""
-  optimizer.zero_grad()
-  inputs = torch.zeros(participants, FEATURES)
-  labels = torch.zeros(participants, dtype=torch.long)
-  nn.functional.cross_entropy(model(inputs), labels, reduction='sum').backward()
-  optimizer.step()
-  return model._module.weight.grad  # pylint: disable=protected-access
-
-
-def _train(model, optimizer, data_loader, epochs=1):
-  for _ in range(epochs):
-    for inputs, labels in data_loader:
-      optimizer.zero_grad()
-      nn.functional.cross_entropy(model(inputs), labels).backward()
-      optimizer.step()
 
 
 @pytest.mark.parametrize('engine_index', [0, 1])
@@ -317,7 +279,7 @@ def test_bad_arguments_name_the_parameter(call, message):
 
 
 def test_unsupported_set_ups_stop_with_the_fix():
-  with pytest.raises(ValueError, match='needs a shuffle accountant'):
+  with pytest.raises(ValueError, match='needs a check-in accountant'):
     adapter.ShufflePrivacyEngine(accountant='rdp')
   with pytest.raises(ValueError, match='poisson_sampling=True'):
     _private(adapter.ShufflePrivacyEngine(), poisson_sampling=False)
