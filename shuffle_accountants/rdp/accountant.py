@@ -59,6 +59,11 @@ ORDER_EXTENSIONS = (
     (1280, 1536, 2048, 2560, 3072, 4096),
     (5120, 6144, 8192, 10240, 12288, 16384),
     (20480, 24576, 32768, 40960, 49152, 65536),
+    # A round at n = 1e9 or 1e10 and small eps0 needs orders near 1 / delta:
+    # above about 1 / (e delta) the conversion's own term turns negative.
+    (81920, 98304, 131072, 163840, 196608, 262144),
+    (327680, 393216, 524288, 655360, 786432, 1048576),
+    (1310720, 1572864, 2097152, 2621440, 3145728, 4194304),
 )
 
 # Bounds of rounds, shared by every accountant (the Opacus adapter builds a
