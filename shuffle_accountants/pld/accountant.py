@@ -249,7 +249,7 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     return _ledger.capped_delta(self.ledger, target_epsilon, delta)
 
   def _route_value(self, method: str, argument: float, unavailable):
-    """The parent's `method` on the composed PLD, or `unavailable`."""
+    """`method` of the composed PLD (closed form), or `unavailable`."""
     try:
       resolved = self._resolve()
     except discrete.GridTooFineError:
@@ -258,19 +258,16 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
       return unavailable
     if method == 'get_delta' and argument == np.inf:
       return 0.0 if not resolved._contains_non_dp_event else 1.0  # pylint: disable=protected-access
-    with np.errstate(over='ignore', divide='ignore', invalid='ignore'):
-      value = getattr(pld_privacy_accountant.PLDAccountant, method)(resolved,
-                                                                    argument)
-    if np.isnan(value):
-      return unavailable
     if resolved._contains_non_dp_event:  # pylint: disable=protected-access
-      return value
-    # dp_accounting's sums can round delta down by ~1e-11: never report less
-    # than the direct sum of non-negative terms.
+      return getattr(pld_privacy_accountant.PLDAccountant, method)(resolved,
+                                                                   argument)
+    # The project's closed forms (sums of non-negative terms), not
+    # dp_accounting's cumulative differences (which round delta down by
+    # ~1e-11) and pure-Python epsilon search.
     profile = resolved._direct_profile()  # pylint: disable=protected-access
     if method == 'get_delta':
-      return max(value, profile.delta(argument))
-    return profile.checked_epsilon(argument, value)
+      return profile.delta(argument)
+    return profile.epsilon(argument)
 
   def _direct_profile(self) -> discrete.DirectProfile:
     if self._profile is None:
