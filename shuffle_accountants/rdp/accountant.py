@@ -31,6 +31,7 @@ from dp_accounting.rdp import rdp_privacy_accountant
 import numpy as np
 
 from shuffle_accountants import _cache
+from shuffle_accountants import _dominating
 from shuffle_accountants import _event_checks
 from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
@@ -96,12 +97,39 @@ def _clone_rate(event: events.ShuffleEvent) -> Optional[float]:
       event.num_categories, event.local_epsilon)).clone_rate()
 
 
+def _also(bound: shuffle_round.RdpBound, other: shuffle_round.RdpBound,
+          label: str) -> shuffle_round.RdpBound:
+  """The smallest of both bounds' candidates (`other`'s names labelled)."""
+  return shuffle_round.smallest_bound(bound.orders, {
+      **bound.candidates,
+      **{f'{name}, {label}': value for name, value in other.candidates.items()}})
+
+
+def _shuffle_bound(event: events.ShuffleEvent, orders
+                   ) -> shuffle_round.RdpBound:
+  """The round's smallest bound, also over its one-user round (D19)."""
+  rate = _clone_rate(event)
+  bound = shuffle_round.shuffle_rdp_upper_bound(
+      event.num_users, event.local_epsilon, orders, rate)
+  alone = _dominating.one_user(event)
+  if alone is None:
+    return bound
+  return _also(bound, shuffle_round.shuffle_rdp_upper_bound(
+      1, event.local_epsilon, orders, rate), 'one user (D19)')
+
+
 def _liew_bound(event, orders) -> shuffle_round.RdpBound:
   if isinstance(event, events.CheckInEvent):
-    return checkin.checkin_rdp_upper_bound(
+    bound = checkin.checkin_rdp_upper_bound(
         event.num_users, event.checkin_rate, orders,
         local_epsilon=event.local_epsilon,
         noise_multiplier=event.noise_multiplier)
+    everyone = _dominating.everyone_checks_in(event)
+    if everyone is None:
+      return bound
+    # D19: the round at rate 1 dominates the round at any rate.
+    return _also(bound, _shuffle_bound(everyone, orders),
+                 'everyone checks in (D19)')
   return checkin.subsampled_shuffle_gaussian_rdp_upper_bound(
       event.num_users, event.sample_size, event.noise_multiplier, orders)
 
@@ -303,12 +331,10 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
       error = self._check_shuffle_event(event, event)
       if error is None and do_compose:
         rounded = self._representative(event, count)
-        rate = _clone_rate(event)
-        key = ('shuffle', rounded.num_users, rounded.local_epsilon, rate)
+        key = ('shuffle', rounded.num_users, rounded.local_epsilon,
+               _clone_rate(event))
         self._add(event, count, self._bound(
-            key, lambda: shuffle_round.shuffle_rdp_upper_bound(
-                rounded.num_users, rounded.local_epsilon, self._orders,
-                rate)), rounded)
+            key, lambda: _shuffle_bound(rounded, self._orders)), rounded)
       return error
     if isinstance(event, events.LIEW_EVENT_TYPES):
       error = self._check_relation_and_orders(event)

@@ -1,0 +1,53 @@
+"""Rounds that dominate a round by post-processing, for both routes (GROUPING, D19).
+
+Both accountants take, for each round, the smallest of its own bound and
+the bounds of the rounds listed here (docs/mathematics.md D19):
+
+* A check-in round at rate gamma is a post-processing of the same round at
+  any higher rate (drop each anonymous report independently with
+  probability 1 - gamma / gamma'; the count stays revealed), in particular
+  of the round in which every user checks in: a plain shuffle of all n
+  reports. So epsilon never exceeds its value at rate 1.
+* A shuffle of n reports is a post-processing of the shuffle of fewer (add
+  the other users' reports, whose data the neighbouring datasets share, and
+  reshuffle), in particular of one user's report alone: the randomizer
+  itself. So epsilon never exceeds its value at n = 1.
+
+Every other event type adds its dominating rounds here (a new event with a
+rate or a population: its rate-1 and one-user rounds).
+"""
+
+from typing import Optional
+
+import attr
+
+from shuffle_accountants import events
+
+
+def everyone_checks_in(event: events.CheckInEvent
+                       ) -> Optional[events.ShuffleEvent]:
+  """The check-in round at rate 1 (a shuffle of all n reports), or None.
+
+  None for local Gaussian noise, whose rate-1 round has no shuffling gain
+  (D7) and is already a candidate of the check-in bounds. A named
+  randomizer's round is described by its eps0 (and k for k-RR), as the
+  check-in round itself is accounted.
+  """
+  if event.local_epsilon is None:
+    return None
+  return events.ShuffleEvent(num_users=event.num_users,
+                             local_epsilon=event.local_epsilon,
+                             num_categories=event.num_categories)
+
+
+def one_user(event: events.ShuffleEvent) -> Optional[events.ShuffleEvent]:
+  """The round with one user (the randomizer alone), or None.
+
+  None if n = 1, for approximate LDP (its FMT-EQ10-11 candidates need n),
+  and for a generic eps0 randomizer, whose clone pair is already
+  non-increasing in n (D4).
+  """
+  if (event.num_users == 1 or event.local_delta > 0
+      or (event.randomizer is None and event.num_categories is None)):
+    return None
+  return attr.evolve(event, num_users=1)
