@@ -13,13 +13,20 @@ the bounds of the rounds listed here (docs/mathematics.md D19):
   reshuffle), in particular of one user's report alone: the randomizer
   itself. So epsilon never exceeds its value at n = 1.
 
-Every other event type adds its dominating rounds here (a new event with a
-rate or a population: its rate-1 and one-user rounds).
+The RDP route takes the smaller bound per round and order (exact, no
+grid). The PLD route takes the rate-1 candidate per round where it fits the
+round's grid, and, because each ledger has its own grid, also reports the
+smallest epsilon (delta) over the ledger and its `dominating_ledgers`, each
+accounted on its own grid: so a ledger's epsilon never exceeds that of the
+ledger with every check-in at rate 1, or every named round with one user.
+A new event type with a rate or a population adds its dominating rounds to
+`_DOMINATING_ROUNDS` (its rate-1 or one-user round).
 """
 
-from typing import Optional
+from typing import Callable, List, Optional, Tuple
 
 import attr
+from dp_accounting import dp_event
 
 from shuffle_accountants import events
 
@@ -51,3 +58,47 @@ def one_user(event: events.ShuffleEvent) -> Optional[events.ShuffleEvent]:
       or (event.randomizer is None and event.num_categories is None)):
     return None
   return attr.evolve(event, num_users=1)
+
+
+def rate_one(event: events.CheckInEvent) -> events.CheckInEvent:
+  """The same check-in round at rate 1 (itself at rate 1)."""
+  return attr.evolve(event, checkin_rate=1.0)
+
+
+# Per event type, the maps from a round to a dominating round (or None).
+_DOMINATING_ROUNDS: Tuple[Tuple[type, Callable], ...] = (
+    (events.CheckInEvent, rate_one),
+    (events.ShuffleEvent, one_user),
+)
+
+
+def _replaced(event: dp_event.DpEvent, event_type: type,
+              dominating: Callable) -> Tuple[dp_event.DpEvent, bool]:
+  """The event tree with every round of `event_type` replaced."""
+  if isinstance(event, dp_event.ComposedDpEvent):
+    parts = [_replaced(e, event_type, dominating) for e in event.events]
+    return (dp_event.ComposedDpEvent([e for e, _ in parts]),
+            any(changed for _, changed in parts))
+  if isinstance(event, dp_event.SelfComposedDpEvent):
+    inner, changed = _replaced(event.event, event_type, dominating)
+    return dp_event.SelfComposedDpEvent(inner, event.count), changed
+  if isinstance(event, event_type):
+    replacement = dominating(event)
+    if replacement is not None and replacement != event:
+      return replacement, True
+  return event, False
+
+
+def dominating_ledgers(ledger: dp_event.DpEvent) -> List[dp_event.DpEvent]:
+  """Ledgers of which `ledger` is a post-processing, round by round (D19).
+
+  One per entry of `_DOMINATING_ROUNDS` that changes some round. Rounds are
+  post-processed independently, so the composition (adaptive too) of the
+  original rounds is a post-processing of the composition of these.
+  """
+  result = []
+  for event_type, dominating in _DOMINATING_ROUNDS:
+    replaced, changed = _replaced(ledger, event_type, dominating)
+    if changed:
+      result.append(replaced)
+  return result

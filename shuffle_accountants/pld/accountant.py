@@ -45,6 +45,7 @@ from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 
+from shuffle_accountants import _dominating
 from shuffle_accountants import _event_checks
 from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
@@ -149,6 +150,8 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     # built only when the PLD certifies nothing finite or its grid had to be
     # coarsened for the resource budget.
     self._rdp_route = None
+    # Accountants of the dominating ledgers (D19), built on request.
+    self._dominating: Optional[List['ShufflePldAccountant']] = None
 
   # The parent reads and writes `_pld`; rounds composed since are folded in
   # on the first read, all at once (`discrete.compose_all`).
@@ -236,6 +239,8 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     if (epsilon == np.inf or self._also_rdp()) and target_delta > 0:
       epsilon = min(epsilon, self._rdp_route_value('get_epsilon',
                                                    target_delta, np.inf))
+    epsilon = min([epsilon] + [accountant.get_epsilon(target_delta)
+                               for accountant in self._dominating_routes()])
     return _ledger.capped_epsilon(self.ledger, target_delta, epsilon)
 
   def get_delta(self, target_epsilon: float) -> float:
@@ -246,7 +251,32 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     if delta is None or self._also_rdp():
       delta = min(1.0 if delta is None else delta,
                   self._rdp_route_value('get_delta', target_epsilon, 1.0))
+    delta = min([delta] + [accountant.get_delta(target_epsilon)
+                           for accountant in self._dominating_routes()])
     return _ledger.capped_delta(self.ledger, target_epsilon, delta)
+
+  def _dominating_routes(self) -> List['ShufflePldAccountant']:
+    """Accountants of the ledgers this one post-processes (D19).
+
+    Each ledger gets its own automatic grid, so the smallest answer over
+    them keeps epsilon non-decreasing in the check-in rate at rate 1, and
+    never above the one-user rounds, whatever the grids.
+    """
+    if self._dominating is None:
+      self._dominating = []
+      for ledger in _dominating.dominating_ledgers(self.ledger):
+        accountant = ShufflePldAccountant(
+            self.neighboring_relation,
+            None if self._automatic_grid
+            else self._value_discretization_interval,
+            self._relative_accuracy, self._krr_adversary,
+            self._relative_width, self._relative_grouping)
+        try:
+          accountant.compose(ledger)
+        except (privacy_accountant.UnsupportedEventError, ValueError):
+          continue  # e.g. a fixed grid too fine for it: no candidate
+        self._dominating.append(accountant)
+    return self._dominating
 
   def _route_value(self, method: str, argument: float, unavailable):
     """`method` of the composed PLD (closed form), or `unavailable`."""
@@ -370,6 +400,7 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
                      do_compose: bool) -> Optional[CompositionErrorDetails]:
     if do_compose:
       self._estimate = self._rdp_route = self._profile = None
+      self._dominating = None
       if self._automatic_grid:
         # The ledger already holds the event; the grid is chosen on request.
         self._resolved = self._grid = None

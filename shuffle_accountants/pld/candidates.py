@@ -144,10 +144,6 @@ def shuffle_round_pmf(event: events.ShuffleEvent,
                       ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
   """One PMF for a shuffle round (optionally a hidden sample), pair names."""
   pairs = event_pairs(event, krr_adversary, relative_width)
-  alone = _dominating.one_user(event)
-  if alone is not None:  # D19: the one-user round dominates the round
-    pairs += tuple((f'{name}, one user (D19)', atoms) for name, atoms
-                   in event_pairs(alone, krr_adversary, relative_width))
   per_pair = []
   for _, atoms in pairs:
     if atoms is None:
