@@ -13,12 +13,15 @@ the bounds of the rounds listed here (docs/mathematics.md D19):
   reshuffle), in particular of one user's report alone: the randomizer
   itself. So epsilon never exceeds its value at n = 1.
 
-The RDP route takes the smaller bound per round and order (exact, no
-grid). The PLD route takes the rate-1 candidate per round where it fits the
-round's grid, and, because each ledger has its own grid, also reports the
-smallest epsilon (delta) over the ledger and its `dominating_ledgers`, each
-accounted on its own grid: so a ledger's epsilon never exceeds that of the
-ledger with every check-in at rate 1, or every named round with one user.
+The PLD accountant reports the smallest epsilon (delta) over the ledger
+and its `dominating_ledgers`, each accounted on its own grid: so a ledger's
+epsilon never exceeds that of the ledger with every check-in at rate 1, or
+with every named round reduced to one user; it also takes the rate-1 pair
+per check-in round where it fits the round's grid (tighter for ledgers that
+mix rates). The RDP accountant does the same for one-user ledgers only: its
+rate-1 ledger would cost as much as the ledger itself (a shuffle of all n,
+up to 10^10, at orders up to 4e6: seconds per round), so its check-in
+rounds rely on the suffix minimum over labels (`rdp.checkin`) instead.
 A new event type with a rate or a population adds its dominating rounds to
 `_DOMINATING_ROUNDS` (its rate-1 or one-user round).
 """
@@ -27,6 +30,7 @@ from typing import Callable, List, Optional, Tuple
 
 import attr
 from dp_accounting import dp_event
+from dp_accounting import privacy_accountant
 
 from shuffle_accountants import events
 
@@ -89,16 +93,42 @@ def _replaced(event: dp_event.DpEvent, event_type: type,
   return event, False
 
 
-def dominating_ledgers(ledger: dp_event.DpEvent) -> List[dp_event.DpEvent]:
+def dominating_ledgers(ledger: dp_event.DpEvent,
+                       event_types: Tuple[type, ...] = (events.CheckInEvent,
+                                                        events.ShuffleEvent)
+                       ) -> List[dp_event.DpEvent]:
   """Ledgers of which `ledger` is a post-processing, round by round (D19).
 
-  One per entry of `_DOMINATING_ROUNDS` that changes some round. Rounds are
-  post-processed independently, so the composition (adaptive too) of the
-  original rounds is a post-processing of the composition of these.
+  One per entry of `_DOMINATING_ROUNDS` (of `event_types`) that changes
+  some round. Rounds are post-processed independently, so the composition
+  (adaptive too) of the original rounds is a post-processing of the
+  composition of these.
   """
   result = []
   for event_type, dominating in _DOMINATING_ROUNDS:
+    if event_type not in event_types:
+      continue
     replaced, changed = _replaced(ledger, event_type, dominating)
     if changed:
       result.append(replaced)
   return result
+
+
+def dominating_routes(ledger: dp_event.DpEvent, new_accountant: Callable,
+                      event_types: Tuple[type, ...] = (events.CheckInEvent,
+                                                       events.ShuffleEvent)
+                      ) -> List:
+  """Accountants (from `new_accountant()`) holding each dominating ledger.
+
+  A ledger some accountant cannot compose (e.g. a fixed grid too fine for
+  it) is left out: it was only a candidate.
+  """
+  routes = []
+  for dominating in dominating_ledgers(ledger, event_types):
+    accountant = new_accountant()
+    try:
+      accountant.compose(dominating)
+    except (privacy_accountant.UnsupportedEventError, ValueError):
+      continue
+    routes.append(accountant)
+  return routes

@@ -263,19 +263,13 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     never above the one-user rounds, whatever the grids.
     """
     if self._dominating is None:
-      self._dominating = []
-      for ledger in _dominating.dominating_ledgers(self.ledger):
-        accountant = ShufflePldAccountant(
-            self.neighboring_relation,
-            None if self._automatic_grid
-            else self._value_discretization_interval,
-            self._relative_accuracy, self._krr_adversary,
-            self._relative_width, self._relative_grouping)
-        try:
-          accountant.compose(ledger)
-        except (privacy_accountant.UnsupportedEventError, ValueError):
-          continue  # e.g. a fixed grid too fine for it: no candidate
-        self._dominating.append(accountant)
+      self._dominating = _dominating.dominating_routes(
+          self.ledger, lambda: ShufflePldAccountant(
+              self.neighboring_relation,
+              None if self._automatic_grid
+              else self._value_discretization_interval,
+              self._relative_accuracy, self._krr_adversary,
+              self._relative_width, self._relative_grouping))
     return self._dominating
 
   def _route_value(self, method: str, argument: float, unavailable):

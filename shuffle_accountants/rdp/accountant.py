@@ -97,39 +97,16 @@ def _clone_rate(event: events.ShuffleEvent) -> Optional[float]:
       event.num_categories, event.local_epsilon)).clone_rate()
 
 
-def _also(bound: shuffle_round.RdpBound, other: shuffle_round.RdpBound,
-          label: str) -> shuffle_round.RdpBound:
-  """The smallest of both bounds' candidates (`other`'s names labelled)."""
-  return shuffle_round.smallest_bound(bound.orders, {
-      **bound.candidates,
-      **{f'{name}, {label}': value for name, value in other.candidates.items()}})
-
-
-def _shuffle_bound(event: events.ShuffleEvent, orders
-                   ) -> shuffle_round.RdpBound:
-  """The round's smallest bound, also over its one-user round (D19)."""
-  rate = _clone_rate(event)
-  bound = shuffle_round.shuffle_rdp_upper_bound(
-      event.num_users, event.local_epsilon, orders, rate)
-  alone = _dominating.one_user(event)
-  if alone is None:
-    return bound
-  return _also(bound, shuffle_round.shuffle_rdp_upper_bound(
-      1, event.local_epsilon, orders, rate), 'one user (D19)')
-
-
 def _liew_bound(event, orders) -> shuffle_round.RdpBound:
   if isinstance(event, events.CheckInEvent):
-    bound = checkin.checkin_rdp_upper_bound(
+    if event.checkin_rate == 1 and event.local_epsilon is not None:
+      # Everyone reports: a plain shuffle round, with its randomizer's rate.
+      return shuffle_round.shuffle_rdp_upper_bound(
+          event.num_users, event.local_epsilon, orders, _clone_rate(event))
+    return checkin.checkin_rdp_upper_bound(
         event.num_users, event.checkin_rate, orders,
         local_epsilon=event.local_epsilon,
         noise_multiplier=event.noise_multiplier)
-    everyone = _dominating.everyone_checks_in(event)
-    if everyone is None:
-      return bound
-    # D19: the round at rate 1 dominates the round at any rate.
-    return _also(bound, _shuffle_bound(everyone, orders),
-                 'everyone checks in (D19)')
   return checkin.subsampled_shuffle_gaussian_rdp_upper_bound(
       event.num_users, event.sample_size, event.noise_multiplier, orders)
 
@@ -186,6 +163,8 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
     self._extend_orders = orders is None
     self._extensions: List[Optional['ShuffleRdpAccountant']] = []
     self._contributions: List[ShuffleRdpContribution] = []
+    # Accountants of the dominating ledgers (D19), built on request.
+    self._dominating: Optional[List['ShuffleRdpAccountant']] = None
 
   def compose(self, event: dp_event.DpEvent, count: int = 1
               ) -> 'ShuffleRdpAccountant':
@@ -203,7 +182,20 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
   def get_epsilon(self, target_delta: float) -> float:
     """Certified epsilon: the smaller of CONV-RDP2DP and basic composition."""
     epsilon, _ = self.get_epsilon_and_optimal_order(target_delta)
+    epsilon = min([epsilon] + [accountant.get_epsilon(target_delta)
+                               for accountant in self._dominating_routes()])
     return _ledger.capped_epsilon(self.ledger, target_delta, epsilon)
+
+  def _dominating_routes(self) -> List['ShuffleRdpAccountant']:
+    """Accountants of the one-user ledgers this one post-processes (D19)."""
+    if self._dominating is None:
+      # One-user ledgers only: see `_dominating` for why not rate 1.
+      self._dominating = _dominating.dominating_routes(
+          self.ledger, lambda: ShuffleRdpAccountant(
+              None if self._extend_orders else self._orders,
+              self.neighboring_relation, self._grouping.relative_step),
+          (events.ShuffleEvent,))
+    return self._dominating
 
   def get_delta(self, target_epsilon: float) -> float:
     """Certified delta at `target_epsilon` >= 0, in [0, 1]."""
@@ -220,6 +212,8 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
           lambda accountant: rdp_privacy_accountant.compute_delta(
               accountant._orders, np.maximum(accountant._rdp, 1e-15),  # pylint: disable=protected-access
               target_epsilon), by_order=False)
+    delta = min([delta] + [accountant.get_delta(target_epsilon)
+                           for accountant in self._dominating_routes()])
     return _ledger.capped_delta(self.ledger, target_epsilon, delta)
 
   def _over_extensions(self, query, by_order: bool = True
@@ -327,14 +321,17 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
                      do_compose: bool) -> Optional[CompositionErrorDetails]:
     if do_compose:
       self._extensions = []
+      self._dominating = None
     if isinstance(event, events.ShuffleEvent):
       error = self._check_shuffle_event(event, event)
       if error is None and do_compose:
         rounded = self._representative(event, count)
-        key = ('shuffle', rounded.num_users, rounded.local_epsilon,
-               _clone_rate(event))
+        rate = _clone_rate(event)
+        key = ('shuffle', rounded.num_users, rounded.local_epsilon, rate)
         self._add(event, count, self._bound(
-            key, lambda: _shuffle_bound(rounded, self._orders)), rounded)
+            key, lambda: shuffle_round.shuffle_rdp_upper_bound(
+                rounded.num_users, rounded.local_epsilon, self._orders,
+                rate)), rounded)
       return error
     if isinstance(event, events.LIEW_EVENT_TYPES):
       error = self._check_relation_and_orders(event)
