@@ -243,8 +243,9 @@ def log_binomial_mixture_excess(
   reference_block = 4 * int((np.searchsorted(starts, mode, side='right') - 1)
                             // 4)
   reference_row = log_excess(int(starts[reference_block]), orders)
-  reference = np.maximum(log_weights[reference_block] + reference_row,
-                         crude[reference_block] - 745.0)
+  # A lower estimate of the total (the reference block's own term): blocks
+  # whose crude bound is a negligible fraction of it keep that bound.
+  reference = log_weights[reference_block] + reference_row
   if not np.all(np.isfinite(reference_row) | (reference_row == -np.inf)):
     raise FloatingPointError(f'non-finite excess {reference_row} at label '
                              f'{starts[reference_block]}')

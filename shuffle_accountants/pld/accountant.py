@@ -47,6 +47,7 @@ from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 
+from shuffle_accountants import _dominating
 from shuffle_accountants import _event_checks
 from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
@@ -151,6 +152,8 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     # built only when the PLD certifies nothing finite or its grid had to be
     # coarsened for the resource budget.
     self._rdp_route = None
+    # Accountants of the dominating ledgers (D19), built on request.
+    self._dominating: Optional[List['ShufflePldAccountant']] = None
 
   # The parent reads and writes `_pld`; rounds composed since are folded in
   # on the first read, all at once (`discrete.compose_all`).
@@ -238,6 +241,8 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     if (epsilon == np.inf or self._also_rdp()) and target_delta > 0:
       epsilon = min(epsilon, self._rdp_route_value('get_epsilon',
                                                    target_delta, np.inf))
+    epsilon = min([epsilon] + [accountant.get_epsilon(target_delta)
+                               for accountant in self._dominating_routes()])
     return _ledger.capped_epsilon(self.ledger, target_delta, epsilon)
 
   def get_delta(self, target_epsilon: float) -> float:
@@ -248,10 +253,29 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     if delta is None or self._also_rdp():
       delta = min(1.0 if delta is None else delta,
                   self._rdp_route_value('get_delta', target_epsilon, 1.0))
+    delta = min([delta] + [accountant.get_delta(target_epsilon)
+                           for accountant in self._dominating_routes()])
     return _ledger.capped_delta(self.ledger, target_epsilon, delta)
 
+  def _dominating_routes(self) -> List['ShufflePldAccountant']:
+    """Accountants of the ledgers this one post-processes (D19).
+
+    Each ledger gets its own automatic grid, so the smallest answer over
+    them keeps epsilon non-decreasing in the check-in rate at rate 1, and
+    never above the one-user rounds, whatever the grids.
+    """
+    if self._dominating is None:
+      self._dominating = _dominating.dominating_routes(
+          self.ledger, lambda: ShufflePldAccountant(
+              self.neighboring_relation,
+              None if self._automatic_grid
+              else self._value_discretization_interval,
+              self._relative_accuracy, self._krr_adversary,
+              self._relative_width, self._relative_grouping))
+    return self._dominating
+
   def _route_value(self, method: str, argument: float, unavailable):
-    """The parent's `method` on the composed PLD, or `unavailable`."""
+    """`method` of the composed PLD (closed form), or `unavailable`."""
     try:
       resolved = self._resolve()
     except discrete.GridTooFineError:
@@ -260,19 +284,16 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
       return unavailable
     if method == 'get_delta' and argument == np.inf:
       return 0.0 if not resolved._contains_non_dp_event else 1.0  # pylint: disable=protected-access
-    with np.errstate(over='ignore', divide='ignore', invalid='ignore'):
-      value = getattr(pld_privacy_accountant.PLDAccountant, method)(resolved,
-                                                                    argument)
-    if np.isnan(value):
-      return unavailable
     if resolved._contains_non_dp_event:  # pylint: disable=protected-access
-      return value
-    # dp_accounting's sums can round delta down by ~1e-11: never report less
-    # than the direct sum of non-negative terms.
+      return getattr(pld_privacy_accountant.PLDAccountant, method)(resolved,
+                                                                   argument)
+    # The project's closed forms (sums of non-negative terms), not
+    # dp_accounting's cumulative differences (which round delta down by
+    # ~1e-11) and pure-Python epsilon search.
     profile = resolved._direct_profile()  # pylint: disable=protected-access
     if method == 'get_delta':
-      return max(value, profile.delta(argument))
-    return profile.checked_epsilon(argument, value)
+      return profile.delta(argument)
+    return profile.epsilon(argument)
 
   def _direct_profile(self) -> discrete.DirectProfile:
     if self._profile is None:
@@ -375,6 +396,7 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
                      do_compose: bool) -> Optional[CompositionErrorDetails]:
     if do_compose:
       self._estimate = self._rdp_route = self._profile = None
+      self._dominating = None
       if self._automatic_grid:
         # The ledger already holds the event; the grid is chosen on request.
         self._resolved = self._grid = None

@@ -16,6 +16,7 @@ from typing import Iterator, Optional, Tuple
 
 from dp_accounting import dp_event
 
+from shuffle_accountants import _dominating
 from shuffle_accountants import _grouping
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
@@ -188,7 +189,21 @@ def liew_event_pmf(event, discretization: float,
                             discretize=discretize,
                             relative_width=relative_width,
                             **liew_event_arguments(event))
-  return pmf, names
+  everyone = (_dominating.everyone_checks_in(event)
+              if isinstance(event, events.CheckInEvent) else None)
+  if everyone is None:
+    return pmf, names
+  # D19: the round at rate 1 dominates the round at any rate.
+  plain, plain_names = shuffle_round_pmf(everyone, None, discretization,
+                                         discretize, 'shuffled_output',
+                                         relative_width)
+  if plain.probs.size > 4 * pmf.probs.size:
+    # Losses spread far wider than the check-in's (a tiny rate on its fine
+    # grid): it cannot win, and the combination would cost its span.
+    return pmf, names
+  return (discrete.smallest_profile([pmf, plain]),
+          names + tuple(f'{name}, everyone checks in (D19)'
+                        for name in plain_names))
 
 
 # A ledger re-resolved after each new event (an Opacus loop asks for epsilon

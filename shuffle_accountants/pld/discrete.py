@@ -507,59 +507,78 @@ def _product(first: np.ndarray, second: np.ndarray) -> np.ndarray:
                    length)[:size]
 
 
-class DirectProfile:
-  """delta(eps) of a composed PLD as a sum of non-negative terms. [UB]
+class _PmfProfile:
+  """delta(eps) of one dense PMF as a sum of non-negative terms, and its
+  inverse in closed form (see `DirectProfile`)."""
 
-  dp_accounting evaluates A - e^eps B from two long cumulative sums, whose
-  rounding reaches ~1e-11 and can make delta negative. Here
-  delta(eps) = m_inf + sum_{L_i > eps} p_i (1 - e^{eps - L_i}), every term
-  >= 0, summed pairwise (relative error ~1e-13). The FFT of a composition
-  leaves masses off by round-off of either sign; the negative ones are set
-  to 0 and twice their total is added to the +infinity mass as an allowance
-  for the positive ones (round-off is symmetric). Every PMF mass carries a
-  relative safety margin of 1e-10 (`_numerics.RELATIVE_SAFETY_MARGIN`),
-  which covers a relative tolerance of the same size when checking an
-  epsilon against a target delta.
-  """
-
-  TOLERANCE = 1e-10
-
-  def __init__(self, pld: privacy_loss_distribution.PrivacyLossDistribution):
+  def __init__(self, pmf: pld_pmf.DensePLDPmf):
     # pylint: disable=protected-access
-    pmf = _dense(pld)
     probs = np.asarray(pmf._probs, dtype=np.float64)
     self._probs = np.maximum(probs, 0.0)
     self._discretization = pmf._discretization
-    self._losses = ((pmf._lower_loss + np.arange(probs.size))
-                    * pmf._discretization)
+    self._losses = (pmf._lower_loss + np.arange(probs.size)) * self._discretization
     self._infinity = float(pmf._infinity_mass
                            - 2 * np.sum(np.minimum(probs, 0.0)))
     # pylint: enable=protected-access
+    self._grid = None
 
   def delta(self, epsilon: float) -> float:
-    """delta(epsilon) of the PLD, in [0, 1]."""
     start = int(np.searchsorted(self._losses, epsilon, side='right'))
     terms = self._probs[start:] * -np.expm1(epsilon - self._losses[start:])
     return float(min(1.0, self._infinity + np.sum(terms)))
 
-  def checked_epsilon(self, delta: float, epsilon: float) -> float:
-    """`epsilon` if delta(epsilon) <= delta, else the smallest that is."""
+  def epsilon(self, delta: float) -> float:
     if delta < self._infinity:
       return np.inf
-    if not np.isfinite(epsilon) or self.delta(epsilon) <= delta * (
-        1 + self.TOLERANCE):
-      return epsilon
-    if not self._probs.size or self.delta(float(self._losses[-1])) > delta:
-      return np.inf
-    # The smallest epsilon with delta(epsilon) <= delta, in closed form: on
-    # (L_{i-1}, L_i], delta(eps) = delta(L_i) + U_i (1 - e^{eps - L_i}) with
-    # U_i = sum_{j >= i} m_j e^{L_i - L_j}, all sums of non-negative terms.
-    tail, decaying = _finite_profile(self._probs, self._discretization)
-    index = int(np.argmax(self._infinity + tail <= delta))
-    shortfall = (delta - self._infinity - tail[index]) / decaying[index]
-    with np.errstate(divide='ignore'):
+    if not self._probs.size:
+      return 0.0
+    if self._grid is None:
+      tail, decaying = _finite_profile(self._probs, self._discretization)
+      self._grid = (self._infinity + tail, decaying)
+    grid_deltas, decaying = self._grid
+    # delta(L_i) is non-increasing and delta(L_last) = the +infinity mass.
+    index = int(np.argmax(grid_deltas <= delta))
+    with np.errstate(divide='ignore', invalid='ignore'):
+      shortfall = (delta - grid_deltas[index]) / decaying[index]
       solved = self._losses[index] + np.log1p(-min(shortfall, 1.0))
+    if not solved == solved:  # 0 / 0: no finite mass at or above L_index
+      solved = -np.inf
     # Rounded up (the sums carry relative errors of ~1e-13), but never past
-    # the grid point, where delta <= target was checked directly.
-    return float(max(epsilon, min(self._losses[index],
-                                  solved + 1e-12 * max(1.0, abs(solved)))))
+    # the grid point, where delta <= target holds by the sums themselves.
+    rounded = min(self._losses[index],
+                  solved + 1e-12 * max(1.0, abs(solved)))
+    if index > 0:
+      rounded = max(rounded, self._losses[index - 1])
+    return float(max(0.0, rounded))
+
+
+class DirectProfile:
+  """delta(eps) and eps(delta) of a composed PLD, in closed form. [UB]
+
+  dp_accounting evaluates A - e^eps B from two long cumulative sums, whose
+  rounding reaches ~1e-11 and can make delta negative, and it searches
+  epsilon in a pure-Python loop over the grid. Here
+  delta(eps) = m_inf + sum_{L_i > eps} p_i (1 - e^{eps - L_i}), every term
+  >= 0, summed pairwise (relative error ~1e-13), and its inverse is solved
+  in closed form ("The smallest epsilon below a target delta" in
+  docs/mathematics.md). A PLD that is not symmetric gets the larger of
+  both orders. The FFT of a composition
+  leaves masses off by round-off of either sign; the negative ones are set
+  to 0 and twice their total is added to the +infinity mass as an allowance
+  for the positive ones (round-off is symmetric). Every PMF mass carries a
+  relative safety margin of 1e-10 (`_numerics.RELATIVE_SAFETY_MARGIN`).
+  """
+
+  def __init__(self, pld: privacy_loss_distribution.PrivacyLossDistribution):
+    # pylint: disable=protected-access
+    pmfs = [pld._pmf_remove] + ([] if pld._symmetric else [pld._pmf_add])
+    # pylint: enable=protected-access
+    self._parts = [_PmfProfile(pmf.to_dense_pmf()) for pmf in pmfs]
+
+  def delta(self, epsilon: float) -> float:
+    """delta(epsilon) of the PLD, in [0, 1]."""
+    return max(part.delta(epsilon) for part in self._parts)
+
+  def epsilon(self, delta: float) -> float:
+    """The smallest epsilon >= 0 with delta(epsilon) <= delta (inf if none)."""
+    return max(part.epsilon(delta) for part in self._parts)

@@ -36,6 +36,7 @@ from dp_accounting.rdp import rdp_privacy_accountant
 import numpy as np
 
 from shuffle_accountants import _cache
+from shuffle_accountants import _dominating
 from shuffle_accountants import _event_checks
 from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
@@ -65,6 +66,11 @@ ORDER_EXTENSIONS = (
     (1280, 1536, 2048, 2560, 3072, 4096),
     (5120, 6144, 8192, 10240, 12288, 16384),
     (20480, 24576, 32768, 40960, 49152, 65536),
+    # A round at n = 1e9 or 1e10 and small eps0 needs orders near 1 / delta:
+    # above about 1 / (e delta) the conversion's own term turns negative.
+    (81920, 98304, 131072, 163840, 196608, 262144),
+    (327680, 393216, 524288, 655360, 786432, 1048576),
+    (1310720, 1572864, 2097152, 2621440, 3145728, 4194304),
 )
 
 # Bounds of rounds, shared by every accountant (the Opacus adapter builds a
@@ -127,6 +133,10 @@ def _liew_bound(event, orders) -> shuffle_round.RdpBound:
     return distributed.distributed_checkin_rdp_upper_bound(
         event.num_users, event.checkin_rate, event.noise_multiplier, orders)
   if isinstance(event, events.CheckInEvent):
+    if event.checkin_rate == 1 and event.local_epsilon is not None:
+      # Everyone reports: a plain shuffle round, with its randomizer's rate.
+      return shuffle_round.shuffle_rdp_upper_bound(
+          event.num_users, event.local_epsilon, orders, _clone_rate(event))
     return checkin.checkin_rdp_upper_bound(
         event.num_users, event.checkin_rate, orders,
         local_epsilon=event.local_epsilon,
@@ -187,6 +197,8 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
     self._extend_orders = orders is None
     self._extensions: List[Optional['ShuffleRdpAccountant']] = []
     self._contributions: List[ShuffleRdpContribution] = []
+    # Accountants of the dominating ledgers (D19), built on request.
+    self._dominating: Optional[List['ShuffleRdpAccountant']] = None
 
   def compose(self, event: dp_event.DpEvent, count: int = 1
               ) -> 'ShuffleRdpAccountant':
@@ -204,7 +216,20 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
   def get_epsilon(self, target_delta: float) -> float:
     """Certified epsilon: the smaller of CONV-RDP2DP and basic composition."""
     epsilon, _ = self.get_epsilon_and_optimal_order(target_delta)
+    epsilon = min([epsilon] + [accountant.get_epsilon(target_delta)
+                               for accountant in self._dominating_routes()])
     return _ledger.capped_epsilon(self.ledger, target_delta, epsilon)
+
+  def _dominating_routes(self) -> List['ShuffleRdpAccountant']:
+    """Accountants of the one-user ledgers this one post-processes (D19)."""
+    if self._dominating is None:
+      # One-user ledgers only: see `_dominating` for why not rate 1.
+      self._dominating = _dominating.dominating_routes(
+          self.ledger, lambda: ShuffleRdpAccountant(
+              None if self._extend_orders else self._orders,
+              self.neighboring_relation, self._grouping.relative_step),
+          (events.ShuffleEvent,))
+    return self._dominating
 
   def get_delta(self, target_epsilon: float) -> float:
     """Certified delta at `target_epsilon` >= 0, in [0, 1]."""
@@ -221,6 +246,8 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
           lambda accountant: rdp_privacy_accountant.compute_delta(
               accountant._orders, np.maximum(accountant._rdp, 1e-15),  # pylint: disable=protected-access
               target_epsilon), by_order=False)
+    delta = min([delta] + [accountant.get_delta(target_epsilon)
+                           for accountant in self._dominating_routes()])
     return _ledger.capped_delta(self.ledger, target_epsilon, delta)
 
   def _over_extensions(self, query, by_order: bool = True
@@ -328,6 +355,7 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
                      do_compose: bool) -> Optional[CompositionErrorDetails]:
     if do_compose:
       self._extensions = []
+      self._dominating = None
     if isinstance(event, events.ShuffleEvent):
       error = self._check_shuffle_event(event, event)
       if error is None and do_compose:

@@ -79,6 +79,8 @@ WBK19_GAUSSIAN = 'WBK19-THM9 on the Gaussian RDP (D7)'
 # At most this many groups of check-in counts (each costs one clone PLD),
 # and their default relative width (the bound is ~1.5% above width 1e-3's).
 MAX_CHECKIN_GROUPS = 40
+# Single labels 2, 4, ... times the window's last one evaluated above it (D19).
+_LABELS_ABOVE_WINDOW = 6
 CHECKIN_RELATIVE_WIDTH = 1e-2
 
 # Truncated clone-PLD mass enters a Renyi moment times e^{(order - 1) L},
@@ -260,12 +262,19 @@ def checkin_rdp_upper_bound(
     pure = eps0
   groups = clone_pairs.label_groups(n, checkin_rate, 1 - checkin_rate,
                                   relative_width, MAX_CHECKIN_GROUPS, first=1)
-  rows, log_weights = [], []
+  def pure_row(start, end):
+    # WBK19 on the pure-DP base: on the clone-pair base it was never below
+    # the symmetrized moment in any sweep, and cost 3/4 of the time.
+    return np.minimum(
+        _log_wbk19_moment(end / n, cap, pure, orders),
+        _symmetrized_subsampled_log_moments(start, eps0, end / n, orders,
+                                            relative_width))
+
+  # (weight, log-moment bound) per range of labels, in increasing order.
+  weighted_rows = []
 
   def add(weight, log_moment):
-    if weight > 0:
-      rows.append(log_moment)
-      log_weights.append(np.log(weight))
+    weighted_rows.append((weight, log_moment))
 
   # k < starts[0] (including k = 0, whose moment is 1): ratio below
   # (starts[0] - 1) / n and the weakest base bound.
@@ -276,17 +285,29 @@ def checkin_rdp_upper_bound(
     if noise_multiplier is not None:
       add(weight, _log_wbk19_moment(end / n, base, pure, orders))
       continue
-    # WBK19 on the pure-DP base: on the clone-pair base it was never below
-    # the symmetrized moment in any sweep, and cost 3/4 of the time.
-    add(weight, np.minimum(
-        _log_wbk19_moment(end / n, cap, pure, orders),
-        _symmetrized_subsampled_log_moments(start, eps0, end / n, orders,
-                                            relative_width)))
+    add(weight, pure_row(start, end))
+  if noise_multiplier is None:
+    # D19: rows for single labels above the window, doubling up to n; they
+    # enter the sum only through the suffix minimum below.
+    label = 2 * int(groups.ends[-1])
+    for _ in range(_LABELS_ABOVE_WINDOW):
+      if label >= n:
+        break
+      add(0.0, pure_row(label, label))
+      label *= 2
   # k > ends[-1]: subsampling cannot hurt, the shuffle bound of the last
   # start holds for every larger k.
   last_base = cap if noise_multiplier is not None else (
       lambda o: clone.clone_pair_rdp(int(groups.starts[-1]), eps0, o))
   add(groups.upper_tail, (orders - 1) * last_base(orders))
+  # D19: given k check-ins the round is a post-processing of the round
+  # with any k' >= k check-ins (drop k' - k reports at random), so every
+  # range of labels may use the smallest bound of the ranges above it.
+  suffix_minimum = np.minimum.accumulate(
+      np.stack([row for _, row in weighted_rows])[::-1], axis=0)[::-1]
+  rows = [row for (weight, _), row in zip(weighted_rows, suffix_minimum)
+          if weight > 0]
+  log_weights = [np.log(weight) for weight, _ in weighted_rows if weight > 0]
   mixture = mixture_rdp(log_weights, rows, orders)
   if noise_multiplier is not None:
     candidates = {LIEW_THM2: mixture, GAUSSIAN_D7: base(orders)}

@@ -81,4 +81,4 @@ def test_estimate_keeps_the_parents_pld_for_other_events():
   accountant = ShufflePldAccountant(value_discretization_interval=1e-3)
   accountant.compose(gaussian)
   assert accountant.get_optimistic_epsilon(1e-6) == pytest.approx(
-      accountant.get_epsilon(1e-6), rel=1e-12)
+      accountant.get_epsilon(1e-6), rel=1e-11)  # get_epsilon rounds up by 1e-12

@@ -1,0 +1,57 @@
+"""The closed-form epsilon(delta) of composed PLDs (pld.discrete.DirectProfile)."""
+
+from dp_accounting import dp_event
+from dp_accounting import privacy_accountant
+from dp_accounting.pld import pld_privacy_accountant
+import numpy as np
+import pytest
+
+from shuffle_accountants import events
+from shuffle_accountants.pld import accountant as pld_accountant
+from shuffle_accountants.pld import discrete
+
+
+def _composed(event, count, grid=1e-3):
+  accountant = pld_privacy_accountant.PLDAccountant(
+      privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE, grid)
+  accountant.compose(event, count)
+  return accountant
+
+
+@pytest.mark.parametrize('event,count', [
+    (dp_event.GaussianDpEvent(2.0), 10),
+    (dp_event.LaplaceDpEvent(3.0), 5),
+    # Not symmetric: both orders are read.
+    (dp_event.PoissonSampledDpEvent(0.1, dp_event.GaussianDpEvent(1.0)), 20),
+])
+@pytest.mark.parametrize('delta', [1e-12, 1e-6, 1e-2, 0.3])
+def test_closed_form_matches_dp_accounting_search(event, count, delta):
+  accountant = _composed(event, count)
+  profile = discrete.DirectProfile(accountant._pld)  # pylint: disable=protected-access
+  epsilon = profile.epsilon(delta)
+  searched = accountant.get_epsilon(delta)
+  assert epsilon == pytest.approx(searched, rel=1e-6, abs=1e-9)
+  # The smallest epsilon meeting delta, up to the rounding up.
+  assert profile.delta(epsilon) <= delta * (1 + 1e-9)
+  if epsilon > 1e-9:
+    assert profile.delta(epsilon * (1 - 1e-6) - 1e-12) > delta
+
+
+def test_edge_deltas():
+  accountant = _composed(dp_event.GaussianDpEvent(1.0), 1)
+  profile = discrete.DirectProfile(accountant._pld)  # pylint: disable=protected-access
+  assert profile.epsilon(1.0) == 0.0
+  assert np.isinf(profile.epsilon(0.0))  # the Gaussian's truncated tail
+
+
+def test_accountant_runs_no_pure_python_search(monkeypatch):
+  """get_epsilon answers from the closed form, not dp_accounting's loop."""
+  def forbidden(*args, **kwargs):
+    raise AssertionError('dp_accounting epsilon search called')
+  monkeypatch.setattr(pld_privacy_accountant.PLDAccountant, 'get_epsilon',
+                      forbidden)
+  accountant = pld_accountant.ShufflePldAccountant()
+  accountant.compose(events.ShuffleEvent(num_users=10**4, local_epsilon=1.0),
+                     100)
+  epsilon = accountant.get_epsilon(1e-6)
+  assert 0 < epsilon < 100 and accountant.get_delta(epsilon) <= 1e-6 * (1 + 1e-9)
