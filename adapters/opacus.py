@@ -4,7 +4,10 @@ Importing this module registers two Opacus accountants (idempotently):
 
 * ``"shuffle_checkin"``: `ShuffleCheckinAccountant`, which composes one
   `CheckInEvent` per optimizer step in `ShufflePldAccountant` (the default);
-* ``"shuffle_checkin_rdp"``: the same through `ShuffleRdpAccountant`.
+* ``"shuffle_checkin_rdp"``: the same through `ShuffleRdpAccountant`;
+* ``"random_allocation"`` and ``"shuffled_batches"``: central DP-SGD on those
+  samplers, with the sampler <-> accountant check at `make_private`
+  (`opacus_samplers`).
 
 The mechanism accounted is DP-SGD with *local* noise and shuffled check-in
 (LIEW-THM2, D7/D8 in docs/mathematics.md): each of the n training examples (users)
@@ -50,6 +53,7 @@ from shuffle_accountants import _validation
 from shuffle_accountants.events import CheckInEvent
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
+from shuffle_accountants.adapters import opacus_samplers
 
 MECHANISM = 'shuffle_checkin'
 RDP_MECHANISM = 'shuffle_checkin_rdp'
@@ -354,7 +358,8 @@ class ShufflePrivacyEngine(PrivacyEngine):
   mechanism the accountant certifies:
 
   * the accountant defaults to ``"shuffle_checkin"`` and must be one of the
-    shuffle accountants;
+    shuffle accountants (or ``"random_allocation"`` / ``"shuffled_batches"``,
+    which train central DP-SGD on their sampler, see `opacus_samplers`);
   * Poisson sampling (each example checks in with q = 1/len(data_loader)) is
     required, and so is a single process;
   * the optimizer is the local-noise version of the stock one (noise
@@ -366,6 +371,8 @@ class ShufflePrivacyEngine(PrivacyEngine):
   def __init__(self, *, accountant: str = MECHANISM,
                secure_mode: bool = False):
     super().__init__(accountant=accountant, secure_mode=secure_mode)
+    if opacus_samplers.is_sampler_accountant(self.accountant):
+      return  # central DP-SGD on that sampler (opacus_samplers)
     if not isinstance(self.accountant, ShuffleCheckinAccountant):
       raise ValueError(
           f'ShufflePrivacyEngine needs a shuffle accountant '
@@ -374,6 +381,10 @@ class ShufflePrivacyEngine(PrivacyEngine):
 
   def _prepare_data_loader(self, data_loader, *, poisson_sampling: bool,
                            distributed: bool, **kwargs):
+    if opacus_samplers.is_sampler_accountant(self.accountant):
+      return super()._prepare_data_loader(
+          data_loader, poisson_sampling=poisson_sampling,
+          distributed=distributed, **kwargs)
     if not poisson_sampling:
       raise ValueError(
           'poisson_sampling=False: shuffled check-in means every example '
@@ -407,10 +418,13 @@ class ShufflePrivacyEngine(PrivacyEngine):
 
   def _prepare_optimizer(self, **kwargs):
     _check_noise(kwargs.get('noise_multiplier'), kwargs.get('max_grad_norm'))
+    if opacus_samplers.is_sampler_accountant(self.accountant):
+      return super()._prepare_optimizer(**kwargs)
     return install_local_noise(super()._prepare_optimizer(**kwargs))
 
   def make_private_with_epsilon(self, *, data_loader, **kwargs):
-    kwargs.setdefault('num_users', len(data_loader.dataset))
+    if not opacus_samplers.is_sampler_accountant(self.accountant):
+      kwargs.setdefault('num_users', len(data_loader.dataset))
     return super().make_private_with_epsilon(data_loader=data_loader,
                                              **kwargs)
 
@@ -421,8 +435,10 @@ def register_accountants() -> None:
   A different class that someone else registered under one of our names is
   left in place, with a warning.
   """
+  opacus_samplers.install_contract_check()
   for name, accountant_class in ((MECHANISM, ShuffleCheckinAccountant),
-                                 (RDP_MECHANISM, ShuffleCheckinRdpAccountant)):
+                                 (RDP_MECHANISM, ShuffleCheckinRdpAccountant),
+                                 *opacus_samplers.ACCOUNTANTS):
     try:
       register_accountant(name, accountant_class)
     except ValueError:
