@@ -35,7 +35,7 @@ _SPIKES = {NeighboringRelation.ADD_OR_REMOVE_ONE: (2.0, 1.0),
            NeighboringRelation.REPLACE_ONE: (2.0, 0.0)}
 # The lower bound uses at most this many epochs (more epochs can only raise
 # the true epsilon, so a bound for fewer is still a bound).
-LOWER_BOUND_MAX_EPOCHS = 64
+LOWER_BOUND_MAX_EPOCHS = 32
 # Relative allowance for floating point in the probabilities (far above
 # the ~1e-15 of log_ndtr and the sums).
 _RELATIVE_ALLOWANCE = 1e-10
