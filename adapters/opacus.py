@@ -121,16 +121,7 @@ class ShuffleCheckinAccountant(IAccountant):
     return ShufflePldAccountant()
 
   def step(self, *, noise_multiplier: float, sample_rate: float):
-    noise_multiplier = _validation.check_real('noise_multiplier',
-                                              noise_multiplier, 0.0)
-    sample_rate = _validation.check_real('sample_rate', sample_rate, 0.0, 1.0,
-                                         min_inclusive=False)
-    if self.history and self.history[-1][:2] == (noise_multiplier,
-                                                 sample_rate):
-      self.history[-1] = (noise_multiplier, sample_rate,
-                          self.history[-1][2] + 1)
-    else:
-      self.history.append((noise_multiplier, sample_rate, 1))
+    opacus_samplers.record_step(self.history, noise_multiplier, sample_rate)
 
   def __len__(self) -> int:
     return sum(steps for _, _, steps in self.history)

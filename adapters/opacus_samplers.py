@@ -188,6 +188,19 @@ def check_sampler_contract(accountant: IAccountant, data_loader, *,
       f'epsilon is not valid. Fix: {_FIXES}.')
 
 
+def record_step(history: list, noise_multiplier: float,
+                sample_rate: float) -> None:
+  """Appends one step to Opacus' run-length history (validated)."""
+  noise_multiplier = _validation.check_real('noise_multiplier',
+                                            noise_multiplier, 0.0)
+  sample_rate = _validation.check_real('sample_rate', sample_rate, 0.0, 1.0,
+                                       min_inclusive=False)
+  if history and history[-1][:2] == (noise_multiplier, sample_rate):
+    history[-1] = (noise_multiplier, sample_rate, history[-1][2] + 1)
+  else:
+    history.append((noise_multiplier, sample_rate, 1))
+
+
 def _rebuild(data_loader, batch_sampler, collate_fn):
   """The same loader with another batch sampler and collate function."""
   return torch_data.DataLoader(
@@ -217,16 +230,7 @@ class _SamplerAccountant(IAccountant):
     self._epoch_source = None
 
   def step(self, *, noise_multiplier: float, sample_rate: float):
-    noise_multiplier = _validation.check_real('noise_multiplier',
-                                              noise_multiplier, 0.0)
-    sample_rate = _validation.check_real('sample_rate', sample_rate, 0.0, 1.0,
-                                         min_inclusive=False)
-    if self.history and self.history[-1][:2] == (noise_multiplier,
-                                                 sample_rate):
-      self.history[-1] = (noise_multiplier, sample_rate,
-                          self.history[-1][2] + 1)
-    else:
-      self.history.append((noise_multiplier, sample_rate, 1))
+    record_step(self.history, noise_multiplier, sample_rate)
 
   def __len__(self) -> int:
     return sum(steps for _, _, steps in self.history)

@@ -24,15 +24,12 @@ import argparse
 import time
 import warnings
 
+import _digits
 import numpy as np
 from opacus import PrivacyEngine
-from sklearn.datasets import load_digits
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
 import torch
 from torch import nn
 from torch.utils.data import DataLoader
-from torch.utils.data import TensorDataset
 
 from shuffle_accountants.adapters.opacus import ShufflePrivacyEngine
 
@@ -54,15 +51,8 @@ def _parse_args():
 
 
 def _data(batch_size, seed):
-  features, labels = load_digits(return_X_y=True)
-  train_x, test_x, train_y, test_y = train_test_split(
-      features, labels, test_size=0.2, random_state=seed, stratify=labels)
-  scaler = StandardScaler().fit(train_x)
-  as_tensors = lambda x, y: (torch.tensor(scaler.transform(x),
-                                          dtype=torch.float32),
-                             torch.tensor(y))
-  train = TensorDataset(*as_tensors(train_x, train_y))
-  return DataLoader(train, batch_size=batch_size), as_tensors(test_x, test_y)
+  train, test = _digits.digits(seed)
+  return DataLoader(train, batch_size=batch_size), test
 
 
 def _accuracy(model, test):

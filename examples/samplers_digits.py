@@ -20,14 +20,11 @@ import argparse
 import math
 import warnings
 
+import _digits
 from opacus import PrivacyEngine
-from sklearn.datasets import load_digits
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
 import torch
 from torch import nn
 from torch.utils.data import DataLoader
-from torch.utils.data import TensorDataset
 
 import shuffle_accountants  # pylint: disable=unused-import  # registers
 from shuffle_accountants.adapters.opacus_samplers import RandomAllocationSampler
@@ -46,18 +43,6 @@ def _parse_args():
   parser.add_argument('--quick', action='store_true',
                       help='2 epochs (for the tests)')
   return parser.parse_args()
-
-
-def _data(seed):
-  features, labels = load_digits(return_X_y=True)
-  train_x, test_x, train_y, test_y = train_test_split(
-      features, labels, test_size=0.2, random_state=seed, stratify=labels)
-  scaler = StandardScaler().fit(train_x)
-  as_tensors = lambda x, y: (torch.tensor(scaler.transform(x),
-                                          dtype=torch.float32),
-                             torch.tensor(y))
-  return (TensorDataset(*as_tensors(train_x, train_y)),
-          as_tensors(test_x, test_y))
 
 
 def _loaders(train, batch_size):
@@ -97,7 +82,7 @@ def main():
   if arguments.quick:
     arguments.epochs = 2
   warnings.filterwarnings('ignore')  # Opacus' secure-RNG and hook notices
-  train, test = _data(arguments.seed)
+  train, test = _digits.digits(arguments.seed)
   print(f'n = {len(train)}, sigma = {arguments.noise_multiplier}, '
         f'{arguments.epochs} epochs, batch ~ {arguments.batch_size}, '
         f'delta = {DELTA:g}, add/remove')
