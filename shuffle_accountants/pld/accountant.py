@@ -107,7 +107,8 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
         is discretized pessimistically, so a coarser grid is faster and
         looser, never unsound.
       relative_accuracy: target relative discretization error r of the
-        automatic grid, in [1e-6, 0.1].
+        automatic grid, in [1e-6, 0.1] (random allocation: PLD_accounting's
+        loss discretization 15 r, within [0.0075, 0.05]).
       krr_adversary: one of `KRR_ADVERSARIES`, the observer of k-RR shuffles.
       relative_width: grouping of clone counts (see `clone_pairs`); the
         epsilon of a shuffle round is inflated by about half of it.
@@ -380,7 +381,8 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     if do_compose and count > 0:
       pld = discrete.to_privacy_loss_distribution(
           sampler_accounting.random_allocation_pmf(
-              event, self._value_discretization_interval))
+              event, self._value_discretization_interval,
+              self._relative_accuracy))
       self._pld = discrete.compose(self._pld,
                                    discrete.self_compose(pld, count))
     return None
