@@ -83,7 +83,10 @@ def random_allocation_pmf(event: RandomAllocationDpEvent,
   `relative_accuracy` (1e-3: 0.015), within [0.0075, 0.05]: finer is
   tighter and slower (0.0075: about 4x the time).
   """
-  loss_discretization = min(max(
+  # Below sigma = 1 the losses spread as 1 / sigma^2 (and so does epsilon):
+  # the grid follows, keeping the relative slack and the time about fixed.
+  scale = max(1.0, event.event.noise_multiplier**-2)
+  loss_discretization = scale * min(max(
       random_allocation.LOSS_DISCRETIZATION_PER_ACCURACY * relative_accuracy,
       0.0075), 0.05)
   return random_allocation.gaussian_allocation_grid_pmf(
