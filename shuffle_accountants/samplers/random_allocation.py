@@ -92,15 +92,23 @@ def _cached_pmf(noise_multiplier: float, num_selected: int, num_steps: int,
 def _package_pmfs(noise_multiplier: float, num_selected: int, num_steps: int,
                   loss_discretization: float) -> Tuple[object, object]:
   """PLD_accounting's dominating PMFs (remove, add) of one epoch."""
+  pld = _epoch_pld(noise_multiplier, num_selected, num_steps,
+                   loss_discretization, 'DOMINATES')
+  return pld._pmf_remove, pld._pmf_add  # pylint: disable=protected-access
+
+
+def _epoch_pld(noise_multiplier: float, num_selected: int, num_steps: int,
+               loss_discretization: float, bound_type: str):
+  """PLD_accounting's PLD of one epoch (geometric convolution)."""
   package = _package()
   config = package.AllocationSchemeConfig(
       loss_discretization=loss_discretization,
       convolution_method=package.ConvolutionMethod.GEOM)
   params = package.PrivacyParams(sigma=noise_multiplier, num_steps=num_steps,
                                  num_selected=num_selected, num_epochs=1)
-  pld = package.gaussian_allocation_pld(
-      params=params, config=config, bound_type=package.BoundType.DOMINATES)
-  return pld._pmf_remove, pld._pmf_add  # pylint: disable=protected-access
+  return package.gaussian_allocation_pld(
+      params=params, config=config,
+      bound_type=getattr(package.BoundType, bound_type))
 
 
 def epsilon_lower_bound(noise_multiplier: float, num_selected: int,
@@ -123,14 +131,8 @@ def epsilon_lower_bound(noise_multiplier: float, num_selected: int,
 @functools.lru_cache(maxsize=8)
 def _dominated_epoch(noise_multiplier: float, num_selected: int,
                      num_steps: int):
-  package = _package()
-  config = package.AllocationSchemeConfig(
-      loss_discretization=LOSS_DISCRETIZATION,
-      convolution_method=package.ConvolutionMethod.GEOM)
-  params = package.PrivacyParams(sigma=noise_multiplier, num_steps=num_steps,
-                                 num_selected=num_selected, num_epochs=1)
-  pld = package.gaussian_allocation_pld(
-      params=params, config=config, bound_type=package.BoundType.IS_DOMINATED)
+  pld = _epoch_pld(noise_multiplier, num_selected, num_steps,
+                   LOSS_DISCRETIZATION, 'IS_DOMINATED')
   # pylint: disable=protected-access
   if pld._pmf_remove._pessimistic_estimate or pld._pmf_add._pessimistic_estimate:
     raise ValueError('internal error: PLD_accounting returned a pessimistic '
