@@ -9,6 +9,9 @@ Importing this module registers four Opacus accountants (idempotently):
   `DistributedCheckinAccountant` (and its RDP twin), one
   `DistributedCheckInEvent` per step: the participants' noise is summed by
   secure aggregation, so the update is as noisy as central DP-SGD's (below).
+* ``"random_allocation"`` and ``"shuffled_batches"``: central DP-SGD on those
+  samplers, with the sampler <-> accountant check at `make_private`
+  (`opacus_samplers`).
 
 The mechanism accounted is DP-SGD with *local* noise and shuffled check-in
 (LIEW-THM2, D7/D8 in docs/mathematics.md): each of the n training examples (users)
@@ -62,6 +65,7 @@ from shuffle_accountants import DistributedCheckInEvent
 from shuffle_accountants.events import CheckInEvent
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
+from shuffle_accountants.adapters import opacus_samplers
 
 MECHANISM = 'shuffle_checkin'
 RDP_MECHANISM = 'shuffle_checkin_rdp'
@@ -155,16 +159,7 @@ class ShuffleCheckinAccountant(IAccountant):
         "(PrivacyEngine(accountant='prv'), trusted server).")
 
   def step(self, *, noise_multiplier: float, sample_rate: float):
-    noise_multiplier = _validation.check_real('noise_multiplier',
-                                              noise_multiplier, 0.0)
-    sample_rate = _validation.check_real('sample_rate', sample_rate, 0.0, 1.0,
-                                         min_inclusive=False)
-    if self.history and self.history[-1][:2] == (noise_multiplier,
-                                                 sample_rate):
-      self.history[-1] = (noise_multiplier, sample_rate,
-                          self.history[-1][2] + 1)
-    else:
-      self.history.append((noise_multiplier, sample_rate, 1))
+    opacus_samplers.record_step(self.history, noise_multiplier, sample_rate)
 
   def __len__(self) -> int:
     return sum(steps for _, _, steps in self.history)
@@ -463,7 +458,9 @@ class ShufflePrivacyEngine(PrivacyEngine):
   mechanism the accountant certifies:
 
   * the accountant defaults to ``"shuffle_checkin"`` and must be one of the
-    check-in accountants (``"distributed_checkin"`` for secure aggregation);
+    check-in accountants (``"distributed_checkin"`` for secure aggregation;
+    ``"random_allocation"`` / ``"shuffled_batches"`` train central DP-SGD
+    on their sampler, see `opacus_samplers`);
   * Poisson sampling (each example checks in with q = 1/len(data_loader)) is
     required, and so is a single process;
   * the optimizer is the local-noise version of the stock one (noise
@@ -476,6 +473,8 @@ class ShufflePrivacyEngine(PrivacyEngine):
   def __init__(self, *, accountant: str = MECHANISM,
                secure_mode: bool = False):
     super().__init__(accountant=accountant, secure_mode=secure_mode)
+    if opacus_samplers.is_sampler_accountant(self.accountant):
+      return  # central DP-SGD on that sampler (opacus_samplers)
     if not isinstance(self.accountant, ShuffleCheckinAccountant):
       raise ValueError(
           'ShufflePrivacyEngine needs a check-in accountant '
@@ -484,6 +483,10 @@ class ShufflePrivacyEngine(PrivacyEngine):
 
   def _prepare_data_loader(self, data_loader, *, poisson_sampling: bool,
                            distributed: bool, **kwargs):
+    if opacus_samplers.is_sampler_accountant(self.accountant):
+      return super()._prepare_data_loader(
+          data_loader, poisson_sampling=poisson_sampling,
+          distributed=distributed, **kwargs)
     if not poisson_sampling:
       raise ValueError(
           'poisson_sampling=False: shuffled check-in means every example '
@@ -519,27 +522,32 @@ class ShufflePrivacyEngine(PrivacyEngine):
 
   def _prepare_optimizer(self, **kwargs):
     _check_noise(kwargs.get('noise_multiplier'), kwargs.get('max_grad_norm'))
+    if opacus_samplers.is_sampler_accountant(self.accountant):
+      return super()._prepare_optimizer(**kwargs)
     return install_local_noise(
         super()._prepare_optimizer(**kwargs),
         self.accountant.participant_noise_scale(self._sample_rate))
 
   def make_private_with_epsilon(self, *, data_loader, **kwargs):
-    kwargs.setdefault('num_users', len(data_loader.dataset))
+    if not opacus_samplers.is_sampler_accountant(self.accountant):
+      kwargs.setdefault('num_users', len(data_loader.dataset))
     return super().make_private_with_epsilon(data_loader=data_loader,
                                              **kwargs)
 
 
 def register_accountants() -> None:
-  """Registers our four mechanisms with Opacus; safe to call any number of times.
+  """Registers our mechanisms with Opacus; safe to call any number of times.
 
   A different class that someone else registered under one of our names is
   left in place, with a warning.
   """
+  opacus_samplers.install_contract_check()
   for name, accountant_class in (
       (MECHANISM, ShuffleCheckinAccountant),
       (RDP_MECHANISM, ShuffleCheckinRdpAccountant),
       (DISTRIBUTED_MECHANISM, DistributedCheckinAccountant),
-      (DISTRIBUTED_RDP_MECHANISM, DistributedCheckinRdpAccountant)):
+      (DISTRIBUTED_RDP_MECHANISM, DistributedCheckinRdpAccountant),
+      *opacus_samplers.ACCOUNTANTS):
     try:
       register_accountant(name, accountant_class)
     except ValueError:

@@ -26,8 +26,8 @@ def parser(description: str, *, noise_multiplier: float,
   return arguments
 
 
-def data(batch_size: int, seed: int):
-  """(train DataLoader, (test inputs, test labels)): 80/20 split, standardized."""
+def digits(seed: int):
+  """(training TensorDataset, (test features, test labels)), 80/20 split, standardized."""
   features, labels = load_digits(return_X_y=True)
   train_x, test_x, train_y, test_y = train_test_split(
       features, labels, test_size=0.2, random_state=seed, stratify=labels)
@@ -35,8 +35,14 @@ def data(batch_size: int, seed: int):
   as_tensors = lambda x, y: (torch.tensor(scaler.transform(x),
                                           dtype=torch.float32),
                              torch.tensor(y))
-  train = TensorDataset(*as_tensors(train_x, train_y))
-  return DataLoader(train, batch_size=batch_size), as_tensors(test_x, test_y)
+  return (TensorDataset(*as_tensors(train_x, train_y)),
+          as_tensors(test_x, test_y))
+
+
+def data(batch_size: int, seed: int):
+  """(train DataLoader, (test inputs, test labels)): 80/20 split, standardized."""
+  train, test = digits(seed)
+  return DataLoader(train, batch_size=batch_size), test
 
 
 def private_model(engine, *, batch_size, noise_multiplier, max_grad_norm,

@@ -58,6 +58,7 @@ from shuffle_accountants.pld import clone_pairs
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import grid
 from shuffle_accountants.rdp import accountant as rdp_accountant
+from shuffle_accountants.samplers import accounting as sampler_accounting
 
 NeighboringRelation = privacy_accountant.NeighboringRelation
 CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
@@ -109,7 +110,8 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
         is discretized pessimistically, so a coarser grid is faster and
         looser, never unsound.
       relative_accuracy: target relative discretization error r of the
-        automatic grid, in [1e-6, 0.1].
+        automatic grid, in [1e-6, 0.1] (random allocation: PLD_accounting's
+        loss discretization 15 r, within [0.0075, 0.05]).
       krr_adversary: one of `KRR_ADVERSARIES`, the observer of k-RR shuffles.
       relative_width: grouping of clone counts (see `clone_pairs`); the
         epsilon of a shuffle round is inflated by about half of it.
@@ -392,6 +394,22 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
       self._pending.append((discrete.to_privacy_loss_distribution(pmf), count))
     self._contributions.append(ShufflePldContribution(reported, count, names))
 
+  def _compose_sampler(self, event, count: int, do_compose: bool
+                       ) -> Optional[CompositionErrorDetails]:
+    """DP-SGD samplers (`samplers`): Gaussians, or random allocation's PLD."""
+    error, gaussians = sampler_accounting.as_gaussians(
+        event, self.neighboring_relation)
+    if error is not None or gaussians is not None:
+      return error or self._maybe_compose(gaussians, count, do_compose)
+    if do_compose and count > 0:
+      pld = discrete.to_privacy_loss_distribution(
+          sampler_accounting.random_allocation_pmf(
+              event, self._value_discretization_interval,
+              self._relative_accuracy))
+      self._pld = discrete.compose(self._pld,
+                                   discrete.self_compose(pld, count))
+    return None
+
   def _maybe_compose(self, event: dp_event.DpEvent, count: int,
                      do_compose: bool) -> Optional[CompositionErrorDetails]:
     if do_compose:
@@ -422,6 +440,8 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     if (isinstance(event, dp_event.PoissonSampledDpEvent)
         and _event_checks.contains_shuffle_event(event.event)):
       return _event_checks.poisson_shuffle_error(event)
+    if isinstance(event, sampler_accounting.SAMPLER_EVENT_TYPES):
+      return self._compose_sampler(event, count, do_compose)
     try:
       return super()._maybe_compose(event, count, do_compose)
     except IndexError:

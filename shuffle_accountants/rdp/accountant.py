@@ -46,6 +46,7 @@ from shuffle_accountants import randomizers
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import distributed
 from shuffle_accountants.rdp import shuffle_round
+from shuffle_accountants.samplers import accounting as sampler_accounting
 
 NeighboringRelation = privacy_accountant.NeighboringRelation
 CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
@@ -390,6 +391,12 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
     if (isinstance(event, dp_event.PoissonSampledDpEvent)
         and _event_checks.contains_shuffle_event(event.event)):
       return _event_checks.poisson_shuffle_error(event)
+    if isinstance(event, sampler_accounting.SAMPLER_EVENT_TYPES):
+      error = sampler_accounting.rdp_error(event, self.neighboring_relation)
+      if error is None and do_compose:
+        self._rdp += count * sampler_accounting.shuffled_batches_rdp(
+            event, self._orders, self.neighboring_relation)
+      return error
     if self.neighboring_relation is NeighboringRelation.REPLACE_ONE:
       event = replace_one_gaussian(event) or event
     return super()._maybe_compose(event, count, do_compose)

@@ -1,0 +1,411 @@
+"""Opacus accountants for DP-SGD samplers and the sampler <-> accountant contract (FS26-RANDOM-ALLOCATION, D21, D22, CHUA24-SHUFFLE-LB).
+
+Imported by `shuffle_accountants.adapters.opacus`, which registers:
+
+* ``"random_allocation"``: `RandomAllocationAccountant`, for a DataLoader whose
+  batch sampler is `RandomAllocationSampler` (each example in one uniformly
+  random step of every epoch); certified by `RandomAllocationDpEvent` in
+  `ShufflePldAccountant` under add/remove (D21);
+* ``"shuffled_batches"``: `ShuffledBatchesAccountant`, for a shuffled (or
+  sequential) DataLoader of fixed-size batches; `get_epsilon` is the
+  certified upper bound (D22), `get_epsilon_range` adds Chua et al.'s lower
+  bound (CHUA24-SHUFFLE-LB).
+
+The contract is checked when `make_private` prepares the data loader, for
+every accountant and both engines (the stock `PrivacyEngine` too, whose
+`_prepare_data_loader` is wrapped on import): Poisson sampling with the
+Poisson accountants ("rdp", "prv", "gdp", "shuffle_checkin", ...), a shuffled
+or sequential DataLoader only with "shuffled_batches", a
+`RandomAllocationSampler` only with "random_allocation"; any other sampler
+(weighted, with replacement, custom batch samplers) stops with an error that
+names the fix.
+
+The noise trained is the noise accounted: Opacus' optimizer adds
+N(0, sigma^2 C^2) to the sum of the clipped gradients of each step, so one
+example moves a step's sum by at most C (add/remove), the Gaussian of the
+events. Adaptive clipping (other noise) and distributed training are refused;
+accumulated micro-batches are refused with random allocation (they merge
+steps, so fewer steps per epoch than accounted).
+"""
+
+import math
+from typing import List, Optional, Tuple
+
+from dp_accounting import dp_event
+from dp_accounting import privacy_accountant
+from opacus import PrivacyEngine
+from opacus.accountants import IAccountant
+from opacus.data_loader import dtype_safe
+from opacus.data_loader import shape_safe
+from opacus.data_loader import wrap_collate_with_empty
+from opacus.optimizers.adaclipoptimizer import AdaClipDPOptimizer
+from opacus.utils.uniform_sampler import DistributedUniformWithReplacementSampler
+from opacus.utils.uniform_sampler import UniformWithReplacementSampler
+import torch
+from torch.utils import data as torch_data
+
+from shuffle_accountants import _validation
+from shuffle_accountants.pld.accountant import ShufflePldAccountant
+from shuffle_accountants.samplers import shuffled_batches
+from shuffle_accountants.samplers.events import RandomAllocationDpEvent
+from shuffle_accountants.samplers.events import ShuffledBatchesDpEvent
+
+RANDOM_ALLOCATION = 'random_allocation'
+SHUFFLED_BATCHES = 'shuffled_batches'
+ADD_OR_REMOVE_ONE = privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE
+
+_FIXES = (
+    'keep poisson_sampling=True with a Poisson accountant ("rdp", "prv", '
+    '"gdp", ...); or pass poisson_sampling=False with '
+    'accountant="shuffled_batches" and a DataLoader(dataset, '
+    'batch_size=..., shuffle=True); or with accountant="random_allocation" '
+    'and DataLoader(dataset, batch_sampler=RandomAllocationSampler('
+    'len(dataset), num_steps)) (shuffle_accountants.adapters.'
+    'opacus_samplers)')
+
+
+class RandomAllocationSampler(torch_data.Sampler):
+  """Batch sampler of random allocation: every example in one random step.
+
+  Each iteration (epoch) places each of the `num_examples` examples in one of
+  the `num_steps` steps, uniformly and independently, and yields the steps'
+  index lists in order; a step may be empty (Opacus then trains on an empty
+  batch: noise only). Batches have num_examples / num_steps examples on
+  average. Pass it as ``DataLoader(dataset, batch_sampler=...)``.
+
+  Attributes:
+    num_examples: the data set size n.
+    num_steps: t, steps (batches) per epoch.
+    generator: torch.Generator or None (set by a secure-mode engine).
+    epochs_started: how many allocations were drawn (the accountant reads
+      it, so an epoch broken off and restarted counts as two).
+  """
+
+  def __init__(self, num_examples: int, num_steps: int,
+               generator: Optional[torch.Generator] = None):
+    super().__init__()
+    self.num_examples = _validation.check_integer('num_examples',
+                                                  num_examples, 1)
+    self.num_steps = _validation.check_integer('num_steps', num_steps, 1)
+    self.generator = generator
+    self.epochs_started = 0
+
+  def __len__(self) -> int:
+    return self.num_steps
+
+  def __iter__(self):
+    self.epochs_started += 1
+    steps = torch.randint(self.num_steps, (self.num_examples,),
+                          generator=self.generator)
+    order = torch.argsort(steps, stable=True)
+    counts = torch.bincount(steps, minlength=self.num_steps).tolist()
+    start = 0
+    for count in counts:
+      yield order[start:start + count].tolist()
+      start += count
+
+
+class _EpochCounter(torch_data.Sampler):
+  """A batch sampler that counts its iterations (epochs started)."""
+
+  def __init__(self, batch_sampler):
+    super().__init__()
+    self.batch_sampler = batch_sampler
+    self.epochs_started = 0
+
+  def __len__(self) -> int:
+    return len(self.batch_sampler)
+
+  def __iter__(self):
+    self.epochs_started += 1
+    yield from self.batch_sampler
+
+
+def sampler_kind(data_loader) -> str:
+  """'poisson', 'random_allocation', 'shuffled', 'sequential' or 'other'."""
+  batch_sampler = getattr(data_loader, 'batch_sampler', None)
+  if isinstance(batch_sampler, _EpochCounter):
+    batch_sampler = batch_sampler.batch_sampler
+  if isinstance(batch_sampler, (UniformWithReplacementSampler,
+                                DistributedUniformWithReplacementSampler)):
+    return 'poisson'
+  if isinstance(batch_sampler, RandomAllocationSampler):
+    return 'random_allocation'
+  if type(batch_sampler) is torch_data.BatchSampler:  # pylint: disable=unidiomatic-typecheck
+    sampler = batch_sampler.sampler
+    if type(sampler) is torch_data.SequentialSampler:  # pylint: disable=unidiomatic-typecheck
+      return 'sequential'
+    if (type(sampler) is torch_data.RandomSampler  # pylint: disable=unidiomatic-typecheck
+        and not sampler.replacement
+        and sampler.num_samples == len(sampler.data_source)):
+      return 'shuffled'
+  return 'other'
+
+
+def _describe(data_loader) -> str:
+  batch_sampler = getattr(data_loader, 'batch_sampler', None)
+  inner = getattr(batch_sampler, 'sampler', None)
+  return (f'batch_sampler={type(batch_sampler).__name__}'
+          + (f' over {type(inner).__name__}' if inner is not None else ''))
+
+
+def check_sampler_contract(accountant: IAccountant, data_loader, *,
+                           poisson_sampling: bool, distributed: bool) -> None:
+  """Raises ValueError naming the fix unless the sampler fits the accountant."""
+  mechanism = accountant.mechanism()
+  kind = sampler_kind(data_loader)
+  if mechanism in (RANDOM_ALLOCATION, SHUFFLED_BATCHES):
+    wanted = (('random_allocation',) if mechanism == RANDOM_ALLOCATION
+              else ('shuffled', 'sequential'))
+    if poisson_sampling or kind not in wanted:
+      sampler = ('a DataLoader(dataset, batch_sampler=RandomAllocationSampler('
+                 'len(dataset), num_steps))' if mechanism == RANDOM_ALLOCATION
+                 else 'a DataLoader(dataset, batch_size=..., shuffle=True) '
+                 '(or shuffle=False)')
+      raise ValueError(
+          f'the {mechanism!r} accountant certifies {sampler} trained with '
+          f'make_private(..., poisson_sampling=False); got poisson_sampling='
+          f'{poisson_sampling} and {_describe(data_loader)}. Fix: pass that '
+          'data loader and poisson_sampling=False, or use the accountant of '
+          f'your sampler ({_FIXES}).')
+    if distributed:
+      raise ValueError(
+          f'the {mechanism!r} accountant does not support distributed '
+          'training (each rank samples its own batches); train in one '
+          'process.')
+    return
+  if kind == 'poisson' or (poisson_sampling and kind != 'other'
+                           and kind != 'random_allocation'):
+    return
+  if poisson_sampling:
+    raise ValueError(
+        f'poisson_sampling=True would replace the data loader\'s '
+        f'{_describe(data_loader)} by uniform Poisson sampling, silently '
+        f'changing what you train. Fix: {_FIXES}.')
+  raise ValueError(
+      f'the {mechanism!r} accountant assumes Poisson sampling, but '
+      f'poisson_sampling=False trains {_describe(data_loader)}, for which its '
+      f'epsilon is not valid. Fix: {_FIXES}.')
+
+
+def record_step(history: list, noise_multiplier: float,
+                sample_rate: float) -> None:
+  """Appends one step to Opacus' run-length history (validated)."""
+  noise_multiplier = _validation.check_real('noise_multiplier',
+                                            noise_multiplier, 0.0)
+  sample_rate = _validation.check_real('sample_rate', sample_rate, 0.0, 1.0,
+                                       min_inclusive=False)
+  if history and history[-1][:2] == (noise_multiplier, sample_rate):
+    history[-1] = (noise_multiplier, sample_rate, history[-1][2] + 1)
+  else:
+    history.append((noise_multiplier, sample_rate, 1))
+
+
+def _rebuild(data_loader, batch_sampler, collate_fn):
+  """The same loader with another batch sampler and collate function."""
+  return torch_data.DataLoader(
+      data_loader.dataset, batch_sampler=batch_sampler, collate_fn=collate_fn,
+      num_workers=data_loader.num_workers, pin_memory=data_loader.pin_memory,
+      timeout=data_loader.timeout, worker_init_fn=data_loader.worker_init_fn,
+      multiprocessing_context=data_loader.multiprocessing_context,
+      generator=data_loader.generator,
+      prefetch_factor=data_loader.prefetch_factor,
+      persistent_workers=data_loader.persistent_workers)
+
+
+class _SamplerAccountant(IAccountant):
+  """Opacus accountant of a DP-SGD sampler with central Gaussian noise.
+
+  `history` is Opacus' run-length list of (noise_multiplier, sample_rate,
+  num_steps); steps per epoch t = round(1 / sample_rate) (Opacus' sample
+  rate is 1 / len(data_loader)). Every started epoch is accounted in full
+  (a partial epoch is a post-processing of a full one): ceil(steps / t)
+  epochs, or the epochs the data loader actually started if more. Steps of
+  one data loader at different noise multipliers are accounted at the
+  smallest (more noise is a post-processing).
+  """
+
+  def __init__(self):
+    self.history = []
+    self._epoch_source = None
+
+  def step(self, *, noise_multiplier: float, sample_rate: float):
+    record_step(self.history, noise_multiplier, sample_rate)
+
+  def __len__(self) -> int:
+    return sum(steps for _, _, steps in self.history)
+
+  def _groups(self) -> List[Tuple[float, int, int]]:
+    """(smallest sigma, steps per epoch t, epochs) per t in the history."""
+    steps_by_t, sigma_by_t = {}, {}
+    for noise_multiplier, sample_rate, steps in self.history:
+      if steps <= 0:
+        continue
+      t = max(1, round(1 / sample_rate))
+      steps_by_t[t] = steps_by_t.get(t, 0) + steps
+      sigma_by_t[t] = min(sigma_by_t.get(t, math.inf), noise_multiplier)
+    started = getattr(self._epoch_source, 'epochs_started', 0)
+    return [(sigma_by_t[t], t,
+             max(math.ceil(steps / t), started if len(steps_by_t) == 1 else 0))
+            for t, steps in steps_by_t.items()]
+
+  def _event(self, noise_multiplier: float, steps_per_epoch: int
+             ) -> dp_event.DpEvent:
+    raise NotImplementedError
+
+  def get_epsilon(self, delta: float) -> float:
+    """Certified epsilon (upper bound, add/remove) after the steps so far."""
+    delta = _validation.check_real('delta', delta, 0.0, 1.0,
+                                   min_inclusive=False, max_inclusive=False)
+    groups = self._groups()
+    if not groups:
+      return 0.0
+    accountant = ShufflePldAccountant(ADD_OR_REMOVE_ONE)
+    for noise_multiplier, t, epochs in groups:
+      accountant.compose(self._event(noise_multiplier, t), epochs)
+    return accountant.get_epsilon(delta)
+
+  def attach(self, data_loader, batch_first: bool):
+    """Called at make_private: the loader to train with, whose epochs count."""
+    raise NotImplementedError
+
+  def get_optimizer_hook_fn(self, sample_rate: float):
+    sample_rate = _validation.check_real('sample_rate', sample_rate, 0.0, 1.0,
+                                         min_inclusive=False)
+
+    def hook_fn(optimizer):
+      self._check_optimizer(optimizer)
+      self.step(noise_multiplier=optimizer.noise_multiplier,
+                sample_rate=sample_rate)
+
+    return hook_fn
+
+  def _check_optimizer(self, optimizer) -> None:
+    if isinstance(optimizer, AdaClipDPOptimizer):
+      raise ValueError(
+          f'the {self.mechanism()!r} accountant assumes noise sigma * C on '
+          'a fixed clipping norm C; adaptive clipping changes it. Use '
+          'clipping="flat" or "per_layer".')
+
+
+class RandomAllocationAccountant(_SamplerAccountant):
+  """Random allocation (`RandomAllocationSampler`), add/remove (D21).
+
+  Each epoch is `RandomAllocationDpEvent(GaussianDpEvent(sigma), 1, t)`;
+  `get_epsilon` composes them in `ShufflePldAccountant` (needs the
+  `samplers` extra). The first call at a new (sigma, t) takes seconds
+  (about 10 s at t = 1000); later ones are cached.
+  """
+
+  @classmethod
+  def mechanism(cls) -> str:
+    return RANDOM_ALLOCATION
+
+  def _event(self, noise_multiplier, steps_per_epoch):
+    return RandomAllocationDpEvent(dp_event.GaussianDpEvent(noise_multiplier),
+                                   1, steps_per_epoch)
+
+  def attach(self, data_loader, batch_first: bool):
+    sampler = data_loader.batch_sampler
+    self._epoch_source = sampler
+    sample = data_loader.dataset[0]
+    return _rebuild(data_loader, sampler, wrap_collate_with_empty(
+        collate_fn=data_loader.collate_fn, batch_first=batch_first,
+        sample_empty_shapes=[(0, *shape_safe(x)) for x in sample],
+        dtypes=[dtype_safe(x) for x in sample]))
+
+  def _check_optimizer(self, optimizer) -> None:
+    super()._check_optimizer(optimizer)
+    if optimizer.accumulated_iterations != 1:
+      raise ValueError(
+          f'the {RANDOM_ALLOCATION!r} accountant saw '
+          f'{optimizer.accumulated_iterations} batches in one optimizer '
+          'step: accumulated micro-batches (or BatchMemoryManager) merge '
+          'allocation steps, so an epoch has fewer steps than accounted. '
+          'Call optimizer.step() after every batch.')
+
+
+class ShuffledBatchesAccountant(_SamplerAccountant):
+  """Shuffled (or sequential) fixed-size batches, add/remove (D22, D23).
+
+  `get_epsilon` is the certified upper bound: `ShuffledBatchesDpEvent`s
+  composed in `ShufflePldAccountant`, no amplification claimed.
+  `get_epsilon_range(delta)` returns (lower, upper), the lower bound being
+  Chua et al.'s (CHUA24-SHUFFLE-LB) for shuffled batches and the upper
+  bound itself for a sequential loader (there the Gaussian bound is exact).
+  """
+
+  sequential = False
+
+  @classmethod
+  def mechanism(cls) -> str:
+    return SHUFFLED_BATCHES
+
+  def _event(self, noise_multiplier, steps_per_epoch):
+    return ShuffledBatchesDpEvent(noise_multiplier, steps_per_epoch)
+
+  def attach(self, data_loader, batch_first: bool):
+    del batch_first
+    self.sequential = sampler_kind(data_loader) == 'sequential'
+    counter = _EpochCounter(data_loader.batch_sampler)
+    self._epoch_source = counter
+    return _rebuild(data_loader, counter, data_loader.collate_fn)
+
+  def get_epsilon_range(self, delta: float) -> Tuple[float, float]:
+    """(lower bound [LB], certified upper bound) on epsilon at `delta`."""
+    upper = self.get_epsilon(delta)
+    if self.sequential:
+      return upper, upper
+    lower = max((shuffled_batches.lower_bound(
+        noise_multiplier, t, epochs, delta, ADD_OR_REMOVE_ONE)
+                 for noise_multiplier, t, epochs in self._groups()),
+                default=0.0)
+    return lower, upper
+
+  def state_dict(self, destination=None):
+    destination = super().state_dict(destination)
+    destination['sequential'] = self.sequential
+    return destination
+
+  def load_state_dict(self, state_dict):
+    super().load_state_dict(state_dict)
+    self.history = [tuple(entry) for entry in self.history]
+    self.sequential = bool(state_dict.get('sequential', False))
+
+
+ACCOUNTANTS = ((RANDOM_ALLOCATION, RandomAllocationAccountant),
+               (SHUFFLED_BATCHES, ShuffledBatchesAccountant))
+
+
+def is_sampler_accountant(accountant) -> bool:
+  return isinstance(accountant, _SamplerAccountant)
+
+
+# The unwrapped stock method (also when this module is reloaded).
+_STOCK_PREPARE = getattr(PrivacyEngine._prepare_data_loader,  # pylint: disable=protected-access
+                         '__wrapped__', PrivacyEngine._prepare_data_loader)  # pylint: disable=protected-access
+
+
+def _prepare_data_loader(self, data_loader, *, poisson_sampling: bool,
+                         distributed: bool, **kwargs):
+  """Opacus' preparation, after the contract check; counts sampler epochs."""
+  check_sampler_contract(self.accountant, data_loader,
+                         poisson_sampling=poisson_sampling,
+                         distributed=distributed)
+  prepared = _STOCK_PREPARE(self, data_loader,
+                            poisson_sampling=poisson_sampling,
+                            distributed=distributed, **kwargs)
+  if is_sampler_accountant(self.accountant):
+    if self.secure_mode and sampler_kind(prepared) == 'random_allocation':
+      prepared.batch_sampler.generator = self.secure_rng
+    prepared = self.accountant.attach(prepared,
+                                      kwargs.get('batch_first', True))
+  return prepared
+
+
+_prepare_data_loader.__wrapped__ = _STOCK_PREPARE
+
+
+def install_contract_check() -> None:
+  """Wraps the stock engine's data loader preparation (idempotent)."""
+  PrivacyEngine._prepare_data_loader = _prepare_data_loader  # pylint: disable=protected-access

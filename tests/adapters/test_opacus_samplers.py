@@ -1,0 +1,205 @@
+"""Opacus sampler accountants: registration, RandomAllocationSampler, the sampler <-> accountant contract at make_private, and the noise trained."""
+
+import math
+
+import pytest
+
+torch = pytest.importorskip('torch')
+pytest.importorskip('opacus')
+
+# pylint: disable=g-import-not-at-top,wrong-import-position
+from opacus import PrivacyEngine
+from opacus.accountants import create_accountant
+from torch import nn
+from torch.utils.data import DataLoader
+from torch.utils.data import TensorDataset
+from torch.utils.data import WeightedRandomSampler
+
+from shuffle_accountants.adapters import opacus as adapter
+from shuffle_accountants.adapters import opacus_samplers
+from shuffle_accountants.adapters.opacus_samplers import RandomAllocationSampler
+from shuffle_accountants.samplers import shuffled_batches_epsilon
+
+NUM_EXAMPLES, STEPS, FEATURES = 120, 12, 4
+
+
+def _dataset():
+  generator = torch.Generator().manual_seed(0)
+  return TensorDataset(torch.randn(NUM_EXAMPLES, FEATURES, generator=generator),
+                       torch.randint(0, 2, (NUM_EXAMPLES,), generator=generator))
+
+
+def _loader(kind):
+  dataset = _dataset()
+  batch = NUM_EXAMPLES // STEPS
+  return {
+      'random_allocation': lambda: DataLoader(
+          dataset, batch_sampler=RandomAllocationSampler(NUM_EXAMPLES, STEPS)),
+      'shuffled': lambda: DataLoader(dataset, batch_size=batch, shuffle=True),
+      'sequential': lambda: DataLoader(dataset, batch_size=batch),
+      'weighted': lambda: DataLoader(dataset, batch_size=batch,
+                                     sampler=WeightedRandomSampler(
+                                         [1.0] * NUM_EXAMPLES, NUM_EXAMPLES)),
+      'with_replacement': lambda: DataLoader(
+          dataset, batch_size=batch, sampler=torch.utils.data.RandomSampler(
+              dataset, replacement=True)),
+  }[kind]()
+
+
+def _private(engine, data_loader, poisson_sampling=False, noise=1.0):
+  torch.manual_seed(0)
+  model = nn.Linear(FEATURES, 2)
+  optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+  return engine.make_private(module=model, optimizer=optimizer,
+                             data_loader=data_loader, noise_multiplier=noise,
+                             max_grad_norm=1.0,
+                             poisson_sampling=poisson_sampling)
+
+
+def _train(model, optimizer, data_loader, epochs):
+  for _ in range(epochs):
+    for inputs, labels in data_loader:
+      optimizer.zero_grad()
+      nn.functional.cross_entropy(model(inputs), labels).backward()
+      optimizer.step()
+
+
+def test_accountants_are_registered():
+  for name, accountant_class in opacus_samplers.ACCOUNTANTS:
+    assert isinstance(create_accountant(name), accountant_class)
+
+
+def test_random_allocation_sampler_places_every_example_once_per_epoch():
+  sampler = RandomAllocationSampler(1000, 10,
+                                    torch.Generator().manual_seed(1))
+  first, second = list(sampler), list(sampler)
+  for epoch in (first, second):
+    assert len(epoch) == 10
+    assert sorted(i for batch in epoch for i in batch) == list(range(1000))
+  assert first != second  # re-drawn every epoch
+  assert sampler.epochs_started == 2
+  sizes = [len(batch) for batch in first]
+  assert 60 < min(sizes) and max(sizes) < 140  # Bin(1000, 0.1): +-4.2 sd
+
+
+@pytest.mark.parametrize('engine_class', [PrivacyEngine,
+                                          adapter.ShufflePrivacyEngine])
+def test_shuffled_batches_epsilon_and_range(engine_class):
+  engine = engine_class(accountant='shuffled_batches')
+  model, optimizer, data_loader = _private(engine, _loader('shuffled'))
+  _train(model, optimizer, data_loader, epochs=2)
+  assert engine.accountant.history == [(1.0, 1 / STEPS, 2 * STEPS)]
+  expected = shuffled_batches_epsilon(1.0, STEPS, 2, 1e-5)
+  lower, upper = engine.accountant.get_epsilon_range(1e-5)
+  assert engine.get_epsilon(1e-5) == upper
+  assert expected.upper * (1 - 1e-8) <= upper <= expected.upper * 1.01
+  assert lower == expected.lower < upper
+
+
+def test_sequential_loader_range_is_exact():
+  engine = PrivacyEngine(accountant='shuffled_batches')
+  model, optimizer, data_loader = _private(engine, _loader('sequential'))
+  _train(model, optimizer, data_loader, epochs=1)
+  lower, upper = engine.accountant.get_epsilon_range(1e-5)
+  assert lower == upper == engine.get_epsilon(1e-5)
+
+
+def test_epochs_broken_off_and_restarted_count_in_full():
+  engine = PrivacyEngine(accountant='shuffled_batches')
+  model, optimizer, data_loader = _private(engine, _loader('shuffled'))
+  for _ in range(3):  # three half epochs: three permutations
+    for step, (inputs, labels) in enumerate(data_loader):
+      if step == STEPS // 2:
+        break
+      optimizer.zero_grad()
+      nn.functional.cross_entropy(model(inputs), labels).backward()
+      optimizer.step()
+  assert engine.get_epsilon(1e-5) >= shuffled_batches_epsilon(
+      1.0, STEPS, 3, 1e-5).upper * (1 - 1e-8)
+
+
+@pytest.mark.parametrize('engine_class', [PrivacyEngine,
+                                          adapter.ShufflePrivacyEngine])
+def test_random_allocation_trains_with_central_noise(engine_class):
+  pytest.importorskip('PLD_accounting')
+  engine = engine_class(accountant='random_allocation')
+  model, optimizer, data_loader = _private(engine,
+                                           _loader('random_allocation'))
+  assert type(optimizer).__name__ == 'DPOptimizer'  # stock noise sigma * C
+  _train(model, optimizer, data_loader, epochs=2)
+  assert engine.accountant.history == [(1.0, 1 / STEPS, 2 * STEPS)]
+  epsilon = engine.get_epsilon(1e-5)
+  unamplified = shuffled_batches_epsilon(1.0, STEPS, 2, 1e-5).upper
+  assert 0 < epsilon < unamplified
+
+
+def test_noise_is_sigma_times_clipping_norm_on_the_sum():
+  # Zero gradients, summed loss, lr 1: the update is the noise, std sigma C.
+  engine = PrivacyEngine(accountant='shuffled_batches')
+  torch.manual_seed(0)
+  linear = nn.Linear(FEATURES, 1, bias=False)
+  nn.init.zeros_(linear.weight)
+  optimizer = torch.optim.SGD(linear.parameters(), lr=1.0)
+  model, optimizer, data_loader = engine.make_private(
+      module=linear, optimizer=optimizer, data_loader=_loader('shuffled'),
+      noise_multiplier=2.0, max_grad_norm=3.0, poisson_sampling=False,
+      loss_reduction='sum')
+  draws = []
+  for _ in range(200):
+    inputs, _ = next(iter(data_loader))
+    optimizer.zero_grad()
+    (model(inputs) * 0).sum().backward()
+    optimizer.step()
+    draws.append(linear.weight.detach().clone().flatten())
+    with torch.no_grad():
+      linear.weight.zero_()
+  assert torch.stack(draws).std().item() == pytest.approx(6.0, rel=0.1)
+
+
+@pytest.mark.parametrize('accountant, kind, poisson, message', [
+    ('rdp', 'shuffled', False, 'assumes Poisson sampling'),
+    ('prv', 'sequential', False, 'assumes Poisson sampling'),
+    ('shuffle_checkin', 'shuffled', False, 'assumes Poisson sampling'),
+    ('rdp', 'random_allocation', True, 'would replace'),
+    ('gdp', 'weighted', True, 'would replace'),
+    ('shuffled_batches', 'shuffled', True, 'poisson_sampling=False'),
+    ('shuffled_batches', 'weighted', False, 'WeightedRandomSampler'),
+    ('shuffled_batches', 'with_replacement', False, 'RandomSampler'),
+    ('shuffled_batches', 'random_allocation', False, 'shuffled_batches'),
+    ('random_allocation', 'shuffled', False, 'RandomAllocationSampler'),
+    ('random_allocation', 'random_allocation', True, 'poisson_sampling=False'),
+])
+def test_contract_errors_name_the_fix(accountant, kind, poisson, message):
+  with pytest.raises(ValueError, match=message) as error:
+    _private(PrivacyEngine(accountant=accountant), _loader(kind),
+             poisson_sampling=poisson)
+  assert 'Fix' in str(error.value)
+
+
+def test_poisson_accountants_keep_working_with_poisson_sampling():
+  engine = PrivacyEngine(accountant='rdp')
+  model, optimizer, data_loader = _private(engine, _loader('shuffled'),
+                                           poisson_sampling=True)
+  _train(model, optimizer, data_loader, epochs=1)
+  assert 0 < engine.get_epsilon(1e-5) < math.inf
+
+
+def test_random_allocation_refuses_accumulated_batches():
+  engine = PrivacyEngine(accountant='random_allocation')
+  model, optimizer, _ = _private(engine, _loader('random_allocation'))
+  for _ in range(2):
+    inputs, labels = torch.randn(5, FEATURES), torch.zeros(5, dtype=torch.long)
+    nn.functional.cross_entropy(model(inputs), labels).backward()
+  with pytest.raises(ValueError, match='accumulated micro-batches'):
+    optimizer.step()
+
+
+def test_state_dict_round_trip():
+  engine = PrivacyEngine(accountant='shuffled_batches')
+  model, optimizer, data_loader = _private(engine, _loader('sequential'))
+  _train(model, optimizer, data_loader, epochs=1)
+  restored = create_accountant('shuffled_batches')
+  restored.load_state_dict(engine.accountant.state_dict())
+  assert restored.history == engine.accountant.history
+  assert restored.sequential
+  assert restored.get_epsilon(1e-5) == engine.get_epsilon(1e-5)
