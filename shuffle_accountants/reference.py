@@ -44,6 +44,8 @@ _FIRST_WORDS = {
     'Unverified': 'unverified (comparison only, never composed)',
 }
 _ERRATA_SECTION = 'Errata and warnings'
+# Modules that cite IDs only as examples of the command.
+_EXAMPLES_ONLY = ('shuffle_accountants.reference', 'shuffle_accountants.cli.main')
 
 
 class UnknownIdError(ValueError):
@@ -187,6 +189,8 @@ def _citations() -> Dict[str, Tuple[str, ...]]:
   """ID -> the modules, classes and functions whose source cites it."""
   cited: Dict[str, List[str]] = {}
   for module, path in _package_sources():
+    if module in _EXAMPLES_ONLY:
+      continue
     text = path.read_text(encoding='utf-8')
     scopes = [(node.lineno, node.end_lineno, node.name)
               for node in ast.walk(ast.parse(text))
@@ -194,11 +198,8 @@ def _citations() -> Dict[str, Tuple[str, ...]]:
                                    ast.ClassDef))]
     for number, line in enumerate(text.splitlines(), start=1):
       for match in ID_PATTERN.finditer(line):
-        enclosing = [s for s in scopes if s[0] <= number <= s[1]]
-        name = module
-        if enclosing:
-          innermost = max(enclosing, key=lambda scope: scope[0])
-          name = f'{module}.{innermost[2]}'
+        enclosing = sorted(s for s in scopes if s[0] <= number <= s[1])
+        name = '.'.join([module] + [scope[2] for scope in enclosing])
         places = cited.setdefault(match.group(1), [])
         if name not in places:
           places.append(name)
