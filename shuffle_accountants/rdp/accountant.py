@@ -273,7 +273,8 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
     if event.local_delta > 0:
       return _event_checks.error(reported, (
           f'local_delta={event.local_delta} > 0: approximate-LDP randomizers '
-          'have no finite RDP bound (docs/mathematics.md W1), so the RDP accountant cannot '
+          'have no finite RDP bound (W1: `shuffle-accountant reference W1`), '
+          'so the RDP accountant cannot '
           'account them; use ShufflePldAccountant.'))
     return self._check_relation_and_orders(reported)
 
