@@ -5,15 +5,16 @@ Each returns None when the event is acceptable, or the
 `UnsupportedEventError` naming the user's event.
 """
 
-from typing import Optional
+from typing import Optional, TypeAlias
 
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
 
 from shuffle_accountants import events
 
-NeighboringRelation = privacy_accountant.NeighboringRelation
-CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
+NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
+CompositionErrorDetails: TypeAlias = (
+    privacy_accountant.PrivacyAccountant.CompositionErrorDetails)
 
 
 def error(event: dp_event.DpEvent, message: str) -> CompositionErrorDetails:

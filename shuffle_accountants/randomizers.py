@@ -95,6 +95,7 @@ class Randomizer:
 
   Subclasses are frozen attrs classes with a `local_epsilon` attribute.
   """
+  local_epsilon: Optional[float]  # for type checkers; subclasses set it
 
   def clone_rate(self) -> float:
     """s(R) of D15, rounded down: clone probability 2 s(R) is certified."""
@@ -598,7 +599,7 @@ class FiniteRandomizer(Randomizer):
 
   @property
   def blanket_note(self) -> str:
-    return self._pair_tables()[1] or Randomizer.blanket_note.fget(self)
+    return self._pair_tables()[1] or Randomizer.blanket_note.fget(self)  # type: ignore[attr-defined]
 
   def pair_cells(self) -> Optional[PairCells]:
     return None

@@ -192,7 +192,7 @@ def _citations() -> Dict[str, Tuple[str, ...]]:
     if module in _EXAMPLES_ONLY:
       continue
     text = path.read_text(encoding='utf-8')
-    scopes = [(node.lineno, node.end_lineno, node.name)
+    scopes = [(node.lineno, node.end_lineno or node.lineno, node.name)
               for node in ast.walk(ast.parse(text))
               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
                                    ast.ClassDef))]

@@ -22,7 +22,7 @@ norm C and noise std sigma C, replacing one example moves the sum by up to 2C,
 so the event to compose is `GaussianDpEvent(sigma / 2)`.
 """
 
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, TypeAlias
 
 import attr
 from dp_accounting import dp_event
@@ -40,8 +40,9 @@ from shuffle_accountants import randomizers
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import shuffle_round
 
-NeighboringRelation = privacy_accountant.NeighboringRelation
-CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
+NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
+CompositionErrorDetails: TypeAlias = (
+    privacy_accountant.PrivacyAccountant.CompositionErrorDetails)
 
 # Integer-heavy grid reaching 1024: at n = 10^6 the best order of GIRGIS-UB1
 # can be ~900. Pass `orders` for more (every bound supports any order > 1).
@@ -88,7 +89,7 @@ def _clone_rate(event: events.ShuffleEvent) -> Optional[float]:
   if event.randomizer is None and event.num_categories is None:
     return None
   return (event.randomizer or randomizers.KRandomizedResponse(
-      event.num_categories, event.local_epsilon)).clone_rate()
+      event.num_categories, float(event.local_epsilon or 0.0))).clone_rate()
 
 
 def _liew_bound(event, orders) -> shuffle_round.RdpBound:
@@ -222,10 +223,10 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
           self._grouping.relative_step)
       try:
         extended.compose(self.ledger)
+        self._extensions.append(extended)
       except (privacy_accountant.UnsupportedEventError, ValueError,
               ArithmeticError):
-        extended = None
-      self._extensions.append(extended)
+        self._extensions.append(None)
     return self._extensions[stage]
 
   @property
