@@ -114,9 +114,10 @@ def subsampled_profile(base_profile: Callable[[np.ndarray], np.ndarray],
   second = np.zeros_like(epsilons)
   remaining = 1 - a * (1 - r) if r < 1 else np.ones_like(a)
   open_ = remaining > 0
-  with np.errstate(divide='ignore'):  # a = 0 (eps < -745): log 0, profile 1
-    second[open_] = remaining[open_] * base_profile(
-        np.log(a[open_] * r / remaining[open_]))
+  # log(a r / remaining) in log space: a r / remaining under- or overflows
+  # for very negative eps or remaining near 0 (log 0 = -inf, inf - inf).
+  second[open_] = remaining[open_] * base_profile(
+      epsilons[open_] + np.log(r) - np.log(remaining[open_]))
   return np.maximum(first, second)
 
 
