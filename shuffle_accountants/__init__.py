@@ -46,9 +46,12 @@ _EXPORTS = {
 
 
 if TYPE_CHECKING:  # type checkers see the names; runtime imports them lazily
-  from shuffle_accountants.events import CheckInEvent, ShuffleEvent, SubsampledShuffleGaussianEvent
-  from shuffle_accountants.pld.accountant import KRR_ADVERSARIES, ShufflePldAccountant
-  from shuffle_accountants.rdp.accountant import DEFAULT_ORDERS, ShuffleRdpAccountant
+  from shuffle_accountants.events import (
+      CheckInEvent, ShuffleEvent, SubsampledShuffleGaussianEvent)
+  from shuffle_accountants.pld.accountant import (
+      KRR_ADVERSARIES, ShufflePldAccountant)
+  from shuffle_accountants.rdp.accountant import (
+      DEFAULT_ORDERS, ShuffleRdpAccountant)
   from shuffle_accountants.rdp.checkin import (
       checkin_rdp_upper_bound, shuffled_gaussian_rdp_lower_bound,
       subsampled_shuffle_gaussian_rdp_upper_bound)

@@ -31,7 +31,7 @@ def whole_if_integral(value):
 
 def check_integer(name: str, value, minimum: int,
                   maximum: Optional[float] = None) -> int:
-  """Returns `value` as a Python int, or raises if it is not a whole number in range.
+  """`value` as a Python int; raises unless it is a whole number in range.
 
   Whole numbers written as floats (1e6, 1000.0) are accepted, as on the
   command line; 2.5, inf and NaN are not.

@@ -203,7 +203,7 @@ def calibrate_local_epsilon(
     make_fresh_accountant: MakeAccountant = ShufflePldAccountant,
     max_local_epsilon: float = MAX_LOCAL_EPSILON,
     relative_tolerance: float = DEFAULT_RELATIVE_TOLERANCE) -> float:
-  """The largest eps0 in [0, max_local_epsilon] meeting (target_epsilon, target_delta).
+  """The largest eps0 in [0, max_local_epsilon] meeting the target.
 
   Args:
     target_epsilon: epsilon > 0 to meet after all rounds.

@@ -45,7 +45,8 @@ _FIRST_WORDS = {
 }
 _ERRATA_SECTION = 'Errata and warnings'
 # Modules that cite IDs only as examples of the command.
-_EXAMPLES_ONLY = ('shuffle_accountants.reference', 'shuffle_accountants.cli.main')
+_EXAMPLES_ONLY = ('shuffle_accountants.reference',
+                  'shuffle_accountants.cli.main')
 
 
 class UnknownIdError(ValueError):

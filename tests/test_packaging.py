@@ -30,8 +30,8 @@ def test_version_comes_from_the_installed_metadata():
 
 
 def test_changelog_has_unreleased_and_the_current_version():
-  headings = re.findall(r'^## \[([^\]]+)\]', (ROOT / 'CHANGELOG.md').read_text(),
-                        re.MULTILINE)
+  changelog = (ROOT / 'CHANGELOG.md').read_text()
+  headings = re.findall(r'^## \[([^\]]+)\]', changelog, re.MULTILINE)
   assert headings[0] == 'Unreleased'
   assert PYPROJECT['project']['version'] in headings
 
