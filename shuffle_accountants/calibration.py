@@ -153,15 +153,17 @@ def calibrate_parameter(make_event_from_param: Callable[[float],
       return open_end
     good, step = bad, 2 * step
   to_value = math.exp if log_space else (lambda u: u)
+  ends = [math.log(good), math.log(bad)] if log_space else [good, bad]
 
   def gap(u: float) -> float:
-    value = min(max(to_value(u), lower), upper)
+    # The bracket's ends exactly (exp(log x) may miss x by a rounding).
+    value = {ends[0]: good, ends[1]: bad}.get(u, min(max(to_value(u),
+                                                         lower), upper))
     ratio = epsilon_at(value) / target_epsilon
     if not discrete and 1 - relative_tolerance <= ratio <= 1:
       raise _Met
     return ratio - 1
 
-  ends = [math.log(good), math.log(bad)] if log_space else [good, bad]
   try:
     optimize.brentq(gap, *ends, xtol=1e-12 if log_space else 1e-9,
                     rtol=1e-12, maxiter=100)
@@ -174,6 +176,8 @@ def calibrate_parameter(make_event_from_param: Callable[[float],
     return float(best)
   # Whole numbers: bisect to neighbours, the last meeting, the next failing.
   beyond = [v for v in fails if (v > best) == more_private_at_lower]
+  if not beyond:  # epsilon not monotone here: keep the best value seen
+    return int(best)
   worst = min(beyond) if more_private_at_lower else max(beyond)
   while abs(worst - best) > 1:
     middle = (best + worst) // 2
