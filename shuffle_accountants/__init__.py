@@ -19,9 +19,10 @@ is imported (see
 
 import importlib
 import importlib.abc
+import importlib.metadata
 import importlib.util
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 import warnings
 
 # Public names and the modules that define them. They are imported on first
@@ -46,6 +47,20 @@ _EXPORTS = {
 }
 
 
+if TYPE_CHECKING:  # type checkers see the names; runtime imports them lazily
+  from shuffle_accountants.events import (
+      CheckInEvent, ShuffleEvent, SubsampledShuffleGaussianEvent)
+  from shuffle_accountants.pld.accountant import (
+      KRR_ADVERSARIES, ShufflePldAccountant)
+  from shuffle_accountants.rdp.accountant import (
+      DEFAULT_ORDERS, ShuffleRdpAccountant)
+  from shuffle_accountants.rdp.checkin import (
+      checkin_rdp_upper_bound, shuffled_gaussian_rdp_lower_bound,
+      subsampled_shuffle_gaussian_rdp_upper_bound)
+  from shuffle_accountants.rdp.shuffle_round import (
+      shuffle_rdp_upper_bound, subsampled_shuffle_rdp_upper_bound)
+
+
 def __getattr__(name: str) -> Any:
   if name in _EXPORTS:
     value = getattr(importlib.import_module(_EXPORTS[name]), name)
@@ -58,7 +73,14 @@ def __dir__():
   return sorted(list(globals()) + list(_EXPORTS))
 
 
-__version__ = '0.1.0'
+def _installed_version() -> str:
+  try:
+    return importlib.metadata.version('shuffle-accountants')
+  except importlib.metadata.PackageNotFoundError:  # run from a bare checkout
+    return '0.1.0+unknown'
+
+
+__version__ = _installed_version()
 
 _OPACUS_ADAPTER = 'shuffle_accountants.adapters.opacus'
 

@@ -5,15 +5,16 @@ Each returns None when the event is acceptable, or the
 `UnsupportedEventError` naming the user's event.
 """
 
-from typing import Optional
+from typing import Optional, TypeAlias
 
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
 
 from shuffle_accountants import events
 
-NeighboringRelation = privacy_accountant.NeighboringRelation
-CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
+NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
+CompositionErrorDetails: TypeAlias = (
+    privacy_accountant.PrivacyAccountant.CompositionErrorDetails)
 
 
 def error(event: dp_event.DpEvent, message: str) -> CompositionErrorDetails:
@@ -69,7 +70,8 @@ def poisson_shuffle_error(event: dp_event.PoissonSampledDpEvent
       'Poisson subsampling of a shuffle round is not supported: shuffle '
       'guarantees are replace-one bounds for a fixed, public number of '
       'reports, so Poisson-subsampling theorems do not apply to them '
-      '(docs/mathematics.md W2, the flaw in Girgis et al. Section 4). Use '
+      '(W2, the flaw in Girgis et al. Section 4: `shuffle-accountant '
+      'reference W2`). Use '
       'SampledWithoutReplacementDpEvent(population, sample_size, '
       'ShuffleEvent(num_users=sample_size, ...)) for a hidden fixed-size '
       'sample, or CheckInEvent for Bernoulli participation with a visible '

@@ -6,23 +6,49 @@ so that a user can fix the call without reading the source.
 
 import math
 import numbers
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-import numpy as np
+if TYPE_CHECKING:
+  import numpy as np
+
+# numpy is imported by the functions that need it: the command line checks
+# its flags with this module before it loads the numerical stack.
+
+
+def whole_if_integral(value):
+  """`value` as an int if it is a finite whole float (1e6), else unchanged.
+
+  An attrs converter: integer fields accept whole numbers written as floats
+  (as the command line does, `--num-users 1e6`); anything else is left for
+  `check_integer` to reject with a message.
+  """
+  if (isinstance(value, numbers.Real) and not isinstance(
+      value, (bool, numbers.Integral)) and math.isfinite(value)
+      and value == math.floor(value)):
+    return int(value)
+  return value
 
 
 def check_integer(name: str, value, minimum: int,
-                  maximum: Optional[int] = None) -> int:
-  """Returns `value` as a Python int, or raises if it is not an integer in range."""
-  if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                  maximum: Optional[float] = None) -> int:
+  """`value` as a Python int; raises unless it is a whole number in range.
+
+  Whole numbers written as floats (1e6, 1000.0) are accepted, as on the
+  command line; 2.5, inf and NaN are not.
+  """
+  allowed = (f'>= {minimum}' if maximum is None
+             else f'in [{minimum:g}, {maximum:g}]')
+  if isinstance(value, bool) or not isinstance(value, numbers.Real):
     raise TypeError(
-        f'{name} must be an integer >= {minimum}; got {value!r} of type '
+        f'{name} must be a whole number {allowed}; got {value!r} of type '
         f'{type(value).__name__}.')
+  if whole_if_integral(value) is value and not isinstance(
+      value, numbers.Integral):
+    raise ValueError(f'{name} must be a whole number {allowed} (1e6 is '
+                     f'accepted); got {value!r}.')
   value = int(value)
   if value < minimum or (maximum is not None and value > maximum):
-    allowed = (f'>= {minimum}' if maximum is None
-               else f'in [{minimum}, {maximum}]')
-    raise ValueError(f'{name} must be an integer {allowed}; got {value}.')
+    raise ValueError(f'{name} must be a whole number {allowed}; got {value}.')
   return value
 
 
@@ -56,8 +82,9 @@ def check_local_epsilon(value, name: str = 'local_epsilon') -> float:
 
 
 def check_orders(orders, minimum: float = 1.0, name: str = 'orders'
-                 ) -> np.ndarray:
+                 ) -> 'np.ndarray':
   """Returns RDP orders as a 1-d float array; every order must exceed `minimum`."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
   array = np.atleast_1d(np.asarray(orders, dtype=np.float64))
   if array.ndim != 1 or array.size == 0:
     raise ValueError(f'{name} must be a non-empty 1-d sequence of numbers; '
@@ -69,8 +96,9 @@ def check_orders(orders, minimum: float = 1.0, name: str = 'orders'
   return array
 
 
-def check_integer_orders(orders, name: str = 'orders') -> np.ndarray:
+def check_integer_orders(orders, name: str = 'orders') -> 'np.ndarray':
   """Like `check_orders` but every order must be an integer >= 2."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
   array = check_orders(orders, minimum=1.0, name=name)
   bad = (array != np.floor(array)) | (array < 2)
   if np.any(bad):

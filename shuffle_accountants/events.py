@@ -121,11 +121,13 @@ class ShuffleEvent(dp_event.DpEvent):
     local_delta: the local delta0 in [0, 1); 0 means pure LDP.
     randomizer: None (described by the fields above) or a randomizer.
   """
-  num_users: int = attr.ib(validator=_num_users)
+  num_users: int = attr.ib(
+      converter=_validation.whole_if_integral, validator=_num_users)
   local_epsilon: Optional[float] = attr.ib(
       default=None, validator=_optional_local_epsilon)
-  num_categories: Optional[int] = attr.ib(default=None,
-                                          validator=_num_categories)
+  num_categories: Optional[int] = attr.ib(
+      default=None, converter=_validation.whole_if_integral,
+      validator=_num_categories)
   local_delta: float = attr.ib(default=0.0, validator=_local_delta)
   randomizer: Optional[randomizers_.Randomizer] = attr.ib(
       default=None, validator=_randomizer)
@@ -183,14 +185,16 @@ class CheckInEvent(dp_event.DpEvent):
     num_categories: k >= 2 for k-RR reports (with `local_epsilon` only).
     randomizer: None or a randomizer from `shuffle_accountants.randomizers`.
   """
-  num_users: int = attr.ib(validator=_num_users)
+  num_users: int = attr.ib(
+      converter=_validation.whole_if_integral, validator=_num_users)
   checkin_rate: float = attr.ib(validator=_checkin_rate)
   local_epsilon: Optional[float] = attr.ib(
       default=None, validator=_optional_local_epsilon)
   noise_multiplier: Optional[float] = attr.ib(
       default=None, validator=_optional_noise_multiplier)
-  num_categories: Optional[int] = attr.ib(default=None,
-                                          validator=_num_categories)
+  num_categories: Optional[int] = attr.ib(
+      default=None, converter=_validation.whole_if_integral,
+      validator=_num_categories)
   randomizer: Optional[randomizers_.Randomizer] = attr.ib(
       default=None, validator=_randomizer)
 
@@ -224,8 +228,9 @@ class SubsampledShuffleGaussianEvent(dp_event.DpEvent):
     sample_size: number m of sampled users, 1 <= m <= n.
     noise_multiplier: sigma > 0.
   """
-  num_users: int = attr.ib(validator=_num_users)
-  sample_size: int = attr.ib()
+  num_users: int = attr.ib(
+      converter=_validation.whole_if_integral, validator=_num_users)
+  sample_size: int = attr.ib(converter=_validation.whole_if_integral)
   noise_multiplier: float = attr.ib(validator=_noise_multiplier)
 
   @sample_size.validator

@@ -95,6 +95,7 @@ class Randomizer:
 
   Subclasses are frozen attrs classes with a `local_epsilon` attribute.
   """
+  local_epsilon: Optional[float]  # for type checkers; subclasses set it
 
   def clone_rate(self) -> float:
     """s(R) of D15, rounded down: clone probability 2 s(R) is certified."""
@@ -160,7 +161,8 @@ class _DomainRandomizer(Randomizer):
   Its clone rate is e^-eps0 / 2 when a third input exists (D15: an output
   supporting x0 and x1 but not x), else 1 / (e^eps0 + 1).
   """
-  domain_size: int = attr.ib(validator=_check_domain)
+  domain_size: int = attr.ib(
+      converter=_validation.whole_if_integral, validator=_check_domain)
   local_epsilon: float = attr.ib(validator=_epsilon_validator)
 
   def clone_rate(self) -> float:
@@ -181,7 +183,8 @@ class KRandomizedResponse(Randomizer):
     num_categories: k >= 2.
     local_epsilon: eps0 in [0, 700].
   """
-  num_categories: int = attr.ib(validator=_check_domain)
+  num_categories: int = attr.ib(
+      converter=_validation.whole_if_integral, validator=_check_domain)
   local_epsilon: float = attr.ib(validator=_epsilon_validator)
 
   def clone_rate(self) -> float:
@@ -337,7 +340,9 @@ class OptimizedLocalHashing(_LocalHashing):
     local_epsilon: eps0 in [0, 700].
     hash_range: g >= 2, or None for round(e^eps0 + 1).
   """
-  hash_range: Optional[int] = attr.ib(default=None, validator=_check_range)
+  hash_range: Optional[int] = attr.ib(
+      default=None, converter=_validation.whole_if_integral,
+      validator=_check_range)
 
   def _range(self) -> int:
     if self.hash_range is not None:
@@ -426,8 +431,9 @@ class SubsetSelection(_DomainRandomizer):
     local_epsilon: eps0 in [0, 700].
     subset_size: k in [1, d - 1], or None for the default.
   """
-  subset_size: Optional[int] = attr.ib(default=None,
-                                       validator=_check_subset_size)
+  subset_size: Optional[int] = attr.ib(
+      default=None, converter=_validation.whole_if_integral,
+      validator=_check_subset_size)
 
   def _size(self) -> int:
     if self.subset_size is not None:
@@ -593,7 +599,7 @@ class FiniteRandomizer(Randomizer):
 
   @property
   def blanket_note(self) -> str:
-    return self._pair_tables()[1] or Randomizer.blanket_note.fget(self)
+    return self._pair_tables()[1] or Randomizer.blanket_note.fget(self)  # type: ignore[attr-defined]
 
   def pair_cells(self) -> Optional[PairCells]:
     return None

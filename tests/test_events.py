@@ -24,7 +24,7 @@ def test_events_are_frozen_and_hashable():
 @pytest.mark.parametrize('kwargs,error,words', [
     (dict(num_users=0, local_epsilon=1.0), ValueError, ['num_users', '0']),
     (dict(num_users=-3, local_epsilon=1.0), ValueError, ['num_users', '-3']),
-    (dict(num_users=2.5, local_epsilon=1.0), TypeError, ['num_users', '2.5']),
+    (dict(num_users=2.5, local_epsilon=1.0), ValueError, ['num_users', '2.5']),
     (dict(num_users=True, local_epsilon=1.0), TypeError, ['num_users']),
     (dict(num_users=10, local_epsilon=-0.1), ValueError,
      ['local_epsilon', '-0.1', '[0.0']),
@@ -61,3 +61,15 @@ def test_a_local_epsilon_whose_exponential_overflows_is_rejected(make):
   with pytest.raises(ValueError, match=r'local_epsilon must be a finite '
                      r'number in \[0.0, 700.0\]'):
     make()
+
+
+def test_whole_numbers_written_as_floats_are_accepted():
+  # As on the command line (--num-users 1e6): stored as Python ints.
+  event = ShuffleEvent(num_users=1e6, local_epsilon=1.0, num_categories=4.0)
+  assert event == ShuffleEvent(10**6, 1.0, num_categories=4)
+  assert type(event.num_users) is int and type(event.num_categories) is int
+  gaussian = events.SubsampledShuffleGaussianEvent(1e4, 1e2, 2.0)
+  assert (gaussian.num_users, gaussian.sample_size) == (10000, 100)
+  for bad in (2.5, float('inf'), float('nan')):
+    with pytest.raises(ValueError, match='num_users must be a whole number'):
+      ShuffleEvent(bad, 1.0)

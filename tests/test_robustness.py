@@ -6,7 +6,7 @@ subprocess capped at 3 GB and a time limit, so that one runaway case fails
 the test instead of exhausting CI. Each answer must be finite where a
 finite certified answer exists (always, for pure LDP: basic composition),
 non-negative, at most basic composition, monotone in delta, and a delta in
-[0, 1].
+[0, 1]; and quiet: the cases run with warnings as errors (issue 24).
 """
 
 import json

@@ -6,10 +6,12 @@ Subcommands (protocol flags are named like the event fields):
   compare    every method side by side, with ratios to the certified ε
   calibrate  largest ε0, smallest σ or most rounds that meet a target (ε, δ)
   plot       PNG of ε against rounds, n or ε0 (needs the `plot` extra)
+  reference  the statement, status, source and users of a cited ID (W2, D7)
 
 Every command takes --json. Bad flags or values print one line to stderr and
 exit with status 2; impossible requests (a target nothing meets) with 1; an
-interrupt (Ctrl-C) with 130. Limits: see LIMITS and docs/limits.md.
+interrupt (Ctrl-C) with 130. Progress goes to stderr only when it is a
+terminal and --json is not given. Limits: see LIMITS and docs/limits.md.
 """
 
 import argparse
@@ -17,22 +19,32 @@ import json
 import math
 import os
 import sys
-from typing import Callable, List, Optional, Sequence
+from typing import List, Optional, Sequence
 import warnings
 
 import attr
 
 from shuffle_accountants import figure_style
+from shuffle_accountants import _validation
 
 # The numerical stack (numpy, scipy, dp_accounting) is imported only when a
 # command computes, so that --help and usage errors answer at once.
 protocols = None  # pylint: disable=invalid-name
+calibration = None  # pylint: disable=invalid-name
 
 PROGRAM = 'shuffle-accountant'
 _PROTOCOL_FIELDS = ('num_users', 'delta', 'rounds', 'local_epsilon',
                     'noise_multiplier', 'num_categories', 'checkin_rate',
                     'sample_size', 'randomizer', 'domain_size')
 _SWEEPS = ('rounds', 'num-users', 'local-epsilon')
+# Without --delta: well below 1/n (a mechanism releasing one random user's
+# record is (0, 1/n)-DP), and never above the customary 1e-6.
+DELTA_RULE = 'min(1e-6, 1/(10 n))'
+
+
+def default_delta(num_users: int) -> float:
+  """The target delta used without --delta: DELTA_RULE."""
+  return min(1e-6, 1 / (10 * num_users))
 
 
 class UsageError(Exception):
@@ -60,7 +72,11 @@ _PLOT_FORMATS = ('.png', '.pdf', '.svg')
 
 
 def _bounded(flag: str, whole: bool):
-  """An argparse type: a number in LIMITS; whole numbers may be written 1e6."""
+  """An argparse type: a number in LIMITS; whole numbers may be written 1e6.
+
+  Whole numbers are checked by the library's own check, so that the flag
+  and the Python parameter accept the same values with the same message.
+  """
   low, high = LIMITS[flag]
   kind = 'a whole number' if whole else 'a number'
 
@@ -69,13 +85,19 @@ def _bounded(flag: str, whole: bool):
       value = float(text)
     except ValueError:
       value = math.nan
-    if not math.isfinite(value) or (whole and value != math.floor(value)):
+    if math.isnan(value) or (not whole and math.isinf(value)):
       raise argparse.ArgumentTypeError(f'--{flag} must be {kind}; got '
                                        f'{text!r}')
+    if whole:
+      try:
+        return _validation.check_integer(flag.replace('-', '_'), value, low,
+                                         high)
+      except ValueError as error:
+        raise argparse.ArgumentTypeError(_flag_message(error)) from None
     if not low <= value <= high:
       raise argparse.ArgumentTypeError(
           f'--{flag} must be {kind} in [{low:g}, {high:g}]; got {text}')
-    return int(value) if whole else value
+    return value
   return parse
 
 
@@ -96,17 +118,27 @@ def _flag_message(error: Exception) -> str:
 
 
 class _Parser(argparse.ArgumentParser):
-  """argparse, but errors are one line and raise instead of exiting."""
+  """argparse, but errors are one line and raise instead of exiting.
+
+  Flags must be spelled out: `--num-user` is an error, not `--num-users`.
+  """
+
+  def __init__(self, *args, **kwargs):
+    kwargs.setdefault('allow_abbrev', False)
+    super().__init__(*args, **kwargs)
 
   def error(self, message):
     raise UsageError(message)
 
 
 _PROGRESS_OPEN = [False]  # a progress line awaits its newline
+_PROGRESS_SHOWN = [False]  # stderr is a terminal and --json was not given
 
 
 def _progress(done: int, total: int, label: str) -> None:
-  """A one-line progress bar on stderr for long work."""
+  """A one-line progress bar on stderr for long work (terminals only)."""
+  if not _PROGRESS_SHOWN[0]:
+    return
   _PROGRESS_OPEN[0] = done < total
   width = 30
   filled = int(width * done / total)
@@ -146,10 +178,11 @@ def _add_protocol_flags(parser, solved: Sequence[str] = ()):
                         '(1e-12 to 1)')
   sampling.add_argument('--sample-size', type=_whole('sample-size'),
                         help='a hidden uniform sample of this many users')
-  group.add_argument('--rounds', type=_whole('rounds'), default=1,
+  group.add_argument('--rounds', type=_whole('rounds'),
                      help='T (default 1; 1 to 1e9, 1e6 is accepted)')
-  group.add_argument('--delta', type=_real('delta'), default=1e-6,
-                     help='target delta (default 1e-6; 1e-300 to 0.5)')
+  group.add_argument('--delta', type=_real('delta'),
+                     help=f'target delta (1e-300 to 0.5; default '
+                     f'{DELTA_RULE}, printed with the result)')
   parser.add_argument('--json', action='store_true',
                       help='machine-readable output')
 
@@ -163,6 +196,8 @@ def _add_accountant_flag(parser):
 
 def _build_parser() -> argparse.ArgumentParser:
   parser = _Parser(prog=PROGRAM, description=__doc__.split('\n\n')[0])
+  parser.add_argument('--version', action='version',
+                      version=f'%(prog)s {_version()}')
   commands = parser.add_subparsers(dest='command', required=True,
                                    parser_class=_Parser)
   epsilon = commands.add_parser('epsilon', help='certified epsilon')
@@ -182,7 +217,7 @@ def _build_parser() -> argparse.ArgumentParser:
                                   'rounds'),
                          help='the parameter to choose')
   plot = commands.add_parser('plot', help='PNG of epsilon against a sweep')
-  _add_protocol_flags(plot)
+  _add_protocol_flags(plot, solved=('num_users',))
   plot.add_argument('--x', default='rounds', choices=tuple(_SWEEPS),
                     help='the swept parameter (default: rounds)')
   plot.add_argument('--values',
@@ -193,14 +228,32 @@ def _build_parser() -> argparse.ArgumentParser:
   plot.add_argument('--output', required=True,
                     help=f'file to write, format from its suffix '
                     f'({", ".join(_PLOT_FORMATS)})')
+  reference = commands.add_parser(
+      'reference', help='what a cited ID (W2, D7, GIRGIS-UB1) states')
+  reference.add_argument('id', nargs='?',
+                         help='the ID; without it, every ID with its status')
+  reference.add_argument('--json', action='store_true',
+                         help='machine-readable output')
   return parser
+
+
+def _version() -> str:
+  from shuffle_accountants import __version__  # pylint: disable=g-import-not-at-top
+  return __version__
 
 
 def _protocol(args, **overrides) -> 'protocols.Protocol':
   fields = {name: getattr(args, name, None) for name in _PROTOCOL_FIELDS}
   fields.update(overrides)
+  if fields['delta'] is None:
+    fields['delta'] = default_delta(fields['num_users'])
   return protocols.Protocol(**{name: value for name, value in fields.items()
                                if value is not None})
+
+
+def _delta_note(args) -> str:
+  return ('' if args.delta is not None else
+          f' (default {DELTA_RULE}; choose with --delta)')
 
 
 def _methods(text: Optional[str]) -> Optional[List[str]]:
@@ -214,9 +267,9 @@ def _methods(text: Optional[str]) -> Optional[List[str]]:
   return names
 
 
-def _describe(protocol: 'protocols.Protocol') -> str:
+def _describe(protocol: 'protocols.Protocol', args) -> str:
   return (f'{protocol.rounds} round(s) of {protocol.round_event()}, '
-          f'delta = {protocol.delta:g}')
+          f'delta = {protocol.delta:g}{_delta_note(args)}')
 
 
 def _number(value: Optional[float]) -> str:
@@ -236,7 +289,7 @@ def _epsilon(args) -> dict:
   _progress(2, 2, 'done             ')
   return dict(protocol=attr.asdict(protocol), certified=_as_dict(certified),
               lower_bound=_as_dict(lower), text=[
-                  _describe(protocol),
+                  _describe(protocol, args),
                   f'  certified epsilon (upper bound): '
                   f'{_number(certified.epsilon):>10}   {certified.method}: '
                   f'{certified.detail}   ({certified.seconds:.2f} s)',
@@ -256,7 +309,7 @@ def _compare(args) -> dict:
             if r.kind == protocols.UPPER and r.epsilon is not None]
   best = min(uppers) if uppers else None
   rows = []
-  text = [_describe(protocol),
+  text = [_describe(protocol, args),
           f'  {"method":<16} {"kind":<12} {"epsilon":>10} {"ratio":>7} '
           f'{"s":>6}  detail']
   for result in results:
@@ -271,75 +324,48 @@ def _compare(args) -> dict:
   return dict(protocol=attr.asdict(protocol), methods=rows, text=text)
 
 
-def _bisect(good: float, bad: float, holds: Callable[[float], bool],
-            integer: bool, steps: int, label: str) -> float:
-  """Moves `good` (where `holds`) towards `bad`; returns the last good value."""
-  for step in range(steps):
-    _progress(step + 1, steps, label)
-    if integer:
-      if abs(bad - good) <= 1:
-        continue
-      middle = (good + bad) // 2
-    else:
-      middle = math.sqrt(good * bad)  # geometric: parameters span decades
-    if holds(middle):
-      good = middle
-    else:
-      bad = middle
-  return good
-
-
 def _calibrate(args) -> dict:
   solve = args.solve.replace('-', '_')
-  if getattr(args, solve) is not None and solve != 'rounds':
+  if getattr(args, solve) is not None:
     raise UsageError(f'--{args.solve} is what calibrate solves for; do not '
                      'give it')
   target = args.target_epsilon
-  if not target > 0:
-    raise UsageError(f'--target-epsilon must be > 0; got {target}')
-
-  def epsilon_at(value):
-    protocol = _protocol(args, **{solve: value})
-    return protocols.certified_epsilon(protocol, args.accountant).epsilon
-
-  holds = lambda value: epsilon_at(value) <= target
-  at_limit = ''
-  if solve == 'rounds':
-    if not holds(1):
-      raise Impossible(f'even 1 round costs epsilon {epsilon_at(1):.6g} > '
-                       f'target {target:g}')
-    # Basic composition certifies rounds * eps0 <= target: start there.
-    good = max(1, int(target / args.local_epsilon)) if (
-        args.local_epsilon) else 1
-    good = min(good, LIMITS['rounds'][1])
-    bad = 2 * good
-    while holds(bad):
-      _progress(min(29, int(math.log2(bad))), 30, 'searching  ')
-      if bad >= LIMITS['rounds'][1]:
-        raise Impossible(f'more than {LIMITS["rounds"][1]:.0e} rounds meet '
-                         'the target (the documented limit): the protocol '
-                         'barely spends privacy')
-      good, bad = bad, min(bad * 2, LIMITS['rounds'][1])
-    value = _bisect(good, bad, holds, True, max(1, int(math.log2(bad))),
-                    'calibrating')
-  else:
-    # Search ranges: eps0 over the library's tested range; sigma below 0.1
-    # certifies epsilon in the thousands and strains the PLD grid.
-    easy, hard = ((1e-3, 20.0) if solve == 'local_epsilon' else (1e4, 0.1))
-    if not holds(easy):
-      raise Impossible(f'impossible: even --{args.solve} {easy:g} gives '
-                       f'epsilon {epsilon_at(easy):.6g} > target {target:g}')
-    if holds(hard):
-      value = hard
-      at_limit = ' (the end of the search range; more would do too)'
-    else:
-      value = _bisect(easy, hard, holds, False, 24, 'calibrating')
+  delta = args.delta or default_delta(args.num_users)
+  names = (protocols.ACCOUNTANTS if args.accountant == 'best'
+           else (args.accountant,))
+  values, unreachable = [], []
+  for index, name in enumerate(names):
+    _progress(index, len(names), f'calibrating ({name})')
+    options = dict(make_fresh_accountant=protocols.ACCOUNTANT_TYPES[name])
+    make_event = lambda value: _protocol(args, **{solve: value}).round_event()
+    try:
+      if solve == 'rounds':
+        values.append(calibration.calibrate_rounds(
+            make_event(None), target, delta,
+            max_rounds=LIMITS['rounds'][1], **options))
+      elif solve == 'local_epsilon':
+        values.append(calibration.calibrate_local_epsilon(
+            target, delta, rounds=args.rounds or 1, make_event=make_event,
+            max_local_epsilon=LIMITS['local-epsilon'][1], **options))
+      else:
+        values.append(calibration.calibrate_noise_multiplier(
+            target, delta, rounds=args.rounds or 1, make_event=make_event,
+            noise_multiplier_range=LIMITS['noise-multiplier'], **options))
+    except calibration.UnreachableTargetError as error:
+      unreachable.append(f'{name}: {error}')
+  _progress(len(names), len(names), 'done                 ')
+  if not values:
+    raise Impossible(f'impossible: {unreachable[0]}')
+  verb = 'most' if solve in ('local_epsilon', 'rounds') else 'least'
+  value = max(values) if verb == 'most' else min(values)
+  end = LIMITS[args.solve][1 if verb == 'most' else 0]
+  at_limit = (' (the end of the search range; more would do too)'
+              if value == end else '')
   protocol = _protocol(args, **{solve: value})
   achieved = protocols.certified_epsilon(protocol, args.accountant)
-  verb = 'most' if solve in ('local_epsilon', 'rounds') else 'least'
   return dict(protocol=attr.asdict(protocol), solved=solve, value=value,
               certified=_as_dict(achieved), text=[
-                  _describe(protocol),
+                  _describe(protocol, args),
                   f'  {verb} {solve} meeting epsilon <= {target:g}: '
                   f'{value:.6g}{at_limit}',
                   f'  certified epsilon (upper bound) there: '
@@ -365,14 +391,24 @@ def _check_output(path: str) -> str:
 def _plot(args) -> dict:
   output_format = _check_output(args.output)
   methods = _methods(args.methods)
+  field = args.x.replace('-', '_')
+  if getattr(args, field) is not None:
+    raise UsageError(f'--{args.x} is swept by --x {args.x}; give its values '
+                     'with --values instead')
+  if args.num_users is None and field != 'num_users':
+    raise UsageError('the following arguments are required: --num-users')
   parse = (_real if args.x == 'local-epsilon' else _whole)(args.x)
   text = args.values or _PLOT_VALUES[args.x]
   try:
     values = [parse(value) for value in text.split(',')]
   except argparse.ArgumentTypeError as error:
     raise UsageError(f'--values: {error}') from None
-  field = args.x.replace('-', '_')
-  sweep = [_protocol(args, **{field: value}) for value in values]
+  # One delta for the whole figure: the default rule at the largest n.
+  delta = args.delta
+  if delta is None:
+    delta = default_delta(max(values) if field == 'num_users'
+                          else args.num_users)
+  sweep = [_protocol(args, delta=delta, **{field: value}) for value in values]
   try:
     import matplotlib  # pylint: disable=g-import-not-at-top
     matplotlib.use('Agg')
@@ -398,7 +434,7 @@ def _plot(args) -> dict:
     axes.set_xscale('log')
   axes.set_yscale('log')
   axes.set_xlabel(args.x)
-  axes.set_ylabel(f'epsilon at delta = {args.delta:g}')
+  axes.set_ylabel(f'epsilon at delta = {delta:g}')
   fixed = {key: value for key, value in attr.asdict(sweep[0]).items()
            if key != field}
   axes.set_title(f'{type(sweep[0].round_event()).__name__}: '
@@ -407,34 +443,62 @@ def _plot(args) -> dict:
   axes.grid(True, which='both', alpha=0.3)
   figure_style.save(figure, args.output, format=output_format, dpi=120)
   pyplot.close(figure)
-  text = [f'wrote {args.output}',
+  text = [f'wrote {args.output}; delta = {delta:g}{_delta_note(args)}',
           f'  {args.x:>14} ' + ' '.join(f'{name:>14}' for name in methods)]
   for row, value in enumerate(values):
     text.append(f'  {value:>14g} ' + ' '.join(
         f'{_number(series[name][row]):>14}' for name in methods))
   return dict(x=args.x, values=values, series=series, output=args.output,
-              text=text)
+              delta=delta, text=text)
+
+
+def _reference(args) -> dict:
+  from shuffle_accountants import reference  # pylint: disable=g-import-not-at-top
+  if args.id is None:
+    entries = [reference.entry(i) for i in reference.identifiers()]
+    return dict(entries=[attr.asdict(e) for e in entries], text=[
+        f'{e.id:<16} {e.status}' for e in entries] + [
+            f'Details: {reference.COMMAND} ID'])
+  try:
+    entry = reference.entry(args.id)
+  except reference.UnknownIdError as error:
+    raise UsageError(str(error)) from None
+  used = reference.used_in(entry.id)
+  sources = '; '.join(entry.sources) or (
+      'none cited: the argument below is the project\'s')
+  return dict(attr.asdict(entry), used_in=list(used), text=[
+      f'{entry.id}: {entry.status}',
+      f'Source: {sources}',
+      f'Section: {entry.section} (docs/mathematics.md#{entry.anchor})',
+      '', entry.statement, '',
+      'Used in:' + ''.join(f'\n  {name}' for name in used) if used else
+      'Used in: no module of the package (cited by the docs)'])
 
 
 _COMMANDS = {'epsilon': _epsilon, 'compare': _compare,
-             'calibrate': _calibrate, 'plot': _plot}
+             'calibrate': _calibrate, 'plot': _plot, 'reference': _reference}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
   """Runs the CLI; returns the exit status (0; 1 impossible; 2 usage; 130)."""
-  global protocols  # pylint: disable=global-statement
+  global protocols, calibration  # pylint: disable=global-statement
   try:
     args = _build_parser().parse_args(argv)
-    with warnings.catch_warnings():
-      # Library warnings (numpy overflow in far tails, Opacus) are not the
-      # user's business: every number printed is already certified.
-      warnings.simplefilter('ignore')
-      if protocols is None:
-        from shuffle_accountants.cli import protocols as loaded  # pylint: disable=g-import-not-at-top
-        protocols = loaded
-      import numpy  # pylint: disable=g-import-not-at-top
-      with numpy.errstate(all='ignore'):
+    _PROGRESS_SHOWN[0] = sys.stderr.isatty() and not args.json
+    if args.command == 'reference':
+      report = _reference(args)
+    else:
+      with warnings.catch_warnings():
+        # The library is quiet on valid input (tests run it with warnings
+        # as errors); this keeps a dependency's warning off the terminal.
+        warnings.simplefilter('ignore')
+        if protocols is None:
+          from shuffle_accountants.cli import protocols as loaded  # pylint: disable=g-import-not-at-top
+          from shuffle_accountants import calibration as calibration_module  # pylint: disable=g-import-not-at-top
+          protocols, calibration = loaded, calibration_module
         report = _COMMANDS[args.command](args)
+      if args.delta is None:
+        report['delta_rule'] = DELTA_RULE
   except UsageError as error:
     return _fail(str(error), 2)
   except (ValueError, TypeError) as error:

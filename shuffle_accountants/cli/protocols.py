@@ -195,14 +195,25 @@ def _fmt21_closed(protocol: Protocol):
 MAX_LOWER_BOUND_ROUNDS = 10**4
 
 
+# Why no lower bound is shown for rounds that sample their users.
+NO_SAMPLED_LOWER_BOUND = ('no lower bound for rounds that sample users '
+                          '(check-in, hidden sample): none is implemented')
+
+
+def _check_lower_bound_applies(event: dp_accounting.DpEvent) -> None:
+  if not isinstance(event, events.ShuffleEvent):
+    raise NotApplicable(NO_SAMPLED_LOWER_BOUND)
+
+
 def _binary_rr_pair(protocol: Protocol):
   event = protocol.round_event()
+  _check_lower_bound_applies(event)
   # Binary RR is one eps0-LDP randomizer: this pair bounds a generic round
   # (or binary RR itself) from below, not a round of another randomizer.
-  if not (isinstance(event, events.ShuffleEvent)
-          and event.num_categories in (None, 2)
+  if not (event.num_categories in (None, 2)
           and (event.randomizer is None or event.num_categories == 2)):
-    raise NotApplicable
+    raise NotApplicable('binary RR bounds only a generic or binary round '
+                        '(see randomizer-pairs)')
   if protocol.rounds > MAX_LOWER_BOUND_ROUNDS:
     raise NotApplicable(f'skipped above {MAX_LOWER_BOUND_ROUNDS} rounds (its '
                         'cost grows with the rounds)')
@@ -213,10 +224,8 @@ def _binary_rr_pair(protocol: Protocol):
 
 
 def _pld_generic(protocol: Protocol):
-  event = protocol.round_event()
-  if not (isinstance(event, events.ShuffleEvent)
-          and event.randomizer is not None):
-    raise NotApplicable('only with --randomizer')
+  if protocol.randomizer is None and protocol.num_categories is None:
+    raise NotApplicable('only with --randomizer or --num-categories')
   generic = protocol.replace(randomizer=None, domain_size=None,
                              num_categories=None)
   return (_accountant_epsilon(ShufflePldAccountant(), generic),
@@ -225,8 +234,8 @@ def _pld_generic(protocol: Protocol):
 
 def _randomizer_pairs(protocol: Protocol):
   event = protocol.round_event()
-  if not isinstance(event, events.ShuffleEvent) or (
-      event.randomizer is None and event.num_categories is None):
+  _check_lower_bound_applies(event)
+  if event.randomizer is None and event.num_categories is None:
     raise NotApplicable('only with --randomizer or --num-categories')
   if protocol.rounds > MAX_LOWER_BOUND_ROUNDS:
     raise NotApplicable(f'skipped above {MAX_LOWER_BOUND_ROUNDS} rounds (its '
@@ -252,6 +261,7 @@ METHODS: Dict[str, tuple] = {
     'randomizer-pairs': (LOWER, _randomizer_pairs),
 }
 ACCOUNTANTS = ('pld', 'rdp')
+ACCOUNTANT_TYPES = {'pld': ShufflePldAccountant, 'rdp': ShuffleRdpAccountant}
 
 
 def evaluate(protocol: Protocol, method: str) -> MethodResult:

@@ -38,7 +38,7 @@ sensitivity 2 (dp-accounting >= 0.5), i.e. `noise_multiplier` is the noise
 standard deviation divided by the clipping norm of one record.
 """
 
-from typing import List, Optional, Tuple
+from typing import List, Optional, Tuple, TypeAlias, Union
 
 import attr
 from dp_accounting import dp_event
@@ -60,8 +60,9 @@ from shuffle_accountants.pld import grid
 from shuffle_accountants.rdp import accountant as rdp_accountant
 from shuffle_accountants.samplers import accounting as sampler_accounting
 
-NeighboringRelation = privacy_accountant.NeighboringRelation
-CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
+NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
+CompositionErrorDetails: TypeAlias = (
+    privacy_accountant.PrivacyAccountant.CompositionErrorDetails)
 KRR_ADVERSARIES = candidates.KRR_ADVERSARIES
 
 
@@ -138,7 +139,7 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     self._grouping = _grouping.Grouping(self._relative_grouping)
     self._automatic_grid = value_discretization_interval is None
     # Shuffle rounds' PLDs wait here to be composed in one batch (`_pld`).
-    self._pending = []
+    self._pending: List[tuple] = []
     super().__init__(neighboring_relation,
                      value_discretization_interval or grid.DEFAULT_GRID)
     self._krr_adversary = krr_adversary
@@ -153,7 +154,8 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     # The RDP accountant over the same ledger (False: it cannot compose it),
     # built only when the PLD certifies nothing finite or its grid had to be
     # coarsened for the resource budget.
-    self._rdp_route = None
+    self._rdp_route: Union[None, bool,
+                           rdp_accountant.ShuffleRdpAccountant] = None
     # Accountants of the dominating ledgers (D19), built on request.
     self._dominating: Optional[List['ShufflePldAccountant']] = None
 
@@ -164,15 +166,15 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     self._flush()
     return self._composed_pld
 
+  @_pld.setter
+  def _pld(self, value) -> None:
+    self._composed_pld = value
+
   def _flush(self) -> None:
     if self._pending:
       pending, self._pending = self._pending, []
       self._composed_pld = discrete.compose_all([(self._composed_pld, 1)]
                                                 + pending)
-
-  @_pld.setter
-  def _pld(self, value) -> None:
-    self._composed_pld = value
 
   @property
   def krr_adversary(self) -> str:
@@ -309,10 +311,10 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
           neighboring_relation=self.neighboring_relation)
       try:
         route.compose(self.ledger)
+        self._rdp_route = route
       except (privacy_accountant.UnsupportedEventError, ValueError,
               ArithmeticError):  # e.g. dp_accounting's RDP of zero noise
-        route = False
-      self._rdp_route = route
+        self._rdp_route = False
     if self._rdp_route is False:
       return unavailable
     return getattr(self._rdp_route, method)(argument)

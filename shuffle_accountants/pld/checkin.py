@@ -105,16 +105,19 @@ def subsampled_profile(base_profile: Callable[[np.ndarray], np.ndarray],
   """
   r = sampling_ratio
   epsilons = np.asarray(epsilons, dtype=np.float64)
-  a = np.exp(epsilons)
-  first = np.where(a <= 1 - r, -np.expm1(epsilons), 0.0)
+  with np.errstate(over='ignore'):  # a = inf above eps = 709: second is 0
+    a = np.exp(epsilons)
+  first = np.where(a <= 1 - r, -np.expm1(np.minimum(epsilons, 0.0)), 0.0)
   upper = a > 1 - r
   with np.errstate(divide='ignore'):  # a -> 1 - r gives -inf: profile 1
     first[upper] = r * base_profile(_base_epsilon(epsilons[upper], r))
   second = np.zeros_like(epsilons)
-  remaining = 1 - a * (1 - r)
+  remaining = 1 - a * (1 - r) if r < 1 else np.ones_like(a)
   open_ = remaining > 0
+  # log(a r / remaining) in log space: a r / remaining under- or overflows
+  # for very negative eps or remaining near 0 (log 0 = -inf, inf - inf).
   second[open_] = remaining[open_] * base_profile(
-      np.log(a[open_] * r / remaining[open_]))
+      epsilons[open_] + np.log(r) - np.log(remaining[open_]))
   return np.maximum(first, second)
 
 
@@ -222,7 +225,9 @@ def loss_variance_bound(num_users: int, checkin_rate: float,
     if noise_multiplier is not None:
       mu2 = gaussian_shift(noise_multiplier)**2
       under_q = np.expm1(mu2)
-      under_p = np.exp(3 * mu2) - 2 * np.exp(mu2) + 1
+      # e^{3 mu2} - 2 e^{mu2} + 1 as a product, which overflows to inf
+      # (tiny noise) instead of inf - inf = NaN.
+      under_p = under_q * (np.exp(2 * mu2) + np.exp(mu2) - 1)
     else:
       under_q = under_p = np.expm1(local_epsilon)**2
   ratios = labels.ends / num_users
@@ -272,7 +277,7 @@ def checkin_pmf(num_users: int, checkin_rate: float,
   epsilons = np.arange(-top, top + 1) * discretization
   identical, tails = labels.identical, labels.tails
   starts, ends, weights = labels.starts, labels.ends, labels.weights
-  profile = identical * np.maximum(-np.expm1(epsilons), 0.0) + tails
+  profile = identical * -np.expm1(np.minimum(epsilons, 0.0)) + tails
   for start, end, weight in zip(starts, ends, weights):
     if noise_multiplier is not None:
       group = subsampled_profile(base, end / n, epsilons)

@@ -27,7 +27,7 @@ the PLD route accounts). `PoissonSampledDpEvent` is refused under
 REPLACE_ONE, as by the parent.
 """
 
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, TypeAlias
 
 import attr
 from dp_accounting import dp_event
@@ -48,8 +48,9 @@ from shuffle_accountants.rdp import distributed
 from shuffle_accountants.rdp import shuffle_round
 from shuffle_accountants.samplers import accounting as sampler_accounting
 
-NeighboringRelation = privacy_accountant.NeighboringRelation
-CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
+NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
+CompositionErrorDetails: TypeAlias = (
+    privacy_accountant.PrivacyAccountant.CompositionErrorDetails)
 
 # Integer-heavy grid reaching 1024: at n = 10^6 the best order of GIRGIS-UB1
 # can be ~900. Pass `orders` for more (every bound supports any order > 1).
@@ -101,7 +102,7 @@ def _clone_rate(event: events.ShuffleEvent) -> Optional[float]:
   if event.randomizer is None and event.num_categories is None:
     return None
   return (event.randomizer or randomizers.KRandomizedResponse(
-      event.num_categories, event.local_epsilon)).clone_rate()
+      event.num_categories, float(event.local_epsilon or 0.0))).clone_rate()
 
 
 def replace_one_gaussian(event: dp_event.DpEvent) -> Optional[dp_event.DpEvent]:
@@ -284,10 +285,10 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
           self._grouping.relative_step)
       try:
         extended.compose(self.ledger)
+        self._extensions.append(extended)
       except (privacy_accountant.UnsupportedEventError, ValueError,
               ArithmeticError):
-        extended = None
-      self._extensions.append(extended)
+        self._extensions.append(None)
     return self._extensions[stage]
 
   @property
@@ -335,7 +336,8 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
     if event.local_delta > 0:
       return _event_checks.error(reported, (
           f'local_delta={event.local_delta} > 0: approximate-LDP randomizers '
-          'have no finite RDP bound (docs/mathematics.md W1), so the RDP accountant cannot '
+          'have no finite RDP bound (W1: `shuffle-accountant reference W1`), '
+          'so the RDP accountant cannot '
           'account them; use ShufflePldAccountant.'))
     return self._check_relation_and_orders(reported)
 

@@ -117,7 +117,8 @@ def test_calibrate_finds_the_largest_local_epsilon_and_the_most_rounds():
     (('epsilon', '--num-users', 'ten', '--local-epsilon', '1'), 2,
      "--num-users must be a whole number; got 'ten'"),
     (('epsilon', '--num-users', '1.5', '--local-epsilon', '1'), 2,
-     "--num-users must be a whole number; got '1.5'"),
+     '--num-users must be a whole number in [1, 1e+10] (1e6 is accepted); '
+     'got 1.5'),
     (('epsilon', '--num-users', '10', '--local-epsilon', '1', '--rounds',
       '1e30'), 2, '--rounds must be a whole number in [1, 1e+09]'),
     (('epsilon', '--num-users', '10', '--local-epsilon', '1e300'), 2,
@@ -138,11 +139,25 @@ def test_calibrate_finds_the_largest_local_epsilon_and_the_most_rounds():
       'pld,magic'), 2, '--methods must be'),
     (('calibrate', '--num-users', '10', '--local-epsilon', '1',
       '--target-epsilon', '1e-5', '--solve', 'rounds'), 1,
-     'even 1 round costs'),
+     'unreachable: even rounds=1'),
     (('calibrate', '--num-users', '10', '--local-epsilon', '1',
       '--target-epsilon', '1', '--solve', 'local-epsilon'), 2,
      'is what calibrate solves for'),
+    (('calibrate', '--num-users', '10', '--local-epsilon', '1',
+      '--rounds', '5', '--target-epsilon', '1', '--solve', 'rounds'), 2,
+     '--rounds is what calibrate solves for'),
     (('frobnicate',), 2, 'invalid choice'),
+    # Abbreviated flags are refused, not completed.
+    (('epsilon', '--num-user', '10', '--local-epsilon', '1'), 2,
+     'required: --num-users'),
+    (('epsilon', '--num-users', '10', '--local-eps', '1'), 2,
+     'unrecognized arguments: --local-eps'),
+    (('reference', 'W99'), 2, "unknown ID 'W99'"),
+    (('plot', '--num-users', '10', '--local-epsilon', '1', '--x',
+      'num-users', '--output', 'p.png'), 2,
+     '--num-users is swept by --x num-users'),
+    (('plot', '--local-epsilon', '1', '--output', 'p.png'), 2,
+     'required: --num-users'),
     (('epsilon', '--num-users', '10', '--local-epsilon', '1',
       '--randomizer', 'oue'), 2, "randomizer 'oue' needs --local-epsilon "
      'and --domain-size'),
@@ -177,7 +192,20 @@ def test_plot_writes_a_png(tmp_path):
   assert pld == sorted(pld) and len(pld) == 3
   assert all(lower <= upper for lower, upper in zip(
       report['series']['binary-rr-pair'], pld))
-  assert 'plotting' in result.stderr  # the progress bar
+  assert result.stderr == ''  # no progress bar off a terminal
+
+
+def test_plot_sweeps_num_users_without_a_dummy_flag(tmp_path):
+  pytest.importorskip('matplotlib')
+  output = tmp_path / 'users.png'
+  report = _json('plot', '--x', 'num-users', '--values', '1000,100000',
+                 '--local-epsilon', '1', '--methods', 'pld', '--output',
+                 str(output))
+  # The default delta rule at the largest n, for the whole figure.
+  assert report['delta'] == 1e-6 and report['delta_rule']
+  accountant = ShufflePldAccountant()
+  accountant.compose(ShuffleEvent(100000, 1.0))
+  assert report['series']['pld'][1] == accountant.get_epsilon(1e-6)
 
 
 def test_whole_numbers_in_scientific_notation_and_the_lower_bound_budget():
@@ -226,3 +254,85 @@ def test_ctrl_c_exits_130_with_one_line():
   assert 'Traceback' not in stderr
   assert stderr.rstrip().splitlines()[-1] == (
       'shuffle-accountant: error: interrupted')
+
+
+def test_version():
+  import shuffle_accountants  # pylint: disable=g-import-not-at-top
+  assert _run('--version').stdout.strip() == (
+      f'shuffle-accountant {shuffle_accountants.__version__}')
+
+
+def test_delta_defaults_from_n_and_the_rule_is_printed():
+  report = _json('epsilon', '--num-users', '1e7', '--local-epsilon', '1',
+                 '--accountant', 'rdp')
+  assert report['protocol']['delta'] == 1e-8
+  assert report['delta_rule'] == 'min(1e-6, 1/(10 n))'
+  text = _run('epsilon', '--num-users', '1e7', '--local-epsilon', '1',
+              '--accountant', 'rdp').stdout
+  assert 'delta = 1e-08 (default min(1e-6, 1/(10 n)); choose with --delta)' in (
+      text)
+  given = _json('epsilon', '--num-users', '1e7', '--local-epsilon', '1',
+                '--accountant', 'rdp', '--delta', '1e-6')
+  assert given['protocol']['delta'] == 1e-6 and 'delta_rule' not in given
+
+
+def test_compare_for_checkin_says_why_no_lower_bound_is_shown():
+  report = _json('compare', '--num-users', '1000', '--local-epsilon', '1',
+                 '--checkin-rate', '0.1', '--num-categories', '10')
+  rows = {row['method']: row for row in report['methods']}
+  for name in ('binary-rr-pair', 'randomizer-pairs'):
+    assert rows[name]['epsilon'] is None
+    assert rows[name]['detail'] == protocols.NO_SAMPLED_LOWER_BOUND
+  # --num-categories is honoured: the k-RR round against the generic one.
+  assert rows['pld']['epsilon'] <= rows['pld-generic']['epsilon']
+  assert rows['pld']['epsilon'] == protocols.evaluate(protocols.Protocol(
+      1000, 1e-6, local_epsilon=1.0, checkin_rate=0.1, num_categories=10),
+                                                      'pld').epsilon
+
+
+def test_whole_numbers_are_accepted_and_refused_alike_in_python_and_the_cli():
+  report = _json('epsilon', '--num-users', '1e4', '--local-epsilon', '1',
+                 '--num-categories', '4.0', '--accountant', 'rdp')
+  assert report['protocol']['num_users'] == 10000
+  assert ShuffleEvent(1e4, 1.0, num_categories=4.0) == protocols.Protocol(
+      10000, local_epsilon=1.0, num_categories=4).round_event()
+  cli = _run('epsilon', '--num-users', '2.5', '--local-epsilon', '1',
+             check=False).stderr
+  with pytest.raises(ValueError) as python:
+    ShuffleEvent(2.5, 1.0)
+  for message in (cli, str(python.value)):
+    assert 'num-users must be a whole number' in message.replace('_', '-')
+    assert '(1e6 is accepted); got 2.5.' in message
+
+
+def _on_a_terminal(*arguments):
+  """Runs the CLI with stderr on a pseudo-terminal; returns (stdout, stderr)."""
+  import os  # pylint: disable=g-import-not-at-top
+  import pty  # pylint: disable=g-import-not-at-top
+  leader, follower = pty.openpty()
+  process = subprocess.Popen(
+      [sys.executable, '-m', 'shuffle_accountants', *arguments],
+      stdout=subprocess.PIPE, stderr=follower, text=True, cwd='/')
+  os.close(follower)
+  stdout, _ = process.communicate(timeout=120)
+  chunks = []
+  while True:
+    try:
+      chunk = os.read(leader, 4096)
+    except OSError:  # the terminal closed with the process
+      break
+    if not chunk:
+      break
+    chunks.append(chunk)
+  os.close(leader)
+  assert process.returncode == 0
+  return stdout, b''.join(chunks).decode()
+
+
+def test_progress_only_on_a_terminal_and_never_with_json():
+  arguments = ('epsilon', '--num-users', '1000', '--local-epsilon', '1')
+  _, stderr = _on_a_terminal(*arguments)
+  assert 'certified epsilon [' in stderr
+  stdout, stderr = _on_a_terminal(*arguments, '--json')
+  assert stderr == '' and json.loads(stdout)['certified']['epsilon'] > 0
+  assert _run(*arguments).stderr == ''

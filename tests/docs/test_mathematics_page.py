@@ -3,10 +3,9 @@
 import pathlib
 import re
 
+from shuffle_accountants.reference import ID_PATTERN
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-# W1, D16, and hyphenated upper-case names such as GIRGIS-UB1 or FMT-EQ10-11.
-ID_PATTERN = re.compile(r'(?<![\w-])(W\d{1,2}|D\d{1,2}|[A-Z][A-Z0-9]*\d*'
-                        r'(?:-[A-Z0-9]+)+)(?![\w-])')
 # Hyphenated upper-case words that are not IDs.
 NOT_IDS = {'DP-SGD'}
 
@@ -26,7 +25,8 @@ def _cited(paths):
 
 
 def test_every_cited_id_has_an_anchor():
-  sources = (list((ROOT / 'shuffle_accountants').rglob('*.py'))
+  sources = ([path for path in (ROOT / 'shuffle_accountants').rglob('*.py')
+              if path.name != 'reference.py']  # it defines the pattern
              + list((ROOT / 'adapters').rglob('*.py'))
              + list((ROOT / 'docs').glob('*.md')) + [ROOT / 'README.md'])
   cited = _cited(sources)

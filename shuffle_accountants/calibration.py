@@ -1,0 +1,305 @@
+"""Calibration: the largest eps0, smallest noise or most rounds whose certified epsilon meets a target (KHH-DOM, LIEW-THM2).
+
+In the style of `dp_accounting.mechanism_calibration`: a function builds the
+round's `DpEvent` from the parameter, a fresh accountant composes it
+`rounds` times, and a bracketing root search (scipy's Brent method on the
+relative gap epsilon / target - 1) moves the parameter. Every value returned
+was itself accounted: its certified epsilon is at most the target (an upper
+bound from `ShufflePldAccountant` or `ShuffleRdpAccountant`, so the
+guarantee is certified), and for a continuous parameter it is at least
+(1 - relative_tolerance) times the target, unless the parameter's range ends
+first. Rounds are whole: the count returned meets the target and one more
+round does not.
+
+>>> from shuffle_accountants.calibration import calibrate_local_epsilon
+>>> calibrate_local_epsilon(num_users=10**6, rounds=1000, target_epsilon=1.0,
+...                         target_delta=1e-6)
+"""
+
+import math
+from typing import Callable, Dict, Optional, Tuple
+
+from dp_accounting import dp_event
+from dp_accounting import privacy_accountant
+from scipy import optimize
+
+from shuffle_accountants import _validation
+from shuffle_accountants import events
+from shuffle_accountants.pld.accountant import ShufflePldAccountant
+
+MakeAccountant = Callable[[], privacy_accountant.PrivacyAccountant]
+# Documented ranges (docs/limits.md) searched by default.
+MAX_LOCAL_EPSILON = 20.0
+NOISE_MULTIPLIER_RANGE = (1e-3, 1e5)
+MAX_ROUNDS = 10**9
+DEFAULT_RELATIVE_TOLERANCE = 0.01
+
+
+class UnreachableTargetError(ValueError):
+  """Even the most private end of the parameter's range exceeds the target."""
+
+
+class _Met(Exception):
+  """Stops the root search: a value within tolerance below the target."""
+
+
+def certified_epsilon(event: dp_event.DpEvent, rounds: int,
+                      target_delta: float,
+                      make_fresh_accountant: MakeAccountant = (
+                          ShufflePldAccountant)) -> float:
+  """Certified epsilon of `rounds` compositions of `event` at `target_delta`."""
+  accountant = make_fresh_accountant()
+  if not isinstance(accountant, privacy_accountant.PrivacyAccountant):
+    raise TypeError('make_fresh_accountant must return a dp_accounting '
+                    'PrivacyAccountant (e.g. ShufflePldAccountant); got '
+                    f'{type(accountant).__name__}.')
+  if not isinstance(accountant.ledger, dp_event.NoOpDpEvent):
+    raise ValueError('make_fresh_accountant must return an empty accountant; '
+                     f'its ledger holds {accountant.ledger}.')
+  accountant.compose(event, rounds)
+  return float(accountant.get_epsilon(target_delta))
+
+
+def _check_targets(target_epsilon, target_delta) -> Tuple[float, float]:
+  target_epsilon = _validation.check_real('target_epsilon', target_epsilon,
+                                          0.0, math.inf, min_inclusive=False)
+  target_delta = _validation.check_real('target_delta', target_delta, 0.0,
+                                        1.0, False, False)
+  return target_epsilon, target_delta
+
+
+def calibrate_parameter(make_event_from_param: Callable[[float],
+                                                        dp_event.DpEvent],
+                        target_epsilon: float, target_delta: float,
+                        lower: float, upper: float, *,
+                        more_private_at_lower: bool,
+                        rounds: int = 1, discrete: bool = False,
+                        make_fresh_accountant: MakeAccountant = (
+                            ShufflePldAccountant),
+                        relative_tolerance: float = (
+                            DEFAULT_RELATIVE_TOLERANCE),
+                        name: str = 'parameter') -> float:
+  """The least private parameter in [lower, upper] meeting the target.
+
+  Epsilon is assumed monotone in the parameter (as it is for eps0, noise
+  and rounds): `more_private_at_lower` says which end is private. The
+  search runs in log space when `lower` > 0 (parameters span decades).
+
+  Args:
+    make_event_from_param: builds one round's event from the parameter.
+    target_epsilon: epsilon > 0 to meet.
+    target_delta: delta in (0, 1) at which epsilon is certified.
+    lower: smallest parameter value searched.
+    upper: largest parameter value searched (> lower).
+    more_private_at_lower: True when epsilon grows with the parameter.
+    rounds: how many times the round is composed (>= 1).
+    discrete: the parameter is a whole number; the exact optimum is found.
+    make_fresh_accountant: returns an empty accountant (ShufflePldAccountant
+      or ShuffleRdpAccountant, or any dp_accounting accountant).
+    relative_tolerance: in (0, 0.5]: for a continuous parameter the search
+      stops once epsilon is in [(1 - relative_tolerance) target, target].
+    name: the parameter's name, for messages.
+
+  Returns:
+    The parameter value (an int when `discrete`), whose certified epsilon
+    is at most `target_epsilon`; the private end of the range if nothing
+    else meets it, the other end if everything does.
+
+  Raises:
+    UnreachableTargetError: (a ValueError) if even the private end exceeds
+      the target.
+    ValueError, TypeError: invalid arguments (named in the message).
+  """
+  if not callable(make_event_from_param):
+    raise TypeError('make_event_from_param must be callable (parameter -> '
+                    f'DpEvent); got {make_event_from_param!r}.')
+  target_epsilon, target_delta = _check_targets(target_epsilon, target_delta)
+  lower = _validation.check_real('lower', lower)
+  upper = _validation.check_real('upper', upper, lower, min_inclusive=False)
+  rounds = _validation.check_integer('rounds', rounds, 1)
+  relative_tolerance = _validation.check_real(
+      'relative_tolerance', relative_tolerance, 0.0, 0.5,
+      min_inclusive=False)
+  private, open_end = (lower, upper) if more_private_at_lower else (upper,
+                                                                   lower)
+  seen: Dict[float, float] = {}
+
+  def epsilon_at(value: float) -> float:
+    if discrete:
+      value = math.floor(value) if more_private_at_lower else math.ceil(value)
+    if value not in seen:
+      seen[value] = certified_epsilon(make_event_from_param(value), rounds,
+                                      target_delta, make_fresh_accountant)
+    return seen[value]
+
+  if epsilon_at(private) > target_epsilon:
+    raise UnreachableTargetError(
+        f'target_epsilon={target_epsilon:g} is unreachable: even {name}='
+        f'{private:g}, the most private end of its range [{lower:g}, '
+        f'{upper:g}], certifies epsilon {epsilon_at(private):.6g} at '
+        f'target_delta={target_delta:g}.')
+  log_space = lower > 0
+  # Steps from the private end (x10 in log space, doubling otherwise), so
+  # that the costly far end (tiny noise, 1e9 rounds) is evaluated only when
+  # the target is that loose.
+  good, step = private, (open_end - private) / 16
+  while True:
+    bad = (good * (10 if open_end > good else 0.1) if log_space
+           else good + step)
+    bad = min(bad, open_end) if open_end > private else max(bad, open_end)
+    if epsilon_at(bad) > target_epsilon:
+      break
+    if bad == open_end:
+      return open_end
+    good, step = bad, 2 * step
+  to_value = math.exp if log_space else (lambda u: u)
+  ends = [math.log(good), math.log(bad)] if log_space else [good, bad]
+
+  def gap(u: float) -> float:
+    # The bracket's ends exactly (exp(log x) may miss x by a rounding).
+    value = {ends[0]: good, ends[1]: bad}.get(u, min(max(to_value(u),
+                                                         lower), upper))
+    ratio = epsilon_at(value) / target_epsilon
+    if not discrete and 1 - relative_tolerance <= ratio <= 1:
+      raise _Met
+    return ratio - 1
+
+  try:
+    optimize.brentq(gap, *ends, xtol=1e-12 if log_space else 1e-9,
+                    rtol=1e-12, maxiter=100)
+  except (_Met, RuntimeError):
+    pass  # RuntimeError: not converged; the values seen still bracket
+  meets = [v for v, e in seen.items() if e <= target_epsilon]
+  fails = [v for v, e in seen.items() if e > target_epsilon]
+  best = max(meets) if more_private_at_lower else min(meets)
+  if not discrete:
+    return float(best)
+  # Whole numbers: bisect to neighbours, the last meeting, the next failing.
+  beyond = [v for v in fails if (v > best) == more_private_at_lower]
+  if not beyond:  # epsilon not monotone here: keep the best value seen
+    return int(best)
+  worst = min(beyond) if more_private_at_lower else max(beyond)
+  while abs(worst - best) > 1:
+    middle = (best + worst) // 2
+    if epsilon_at(middle) <= target_epsilon:
+      best = middle
+    else:
+      worst = middle
+  return int(best)
+
+
+def _round_factory(make_event: Optional[Callable[[float], dp_event.DpEvent]],
+                   num_users, build) -> Callable[[float], dp_event.DpEvent]:
+  if (make_event is None) == (num_users is None):
+    raise ValueError('give num_users (the default event) or make_event (any '
+                     'event built from the parameter), exactly one; got '
+                     f'num_users={num_users!r}, make_event={make_event!r}.')
+  if make_event is not None:
+    return make_event
+  num_users = _validation.check_integer('num_users', num_users, 1)
+  return lambda value: build(num_users, value)
+
+
+def calibrate_local_epsilon(
+    target_epsilon: float, target_delta: float,
+    num_users: Optional[int] = None, rounds: int = 1, *,
+    make_event: Optional[Callable[[float], dp_event.DpEvent]] = None,
+    make_fresh_accountant: MakeAccountant = ShufflePldAccountant,
+    max_local_epsilon: float = MAX_LOCAL_EPSILON,
+    relative_tolerance: float = DEFAULT_RELATIVE_TOLERANCE) -> float:
+  """The largest eps0 in [0, max_local_epsilon] meeting the target.
+
+  Args:
+    target_epsilon: epsilon > 0 to meet after all rounds.
+    target_delta: delta in (0, 1).
+    num_users: n for the default round, `ShuffleEvent(num_users, eps0)`.
+    rounds: how many rounds are composed (>= 1).
+    make_event: instead of num_users, any round built from eps0, e.g.
+      `lambda eps0: CheckInEvent(10**5, 0.01, local_epsilon=eps0)`.
+    make_fresh_accountant: `ShufflePldAccountant` (default, tightest) or
+      `ShuffleRdpAccountant`.
+    max_local_epsilon: largest eps0 searched, in (0, 700].
+    relative_tolerance: see `calibrate_parameter`.
+
+  Returns:
+    eps0 whose certified epsilon is in [(1 - relative_tolerance) target,
+    target] (or max_local_epsilon, if even that meets the target).
+  """
+  make = _round_factory(make_event, num_users, events.ShuffleEvent)
+  maximum = _validation.check_real('max_local_epsilon', max_local_epsilon,
+                                   0.0, _validation.MAX_LOCAL_EPSILON,
+                                   min_inclusive=False)
+  return calibrate_parameter(
+      make, target_epsilon, target_delta, 0.0, maximum,
+      more_private_at_lower=True, rounds=rounds,
+      make_fresh_accountant=make_fresh_accountant,
+      relative_tolerance=relative_tolerance, name='local_epsilon')
+
+
+def calibrate_noise_multiplier(
+    target_epsilon: float, target_delta: float,
+    num_users: Optional[int] = None, rounds: int = 1, *,
+    checkin_rate: float = 1.0,
+    make_event: Optional[Callable[[float], dp_event.DpEvent]] = None,
+    make_fresh_accountant: MakeAccountant = ShufflePldAccountant,
+    noise_multiplier_range: Tuple[float, float] = NOISE_MULTIPLIER_RANGE,
+    relative_tolerance: float = DEFAULT_RELATIVE_TOLERANCE) -> float:
+  """The smallest sigma in `noise_multiplier_range` meeting the target.
+
+  Args:
+    target_epsilon: epsilon > 0 to meet after all rounds.
+    target_delta: delta in (0, 1).
+    num_users: n for the default round, `CheckInEvent(num_users,
+      checkin_rate, noise_multiplier=sigma)` (local Gaussian noise).
+    rounds: how many rounds are composed (>= 1).
+    checkin_rate: gamma in (0, 1] of the default round.
+    make_event: instead of num_users, any round built from sigma, e.g.
+      `lambda sigma: SubsampledShuffleGaussianEvent(60_000, 60, sigma)`.
+    make_fresh_accountant: `ShufflePldAccountant` or `ShuffleRdpAccountant`.
+    noise_multiplier_range: (smallest, largest) sigma searched, > 0.
+    relative_tolerance: see `calibrate_parameter`.
+
+  Returns:
+    sigma whose certified epsilon is in [(1 - relative_tolerance) target,
+    target] (or the smallest sigma searched, if even that meets the target).
+  """
+  _validation.check_real('checkin_rate', checkin_rate, 0.0, 1.0,
+                         min_inclusive=False)
+  make = _round_factory(make_event, num_users, lambda n, sigma: (
+      events.CheckInEvent(n, checkin_rate, noise_multiplier=sigma)))
+  try:
+    smallest, largest = noise_multiplier_range
+  except (TypeError, ValueError):
+    raise TypeError('noise_multiplier_range must be a pair (smallest, '
+                    f'largest); got {noise_multiplier_range!r}.') from None
+  smallest = _validation.check_real('noise_multiplier_range[0]', smallest,
+                                    0.0, min_inclusive=False)
+  return calibrate_parameter(
+      make, target_epsilon, target_delta, smallest, largest,
+      more_private_at_lower=False, rounds=rounds,
+      make_fresh_accountant=make_fresh_accountant,
+      relative_tolerance=relative_tolerance, name='noise_multiplier')
+
+
+def calibrate_rounds(
+    event: dp_event.DpEvent, target_epsilon: float, target_delta: float, *,
+    make_fresh_accountant: MakeAccountant = ShufflePldAccountant,
+    max_rounds: int = MAX_ROUNDS) -> int:
+  """The most rounds of `event`, up to `max_rounds`, meeting the target.
+
+  Returns:
+    T such that T rounds certify epsilon <= target_epsilon and T + 1 rounds
+    do not (or max_rounds, if that many meet the target).
+
+  Raises:
+    UnreachableTargetError: if even one round exceeds the target.
+  """
+  if not isinstance(event, dp_event.DpEvent):
+    raise TypeError(f'event must be a dp_accounting DpEvent (e.g. '
+                    f'ShuffleEvent); got {event!r}.')
+  max_rounds = _validation.check_integer('max_rounds', max_rounds, 2)
+  return int(calibrate_parameter(
+      lambda count: dp_event.SelfComposedDpEvent(event, int(count)),
+      target_epsilon, target_delta, 1, max_rounds,
+      more_private_at_lower=True, discrete=True,
+      make_fresh_accountant=make_fresh_accountant, name='rounds'))

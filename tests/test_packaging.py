@@ -1,0 +1,69 @@
+"""Packaging basics: license, version, changelog, install lines, what a wheel ships (issue 24)."""
+
+import importlib.metadata
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+
+import pytest
+
+import shuffle_accountants
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / 'pyproject.toml').read_text())
+
+
+def test_license_file_matches_the_metadata():
+  assert PYPROJECT['project']['license'] == 'Apache-2.0'
+  text = (ROOT / 'LICENSE').read_text()
+  assert 'Apache License' in text and 'Version 2.0, January 2004' in text
+  assert 'END OF TERMS AND CONDITIONS' in text  # the full text
+
+
+def test_version_comes_from_the_installed_metadata():
+  assert shuffle_accountants.__version__ == importlib.metadata.version(
+      'shuffle-accountants') == PYPROJECT['project']['version']
+
+
+def test_changelog_has_unreleased_and_the_current_version():
+  changelog = (ROOT / 'CHANGELOG.md').read_text()
+  headings = re.findall(r'^## \[([^\]]+)\]', changelog, re.MULTILINE)
+  assert headings[0] == 'Unreleased'
+  assert PYPROJECT['project']['version'] in headings
+
+
+def test_readme_install_lines_are_what_ci_runs():
+  readme = (ROOT / 'README.md').read_text()
+  quick_start = readme.split('## Quick start', 1)[1].split('\n## ', 1)[0]
+  torch_block, commands = re.findall(r'```bash\n(.*?)```', quick_start,
+                                     re.DOTALL)[:2]
+  # An ordinary machine: a CPU build from PyTorch's CPU wheel index.
+  assert ('pip install torch --index-url https://download.pytorch.org/whl/cpu'
+          in torch_block)
+  ci = (ROOT / '.ci' / 'run').read_text().replace('--quiet ', '')
+  for line in commands.splitlines():
+    for command in line.split(' && '):
+      assert command in ci, command
+
+
+@pytest.mark.slow
+def test_a_wheel_built_from_a_fresh_copy_ships_the_reference(tmp_path):
+  source = tmp_path / 'checkout'
+  shutil.copytree(ROOT, source, symlinks=True, ignore=shutil.ignore_patterns(
+      '.git', 'build', '*.egg-info', '__pycache__', 'site'))
+  # As `pip install .` does: an isolated build with the declared backend.
+  subprocess.run([sys.executable, '-m', 'pip', 'wheel', '--no-deps',
+                  '--quiet', '-w', str(tmp_path), str(source)], check=True,
+                 capture_output=True, timeout=600)
+  wheel, = tmp_path.glob('shuffle_accountants-*.whl')
+  with zipfile.ZipFile(wheel) as archive:
+    names = archive.namelist()
+    page = archive.read('shuffle_accountants/mathematics.md')
+  assert page == (ROOT / 'docs' / 'mathematics.md').read_bytes()
+  assert 'shuffle_accountants/py.typed' in names
+  assert 'shuffle_accountants/adapters/opacus.py' in names
+  assert any(name.endswith('licenses/LICENSE') for name in names)
