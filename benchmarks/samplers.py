@@ -7,13 +7,12 @@ PLD), random allocation of 1 of t steps (certified upper bound of
 fixed-size batches (Chua et al.'s lower bound [LB], D23; the certified upper
 bound, D22).
 
-Run: python benchmarks/samplers.py [--write] [--columns poisson,shuffled]
-(--write replaces the table in docs/samplers.md; tests rerun it.)
+Run: python benchmarks/samplers.py [--columns poisson,shuffled]
+(docs/samplers.md shows this table: `python tools/docs_numbers.py` writes it,
+key samplers.table; tests rerun it.)
 """
 
 import argparse
-import pathlib
-import re
 
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
@@ -29,8 +28,6 @@ SIGMAS = (0.8, 1.0, 2.0)
 EPOCHS = (1, 5)
 COLUMNS = ('poisson', 'allocation', 'shuffled')
 ADD_OR_REMOVE = privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE
-PAGE = pathlib.Path(__file__).resolve().parents[1] / 'docs' / 'samplers.md'
-START, END = '<!-- samplers-table:start -->', '<!-- samplers-table:end -->'
 
 
 def _certified(event, count) -> float:
@@ -74,28 +71,12 @@ def table(columns=COLUMNS) -> str:
   return '\n'.join(lines)
 
 
-def page_table() -> str:
-  text = PAGE.read_text(encoding='utf-8')
-  return re.search(re.escape(START) + r'\n(.*?)\n' + re.escape(END), text,
-                   re.DOTALL).group(1)
-
-
-def write(new_table: str) -> None:
-  text = PAGE.read_text(encoding='utf-8')
-  PAGE.write_text(text.replace(page_table(), new_table), encoding='utf-8')
-
-
 def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument('--write', action='store_true',
-                      help='replace the table in docs/samplers.md')
   parser.add_argument('--columns', default=','.join(COLUMNS),
                       help=f'comma-separated subset of {COLUMNS}')
   arguments = parser.parse_args()
-  result = table(tuple(arguments.columns.split(',')))
-  print(result)
-  if arguments.write:
-    write(result)
+  print(table(tuple(arguments.columns.split(','))))
 
 
 if __name__ == '__main__':

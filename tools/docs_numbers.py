@@ -120,6 +120,17 @@ def tables_agree(page_text: str, code_text: str) -> bool:
 # Heavy imports stay inside the functions: listing the registry is instant.
 
 
+@functools.lru_cache(maxsize=None)
+def _benchmark(name: str):
+  """benchmarks/NAME.py as a module: the registry calls its functions."""
+  import importlib.util
+  spec = importlib.util.spec_from_file_location(
+      f'benchmark_{name}', ROOT / 'benchmarks' / f'{name}.py')
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
+
+
 def _protocol_epsilon(method: str, **fields) -> Optional[float]:
   from shuffle_accountants.cli import protocols
   return protocols.evaluate(protocols.Protocol(**fields), method).epsilon
@@ -471,12 +482,7 @@ value('performance.ratio_near_pure', slow=True)(
 @functools.lru_cache(maxsize=None)
 def _randomizer_rows():
   """benchmarks/randomizers.py's rows at (10^4, 1), (10^6, 365), (10^8, 1)."""
-  import importlib.util
-  spec = importlib.util.spec_from_file_location(
-      'benchmark_randomizers', ROOT / 'benchmarks' / 'randomizers.py')
-  benchmark = importlib.util.module_from_spec(spec)
-  spec.loader.exec_module(benchmark)
-  return tuple(benchmark.rows(False, [(10**4, 1), (10**6, 365), (10**8, 1)]))
+  return tuple(_benchmark('randomizers').rows(False, [(10**4, 1), (10**6, 365), (10**8, 1)]))
 
 
 @value('randomizers.krr_clone_rate_1e4', slow=True)
@@ -581,6 +587,157 @@ def _issue_16_rdp():
 
 
 value('checkin.issue_16_now')(_issue_16_rdp)
+
+
+# ---- docs/checkin.md (distributed check-in) and the README
+
+
+DISTRIBUTED_SETTINGS = [(60_000, 256)] + [(10**6, cohort) for cohort in
+                                          (10, 100, 1_000, 10_000, 100_000)]
+
+
+@functools.lru_cache(maxsize=None)
+def _distributed_row(num_users: int, cohort: int):
+  """benchmarks/distributed_checkin.py's row: sigma_agg 1, 2,340 steps."""
+  return _benchmark('distributed_checkin').row(num_users, cohort, 1.0, 2340,
+                                               with_rdp=False)
+
+
+def _distributed_target():
+  return _distributed_row(*DISTRIBUTED_SETTINGS[0])
+
+
+@table('checkin.distributed', slow=True)
+def _checkin_distributed():
+  header = ['n', 'qn', 'σ per participant', 'PLD ε', 'D17 pair',
+            'PLD / pair', 'central a/r', 'central r-1']
+  rows = []
+  for num_users, cohort in DISTRIBUTED_SETTINGS:
+    r = _distributed_row(num_users, cohort)
+    rows.append([f'{num_users:,}' if num_users < 10**6
+                 else power_of_ten(num_users),
+                 f'{cohort:g}' if cohort < 10**4 else power_of_ten(cohort),
+                 f'{r["sigma"]:.3g}', sig(r['pld'], 4), sig(r['pair'], 4),
+                 sig(r['ratio'], 4), sig(r['central_add_remove'], 4),
+                 sig(r['central_replace_one'], 4)])
+  return header, rows
+
+
+for _key, _field, _digits in (('pld', 'pld', 4), ('pair', 'pair', 3),
+                              ('ratio', 'ratio', 4),
+                              ('central_add_remove', 'central_add_remove', 3),
+                              ('central_replace_one', 'central_replace_one',
+                               3)):
+  value(f'checkin.distributed_{_key}', slow=True)(
+      functools.partial(lambda f, d: sig(_distributed_target()[f], d),
+                        _field, _digits))
+
+
+@value('checkin.distributed_large_cohort_ratio', slow=True)
+def _distributed_large_cohort_ratio():
+  return sig(_distributed_row(*DISTRIBUTED_SETTINGS[-1])['ratio'], 3)
+
+
+@functools.lru_cache(maxsize=None)
+def _distributed_target_event():
+  import math
+  from shuffle_accountants import DistributedCheckInEvent
+  return DistributedCheckInEvent(60_000, 256 / 60_000, 1.0 / math.sqrt(256))
+
+
+@value('checkin.distributed_rdp', slow=True)
+def _distributed_rdp():
+  from shuffle_accountants import ShuffleRdpAccountant
+  return sig(ShuffleRdpAccountant().compose(_distributed_target_event(), 2340)
+             .get_epsilon(1e-5), 3)
+
+
+@value('checkin.distributed_local_noise', slow=True)
+def _distributed_local_noise():
+  """CheckInEvent with each participant's noise at sigma_agg = 1."""
+  from shuffle_accountants import CheckInEvent, ShufflePldAccountant
+  event = CheckInEvent(60_000, 256 / 60_000, noise_multiplier=1.0)
+  return sig(ShufflePldAccountant().compose(event, 2340).get_epsilon(1e-5), 4)
+
+
+# ---- docs/samplers.md and the README
+
+
+@table('samplers.table', slow=True)
+def _samplers_table():
+  """benchmarks/samplers.py's table (python benchmarks/samplers.py prints it)."""
+  text = _benchmark('samplers').table()
+  cells = _cells(text)
+  return cells[0], cells[2:]
+
+
+@functools.lru_cache(maxsize=None)
+def _samplers_row(sigma: float, epochs: int, columns: tuple):
+  return _benchmark('samplers').row(sigma, epochs, columns)
+
+
+value('samplers.shuffled_lower')(lambda: sig(_samplers_row(
+    1.0, 1, ('shuffled',))['shuffled_lower'], 3))
+value('samplers.shuffled_upper')(lambda: sig(_samplers_row(
+    1.0, 1, ('shuffled',))['shuffled_upper'], 3))
+value('samplers.poisson')(lambda: sig(_samplers_row(
+    1.0, 1, ('poisson',))['poisson'], 3))
+value('samplers.poisson_2')(lambda: sig(_samplers_row(
+    1.0, 1, ('poisson',))['poisson'], 2))
+value('samplers.allocation', slow=True)(lambda: sig(_samplers_row(
+    1.0, 1, ('allocation',))['allocation_upper'], 3))
+
+
+# ---- docs/training.md
+
+
+@table('training.modes', slow=True)
+def _training_modes():
+  """The table examples/training_modes.py prints."""
+  result = subprocess.run(
+      [sys.executable, str(ROOT / 'examples' / 'training_modes.py')],
+      capture_output=True, text=True, check=True, cwd=ROOT / 'examples')
+  cells = _cells('\n'.join(line for line in result.stdout.splitlines()
+                           if line.startswith('|')))
+  return cells[0], cells[2:]
+
+
+# ---- docs/mathematics.md and docs/rdp_accountant.md: W17, W18
+
+
+def _gaussian_replace_one(kind: str) -> float:
+  """GaussianDpEvent(1) under REPLACE_ONE at 1e-5, by accountant kind."""
+  import dp_accounting
+  from shuffle_accountants import ShuffleRdpAccountant
+  replace_one = dp_accounting.NeighboringRelation.REPLACE_ONE
+  accountant = {
+      'dp_accounting_pld': lambda: dp_accounting.pld.PLDAccountant(
+          replace_one),
+      'dp_accounting_rdp': lambda: dp_accounting.rdp.RdpAccountant(
+          neighboring_relation=replace_one),
+      'ours_rdp': lambda: ShuffleRdpAccountant(
+          neighboring_relation=replace_one)}[kind]()
+  return accountant.compose(dp_accounting.GaussianDpEvent(1.0)).get_epsilon(
+      1e-5)
+
+
+value('w17.pld')(lambda: sig(_gaussian_replace_one('dp_accounting_pld'), 4))
+value('w17.dp_accounting_rdp')(
+    lambda: sig(_gaussian_replace_one('dp_accounting_rdp'), 3))
+value('w17.ours_rdp')(lambda: sig(_gaussian_replace_one('ours_rdp'), 4))
+
+
+def _w18_rate_example(checkin_rate: float) -> str:
+  """W18's example of an epsilon that falls as the rate rises (RDP route)."""
+  from shuffle_accountants import CheckInEvent, ShuffleRdpAccountant
+  event = CheckInEvent(2876, checkin_rate, local_epsilon=4.705,
+                       num_categories=3)
+  return sig(ShuffleRdpAccountant().compose(event, 100).get_epsilon(1.95e-6),
+             4)
+
+
+value('w18.rate_0178')(lambda: _w18_rate_example(0.178))
+value('w18.rate_042')(lambda: _w18_rate_example(0.42))
 
 
 # ---- docs/cli.md
@@ -796,6 +953,8 @@ EXEMPT = {
     'results.md': {'0.547': "Koskela et al.'s code, as printed",
                    '5.38519': 'mathematics.md, GIRGIS-UB1 from the paper'},
     'checkin.md': {
+        '10.43': 'D17 pair at the fixed count k = 256, run once; not '
+                 'generated yet',
         **dict.fromkeys(('0.001484', '0.002215', '0.004696'),
                         'exact by enumeration, tests/test_subsampled_brute_'
                         'force.py (rtol 2e-3)'),
@@ -821,6 +980,18 @@ EXEMPT = {
                         'what an earlier version reported (history)')},
     'mathematics.md': {
         '2504.07414': 'an arXiv identifier',
+        '2602.17284': 'an arXiv identifier',
+        '24.2': "a theorem number (Higham's Thm 24.2)",
+        **dict.fromkeys(('0.1687', '0.1757', '0.1856'),
+                        "Feldman and Shenfeld's paper, as printed"),
+        **dict.fromkeys(('1.1·10⁻⁹', '4.2·10⁻⁸', '1.6·10⁻⁶'),
+                        'D20 a priori bound, arithmetic on the PMF sizes; '
+                        'not generated yet'),
+        '1.7·10⁻⁴': 'the rate-1 RDP ledger the code leaves out (13 s), '
+                    'run once; not generated',
+        **dict.fromkeys(('0.178', '4.705', '1.95·10⁻⁶'),
+                        'parameters of the W18 example'),
+        **dict.fromkeys(('37.72', '27.62'), 'before D19 (history)'),
         '1.36842': 'GIRGIS-UB1, tests/rdp/test_regression_values.py',
         **dict.fromkeys(('0.537804', '0.169770', '0.0052792'),
                         'checks of the reference, tests/pld/test_accountant.py'),
@@ -836,8 +1007,18 @@ EXEMPT = {
                         'force.py (rtol 2e-3)'),
         **dict.fromkeys(('0.001114', '0.001827', '0.004412'),
                         'what an earlier version reported (history)')},
+    'training.md': {'119.75': 'q·n = 1437/12 (parameter)'},
+    'samplers.md': {
+        **dict.fromkeys(('0.1757', '0.1687'),
+                        "Feldman and Shenfeld's paper, as printed"),
+        '0.0608': 'one run at a finer grid (relative_accuracy); not '
+                  'generated yet'},
     'limits.md': {'3.6·10⁷': 'before the fix (history, tests/test_'
                               'robustness.py)',
+                  '0.0625': 'σ = 1/16 (parameter)',
+                  **dict.fromkeys(('4.2·10⁻⁸', '1.6·10⁻⁶'),
+                                  'D20 a priori bound, arithmetic on the '
+                                  'PMF sizes; not generated yet'),
                   '5.2·10⁶': 'before the fix (history, tests/test_'
                               'robustness.py)'},
     'performance.md': {'1.57': 'a wall time (s)', '1.65': 'a wall time (s)'},
