@@ -35,7 +35,7 @@ theta, at (s_hi, V_lo); labels outside Chernoff windows go to +infinity
 """
 
 import math
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 from scipy import special
@@ -117,13 +117,17 @@ def _common_weight_groups(num_users: int, double_rate: float,
 
 
 def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
-                      relative_width: float) -> discrete.PldAtoms:
+                      relative_width: float,
+                      discretization: Optional[float] = None
+                      ) -> discrete.PldAtoms:
   """D16: PLD of the blanket pair of `table` for n users. [DOM]
 
   Args:
     num_users: n >= 1.
     table: the randomizer's `BlanketTable` (e.g. `randomizer.blanket()`).
     relative_width: in (0, 0.1]: label groups' relative width.
+    discretization: None, or the spacing of the connect-the-dots grid the
+      atoms are meant for (outputs are then merged per grid cell, D18).
   """
   num_users = _validation.check_integer('num_users', num_users, 1)
   if not isinstance(table, randomizers.BlanketTable):
@@ -173,7 +177,7 @@ def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
     weights.append(mass * v_mass)
   atoms = clone_pairs.conditional_clone_atoms(
       np.concatenate(clones), np.concatenate(log_odds),
-      np.concatenate(weights))
+      np.concatenate(weights), discretization=discretization)
   return discrete.PldAtoms(np.append(atoms.losses, 0.0),
                            np.append(atoms.masses, identical),
                            atoms.infinity_mass + infinity)

@@ -31,6 +31,7 @@ COARSEST_FALLBACK_GRID = 1.0
 # The grid needs a pair's scale, not its fine structure: clone counts grouped
 # this coarsely give its loss spread to about 1 % at a tenth of the cost.
 _SCALE_RELATIVE_WIDTH = 0.01
+_SCALE_RESOLUTION = 1e-3
 
 
 def _round_scales(event, ratio, krr_adversary: str, relative_width: float
@@ -41,11 +42,16 @@ def _round_scales(event, ratio, krr_adversary: str, relative_width: float
   width of many composed rounds.
   """
   if isinstance(event, events.ShuffleEvent):
+    # Outputs merged on a grid far finer than the clone pair's loss spread
+    # (about 2 tanh(eps0 / 2) / sqrt(n)) keep every scale to a fraction of
+    # a percent.
+    resolution = (_SCALE_RESOLUTION * np.tanh(event.local_epsilon / 2)
+                  / np.sqrt(event.num_users)) or None
     pairs = [atoms if ratio is None
              else discrete.subsampled_orders(atoms, ratio)[0]
              for _, atoms in candidates.event_pairs(
                  event, krr_adversary,
-                 max(relative_width, _SCALE_RELATIVE_WIDTH))
+                 max(relative_width, _SCALE_RELATIVE_WIDTH), resolution)
              if atoms is not None]
     # A pair whose finite losses are all equal needs no resolution.
     spreads = [discrete.loss_spread(atoms) for atoms in pairs]
