@@ -101,10 +101,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 _PROGRESS_OPEN = [False]  # a progress line awaits its newline
+# Progress is shown on a terminal only, never with --json (set by `main`).
+_SHOW_PROGRESS = [False]
 
 
 def _progress(done: int, total: int, label: str) -> None:
-  """A one-line progress bar on stderr for long work."""
+  """A one-line progress bar on stderr for long work (terminals only)."""
+  if not _SHOW_PROGRESS[0]:
+    return
   _PROGRESS_OPEN[0] = done < total
   width = 30
   filled = int(width * done / total)
@@ -420,6 +424,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
   global protocols  # pylint: disable=global-statement
   try:
     args = _build_parser().parse_args(argv)
+    _SHOW_PROGRESS[0] = not args.json and sys.stderr.isatty()
     with warnings.catch_warnings():
       # Library warnings (numpy overflow in far tails, Opacus) are not the
       # user's business: every number printed is already certified.

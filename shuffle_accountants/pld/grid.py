@@ -10,11 +10,12 @@ then within about r of its converged value. One round never spans more than
 `FINEST_MIXED_GRID` (a Gaussian PLD on a finer grid would need ~1e7 buckets).
 """
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 from dp_accounting import dp_event
 import numpy as np
 
+from shuffle_accountants import _progress
 from shuffle_accountants import events
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import checkin
@@ -77,7 +78,8 @@ def automatic_interval(ledger: dp_event.DpEvent, relative_accuracy: float,
 
 
 def automatic_grid(ledger: dp_event.DpEvent, relative_accuracy: float,
-                   krr_adversary: str, relative_width: float
+                   krr_adversary: str, relative_width: float,
+                   progress: Optional[_progress.Progress] = None
                    ) -> Tuple[float, bool]:
   """(grid spacing, whether the resource budget made it coarser).
 
@@ -95,6 +97,8 @@ def automatic_grid(ledger: dp_event.DpEvent, relative_accuracy: float,
                          2 * reach / MAX_ROUND_BUCKETS))
     composed_variance += count * spread_bound**2
     largest = max(largest, reach)
+    if progress is not None:
+      progress.step()
   intervals = [i for i in intervals if np.isfinite(i) and i > 0]
   if not intervals:
     return DEFAULT_GRID, False

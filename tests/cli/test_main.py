@@ -177,7 +177,7 @@ def test_plot_writes_a_png(tmp_path):
   assert pld == sorted(pld) and len(pld) == 3
   assert all(lower <= upper for lower, upper in zip(
       report['series']['binary-rr-pair'], pld))
-  assert 'plotting' in result.stderr  # the progress bar
+  assert 'plotting' not in result.stderr  # no progress bar off a terminal
 
 
 def test_whole_numbers_in_scientific_notation_and_the_lower_bound_budget():
@@ -226,3 +226,33 @@ def test_ctrl_c_exits_130_with_one_line():
   assert 'Traceback' not in stderr
   assert stderr.rstrip().splitlines()[-1] == (
       'shuffle-accountant: error: interrupted')
+
+
+class _Terminal:
+  """A stderr that says it is a terminal and records what is written."""
+
+  def __init__(self):
+    self.text = ''
+
+  def isatty(self):
+    return True
+
+  def write(self, text):
+    self.text += text
+
+  def flush(self):
+    pass
+
+
+@pytest.mark.parametrize('json_flag', [[], ['--json']])
+def test_progress_only_on_a_terminal_without_json(monkeypatch, capsys,
+                                                  json_flag):
+  # pylint: disable=import-outside-toplevel
+  from shuffle_accountants.cli import main as cli_main
+  terminal = _Terminal()
+  monkeypatch.setattr(sys, 'stderr', terminal)
+  status = cli_main.main(['epsilon', '--num-users', '1000',
+                          '--local-epsilon', '1'] + json_flag)
+  capsys.readouterr()
+  assert status == 0
+  assert ('certified epsilon' in terminal.text) == (not json_flag)
