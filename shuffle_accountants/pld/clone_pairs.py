@@ -1,4 +1,4 @@
-"""Clone-pair PLD atoms, also the RDP route's input (FMT21-CLONES, KHH-PLD-GENERIC, KHH-KRR-STRONG/WEAK, D4).
+"""Clone-pair PLD atoms, also the RDP route's input (FMT21-CLONES, KHH-PLD-GENERIC, KHH-KRR-STRONG/WEAK, D4, D18).
 
 All pairs here are mixtures, over a label revealed by the output, of the
 *conditional clone pair* with c clones and log-odds theta:
