@@ -15,6 +15,7 @@ from typing import Optional, Tuple
 from dp_accounting import dp_event
 import numpy as np
 
+from shuffle_accountants import _cache
 from shuffle_accountants import _progress
 from shuffle_accountants import events
 from shuffle_accountants.pld import candidates
@@ -32,9 +33,12 @@ COARSEST_FALLBACK_GRID = 1.0
 # The grid needs a pair's scale, not its fine structure: clone counts grouped
 # this coarsely give its loss spread to about 1 % at a tenth of the cost.
 _SCALE_RELATIVE_WIDTH = 0.01
-_SCALE_RESOLUTION = 1e-3
+_SCALE_RESOLUTION = 1e-2
 
 
+# A ledger's grid is chosen again after every new round (a 366th day):
+# each round's scales are kept (three floats; the budget counts entries).
+@_cache.cached(2**16, lambda scales: 1)
 def _round_scales(event, ratio, krr_adversary: str, relative_width: float
                   ) -> Tuple[float, float, float]:
   """(loss standard deviation, largest finite loss, a bound on the former).
