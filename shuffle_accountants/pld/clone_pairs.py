@@ -436,9 +436,13 @@ def clone_pair_grid_pmf(num_users: int, local_epsilon: float,
 
   def conditional(clones):
     def compute():
-      atoms = conditional_clone_atoms(np.array([clones]),
-                                      np.array([local_epsilon]), np.ones(1))
-      return discretize(atoms, discretization) if on_grid else atoms
+      if not on_grid:
+        return conditional_clone_atoms(np.array([clones]),
+                                       np.array([local_epsilon]), np.ones(1))
+      # Merged per grid cell (D18): the same PMF from fewer atoms.
+      return discretize(conditional_clone_atoms(
+          np.array([clones]), np.array([local_epsilon]), np.ones(1),
+          discretization=discretization), discretization)
     key = (int(clones), local_epsilon, on_grid, discretization, discretize)
     return _SHARED_PAIRS.get(key, compute)
 
