@@ -17,11 +17,27 @@ too). Tables:
 3. One check-in round (eps0 = 1 and sigma = 1) at several n and gamma.
 4. ShuffleRdpAccountant's epsilon over ShufflePldAccountant's, one event
    type (eps0-LDP shuffle) composed T times, delta = 1e-6.
+5. Issue 22's year ledgers: 365 daily rounds, n log-spaced over [1e5, 1e7],
+   delta = 1e-8 (OUE(1000, 2) and check-in PLD, eps0 = 1 shuffle RDP), each
+   in a fresh process: time, peak memory, and the time to add a 366th day.
+6. A named randomizer against the generic FMT21 call: one round's time
+   (PLD, delta = 1e-6, cold caches) as a ratio to the generic call at the
+   same n and eps0 (target <= 2), and its epsilon as a ratio.
 
 Run: python benchmarks/loops.py [--quick] [--epochs E] [--no-opacus]
+                                [--only 1,2,5] [--write-docs]
+--write-docs replaces the measurement block of docs/performance.md with
+this run's output.
 """
 
 import argparse
+import contextlib
+import io
+import json
+import pathlib
+import resource
+import subprocess
+import sys
 import time
 
 from dp_accounting import dp_event
@@ -89,16 +105,9 @@ def _opacus_table(reference, epochs):
 
 def _cold_caches():
   """Empties the caches shared across accountants, so each run starts cold."""
-  # pylint: disable=import-outside-toplevel,protected-access
-  from shuffle_accountants.pld import candidates
-  from shuffle_accountants.pld import clone_pairs
-  from shuffle_accountants.rdp import accountant
-  from shuffle_accountants.rdp import clone
-  candidates.event_pmf.cache_clear()
-  candidates.shuffle_round_pairs.cache_clear()
-  clone_pairs._SHARED_PAIRS.clear()
-  accountant._BOUNDS.clear()
-  clone._shared_conditional_log_excess.cache_clear()
+  # pylint: disable=import-outside-toplevel
+  from shuffle_accountants import clear_caches
+  clear_caches()
 
 
 def _daily(accountant_class, make_event, count, grouping):
@@ -176,6 +185,110 @@ def _ratio_table(populations, round_counts):
             + ' '.join(f'{r:9.2f}' for r in ratios) + f' {slowest:12.2f}')
 
 
+_LEDGERS = {
+    'OUE(1000, 2), PLD': 'oue',
+    'CheckIn g=0.01 eps0=1, PLD': 'checkin',
+    'Shuffle eps0=1, RDP': 'shuffle_rdp',
+}
+
+
+def _year_ledger(kind: str) -> dict:
+  """Runs one of issue 22's ledgers in this process (see `_ledger_table`)."""
+  # pylint: disable=import-outside-toplevel
+  from shuffle_accountants import randomizers
+  populations = np.exp(np.linspace(np.log(1e5), np.log(1e7), 365)).astype(int)
+  if kind == 'oue':
+    unary = randomizers.OptimizedUnaryEncoding(1000, 2.0)
+    make = lambda n: ShuffleEvent(int(n), randomizer=unary)
+    accountant = ShufflePldAccountant()
+  elif kind == 'checkin':
+    make = lambda n: CheckInEvent(int(n), 0.01, 1.0)
+    accountant = ShufflePldAccountant()
+  else:
+    make = lambda n: ShuffleEvent(int(n), 1.0)
+    accountant = ShuffleRdpAccountant()
+  def year():
+    for n in populations:
+      accountant.compose(make(n))
+    return accountant.get_epsilon(1e-8)
+  epsilon, seconds = _timed(year)
+  day_epsilon, day_seconds = _timed(lambda: accountant.compose(
+      make(123_457)).get_epsilon(1e-8))
+  return dict(seconds=seconds, epsilon=epsilon, day_seconds=day_seconds,
+              day_epsilon=day_epsilon, peak_mib=resource.getrusage(
+                  resource.RUSAGE_SELF).ru_maxrss / 1024)
+
+
+def _issue_reference_seconds() -> float:
+  """dp_accounting's SelfComposed(PoissonSampled(0.01, Gaussian(1)), 1000)."""
+  def run():
+    accountant = pld_privacy_accountant.PLDAccountant()
+    accountant.compose(dp_event.SelfComposedDpEvent(
+        dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0)),
+        1000))
+    return accountant.get_epsilon(1e-8)
+  return min(_timed(run)[1] for _ in range(3))
+
+
+def _ledger_table():
+  print('\n5. 365 daily rounds, n log-spaced over [1e5, 1e7], delta = 1e-8, '
+        'each ledger in a fresh process (target <= 15x, aim <= 3x; peak '
+        '<= 1.5 GiB; day 366 <= 0.3 s)')
+  print(f'{"ledger":<28} {"seconds":>8} {"x ref":>7} {"peak MiB":>9} '
+        f'{"eps":>9} {"day 366 s":>10} {"x ref":>7}')
+  for name, kind in _LEDGERS.items():
+    reference = _issue_reference_seconds()
+    result = json.loads(subprocess.run(
+        [sys.executable, __file__, '--ledger-child', kind], check=True,
+        capture_output=True, text=True).stdout)
+    print(f'{name:<28} {result["seconds"]:8.1f} '
+          f'{result["seconds"] / reference:7.1f} {result["peak_mib"]:9.0f} '
+          f'{result["epsilon"]:9.4f} {result["day_seconds"]:10.2f} '
+          f'{result["day_seconds"] / reference:7.2f}', flush=True)
+
+
+def _randomizer_table(populations):
+  # pylint: disable=import-outside-toplevel
+  from shuffle_accountants import randomizers
+  named = [
+      ('OUE(1000)', lambda e: randomizers.OptimizedUnaryEncoding(1000, e)),
+      ('Hadamard(64)', lambda e: randomizers.HadamardResponse(64, e)),
+      ('k-RR(10)', lambda e: randomizers.KRandomizedResponse(10, e)),
+  ]
+  print('\n6. One round with a named randomizer / the generic FMT21 call '
+        '(PLD, delta = 1e-6, cold caches; time target <= 2)')
+  print(f'{"randomizer":<14} {"eps0":>5} ' + ' '.join(
+      f'{"n=" + f"{n:.0e}":>10}' for n in populations) + '   (time ratio, '
+        'eps ratio)')
+  def one(event):
+    _cold_caches()
+    return _timed(lambda: ShufflePldAccountant().compose(event).get_epsilon(
+        1e-6))
+  for name, make in named:
+    for local_epsilon in (1.0, 4.0):
+      cells = []
+      for n in populations:
+        generic, generic_s = one(ShuffleEvent(n, local_epsilon))
+        ours, ours_s = one(ShuffleEvent(n, randomizer=make(local_epsilon)))
+        cells.append(f'{ours_s / generic_s:4.1f},{ours / generic:5.2f}')
+      print(f'{name:<14} {local_epsilon:>5} ' + ' '.join(
+          f'{c:>10}' for c in cells), flush=True)
+
+
+_DOCS = pathlib.Path(__file__).resolve().parent.parent / 'docs'
+_BEGIN, _END = '<!-- loops.py output -->', '<!-- end of loops.py output -->'
+
+
+def _write_docs(output: str) -> None:
+  """Replaces the measurement block of docs/performance.md by `output`."""
+  path = _DOCS / 'performance.md'
+  text = path.read_text()
+  head, rest = text.split(_BEGIN)
+  _, tail = rest.split(_END)
+  path.write_text(f'{head}{_BEGIN}\n```\n{output.rstrip()}\n```\n{_END}'
+                  f'{tail}')
+
+
 def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument('--quick', action='store_true',
@@ -184,17 +297,56 @@ def main():
                       help='epochs of the Opacus loop (default 50; 5 quick)')
   parser.add_argument('--no-opacus', action='store_true',
                       help='skip the Opacus loop (Opacus not installed)')
+  parser.add_argument('--only', default='1,2,3,4,5,6',
+                      help='comma-separated table numbers to run')
+  parser.add_argument('--write-docs', action='store_true',
+                      help='put this run\'s output into docs/performance.md')
+  parser.add_argument('--ledger-child', help=argparse.SUPPRESS)
   args = parser.parse_args()
-  reference = _reference_seconds()
-  print(f'reference: dp_accounting PLD, Poisson Gaussian x 1000: '
-        f'{reference:.3f} s')
-  if not args.no_opacus:
-    _opacus_table(reference, args.epochs or (5 if args.quick else 50))
-  _daily_table(reference, 30 if args.quick else 365)
-  _checkin_table(reference, [60_000] if args.quick
-                 else [10_000, 60_000, 1_000_000, 10_000_000])
-  _ratio_table([10**3, 10**7] if args.quick else [10**3, 10**5, 10**7, 10**9],
-               [1, 1000] if args.quick else [1, 10, 1000, 100_000])
+  if args.ledger_child:
+    print(json.dumps(_year_ledger(args.ledger_child)))
+    return
+  tables = set(args.only.split(','))
+  output = io.StringIO()
+  with contextlib.redirect_stdout(_Tee(sys.stdout, output)):
+    reference = _reference_seconds()
+    print(f'reference: dp_accounting PLD, Poisson Gaussian x 1000: '
+          f'{reference:.3f} s')
+    if '1' in tables and not args.no_opacus:
+      _opacus_table(reference, args.epochs or (5 if args.quick else 50))
+    if '2' in tables:
+      _daily_table(reference, 30 if args.quick else 365)
+    if '3' in tables:
+      _checkin_table(reference, [60_000] if args.quick
+                     else [10_000, 60_000, 1_000_000, 10_000_000])
+    if '4' in tables:
+      _ratio_table([10**3, 10**7] if args.quick
+                   else [10**3, 10**5, 10**7, 10**9],
+                   [1, 1000] if args.quick else [1, 10, 1000, 100_000])
+    if '5' in tables:
+      _ledger_table()
+    if '6' in tables:
+      _randomizer_table([10**5, 10**8] if args.quick
+                        else [10**3, 10**5, 10**6, 10**8, 10**10])
+  if args.write_docs:
+    _write_docs(output.getvalue())
+
+
+class _Tee(io.TextIOBase):
+  """Writes to several streams (the terminal and the docs' copy)."""
+
+  def __init__(self, *streams):
+    super().__init__()
+    self._streams = streams
+
+  def write(self, text):
+    for stream in self._streams:
+      stream.write(text)
+    return len(text)
+
+  def flush(self):
+    for stream in self._streams:
+      stream.flush()
 
 
 if __name__ == '__main__':

@@ -44,6 +44,8 @@ _EXPORTS = {
     'shuffle_rdp_upper_bound': 'shuffle_accountants.rdp.shuffle_round',
     'subsampled_shuffle_rdp_upper_bound':
         'shuffle_accountants.rdp.shuffle_round',
+    'clear_caches': 'shuffle_accountants._cache',
+    'cache_bytes': 'shuffle_accountants._cache',
 }
 
 

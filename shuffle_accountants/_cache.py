@@ -1,7 +1,15 @@
-"""A least-recently-used cache within a budget (not a bound: speed only)."""
+"""Least-recently-used caches bounded in bytes (not a bound: speed only).
+
+Every cache of the library registers here, so that `clear_caches()` empties
+them all (the public `shuffle_accountants.clear_caches`) and
+`cache_bytes()` reports what they hold.
+"""
 
 import collections
-from typing import Any, Callable, Hashable
+import functools
+from typing import Any, Callable, Dict, Hashable, List
+
+_REGISTRY: List['Lru'] = []
 
 
 class Lru:
@@ -12,11 +20,19 @@ class Lru:
   than the whole budget is computed but not kept.
   """
 
-  def __init__(self, capacity: float, size_of: Callable[[Any], float]):
+  def __init__(self, capacity: float, size_of: Callable[[Any], float],
+               name: str = ''):
     self._capacity = capacity
     self._size_of = size_of
     self._size = 0.0
     self._entries = collections.OrderedDict()
+    self.name = name
+    _REGISTRY.append(self)
+
+  @property
+  def size(self) -> float:
+    """Bytes held (as counted by `size_of`)."""
+    return self._size
 
   def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
     """The value for `key`, computed by `compute()` if not kept."""
@@ -34,6 +50,60 @@ class Lru:
     return value
 
   def clear(self) -> None:
-    """Forgets every value (benchmarks start cold with it)."""
+    """Forgets every value."""
     self._entries.clear()
     self._size = 0.0
+
+
+def cached(capacity: float, size_of: Callable[[Any], float]):
+  """Decorator: memoizes a function of hashable arguments in an `Lru`.
+
+  The wrapper has `cache_clear()` like `functools.lru_cache`.
+  """
+  def decorate(function):
+    cache = Lru(capacity, size_of, f'{function.__module__}.{function.__name__}')
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+      key = (args, tuple(sorted(kwargs.items())))
+      return cache.get(key, lambda: function(*args, **kwargs))
+
+    wrapper.cache_clear = cache.clear
+    wrapper.cache = cache
+    return wrapper
+  return decorate
+
+
+def clear_caches() -> None:
+  """Empties every cache of the library (memory is returned to Python)."""
+  for cache in _REGISTRY:
+    cache.clear()
+  # The RDP route's caches are functools ones (bounded by entry counts).
+  # pylint: disable=import-outside-toplevel
+  import sys
+  for module_name, attribute in _FUNCTOOLS_CACHES:
+    module = sys.modules.get(module_name)
+    if module is not None:
+      getattr(module, attribute).cache_clear()
+
+
+def cache_bytes() -> Dict[str, float]:
+  """Bytes held by each byte-bounded cache, by name."""
+  return {cache.name: cache.size for cache in _REGISTRY}
+
+
+# functools caches elsewhere in the package (cleared by `clear_caches` when
+# their module is loaded).
+_FUNCTOOLS_CACHES = (
+    ('shuffle_accountants.rdp.clone', '_shared_conditional_log_excess'),
+)
+
+
+def atoms_bytes(value) -> int:
+  """Bytes of the arrays of a PLD (atoms or grid PMF), or of a tuple of
+  them or of (name, PLD) pairs; other values count nothing."""
+  if isinstance(value, tuple):
+    return sum(atoms_bytes(item) for item in value)
+  return sum(getattr(value, field).nbytes
+             for field in ('losses', 'masses', 'probs')
+             if hasattr(value, field))

@@ -267,7 +267,8 @@ class DistributedCheckInEvent(dp_event.DpEvent):
     noise_multiplier: sigma > 0, each participant's noise standard deviation
       divided by the clipping norm C.
   """
-  num_users: int = attr.ib(validator=_num_users)
+  num_users: int = attr.ib(
+      converter=_validation.whole_if_integral, validator=_num_users)
   checkin_rate: float = attr.ib(validator=_checkin_rate)
   noise_multiplier: float = attr.ib(validator=_noise_multiplier)
 

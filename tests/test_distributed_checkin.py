@@ -184,8 +184,11 @@ def test_composes_nested_and_with_other_events():
 def test_invalid_arguments_name_the_parameter(arguments, match):
   with pytest.raises(ValueError, match=match):
     DistributedCheckInEvent(*arguments)
-  with pytest.raises(TypeError, match='num_users'):
+  with pytest.raises(ValueError, match='num_users'):
     DistributedCheckInEvent(10.5, 0.5, 1.0)
+  # Whole numbers written as floats are accepted, as by every event.
+  assert DistributedCheckInEvent(1e6, 0.5, 1.0).num_users == 10**6
+  assert isinstance(DistributedCheckInEvent(1e6, 0.5, 1.0).num_users, int)
 
 
 def test_round_trips_through_named_tuples():

@@ -50,6 +50,7 @@ import numpy as np
 from shuffle_accountants import _dominating
 from shuffle_accountants import _event_checks
 from shuffle_accountants import _grouping
+from shuffle_accountants import _progress
 from shuffle_accountants import _ledger
 from shuffle_accountants import _validation
 from shuffle_accountants import events
@@ -99,7 +100,8 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
                relative_accuracy: float = 1e-3,
                krr_adversary: str = 'shuffled_output',
                relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH,
-               relative_grouping: float = _grouping.DEFAULT_RELATIVE_STEP):
+               relative_grouping: float = _grouping.DEFAULT_RELATIVE_STEP,
+               progress: _progress.ProgressOption = False):
     """Initialises the accountant.
 
     Args:
@@ -122,7 +124,12 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
         highest rate (with a fixed grid: among the rounds composed so far)
         (`_grouping`, sound); each round's epsilon rises by at most about
         s / 2. 0 accounts every round as it is.
+      progress: False (default) for silence; True to show the progress of
+        long work (choosing the grid, building the rounds' PMFs) on stderr
+        once it has taken two seconds; or a callable receiving
+        (phase, done, total) after every step.
     """
+    _progress.Progress(progress, '', 0)  # validates the option
     if value_discretization_interval is not None:
       value_discretization_interval = _validation.check_real(
           'value_discretization_interval', value_discretization_interval, 0.0,
@@ -143,6 +150,8 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     super().__init__(neighboring_relation,
                      value_discretization_interval or grid.DEFAULT_GRID)
     self._krr_adversary = krr_adversary
+    self._progress_option = progress
+    self._round_progress = _progress.Progress(False, '', 0)
     self._contributions: List[ShufflePldContribution] = []
     # Shuffle rounds are discretized by connect-the-dots (a bound); the
     # estimate behind `get_optimistic_epsilon` uses split_preserving_mean.
@@ -190,11 +199,17 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
   def _grid_choice(self) -> Tuple[float, bool]:
     """(spacing, budget-limited) of the automatic grid, cached per ledger."""
     if self._grid is None:
-      self._grid = grid.automatic_grid(self._grouped_ledger(),
-                                       self._relative_accuracy,
-                                       self._krr_adversary,
-                                       self._relative_width)
+      ledger = self._grouped_ledger()
+      self._grid = grid.automatic_grid(
+          ledger, self._relative_accuracy, self._krr_adversary,
+          self._relative_width, self._progress_over(ledger, 'choosing the grid'))
     return self._grid
+
+  def _progress_over(self, ledger: dp_event.DpEvent, phase: str
+                ) -> _progress.Progress:
+    """Progress over the shuffle rounds of `ledger`."""
+    return _progress.Progress(self._progress_option, phase, sum(
+        1 for _ in candidates.shuffle_leaves(ledger)))
 
   def _grouped_ledger(self) -> dp_event.DpEvent:
     return _grouping.grouped_ledger(self.ledger, self._relative_grouping)
@@ -346,9 +361,12 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     """A fixed-grid accountant holding this ledger, composed with `discretize`."""
     accountant = ShufflePldAccountant(
         self.neighboring_relation, interval, self._relative_accuracy,
-        self._krr_adversary, self._relative_width, self._relative_grouping)
+        self._krr_adversary, self._relative_width, self._relative_grouping,
+        self._progress_option)
     accountant._discretize = discretize  # pylint: disable=protected-access
-    accountant.compose(self._grouped_ledger())
+    ledger = self._grouped_ledger()
+    accountant._round_progress = self._progress_over(ledger, 'rounds')  # pylint: disable=protected-access
+    accountant.compose(ledger)
     return accountant
 
   def _estimate_accountant(self) -> 'ShufflePldAccountant':
@@ -392,6 +410,7 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
       self._grouping.observe(inner)
       reported = inner = self._grouping.representative(inner)
     pmf, names = self._event_pmf(inner, sampling_ratio)
+    self._round_progress.step()
     if count > 0:
       self._pending.append((discrete.to_privacy_loss_distribution(pmf), count))
     self._contributions.append(ShufflePldContribution(reported, count, names))

@@ -35,7 +35,7 @@ theta, at (s_hi, V_lo); labels outside Chernoff windows go to +infinity
 """
 
 import math
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 from scipy import special
@@ -48,8 +48,14 @@ from shuffle_accountants.pld import discrete
 
 # Groups per label coordinate (s, and V within each s-group): a cost bound.
 _MAX_GROUPS = 40
-# Groups of V per s-group (V is concentrated: few are needed).
 _MAX_V_GROUPS = 24
+# Wide windows: groups within the bulk (mean +- _BULK standard deviations)
+# and one per tail beyond it (at its worst end). A tail holds about e^-8 of
+# the mass, so its coarseness costs nothing visible; the bulk's groups stay
+# as narrow as the whole window's were.
+_MAX_BULK_GROUPS = 20
+_MAX_BULK_V_GROUPS = 14
+_BULK = 4.0
 # Absolute error of one CDF value or a pmf-weighted sum of them (betainc is
 # accurate to a few ulps).
 _CDF_ERROR = 1e-15
@@ -89,18 +95,27 @@ def _common_weight_groups(num_users: int, double_rate: float,
   z_lo, _ = clone_pairs.chernoff_window(num_users - t_hi, zero_given_t,
                                         1 - zero_given_t)
   low = z_lo + e * t_lo
-  # Mean plus four standard deviations: V above goes to the last group, which
-  # only loosens (sqrt(a + e^2 b) <= sqrt(a) + e sqrt(b)
-  # keeps it finite for eps0 in the hundreds).
-  high = (num_users * (zero_rate + e * double_rate)
-          + 4 * (math.sqrt(num_users * zero_rate)
-                  + e * math.sqrt(num_users * double_rate)))
+  # The bulk is the mean +- four standard deviations: V above goes to the
+  # last group, V below it to one group at `low`, which only loosens
+  # (sqrt(a + e^2 b) <= sqrt(a) + e sqrt(b) keeps it finite for eps0 in the
+  # hundreds).
+  mean = num_users * (zero_rate + e * double_rate)
+  spread = _BULK * (math.sqrt(num_users * zero_rate)
+                    + e * math.sqrt(num_users * double_rate))
+  high = mean + spread
   if not (math.isfinite(low) and math.isfinite(high)) or high <= low:
     return np.zeros(1), np.ones(1), 0.0  # V >= 0 always: one group at 0
+  ends, groups = [low], _MAX_V_GROUPS
+  if mean - spread > low and high - low > 4 * _MAX_V_GROUPS:
+    # Bulk groups no wider (in ratio) than the whole range's would be.
+    groups = max(_MAX_BULK_V_GROUPS, math.ceil(
+        _MAX_V_GROUPS * math.log(high / (mean - spread))
+        / math.log(high / max(low, 1.0))))
+    ends = [low, mean - spread]
   ratio = max(1 + relative_width,
-              (high / max(low, 1.0)) ** (1 / _MAX_V_GROUPS))
-  ends = [low]
-  while ends[-1] < high and len(ends) < _MAX_V_GROUPS:
+              (high / max(ends[-1], 1.0)) ** (1 / groups))
+  limit = len(ends) - 1 + groups
+  while ends[-1] < high and len(ends) < limit:
     ends.append(max(ends[-1] * ratio, ends[-1] + 1))
   ends = np.array(ends)
   t = np.arange(t_lo, t_hi + 1)
@@ -117,13 +132,17 @@ def _common_weight_groups(num_users: int, double_rate: float,
 
 
 def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
-                      relative_width: float) -> discrete.PldAtoms:
+                      relative_width: float,
+                      discretization: Optional[float] = None
+                      ) -> discrete.PldAtoms:
   """D16: PLD of the blanket pair of `table` for n users. [DOM]
 
   Args:
     num_users: n >= 1.
     table: the randomizer's `BlanketTable` (e.g. `randomizer.blanket()`).
     relative_width: in (0, 0.1]: label groups' relative width.
+    discretization: None, or the spacing of the connect-the-dots grid the
+      atoms are meant for (outputs are then merged per grid cell, D18).
   """
   num_users = _validation.check_integer('num_users', num_users, 1)
   if not isinstance(table, randomizers.BlanketTable):
@@ -143,7 +162,20 @@ def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
   else:
     lo = hi = trials
   s_lo, s_hi = max(1, lo), hi + 1
-  starts = clone_pairs.group_starts(s_lo, s_hi, relative_width, _MAX_GROUPS)
+  # Groups of width ~relative_width in the bulk of s, one per tail.
+  mean = trials * single_rate + target_single
+  spread = _BULK * math.sqrt(trials * single_rate * (1 - single_rate) + 1)
+  bulk_lo = min(s_hi, max(s_lo, math.floor(mean - spread)))
+  bulk_hi = max(bulk_lo, min(s_hi, math.ceil(mean + spread)))
+  # Bulk groups no wider than the whole window's groups would be.
+  groups = max(_MAX_BULK_GROUPS, math.ceil(
+      _MAX_GROUPS * (bulk_hi - bulk_lo + 1) / (s_hi - s_lo + 1)))
+  if s_hi - s_lo < 4 * _MAX_GROUPS:  # a narrow window: no tails apart
+    bulk_lo, bulk_hi, groups = s_lo, s_hi, _MAX_GROUPS
+  starts = np.concatenate([
+      [s_lo] if bulk_lo > s_lo else [],
+      clone_pairs.group_starts(bulk_lo, bulk_hi, relative_width, groups),
+      [bulk_hi + 1] if bulk_hi < s_hi else []]).astype(np.int64)
   ends = np.append(starts[1:] - 1, s_hi)
   s_mass = (target_single * clone_pairs.binomial_interval_mass(
       trials, single_rate, starts - 1, ends - 1)
@@ -173,7 +205,7 @@ def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
     weights.append(mass * v_mass)
   atoms = clone_pairs.conditional_clone_atoms(
       np.concatenate(clones), np.concatenate(log_odds),
-      np.concatenate(weights))
+      np.concatenate(weights), discretization=discretization)
   return discrete.PldAtoms(np.append(atoms.losses, 0.0),
                            np.append(atoms.masses, identical),
                            atoms.infinity_mass + infinity)

@@ -10,12 +10,12 @@ several are valid, `discrete.smallest_profile` keeps the pointwise smallest
 profile, convexified (still an upper bound on the true, convex profile).
 """
 
-import functools
 import math
 from typing import Iterator, Optional, Tuple
 
 from dp_accounting import dp_event
 
+from shuffle_accountants import _cache
 from shuffle_accountants import _dominating
 from shuffle_accountants import _grouping
 from shuffle_accountants import events
@@ -42,20 +42,25 @@ _DISTRIBUTED_PAIRS = ('D17 mixture over k (D8) of the subsampled '
                       'Gaussian-sum pair',)
 
 
+# Byte budgets of the caches below (see docs/performance.md).
+PAIRS_CACHE_BYTES = 128 * 2**20
+PMF_CACHE_BYTES = 256 * 2**20
+
 CLONE_RATE_PAIR = 'D15 clone rate s(R)'
 BLANKET_PAIR = 'D16 privacy blanket'
 
 
 def _mechanism_specific_pairs(num_users: int, local_epsilon: float,
                               randomizer: randomizers.Randomizer,
-                              relative_width: float):
+                              relative_width: float,
+                              discretization: Optional[float]):
   """D15 (when s(R) beats FMT21's e^-eps0 / 2) and D16 pairs, with names."""
   pairs = []
   rate = randomizer.clone_rate()
   if 2 * rate > math.exp(-local_epsilon):
     pairs.append((CLONE_RATE_PAIR, clone_pairs.clone_pair_pld_atoms(
         num_users, local_epsilon, relative_width,
-        clone_probability=min(1.0, 2 * rate))))
+        clone_probability=min(1.0, 2 * rate), discretization=discretization)))
   if isinstance(randomizer, randomizers.KRandomizedResponse):
     return pairs  # its blanket is KHH-KRR-WEAK
   table = randomizer.blanket()
@@ -64,20 +69,25 @@ def _mechanism_specific_pairs(num_users: int, local_epsilon: float,
                   None))
   else:
     pairs.append((BLANKET_PAIR, blanket.blanket_pld_atoms(
-        num_users, table, relative_width)))
+        num_users, table, relative_width, discretization)))
   return pairs
 
 
-@functools.lru_cache(maxsize=64)
+# Pairs of recent rounds (the grid policy and the PMF both read them).
+@_cache.cached(PAIRS_CACHE_BYTES, _cache.atoms_bytes)
 def shuffle_round_pairs(num_users: int, local_epsilon: float,
                         num_categories: Optional[int], local_delta: float,
                         krr_adversary: str, relative_width: float,
-                        randomizer: Optional[randomizers.Randomizer] = None
+                        randomizer: Optional[randomizers.Randomizer] = None,
+                        discretization: Optional[float] = None
                         ) -> Tuple[Tuple[str, discrete.PldAtoms], ...]:
   """The dominating pairs valid for one shuffle round, each with its name.
 
   A pair of None is a route that was considered and not used (the name
-  says why); it is listed for the contribution record only.
+  says why); it is listed for the contribution record only. With a
+  `discretization`, the clone and blanket pairs' outputs are merged per
+  cell of that connect-the-dots grid (D18): the same PMF on that grid, far
+  fewer atoms.
   """
   n, eps0, width = num_users, local_epsilon, relative_width
   if local_delta > 0:
@@ -85,10 +95,11 @@ def shuffle_round_pairs(num_users: int, local_epsilon: float,
   if randomizer is None and num_categories is not None:
     randomizer = randomizers.KRandomizedResponse(num_categories, eps0)
   specific = ([] if randomizer is None or eps0 == 0 else
-              _mechanism_specific_pairs(n, eps0, randomizer, width))
+              _mechanism_specific_pairs(n, eps0, randomizer, width,
+                                        discretization))
   if num_categories is None:
     return (('FMT21-CLONES', clone_pairs.clone_pair_pld_atoms(
-        n, eps0, width)),) + tuple(specific)
+        n, eps0, width, discretization=discretization)),) + tuple(specific)
   k = num_categories
   candidates = [('KHH-KRR-STRONG',
                  clone_pairs.krr_strong_pld_atoms(n, eps0, k, width))]
@@ -96,18 +107,19 @@ def shuffle_round_pairs(num_users: int, local_epsilon: float,
     candidates.append(('KHH-KRR-WEAK',
                        clone_pairs.krr_weak_pld_atoms(n, eps0, k, width)))
   if krr_adversary == 'shuffled_output':
-    candidates.append(('FMT21-CLONES',
-                       clone_pairs.clone_pair_pld_atoms(n, eps0, width)))
+    candidates.append(('FMT21-CLONES', clone_pairs.clone_pair_pld_atoms(
+        n, eps0, width, discretization=discretization)))
     candidates.extend(specific)
   return tuple(candidates)
 
 
 def event_pairs(event: events.ShuffleEvent, krr_adversary: str,
-                relative_width: float):
+                relative_width: float, discretization: Optional[float] = None):
   """`shuffle_round_pairs` for the fields of a `ShuffleEvent`."""
   return shuffle_round_pairs(event.num_users, event.local_epsilon,
                              event.num_categories, event.local_delta,
-                             krr_adversary, relative_width, event.randomizer)
+                             krr_adversary, relative_width, event.randomizer,
+                             discretization)
 
 
 def sampling_ratio(event) -> float:
@@ -146,7 +158,10 @@ def shuffle_round_pmf(event: events.ShuffleEvent,
                       relative_width: float
                       ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
   """One PMF for a shuffle round (optionally a hidden sample), pair names."""
-  pairs = event_pairs(event, krr_adversary, relative_width)
+  # Merging outputs per grid cell is exact only for the grid itself, not
+  # after subsampling moves the losses.
+  pairs = event_pairs(event, krr_adversary, relative_width,
+                      discretization if sampling_ratio_ is None else None)
   per_pair = []
   for _, atoms in pairs:
     if atoms is None:
@@ -207,9 +222,10 @@ def liew_event_pmf(event, discretization: float,
 
 
 # A ledger re-resolved after each new event (an Opacus loop asks for epsilon
-# every epoch) finds its rounds' PMFs here. Each is at most
-# discrete.MAX_PMF_BUCKETS floats; typical ones are far smaller.
-@functools.lru_cache(maxsize=32)
+# every epoch, a year of daily rounds gets its 366th) finds its rounds' PMFs
+# here. Each is at most discrete.MAX_PMF_BUCKETS floats (8 MB); a daily
+# round's is a few hundred kB.
+@_cache.cached(PMF_CACHE_BYTES, _cache.atoms_bytes)
 def event_pmf(event, sampling_ratio_: Optional[float], discretization: float,
               discretize: checkin.Discretize, krr_adversary: str,
               relative_width: float

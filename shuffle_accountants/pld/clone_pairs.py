@@ -1,4 +1,4 @@
-"""Clone-pair PLD atoms, also the RDP route's input (FMT21-CLONES, KHH-PLD-GENERIC, KHH-KRR-STRONG/WEAK, D4).
+"""Clone-pair PLD atoms, also the RDP route's input (FMT21-CLONES, KHH-PLD-GENERIC, KHH-KRR-STRONG/WEAK, D4, D18).
 
 All pairs here are mixtures, over a label revealed by the output, of the
 *conditional clone pair* with c clones and log-odds theta:
@@ -163,8 +163,87 @@ def _binomial_groups(num_trials: int, p: float, one_minus_p: float,
   return groups.starts, weights, groups.lower_tail
 
 
+def _conditional_loss(outputs: np.ndarray, others: np.ndarray,
+                      theta: np.ndarray, certain: np.ndarray) -> np.ndarray:
+  """L = log((e^theta a + b) / (a + e^theta b)), elementwise (theta = inf
+  where `certain`: log(a / b)); homogeneous in (a, b).
+
+  log1p is exact for small theta, log-sum-exp cannot overflow for large
+  theta.
+  """
+  loss = np.empty_like(outputs)
+  small, large = ~certain & (theta < 1), ~certain & (theta >= 1)
+  with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
+    a, b, t = outputs[small], others[small], theta[small]
+    loss[small] = np.log1p(np.expm1(t) * (a - b) / (a + np.exp(t) * b))
+    log_a, log_b = np.log(outputs[large]), np.log(others[large])
+    t = theta[large]
+    loss[large] = (np.logaddexp(t + log_a, log_b)
+                   - np.logaddexp(log_a, t + log_b))
+    loss[certain] = np.log(outputs[certain]) - np.log(others[certain])
+  return loss
+
+
+def _cell_segments(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
+                   log_odds: np.ndarray, first: np.ndarray, total: int,
+                   discretization: Optional[float]) -> np.ndarray:
+  """Starts (flat output indices) of the runs of outputs merged into one atom.
+
+  A run holds the consecutive outputs of one component whose losses share
+  their lower grid point (`discrete.grid_cell`); without a grid, or for
+  components whose outputs are sparser than the grid (or theta = inf),
+  every output is its own run. The loss is increasing in a, so a cell's
+  outputs are consecutive; its first output is found from the inverse
+  a / m = (e^{L + theta} - 1) / ((e^theta - 1)(1 + e^L)) and checked
+  against the same loss formula the atoms use.
+  """
+  every = np.arange(total)
+  if discretization is None:
+    return every
+  d = discretization
+  finite = np.isfinite(log_odds)
+  theta = np.where(finite, log_odds, 1.0)
+  m = num_outputs.astype(np.float64)
+
+  def cell(a, t, mm):
+    return discrete.grid_cell(_conditional_loss(
+        a, mm - a, t, np.zeros(a.size, dtype=bool)), d)
+
+  k_lo = cell(lo.astype(np.float64), theta, m)
+  k_hi = cell(hi.astype(np.float64), theta, m)
+  merged = finite & (2 * (k_hi - k_lo + 1) < hi - lo + 1)
+  index = np.flatnonzero(merged)
+  counts = (k_hi - k_lo)[index]
+  owner = np.repeat(index, counts)
+  level = (k_lo[owner] + 1 + np.arange(owner.size)
+           - np.repeat(np.cumsum(counts) - counts, counts))
+  t, mm = theta[owner], m[owner]
+  loss = (level + 1e-9) * d
+  with np.errstate(over='ignore', invalid='ignore'):
+    share = np.expm1(loss + t) / (np.expm1(t) * (1 + np.exp(loss)))
+  start = np.clip(np.ceil(mm * np.nan_to_num(share)), lo[owner] + 1,
+                  hi[owner]).astype(np.int64)
+  for _ in range(3):  # the inverse is off by at most one output
+    start -= (cell((start - 1).astype(np.float64), t, mm) >= level)
+    start += (cell(start.astype(np.float64), t, mm) < level)
+    start = np.clip(start, lo[owner] + 1, hi[owner])
+  wrong = ((cell(start.astype(np.float64), t, mm) < level)
+           | (cell((start - 1).astype(np.float64), t, mm) >= level))
+  merged[owner[wrong]] = False
+  if not merged.any():
+    return every
+  keep = merged[owner]
+  sizes = hi - lo + 1
+  single = np.repeat(~merged, sizes)
+  starts = np.concatenate([
+      every[single], first[merged],
+      first[owner[keep]] + start[keep] - lo[owner[keep]]])
+  return np.unique(starts)  # empty cells give repeated starts
+
+
 def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
-                            weights: np.ndarray, log_tail: float = _LOG_TAIL
+                            weights: np.ndarray, log_tail: float = _LOG_TAIL,
+                            discretization: Optional[float] = None
                             ) -> discrete.PldAtoms:
   """PLD of the mixture sum_j weights[j] * (conditional pair j). [DOM]
 
@@ -173,6 +252,11 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
     log_odds: theta_j > 0 per component (inf allowed).
     weights: mixture weights (upper bounds on the true ones).
     log_tail: log of the mass cut from each tail of each component.
+    discretization: None for every output's atom; or the spacing d of the
+      grid the atoms will be discretized on by `discrete.connect_the_dots`:
+      each component's outputs sharing their lower grid point are then
+      merged into one atom (their P-mass and Q-mass summed), which leaves
+      that discretization unchanged (D18) at a fraction of the atoms.
 
   Returns:
     Atoms and +infinity mass (b = 0 atoms when theta is inf, plus a bound on
@@ -202,38 +286,30 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   distinct_lo, distinct_hi = lo[first_of], hi[first_of]
   distinct_sizes = distinct_hi - distinct_lo + 1
   distinct_start = np.concatenate([[0], np.cumsum(distinct_sizes)[:-1]])
-  distinct_log_binomial = _numerics.binomial_windows_log_pmf(
-      distinct, 0.5, 0.5, distinct_lo, distinct_hi)
+  distinct_binomial = np.exp(_numerics.binomial_windows_log_pmf(
+      distinct, 0.5, 0.5, distinct_lo, distinct_hi))
   sizes = hi - lo + 1
   component = np.repeat(np.arange(sizes.size), sizes)
   first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
   offset = np.arange(component.size) - first[component]
-  log_binomial = distinct_log_binomial[distinct_start[inverse][component]
-                                       + offset]
+  binomial = distinct_binomial[distinct_start[inverse][component] + offset]
   outputs = (lo[component] + offset).astype(np.float64)
-  total = np.repeat(num_outputs.astype(np.float64), sizes)
-  others = total - outputs
-  certain = np.isinf(log_odds)  # theta = inf: b = 0 is a +infinity atom
-  theta = np.repeat(np.where(certain, 0.0, log_odds), sizes)
-  on = np.repeat(certain, sizes)
-  # mass = weight * Bin(m, 1/2)(a) * 2 (q a + (1 - q) b) / m with
+  others = num_outputs[component] - outputs
+  # Runs of outputs merged into one atom (each output alone without a grid):
+  # sums of a Bin(m, 1/2)(a) and of b Bin(m, 1/2)(a), positive terms only.
+  runs = _cell_segments(lo, hi, num_outputs, log_odds, first, component.size,
+                        discretization)
+  outputs = np.add.reduceat(outputs * binomial, runs)
+  others = np.add.reduceat(others * binomial, runs)
+  owner = component[runs]
+  certain = np.isinf(log_odds)[owner]  # theta = inf: b = 0 is a +infinity atom
+  theta = np.where(certain, 0.0, log_odds[owner])
+  # mass = weight * sum of Bin(m, 1/2)(a) * 2 (q a + (1 - q) b) / m with
   # q = e^theta / (e^theta + 1) (theta = inf: q = 1), free of overflow.
-  q = np.where(on, 1.0, special.expit(theta))
-  share = q * outputs + np.where(on, 0.0, special.expit(-theta)) * others
-  scale = np.repeat(2.0 * weights / num_outputs, sizes)
-  # L = log((e^theta a + b) / (a + e^theta b)): log1p is exact for small
-  # theta, log-sum-exp cannot overflow for large theta.
-  loss = np.empty_like(theta)
-  small, large = ~on & (theta < 1), ~on & (theta >= 1)
-  with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
-    a, b, t = outputs[small], others[small], theta[small]
-    loss[small] = np.log1p(np.expm1(t) * (a - b) / (a + np.exp(t) * b))
-    log_a, log_b = np.log(outputs[large]), np.log(others[large])
-    t = theta[large]
-    loss[large] = (np.logaddexp(t + log_a, log_b)
-                   - np.logaddexp(log_a, t + log_b))
-    loss[on] = np.log(outputs[on]) - np.log(others[on])
-  mass = np.exp(log_binomial) * scale * share
+  share = (np.where(certain, 1.0, special.expit(theta)) * outputs
+           + np.where(certain, 0.0, special.expit(-theta)) * others)
+  mass = (2.0 * weights / num_outputs)[owner] * share
+  loss = _conditional_loss(outputs, others, theta, certain)
   if np.any(np.isnan(loss)) or np.any(np.isnan(mass)):
     # Dropping them would drop their mass: never answer below the pair.
     raise FloatingPointError(
@@ -273,7 +349,9 @@ def clone_probabilities(local_epsilon: float,
 def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
                          relative_width: float = DEFAULT_RELATIVE_WIDTH,
                          clone_probability: Optional[float] = None,
-                         log_tail: float = _LOG_TAIL) -> discrete.PldAtoms:
+                         log_tail: float = _LOG_TAIL,
+                         discretization: Optional[float] = None
+                         ) -> discrete.PldAtoms:
   """FMT21-CLONES / KHH-PLD-GENERIC: PLD of the clone pair. [DOM]
 
   Dominates the shuffle of `num_users` pure `local_epsilon`-LDP reports
@@ -294,6 +372,8 @@ def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
     log_tail: log of the mass cut from each truncated tail (it goes to
       +infinity); Renyi moments at large orders need it far smaller than the
       default.
+    discretization: None, or the spacing of the connect-the-dots grid the
+      atoms are meant for (outputs are then merged per grid cell, D18).
   """
   num_users, local_epsilon, relative_width = _check_common(
       num_users, local_epsilon, relative_width)
@@ -303,20 +383,15 @@ def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
   starts, weights, lower_tail = _binomial_groups(
       num_users - 1, p, one_minus_p, relative_width, log_tail=log_tail)
   atoms = conditional_clone_atoms(starts, np.full(starts.size, local_epsilon),
-                                  weights, log_tail)
+                                  weights, log_tail, discretization)
   return discrete.PldAtoms(atoms.losses, atoms.masses,
                             atoms.infinity_mass + lower_tail)
 
 
-def _nbytes(value) -> int:
-  if isinstance(value, discrete.GridPmf):
-    return value.probs.nbytes
-  return value.losses.nbytes + value.masses.nbytes
-
-
 # Conditional pairs of nearby rounds: one on a fine grid can be megabytes,
 # hence a byte budget.
-_SHARED_PAIRS = _cache.Lru(256 * 2**20, _nbytes)
+_SHARED_PAIRS = _cache.Lru(256 * 2**20, _cache.atoms_bytes,
+                           'conditional clone pairs')
 
 
 def clone_pair_grid_pmf(num_users: int, local_epsilon: float,
@@ -361,9 +436,13 @@ def clone_pair_grid_pmf(num_users: int, local_epsilon: float,
 
   def conditional(clones):
     def compute():
-      atoms = conditional_clone_atoms(np.array([clones]),
-                                      np.array([local_epsilon]), np.ones(1))
-      return discretize(atoms, discretization) if on_grid else atoms
+      if not on_grid:
+        return conditional_clone_atoms(np.array([clones]),
+                                       np.array([local_epsilon]), np.ones(1))
+      # Merged per grid cell (D18): the same PMF from fewer atoms.
+      return discretize(conditional_clone_atoms(
+          np.array([clones]), np.array([local_epsilon]), np.ones(1),
+          discretization=discretization), discretization)
     key = (int(clones), local_epsilon, on_grid, discretization, discretize)
     return _SHARED_PAIRS.get(key, compute)
 

@@ -91,6 +91,15 @@ def _grid_bincount(index: np.ndarray, weights: np.ndarray, lower: int,
   return np.bincount(index - lower, weights=weights, minlength=size)
 
 
+def grid_cell(losses: np.ndarray, discretization: float) -> np.ndarray:
+  """Index of the grid point strictly below each loss, up to rounding.
+
+  The tiny shift keeps connect-the-dots' beta >= 0 when a loss sits exactly
+  on a grid point.
+  """
+  return np.floor(losses / discretization - 1e-9).astype(np.int64)
+
+
 def fit_to_grid(atoms: PldAtoms, discretization: float) -> PldAtoms:
   """Atoms whose losses span at most MAX_PMF_BUCKETS grid points. [DOM]
 
@@ -124,9 +133,7 @@ def connect_the_dots(atoms: PldAtoms, discretization: float) -> GridPmf:
   losses, masses = atoms.losses[keep], atoms.masses[keep]
   if losses.size == 0:
     return GridPmf(discretization, 0, np.zeros(1), atoms.infinity_mass)
-  # Lower grid point strictly below each loss up to rounding: the tiny shift
-  # keeps beta >= 0 when a loss sits exactly on a grid point.
-  lower = np.floor(losses / discretization - 1e-9).astype(np.int64)
+  lower = grid_cell(losses, discretization)
   beta = masses * (-np.expm1(lower * discretization - losses)
                    / -np.expm1(-discretization))
   beta = np.clip(beta, 0.0, masses)

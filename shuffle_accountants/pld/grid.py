@@ -10,11 +10,13 @@ then within about r of its converged value. One round never spans more than
 `FINEST_MIXED_GRID` (a Gaussian PLD on a finer grid would need ~1e7 buckets).
 """
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 from dp_accounting import dp_event
 import numpy as np
 
+from shuffle_accountants import _cache
+from shuffle_accountants import _progress
 from shuffle_accountants import events
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import checkin
@@ -32,8 +34,12 @@ COARSEST_FALLBACK_GRID = 1.0
 # The grid needs a pair's scale, not its fine structure: clone counts grouped
 # this coarsely give its loss spread to about 1 % at a tenth of the cost.
 _SCALE_RELATIVE_WIDTH = 0.01
+_SCALE_RESOLUTION = 1e-2
 
 
+# A ledger's grid is chosen again after every new round (a 366th day):
+# each round's scales are kept (three floats; the budget counts entries).
+@_cache.cached(2**16, lambda scales: 1)
 def _round_scales(event, ratio, krr_adversary: str, relative_width: float
                   ) -> Tuple[float, float, float]:
   """(loss standard deviation, largest finite loss, a bound on the former).
@@ -42,11 +48,16 @@ def _round_scales(event, ratio, krr_adversary: str, relative_width: float
   width of many composed rounds.
   """
   if isinstance(event, events.ShuffleEvent):
+    # Outputs merged on a grid far finer than the clone pair's loss spread
+    # (about 2 tanh(eps0 / 2) / sqrt(n)) keep every scale to a fraction of
+    # a percent.
+    resolution = (_SCALE_RESOLUTION * np.tanh(event.local_epsilon / 2)
+                  / np.sqrt(event.num_users)) or None
     pairs = [atoms if ratio is None
              else discrete.subsampled_orders(atoms, ratio)[0]
              for _, atoms in candidates.event_pairs(
                  event, krr_adversary,
-                 max(relative_width, _SCALE_RELATIVE_WIDTH))
+                 max(relative_width, _SCALE_RELATIVE_WIDTH), resolution)
              if atoms is not None]
     # A pair whose finite losses are all equal needs no resolution.
     spreads = [discrete.loss_spread(atoms) for atoms in pairs]
@@ -78,7 +89,8 @@ def automatic_interval(ledger: dp_event.DpEvent, relative_accuracy: float,
 
 
 def automatic_grid(ledger: dp_event.DpEvent, relative_accuracy: float,
-                   krr_adversary: str, relative_width: float
+                   krr_adversary: str, relative_width: float,
+                   progress: Optional[_progress.Progress] = None
                    ) -> Tuple[float, bool]:
   """(grid spacing, whether the resource budget made it coarser).
 
@@ -96,6 +108,8 @@ def automatic_grid(ledger: dp_event.DpEvent, relative_accuracy: float,
                          2 * reach / MAX_ROUND_BUCKETS))
     composed_variance += count * spread_bound**2
     largest = max(largest, reach)
+    if progress is not None:
+      progress.step()
   intervals = [i for i in intervals if np.isfinite(i) and i > 0]
   if not intervals:
     return DEFAULT_GRID, False

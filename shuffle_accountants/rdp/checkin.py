@@ -56,12 +56,12 @@ and is deliberately not implemented: an (eps, delta) guarantee with delta > 0
 implies no finite RDP.
 """
 
-import functools
 from typing import Callable, Optional
 
 import numpy as np
 from scipy import special
 
+from shuffle_accountants import _cache
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants.pld import clone_pairs
@@ -133,7 +133,7 @@ def _log_tail(orders: np.ndarray, largest_loss: float) -> float:
                    * largest_loss))
 
 
-@functools.lru_cache(maxsize=256)
+@_cache.cached(128 * 2**20, _cache.atoms_bytes)
 def _clone_atoms(num_users: int, local_epsilon: float, relative_width: float,
                  log_tail: float) -> discrete.PldAtoms:
   return clone_pairs.clone_pair_pld_atoms(num_users, local_epsilon,

@@ -1,0 +1,46 @@
+"""Outputs merged per grid cell (D18) leave the connect-the-dots PMF unchanged."""
+
+import numpy as np
+import pytest
+
+from shuffle_accountants import randomizers
+from shuffle_accountants.pld import blanket
+from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pld import discrete
+
+
+def _dense(pmf, first, size):
+  out = np.zeros(size)
+  out[pmf.lower_index - first:pmf.lower_index - first + pmf.probs.size] = (
+      pmf.probs)
+  return out
+
+
+def _pairs(num_users, discretization):
+  table = randomizers.OptimizedUnaryEncoding(100, 2.0).blanket()
+  return [
+      (clone_pairs.clone_pair_pld_atoms(num_users, 1.0, 1e-3),
+       clone_pairs.clone_pair_pld_atoms(num_users, 1.0, 1e-3,
+                                        discretization=discretization)),
+      (blanket.blanket_pld_atoms(num_users, table, 1e-3),
+       blanket.blanket_pld_atoms(num_users, table, 1e-3, discretization)),
+  ]
+
+
+@pytest.mark.parametrize('num_users', [2, 300, 10**6])
+@pytest.mark.parametrize('discretization', [1e-4, 3e-3])
+def test_merged_atoms_discretize_to_the_same_pmf(num_users, discretization):
+  merged_somewhere = False
+  for exact, merged in _pairs(num_users, discretization):
+    merged_somewhere |= merged.losses.size < exact.losses.size
+    first_pmf = discrete.connect_the_dots(exact, discretization)
+    second_pmf = discrete.connect_the_dots(merged, discretization)
+    first = min(first_pmf.lower_index, second_pmf.lower_index)
+    size = max(first_pmf.upper_index, second_pmf.upper_index) - first + 1
+    expected = _dense(first_pmf, first, size)
+    got = _dense(second_pmf, first, size)
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-15)
+    assert second_pmf.infinity_mass == pytest.approx(
+        first_pmf.infinity_mass, rel=1e-12, abs=1e-18)
+  # The test must exercise merging where outputs are dense on the grid.
+  assert merged_somewhere == (num_users == 10**6)
