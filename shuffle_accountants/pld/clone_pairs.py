@@ -310,6 +310,10 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
            + np.where(certain, 0.0, special.expit(-theta)) * others)
   mass = (2.0 * weights / num_outputs)[owner] * share
   loss = _conditional_loss(outputs, others, theta, certain)
+  # A merged run whose binomial terms all underflow has a = b = 0: no mass,
+  # so its 0/0 loss is dropped with nothing lost.
+  massless = (outputs == 0) & (others == 0)
+  loss, mass = loss[~massless], mass[~massless]
   if np.any(np.isnan(loss)) or np.any(np.isnan(mass)):
     # Dropping them would drop their mass: never answer below the pair.
     raise FloatingPointError(

@@ -44,3 +44,14 @@ def test_merged_atoms_discretize_to_the_same_pmf(num_users, discretization):
         first_pmf.infinity_mass, rel=1e-12, abs=1e-18)
   # The test must exercise merging where outputs are dense on the grid.
   assert merged_somewhere == (num_users == 10**6)
+
+
+def test_merged_runs_without_mass_are_dropped_not_nan():
+  """Runs whose binomial terms all underflow (a = b = 0) have no mass; a
+  check-in round at eps0 = 2 on the RDP route used to stop on their 0/0."""
+  from shuffle_accountants import CheckInEvent, ShuffleRdpAccountant
+  for rate in (1e-3, 0.1):
+    epsilon = ShuffleRdpAccountant().compose(
+        CheckInEvent(60_000, rate, local_epsilon=2.0), 100).get_epsilon(
+            1 / 60_000)
+    assert 0 < epsilon < 2.0 * 100
