@@ -471,7 +471,7 @@ value('performance.ratio_cells_within_2', slow=True)(
     lambda: str(sum(r <= 2 for r in _all_ratios().values())))
 value('performance.ratio_cells', slow=True)(lambda: str(len(_all_ratios())))
 value('performance.ratio_worst', slow=True)(
-    lambda: f'{max(_all_ratios().values()):.0f}')
+    lambda: f'{max(_all_ratios().values()):.1f}')
 value('performance.ratio_near_pure', slow=True)(
     lambda: f'{_rdp_over_pld(10**5, 8.0, 1):.1f}')
 
