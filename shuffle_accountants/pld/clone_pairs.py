@@ -302,6 +302,9 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   outputs = np.add.reduceat(outputs * binomial, runs)
   others = np.add.reduceat(others * binomial, runs)
   owner = component[runs]
+  # A run whose binomial terms all underflow carries no mass under P or Q.
+  occupied = (outputs > 0) | (others > 0)
+  outputs, others, owner = outputs[occupied], others[occupied], owner[occupied]
   certain = np.isinf(log_odds)[owner]  # theta = inf: b = 0 is a +infinity atom
   theta = np.where(certain, 0.0, log_odds[owner])
   # mass = weight * sum of Bin(m, 1/2)(a) * 2 (q a + (1 - q) b) / m with

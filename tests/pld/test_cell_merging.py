@@ -44,3 +44,14 @@ def test_merged_atoms_discretize_to_the_same_pmf(num_users, discretization):
         first_pmf.infinity_mass, rel=1e-12, abs=1e-18)
   # The test must exercise merging where outputs are dense on the grid.
   assert merged_somewhere == (num_users == 10**6)
+
+
+def test_runs_whose_binomial_underflows_are_dropped_not_nan():
+  # The D19 rows above the check-in window reach clone counts whose Bin(m,
+  # 1/2) terms underflow in whole grid cells; such a run has no P or Q mass.
+  from shuffle_accountants import CheckInEvent, ShuffleRdpAccountant  # pylint: disable=g-import-not-at-top
+  accountant = ShuffleRdpAccountant()
+  accountant.compose(CheckInEvent(10**4, 0.05, local_epsilon=3.036434317759448),
+                     10)
+  epsilon = accountant.get_epsilon(1e-5)
+  assert 0 < epsilon < 30
