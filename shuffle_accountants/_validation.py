@@ -124,3 +124,9 @@ def check_epsilon(name: str, value) -> float:
 def check_count(count) -> int:
   """How many times an event is composed: an integer >= 0."""
   return check_integer('count', count, 0)
+
+
+def positive_integer_field(instance, attribute, value) -> None:
+  """attrs validator: a whole number >= 1, named after its field."""
+  del instance
+  check_integer(attribute.name, value, 1)

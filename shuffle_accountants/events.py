@@ -22,9 +22,7 @@ from shuffle_accountants import _validation
 from shuffle_accountants import randomizers as randomizers_
 
 
-def _num_users(instance, attribute, value):
-  del instance
-  _validation.check_integer(attribute.name, value, 1)
+_num_users = _validation.positive_integer_field
 
 
 def _local_epsilon(instance, attribute, value):

@@ -302,6 +302,9 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   outputs = np.add.reduceat(outputs * binomial, runs)
   others = np.add.reduceat(others * binomial, runs)
   owner = component[runs]
+  # A run whose binomial terms all underflow carries no mass under P or Q.
+  occupied = (outputs > 0) | (others > 0)
+  outputs, others, owner = outputs[occupied], others[occupied], owner[occupied]
   certain = np.isinf(log_odds)[owner]  # theta = inf: b = 0 is a +infinity atom
   theta = np.where(certain, 0.0, log_odds[owner])
   # mass = weight * sum of Bin(m, 1/2)(a) * 2 (q a + (1 - q) b) / m with
@@ -310,10 +313,6 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
            + np.where(certain, 0.0, special.expit(-theta)) * others)
   mass = (2.0 * weights / num_outputs)[owner] * share
   loss = _conditional_loss(outputs, others, theta, certain)
-  # A merged run whose binomial terms all underflow has a = b = 0: no mass,
-  # so its 0/0 loss is dropped with nothing lost.
-  massless = (outputs == 0) & (others == 0)
-  loss, mass = loss[~massless], mass[~massless]
   if np.any(np.isnan(loss)) or np.any(np.isnan(mass)):
     # Dropping them would drop their mass: never answer below the pair.
     raise FloatingPointError(

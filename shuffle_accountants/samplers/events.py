@@ -12,11 +12,6 @@ from dp_accounting import dp_event
 from shuffle_accountants import _validation
 
 
-def _positive_integer(instance, attribute, value):
-  del instance
-  _validation.check_integer(attribute.name, value, 1)
-
-
 def _noise_multiplier(instance, attribute, value):
   del instance
   _validation.check_real(attribute.name, value, 0.0)
@@ -51,8 +46,12 @@ class RandomAllocationDpEvent(dp_event.DpEvent):
     num_steps: t, steps per epoch, an integer >= 1.
   """
   event: dp_event.DpEvent
-  num_selected: int = attr.ib(validator=_positive_integer)
-  num_steps: int = attr.ib(validator=_positive_integer)
+  num_selected: int = attr.ib(
+      converter=_validation.whole_if_integral,
+      validator=_validation.positive_integer_field)
+  num_steps: int = attr.ib(
+      converter=_validation.whole_if_integral,
+      validator=_validation.positive_integer_field)
 
   def __attrs_post_init__(self):
     if not isinstance(self.event, dp_event.DpEvent):
@@ -91,5 +90,9 @@ class ShuffledBatchesDpEvent(dp_event.DpEvent):
     num_epochs: epochs, an integer >= 1.
   """
   noise_multiplier: float = attr.ib(validator=_noise_multiplier)
-  steps_per_epoch: int = attr.ib(validator=_positive_integer)
-  num_epochs: int = attr.ib(default=1, validator=_positive_integer)
+  steps_per_epoch: int = attr.ib(
+      converter=_validation.whole_if_integral,
+      validator=_validation.positive_integer_field)
+  num_epochs: int = attr.ib(
+      default=1, converter=_validation.whole_if_integral,
+      validator=_validation.positive_integer_field)
