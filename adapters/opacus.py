@@ -122,6 +122,11 @@ class ShuffleCheckinAccountant(IAccountant):
   ``num_users=len(dataset)`` passed through; `get_epsilon` raises otherwise.
   """
 
+  # Subclasses change only these: Opacus' accountant name and the library
+  # accountant that composes the steps.
+  _mechanism_name = MECHANISM
+  _library_accountant_class = ShufflePldAccountant
+
   def __init__(self, num_users: Optional[int] = None):
     self.history = []
     self.num_users = (None if num_users is None else
@@ -129,10 +134,10 @@ class ShuffleCheckinAccountant(IAccountant):
 
   @classmethod
   def mechanism(cls) -> str:
-    return MECHANISM
+    return cls._mechanism_name
 
   def _library_accountant(self):
-    return ShufflePldAccountant()
+    return self._library_accountant_class()
 
   def participant_noise_scale(self, sample_rate: float) -> float:
     """Each participant's noise multiplier in units of Opacus' σ (here 1)."""
@@ -273,12 +278,8 @@ class ShuffleCheckinAccountant(IAccountant):
 class ShuffleCheckinRdpAccountant(ShuffleCheckinAccountant):
   """`ShuffleCheckinAccountant` composing in `ShuffleRdpAccountant`."""
 
-  @classmethod
-  def mechanism(cls) -> str:
-    return RDP_MECHANISM
-
-  def _library_accountant(self):
-    return ShuffleRdpAccountant()
+  _mechanism_name = RDP_MECHANISM
+  _library_accountant_class = ShuffleRdpAccountant
 
 
 class DistributedCheckinAccountant(ShuffleCheckinAccountant):
@@ -296,9 +297,7 @@ class DistributedCheckinAccountant(ShuffleCheckinAccountant):
   here (`participant_noise_scale`) and the step hook checks they agree.
   """
 
-  @classmethod
-  def mechanism(cls) -> str:
-    return DISTRIBUTED_MECHANISM
+  _mechanism_name = DISTRIBUTED_MECHANISM
 
   def participant_noise_scale(self, sample_rate: float) -> float:
     """1/√(q·n): each participant's share of the aggregate noise σ·C."""
@@ -319,12 +318,8 @@ class DistributedCheckinAccountant(ShuffleCheckinAccountant):
 class DistributedCheckinRdpAccountant(DistributedCheckinAccountant):
   """`DistributedCheckinAccountant` composing in `ShuffleRdpAccountant`."""
 
-  @classmethod
-  def mechanism(cls) -> str:
-    return DISTRIBUTED_RDP_MECHANISM
-
-  def _library_accountant(self):
-    return ShuffleRdpAccountant()
+  _mechanism_name = DISTRIBUTED_RDP_MECHANISM
+  _library_accountant_class = ShuffleRdpAccountant
 
 
 def _aggregate_to_participant(num_users: int, sample_rate: float) -> float:
