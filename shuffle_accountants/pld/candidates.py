@@ -14,6 +14,7 @@ import math
 from typing import Iterator, Optional, Tuple
 
 from dp_accounting import dp_event
+import numpy as np
 
 from shuffle_accountants import _cache
 from shuffle_accountants import _dominating
@@ -208,15 +209,15 @@ def liew_event_pmf(event, discretization: float,
               if isinstance(event, events.CheckInEvent) else None)
   if everyone is None:
     return pmf, names
-  # D19: the round at rate 1 dominates the round at any rate.
-  plain, plain_names = shuffle_round_pmf(everyone, None, discretization,
-                                         discretize, 'shuffled_output',
-                                         relative_width)
-  if plain.probs.size > 4 * pmf.probs.size:
-    # Losses spread far wider than the check-in's (a tiny rate on its fine
-    # grid): it cannot win, and the combination would cost its span.
-    return pmf, names
-  return (discrete.smallest_profile([pmf, plain]),
+  # D19: the round at rate 1 dominates the round at any rate. Its losses
+  # spread about 1 / sqrt(gamma) times wider: on a grid that much coarser
+  # it costs no more than the check-in's span, and it can win only where
+  # gamma is large (then on the same grid). `checkin.capped_by` (D28).
+  steps = max(0.0, np.floor(np.log2(0.5 / np.sqrt(event.checkin_rate))))
+  plain, plain_names = shuffle_round_pmf(
+      everyone, None, discretization * 2.0**steps, discretize,
+      'shuffled_output', relative_width)
+  return (checkin.capped_by(pmf, plain),
           names + tuple(f'{name}, everyone checks in (D19)'
                         for name in plain_names))
 

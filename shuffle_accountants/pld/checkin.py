@@ -49,7 +49,10 @@ MAX_CLONE_GROUPS = 40
 MAX_GAUSSIAN_GROUPS = 200
 # Gaussian outputs beyond this many standard deviations (P-mass below
 # e^-50) lie above the grid and are counted at +infinity.
-_GAUSSIAN_REACH = 10.0
+GAUSSIAN_REACH = 10.0
+# A subsampled base pair's grid resolves the round's losses to this fraction
+# of the round's grid (`base_grid`).
+BASE_GRID_RESOLUTION = 0.5
 # Relative and absolute error allowance of the analytic Gaussian profile.
 _PROFILE_RELATIVE_ERROR = 1e-9
 _PROFILE_ABSOLUTE_ERROR = 1e-15
@@ -121,7 +124,7 @@ def subsampled_profile(base_profile: Callable[[np.ndarray], np.ndarray],
   return np.maximum(first, second)
 
 
-def _largest_loss(base_largest: float, sampling_ratio: float) -> float:
+def largest_loss(base_largest: float, sampling_ratio: float) -> float:
   """Largest loss of either subsampled order, given the base pair's.
 
   log(1 + r (e^L - 1)) = log((1 - r) + r e^L), in log space so that a huge
@@ -132,27 +135,41 @@ def _largest_loss(base_largest: float, sampling_ratio: float) -> float:
                               np.log(sampling_ratio) + base_largest))
 
 
+def base_grid(discretization: float, sampling_ratio: float) -> float:
+  """The grid of a base pair subsampled at `sampling_ratio` (D28).
+
+  Subsampling maps a base loss l to log(1 + r (e^l - 1)), about r l, so a
+  base grid of spacing d' resolves the round's losses to about r d'. The
+  largest d * 2^j with r d' <= d / 2: powers of two, so that the rounds of
+  a ledger (similar ratios) share their conditional pairs. Any grid is
+  sound (the chord profile bounds the pair's everywhere).
+  """
+  steps = np.floor(np.log2(BASE_GRID_RESOLUTION / sampling_ratio))
+  return discretization * 2.0**max(0.0, float(steps))
+
+
 def _clone_group_profile(start: int, local_epsilon: float,
                          sampling_ratio: float, discretization: float,
                          epsilons: np.ndarray, discretize: Discretize,
                          relative_width: float) -> np.ndarray:
   """Both subsampled orders of the clone pair of `start` users, on a grid.
 
-  The clone pair is discretized once (its conditional pairs shared with the
-  other groups, `clone_pairs.clone_pair_grid_pmf`); `subsampled_profile`
-  then reads its profile between grid points from the chord
-  (`discrete.pmf_profile`): with `connect_the_dots` an upper bound on the
-  pair's profile everywhere (convex in e^eps; below the grid it is exact,
-  the split keeping mass and E[e^-L]).
+  The clone pair is discretized once on `base_grid` (its conditional pairs
+  shared with the other groups, `clone_pairs.clone_pair_grid_pmf`);
+  `subsampled_profile` then reads its profile between grid points from the
+  chord (`discrete.pmf_profile`): with `connect_the_dots` an upper bound on
+  the pair's profile everywhere (convex in e^eps; below the grid it is
+  exact, the split keeping mass and E[e^-L]).
   """
-  pmf = clone_pairs.clone_pair_grid_pmf(start, local_epsilon, relative_width,
-                                        discretization, discretize)
+  pmf = clone_pairs.clone_pair_grid_pmf(
+      start, local_epsilon, relative_width,
+      base_grid(discretization, sampling_ratio), discretize)
   return subsampled_profile(discrete.pmf_profile(pmf), sampling_ratio,
                             epsilons)
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
-class _Labels:
+class Labels:
   """Groups of check-in counts k with their weights (see `checkin_pmf`)."""
   starts: np.ndarray
   ends: np.ndarray
@@ -161,15 +178,16 @@ class _Labels:
   tails: float      # labels outside the window: counted at +infinity
 
 
-def _labels(num_users: int, checkin_rate: float,
-            noise_multiplier: Optional[float], relative_width: float,
-            sample_size: Optional[int]) -> _Labels:
+def labels(num_users: int, checkin_rate: float,
+           noise_multiplier: Optional[float], relative_width: float,
+           sample_size: Optional[int]) -> Labels:
+  """The groups of check-in counts of a round (one group for a fixed sample)."""
   n = num_users
   if sample_size is None and checkin_rate == 1:  # everyone reports
     sample_size = n
   if sample_size is not None:
-    return _Labels(np.array([sample_size]), np.array([sample_size]),
-                   np.ones(1), 0.0, 0.0)
+    return Labels(np.array([sample_size]), np.array([sample_size]),
+                  np.ones(1), 0.0, 0.0)
   max_groups = (MAX_GAUSSIAN_GROUPS if noise_multiplier is not None
                 else MAX_CLONE_GROUPS)
   groups = clone_pairs.label_groups(n, checkin_rate, 1 - checkin_rate,
@@ -179,7 +197,7 @@ def _labels(num_users: int, checkin_rate: float,
   identical = float(np.exp(n * np.log1p(-checkin_rate)))
   tails = ((groups.lower_tail if groups.starts[0] > 1 else 0.0)
            + groups.upper_tail)
-  return _Labels(groups.starts, groups.ends, groups.weights, identical, tails)
+  return Labels(groups.starts, groups.ends, groups.weights, identical, tails)
 
 
 def _base_largest(local_epsilon: Optional[float],
@@ -188,7 +206,7 @@ def _base_largest(local_epsilon: Optional[float],
   if local_epsilon is not None:
     return local_epsilon
   shift = gaussian_shift(noise_multiplier)
-  return shift**2 / 2 + _GAUSSIAN_REACH * shift
+  return shift**2 / 2 + GAUSSIAN_REACH * shift
 
 
 def pmf_reach(num_users: int, checkin_rate: float,
@@ -197,10 +215,10 @@ def pmf_reach(num_users: int, checkin_rate: float,
               relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH,
               sample_size: Optional[int] = None) -> float:
   """The largest finite loss `checkin_pmf` places on its grid (grid choice)."""
-  labels = _labels(num_users, checkin_rate, noise_multiplier, relative_width,
-                   sample_size)
-  return _largest_loss(_base_largest(local_epsilon, noise_multiplier),
-                       labels.ends[-1] / num_users)
+  groups = labels(num_users, checkin_rate, noise_multiplier, relative_width,
+                  sample_size)
+  return largest_loss(_base_largest(local_epsilon, noise_multiplier),
+                      groups.ends[-1] / num_users)
 
 
 def loss_variance_bound(num_users: int, checkin_rate: float,
@@ -218,8 +236,8 @@ def loss_variance_bound(num_users: int, checkin_rate: float,
   largest squared loss; k = 0 has loss 0. It never underestimates rounds in
   which almost nobody checks in.
   """
-  labels = _labels(num_users, checkin_rate, noise_multiplier, relative_width,
-                   sample_size)
+  groups = labels(num_users, checkin_rate, noise_multiplier, relative_width,
+                  sample_size)
   base = _base_largest(local_epsilon, noise_multiplier)
   with np.errstate(over='ignore'):
     if noise_multiplier is not None:
@@ -230,12 +248,12 @@ def loss_variance_bound(num_users: int, checkin_rate: float,
       under_p = under_q * (np.exp(2 * mu2) + np.exp(mu2) - 1)
     else:
       under_q = under_p = np.expm1(local_epsilon)**2
-  ratios = labels.ends / num_users
-  largest = np.array([_largest_loss(base, r) for r in ratios])
+  ratios = groups.ends / num_users
+  largest = np.array([largest_loss(base, r) for r in ratios])
   with np.errstate(divide='ignore', over='ignore', invalid='ignore'):
     scaled = np.where(ratios < 1, (ratios / (1 - ratios))**2
                       * (ratios * under_p + under_q), np.inf)
-  return float(np.sum(labels.weights * np.minimum(largest**2, scaled)))
+  return float(np.sum(groups.weights * np.minimum(largest**2, scaled)))
 
 
 def checkin_pmf(num_users: int, checkin_rate: float,
@@ -263,20 +281,20 @@ def checkin_pmf(num_users: int, checkin_rate: float,
     A symmetric PMF whose profile is at least the round's, in both orders.
   """
   n = num_users
-  labels = _labels(num_users, checkin_rate, noise_multiplier, relative_width,
-                   sample_size)
+  groups = labels(num_users, checkin_rate, noise_multiplier, relative_width,
+                  sample_size)
   if noise_multiplier is not None:
     base = lambda eps: gaussian_profile(gaussian_shift(noise_multiplier), eps)
-  reach = _largest_loss(_base_largest(local_epsilon, noise_multiplier),
-                        labels.ends[-1] / n)
+  reach = largest_loss(_base_largest(local_epsilon, noise_multiplier),
+                       groups.ends[-1] / n)
   # At most MAX_PMF_BUCKETS grid points: the profile above `top` becomes the
   # +infinity mass and losses below the grid are raised onto it (D9; both
   # only raise the profile).
   top = min(int(np.ceil(reach / discretization)) + 2,
             discrete.MAX_PMF_BUCKETS // 2)
   epsilons = np.arange(-top, top + 1) * discretization
-  identical, tails = labels.identical, labels.tails
-  starts, ends, weights = labels.starts, labels.ends, labels.weights
+  identical, tails = groups.identical, groups.tails
+  starts, ends, weights = groups.starts, groups.ends, groups.weights
   profile = identical * -np.expm1(np.minimum(epsilons, 0.0)) + tails
   for start, end, weight in zip(starts, ends, weights):
     if noise_multiplier is not None:
@@ -289,6 +307,32 @@ def checkin_pmf(num_users: int, checkin_rate: float,
   # Rounding must not make the profile increase anywhere.
   profile = np.maximum.accumulate(profile[::-1])[::-1]
   return discrete.profile_to_pmf(discretization, -top, profile)
+
+
+def capped_by(pmf: discrete.GridPmf, other: discrete.GridPmf
+              ) -> discrete.GridPmf:
+  """`pmf` lowered to `other`'s profile where that is smaller (D28). [DOM]
+
+  Both must dominate the same mechanism; `other` may lie on any grid. On
+  `pmf`'s grid range the pointwise minimum of the profiles (`other`'s read
+  from its chord, an upper bound everywhere) is convexified as in
+  `discrete.smallest_profile`. Beyond the range the result's profile is its
+  value at the ends, which still bounds the minimum: above, the profile is
+  non-increasing; below, it is the chord in e^eps from (0, 1), which lies
+  above every profile convex in e^eps. So a wide `other` costs only `pmf`'s
+  span, and `pmf` itself is returned when `other` never wins.
+  """
+  d = pmf.discretization
+  indices = np.arange(pmf.lower_index, pmf.upper_index + 1)
+  own = discrete.grid_profile(pmf, pmf.lower_index, pmf.upper_index)
+  minimum = np.minimum(own, discrete.pmf_profile(other)(indices * d))
+  if np.all(minimum >= own):
+    return pmf
+  # x = e^{eps - eps_max} keeps the abscissae in (0, 1].
+  x = np.exp((indices - indices[-1]) * d)
+  envelope = discrete.lower_convex_envelope(x, minimum)
+  return discrete.profile_to_pmf(d, pmf.lower_index,
+                                 np.maximum(envelope, 0.0))
 
 
 def loss_spread(num_users: int, sampling_ratio: float,
