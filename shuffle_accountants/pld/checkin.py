@@ -36,9 +36,11 @@ from typing import Callable, Optional
 
 import attr
 import numpy as np
+from scipy import spatial
 from scipy import special
 from scipy import stats
 
+from shuffle_accountants import _cache
 from shuffle_accountants import _validation
 from shuffle_accountants.pld import clone_pairs
 from shuffle_accountants.pld import discrete
@@ -53,6 +55,16 @@ GAUSSIAN_REACH = 10.0
 # A subsampled base pair's grid resolves the round's losses to this fraction
 # of the round's grid (`base_grid`).
 BASE_GRID_RESOLUTION = 0.5
+# Clone pairs of check-in groups are taken at user counts on a global
+# lattice (`lattice_users`): exact below EXACT_LATTICE, then of this ratio.
+EXACT_LATTICE = 512
+LATTICE_STEP = 2e-3
+# Byte budget of the clone pairs kept for the next rounds (docs/performance.md).
+CLONE_PROFILE_CACHE_BYTES = 128 * 2**20
+# `loss_spread` (the grid's scale): coarse clone groups, outputs merged on a
+# grid this fraction of the clone pair's spread.
+SCALE_RELATIVE_WIDTH = 0.01
+SCALE_RESOLUTION = 1e-2
 # Relative and absolute error allowance of the analytic Gaussian profile.
 _PROFILE_RELATIVE_ERROR = 1e-9
 _PROFILE_ABSOLUTE_ERROR = 1e-15
@@ -148,24 +160,51 @@ def base_grid(discretization: float, sampling_ratio: float) -> float:
   return discretization * 2.0**max(0.0, float(steps))
 
 
+def lattice_users(num_users: int) -> int:
+  """The largest point of a global lattice of user counts at or below n (D29).
+
+  Exact below `EXACT_LATTICE`, then geometric of ratio 1 + `LATTICE_STEP`:
+  a shuffle of n reports is a post-processing of one of fewer (D19), so the
+  clone pair of the lattice point stands for n soundly, and the groups of
+  every round of a ledger share it.
+  """
+  if num_users < EXACT_LATTICE:
+    return int(num_users)
+  step = np.floor(np.log(num_users / EXACT_LATTICE) / np.log1p(LATTICE_STEP))
+  point = int(np.floor(EXACT_LATTICE * np.exp(step * np.log1p(LATTICE_STEP))))
+  return max(EXACT_LATTICE, min(point, int(num_users)))
+
+
+@_cache.cached(CLONE_PROFILE_CACHE_BYTES, lambda value: _cache.atoms_bytes(
+    value[0]) * 3)
+def _clone_pair_profile(num_users: int, local_epsilon: float,
+                        relative_width: float, discretization: float,
+                        discretize: Discretize):
+  """(grid PMF, chord profile) of the clone pair of `num_users` users."""
+  pmf = clone_pairs.clone_pair_grid_pmf(num_users, local_epsilon,
+                                        relative_width, discretization,
+                                        discretize)
+  return pmf, discrete.pmf_profile(pmf)
+
+
 def _clone_group_profile(start: int, local_epsilon: float,
                          sampling_ratio: float, discretization: float,
                          epsilons: np.ndarray, discretize: Discretize,
                          relative_width: float) -> np.ndarray:
   """Both subsampled orders of the clone pair of `start` users, on a grid.
 
-  The clone pair is discretized once on `base_grid` (its conditional pairs
-  shared with the other groups, `clone_pairs.clone_pair_grid_pmf`);
+  The clone pair of `lattice_users(start)` is discretized once on
+  `base_grid` (its conditional pairs shared with the other groups,
+  `clone_pairs.clone_pair_grid_pmf`, and kept for the following rounds);
   `subsampled_profile` then reads its profile between grid points from the
   chord (`discrete.pmf_profile`): with `connect_the_dots` an upper bound on
   the pair's profile everywhere (convex in e^eps; below the grid it is
   exact, the split keeping mass and E[e^-L]).
   """
-  pmf = clone_pairs.clone_pair_grid_pmf(
-      start, local_epsilon, relative_width,
+  _, profile = _clone_pair_profile(
+      lattice_users(start), local_epsilon, relative_width,
       base_grid(discretization, sampling_ratio), discretize)
-  return subsampled_profile(discrete.pmf_profile(pmf), sampling_ratio,
-                            epsilons)
+  return subsampled_profile(profile, sampling_ratio, epsilons)
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
@@ -330,9 +369,32 @@ def capped_by(pmf: discrete.GridPmf, other: discrete.GridPmf
     return pmf
   # x = e^{eps - eps_max} keeps the abscissae in (0, 1].
   x = np.exp((indices - indices[-1]) * d)
-  envelope = discrete.lower_convex_envelope(x, minimum)
   return discrete.profile_to_pmf(d, pmf.lower_index,
-                                 np.maximum(envelope, 0.0))
+                                 np.maximum(_convex_envelope(x, minimum), 0.0))
+
+
+def _convex_envelope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+  """A convex function of x (increasing) at or above the lower convex
+  envelope of the points (x, y), at x.
+
+  Qhull's hull in C (`discrete.lower_convex_envelope` walks the points in
+  Python, 15 ms per round). A point it drops as nearly collinear leaves the
+  envelope of the others, which is convex and at least the exact one, so
+  still above every convex function below the points; where Qhull fails
+  (fewer than three points off one line) the exact walk is used.
+  """
+  try:
+    hull = spatial.ConvexHull(np.column_stack([x, y])).vertices
+  except (spatial.QhullError, ValueError):
+    return discrete.lower_convex_envelope(x, y)
+  # Counter-clockwise from the leftmost vertex to the rightmost: the lower
+  # chain.
+  hull = np.roll(hull, -int(np.argmin(hull)))
+  lower = hull[:int(np.flatnonzero(hull == x.size - 1)[0]) + 1] if np.any(
+      hull == x.size - 1) else None
+  if lower is None or lower[0] != 0:
+    return discrete.lower_convex_envelope(x, y)
+  return np.interp(x, x[lower], y[lower])
 
 
 def loss_spread(num_users: int, sampling_ratio: float,
@@ -343,12 +405,18 @@ def loss_spread(num_users: int, sampling_ratio: float,
   """Standard deviation of a typical round's privacy loss (grid choice only).
 
   The first subsampled order at the expected number n * ratio of reports.
+  Only its scale matters: clone counts grouped to `SCALE_RELATIVE_WIDTH` and
+  outputs merged on a grid far finer than the clone pair's spread (about
+  2 tanh(eps0 / 2) / sqrt(users)) give it to a fraction of a percent.
   """
   ratio = sampling_ratio
   if local_epsilon is not None:
     users = max(1, int(round(num_users * ratio)))
-    atoms = clone_pairs.clone_pair_pld_atoms(users, local_epsilon,
-                                           relative_width)
+    resolution = (SCALE_RESOLUTION * np.tanh(local_epsilon / 2)
+                  / np.sqrt(users)) or None
+    atoms = clone_pairs.clone_pair_pld_atoms(
+        users, local_epsilon, max(relative_width, SCALE_RELATIVE_WIDTH),
+        discretization=resolution)
     return discrete.loss_spread(discrete.subsampled_orders(atoms, ratio)[0])
   shift = gaussian_shift(noise_multiplier)
   # Gauss-Hermite quadrature of the mixture r N(shift, 1) + (1 - r) N(0, 1).
