@@ -13,6 +13,7 @@ profile, convexified (still an upper bound on the true, convex profile).
 import math
 from typing import Iterator, Optional, Tuple
 
+import attr
 from dp_accounting import dp_event
 import numpy as np
 
@@ -46,6 +47,10 @@ _DISTRIBUTED_PAIRS = ('D17 mixture over k (D8) of the subsampled '
 # Byte budgets of the caches below (see docs/performance.md).
 PAIRS_CACHE_BYTES = 128 * 2**20
 PMF_CACHE_BYTES = 256 * 2**20
+
+# The rate-1 round of a check-in round at a rate below 1/16 is taken at a
+# user count on this coarser lattice (`liew_event_pmf`).
+PLAIN_LATTICE_STEP = 0.05
 
 CLONE_RATE_PAIR = 'D15 clone rate s(R)'
 BLANKET_PAIR = 'D16 privacy blanket'
@@ -213,7 +218,13 @@ def liew_event_pmf(event, discretization: float,
   # spread about 1 / sqrt(gamma) times wider: on a grid that much coarser
   # it costs no more than the check-in's span, and it can win only where
   # gamma is large (then on the same grid). `checkin.capped_by` (D28).
+  # Where that grid is coarser, it wins at most in the far tail: there the
+  # round of the lattice point at or below n (fewer users, D19 (ii)) serves
+  # the nearby rounds of a ledger too.
   steps = max(0.0, np.floor(np.log2(0.5 / np.sqrt(event.checkin_rate))))
+  if steps > 0:
+    everyone = attr.evolve(everyone, num_users=checkin.lattice_users(
+        everyone.num_users, PLAIN_LATTICE_STEP))
   plain, plain_names = shuffle_round_pmf(
       everyone, None, discretization * 2.0**steps, discretize,
       'shuffled_output', relative_width)

@@ -58,7 +58,7 @@ BASE_GRID_RESOLUTION = 0.5
 # Clone pairs of check-in groups are taken at user counts on a global
 # lattice (`lattice_users`): exact below EXACT_LATTICE, then of this ratio.
 EXACT_LATTICE = 512
-LATTICE_STEP = 2e-3
+LATTICE_STEP = 5e-3
 # Byte budget of the clone pairs kept for the next rounds (docs/performance.md).
 CLONE_PROFILE_CACHE_BYTES = 128 * 2**20
 # `loss_spread` (the grid's scale): coarse clone groups, outputs merged on a
@@ -160,18 +160,20 @@ def base_grid(discretization: float, sampling_ratio: float) -> float:
   return discretization * 2.0**max(0.0, float(steps))
 
 
-def lattice_users(num_users: int) -> int:
+def lattice_users(num_users: int, step: Optional[float] = None) -> int:
   """The largest point of a global lattice of user counts at or below n (D29).
 
-  Exact below `EXACT_LATTICE`, then geometric of ratio 1 + `LATTICE_STEP`:
+  Exact below `EXACT_LATTICE`, then geometric of ratio 1 + `step` (default
+  `LATTICE_STEP`):
   a shuffle of n reports is a post-processing of one of fewer (D19), so the
   clone pair of the lattice point stands for n soundly, and the groups of
   every round of a ledger share it.
   """
+  step = LATTICE_STEP if step is None else step
   if num_users < EXACT_LATTICE:
     return int(num_users)
-  step = np.floor(np.log(num_users / EXACT_LATTICE) / np.log1p(LATTICE_STEP))
-  point = int(np.floor(EXACT_LATTICE * np.exp(step * np.log1p(LATTICE_STEP))))
+  index = np.floor(np.log(num_users / EXACT_LATTICE) / np.log1p(step))
+  point = int(np.floor(EXACT_LATTICE * np.exp(index * np.log1p(step))))
   return max(EXACT_LATTICE, min(point, int(num_users)))
 
 
@@ -187,24 +189,18 @@ def _clone_pair_profile(num_users: int, local_epsilon: float,
   return pmf, discrete.pmf_profile(pmf)
 
 
-def _clone_group_profile(start: int, local_epsilon: float,
-                         sampling_ratio: float, discretization: float,
-                         epsilons: np.ndarray, discretize: Discretize,
-                         relative_width: float) -> np.ndarray:
-  """Both subsampled orders of the clone pair of `start` users, on a grid.
+def _subsampled_reach(pmf: discrete.GridPmf, sampling_ratio: float) -> float:
+  """Where both subsampled orders of a grid PMF's pair stop decreasing fast.
 
-  The clone pair of `lattice_users(start)` is discretized once on
-  `base_grid` (its conditional pairs shared with the other groups,
-  `clone_pairs.clone_pair_grid_pmf`, and kept for the following rounds);
-  `subsampled_profile` then reads its profile between grid points from the
-  chord (`discrete.pmf_profile`): with `connect_the_dots` an upper bound on
-  the pair's profile everywhere (convex in e^eps; below the grid it is
-  exact, the split keeping mass and E[e^-L]).
+  With U the PMF's top loss, `subsampled_profile` reads the base profile
+  above U (its +infinity mass m) for eps above log(1 + r (e^U - 1)) in the
+  first order and above -log(1 - r (1 - e^-U)) in the second: beyond both
+  the profile is r m and (1 - e^eps (1 - r)) m, non-increasing, so a grid
+  ending there loses nothing to its +infinity mass but rounding.
   """
-  _, profile = _clone_pair_profile(
-      lattice_users(start), local_epsilon, relative_width,
-      base_grid(discretization, sampling_ratio), discretize)
-  return subsampled_profile(profile, sampling_ratio, epsilons)
+  top = max(pmf.upper_index * pmf.discretization, 0.0)
+  second = -np.log1p(-sampling_ratio * -np.expm1(-top))
+  return max(largest_loss(top, sampling_ratio), float(second))
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
@@ -322,27 +318,31 @@ def checkin_pmf(num_users: int, checkin_rate: float,
   n = num_users
   groups = labels(num_users, checkin_rate, noise_multiplier, relative_width,
                   sample_size)
+  ratios = groups.ends / n
   if noise_multiplier is not None:
-    base = lambda eps: gaussian_profile(gaussian_shift(noise_multiplier), eps)
-  reach = largest_loss(_base_largest(local_epsilon, noise_multiplier),
-                       groups.ends[-1] / n)
+    shift = gaussian_shift(noise_multiplier)
+    bases = [lambda eps: gaussian_profile(shift, eps)] * ratios.size
+    reach = largest_loss(_base_largest(local_epsilon, noise_multiplier),
+                         ratios[-1])
+  else:
+    pairs = [_clone_pair_profile(
+        lattice_users(int(start)), local_epsilon,
+        max(relative_width, LATTICE_STEP),
+        base_grid(discretization, ratio), discretize)
+             for start, ratio in zip(groups.starts, ratios)]
+    bases = [profile for _, profile in pairs]
+    reach = max(_subsampled_reach(pmf, ratio)
+                for (pmf, _), ratio in zip(pairs, ratios))
   # At most MAX_PMF_BUCKETS grid points: the profile above `top` becomes the
   # +infinity mass and losses below the grid are raised onto it (D9; both
   # only raise the profile).
   top = min(int(np.ceil(reach / discretization)) + 2,
             discrete.MAX_PMF_BUCKETS // 2)
   epsilons = np.arange(-top, top + 1) * discretization
-  identical, tails = groups.identical, groups.tails
-  starts, ends, weights = groups.starts, groups.ends, groups.weights
-  profile = identical * -np.expm1(np.minimum(epsilons, 0.0)) + tails
-  for start, end, weight in zip(starts, ends, weights):
-    if noise_multiplier is not None:
-      group = subsampled_profile(base, end / n, epsilons)
-    else:
-      group = _clone_group_profile(int(start), local_epsilon, end / n,
-                                   discretization, epsilons, discretize,
-                                   relative_width)
-    profile += weight * group
+  profile = (groups.identical * -np.expm1(np.minimum(epsilons, 0.0))
+             + groups.tails)
+  for base, ratio, weight in zip(bases, ratios, groups.weights):
+    profile += weight * subsampled_profile(base, ratio, epsilons)
   # Rounding must not make the profile increase anywhere.
   profile = np.maximum.accumulate(profile[::-1])[::-1]
   return discrete.profile_to_pmf(discretization, -top, profile)
