@@ -222,12 +222,19 @@ def liew_event_pmf(event, discretization: float,
   # round of the lattice point at or below n (fewer users, D19 (ii)) serves
   # the nearby rounds of a ledger too.
   steps = max(0.0, np.floor(np.log2(0.5 / np.sqrt(event.checkin_rate))))
+  plain_grid = discretization * 2.0**steps
   if steps > 0:
     everyone = attr.evolve(everyone, num_users=checkin.lattice_users(
         everyone.num_users, PLAIN_LATTICE_STEP))
-  plain, plain_names = shuffle_round_pmf(
-      everyone, None, discretization * 2.0**steps, discretize,
-      'shuffled_output', relative_width)
+  if steps > 0 and everyone.num_categories is None:
+    # Its only pair is FMT21-CLONES: the check-in groups' kept clone pairs.
+    plain = checkin.clone_pair_pmf(everyone.num_users, everyone.local_epsilon,
+                                   relative_width, plain_grid, discretize)
+    plain_names = ('FMT21-CLONES',)
+  else:
+    plain, plain_names = shuffle_round_pmf(everyone, None, plain_grid,
+                                           discretize, 'shuffled_output',
+                                           relative_width)
   return (checkin.capped_by(pmf, plain),
           names + tuple(f'{name}, everyone checks in (D19)'
                         for name in plain_names))

@@ -32,7 +32,7 @@ dots PMF (`discrete.profile_to_pmf`), which dominates both orders of the
 replace-one relation, also under composition.
 """
 
-from typing import Callable, Optional
+from typing import Callable, List, Optional
 
 import attr
 import numpy as np
@@ -65,6 +65,9 @@ CLONE_PROFILE_CACHE_BYTES = 128 * 2**20
 # grid this fraction of the clone pair's spread.
 SCALE_RELATIVE_WIDTH = 0.01
 SCALE_RESOLUTION = 1e-2
+# Below this many expected clones a round also takes the bounds of higher
+# rates (`higher_rates`).
+FEW_CLONES = 100.0
 # Relative and absolute error allowance of the analytic Gaussian profile.
 _PROFILE_RELATIVE_ERROR = 1e-9
 _PROFILE_ABSOLUTE_ERROR = 1e-15
@@ -182,11 +185,22 @@ def lattice_users(num_users: int, step: Optional[float] = None) -> int:
 def _clone_pair_profile(num_users: int, local_epsilon: float,
                         relative_width: float, discretization: float,
                         discretize: Discretize):
-  """(grid PMF, chord profile) of the clone pair of `num_users` users."""
-  pmf = clone_pairs.clone_pair_grid_pmf(num_users, local_epsilon,
-                                        relative_width, discretization,
-                                        discretize)
+  """(grid PMF, chord profile) of the clone pair of `num_users` users.
+
+  Clone counts in blocks at least `LATTICE_STEP` wide (D4, as the users).
+  """
+  pmf = clone_pairs.clone_pair_grid_pmf(
+      num_users, local_epsilon, max(relative_width, LATTICE_STEP),
+      discretization, discretize)
   return pmf, discrete.pmf_profile(pmf)
+
+
+def clone_pair_pmf(num_users: int, local_epsilon: float,
+                   relative_width: float, discretization: float,
+                   discretize: Discretize) -> discrete.GridPmf:
+  """FMT21-CLONES of `num_users` users on a grid, kept for later rounds."""
+  return _clone_pair_profile(num_users, local_epsilon, relative_width,
+                             discretization, discretize)[0]
 
 
 def _subsampled_reach(pmf: discrete.GridPmf, sampling_ratio: float) -> float:
@@ -213,6 +227,8 @@ class Labels:
   tails: float      # labels outside the window: counted at +infinity
 
 
+# The grid policy and the PMF of a round ask for its groups (a few kB).
+@_cache.cached(2**22, lambda value: 3 * value.starts.nbytes)
 def labels(num_users: int, checkin_rate: float,
            noise_multiplier: Optional[float], relative_width: float,
            sample_size: Optional[int]) -> Labels:
@@ -315,6 +331,73 @@ def checkin_pmf(num_users: int, checkin_rate: float,
   Returns:
     A symmetric PMF whose profile is at least the round's, in both orders.
   """
+  mixture = _mixture(num_users, checkin_rate, discretization, discretize,
+                     local_epsilon, noise_multiplier, relative_width,
+                     sample_size)
+  # At most MAX_PMF_BUCKETS grid points: the profile above `top` becomes the
+  # +infinity mass and losses below the grid are raised onto it (D9; both
+  # only raise the profile).
+  top = min(int(np.ceil(mixture.reach / discretization)) + 2,
+            discrete.MAX_PMF_BUCKETS // 2)
+  epsilons = np.arange(-top, top + 1) * discretization
+  profile = mixture.profile(epsilons)
+  higher = (higher_rates(num_users, checkin_rate, local_epsilon)
+            if sample_size is None else [])
+  if higher:
+    # D29: each higher rate's round dominates this one; on this grid range
+    # the minimum is convexified as in `capped_by`.
+    lowest = np.min([profile] + [_mixture(
+        num_users, rate, discretization, discretize, local_epsilon,
+        noise_multiplier, relative_width).profile(epsilons)
+                                 for rate in higher], axis=0)
+    if np.any(lowest < profile):
+      x = np.exp((np.arange(-top, top + 1) - top) * discretization)
+      profile = np.maximum(_convex_envelope(x, lowest), 0.0)
+  # Rounding must not make the profile increase anywhere.
+  profile = np.maximum.accumulate(profile[::-1])[::-1]
+  return discrete.profile_to_pmf(discretization, -top, profile)
+
+
+def higher_rates(num_users: int, checkin_rate: float,
+                 local_epsilon: Optional[float]) -> List[float]:
+  """Rates above gamma whose check-in bounds also serve a round (D29).
+
+  Where few clones are expected (n gamma e^-eps0 < `FEW_CLONES`), the
+  shuffling gain of more check-ins can outweigh the subsampling gain of
+  fewer in the bound (not in the mechanism): then the rates 2^j gamma
+  below 1 on the global lattice of powers of two (rate 1 is the plain
+  shuffle, `candidates`). Elsewhere none.
+  """
+  if (local_epsilon is None or checkin_rate >= 0.5 or num_users
+      * checkin_rate * np.exp(-local_epsilon) >= FEW_CLONES):
+    return []
+  first = int(np.floor(np.log2(checkin_rate))) + 1
+  return [2.0**j for j in range(first, 0)]
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
+class _Mixture:
+  """The Bin(n, gamma) mixture of a round's groups (see `checkin_pmf`)."""
+  groups: Labels
+  ratios: np.ndarray
+  bases: List[Callable[[np.ndarray], np.ndarray]]
+  reach: float
+
+  def profile(self, epsilons: np.ndarray) -> np.ndarray:
+    """Both orders' larger profile at `epsilons` (upper bound)."""
+    profile = (self.groups.identical * -np.expm1(np.minimum(epsilons, 0.0))
+               + self.groups.tails)
+    for base, ratio, weight in zip(self.bases, self.ratios,
+                                   self.groups.weights):
+      profile += weight * subsampled_profile(base, ratio, epsilons)
+    return profile
+
+
+def _mixture(num_users: int, checkin_rate: float, discretization: float,
+             discretize: Discretize, local_epsilon: Optional[float],
+             noise_multiplier: Optional[float], relative_width: float,
+             sample_size: Optional[int] = None) -> _Mixture:
+  """The groups of a round with their base pairs and largest finite loss."""
   n = num_users
   groups = labels(num_users, checkin_rate, noise_multiplier, relative_width,
                   sample_size)
@@ -326,26 +409,13 @@ def checkin_pmf(num_users: int, checkin_rate: float,
                          ratios[-1])
   else:
     pairs = [_clone_pair_profile(
-        lattice_users(int(start)), local_epsilon,
-        max(relative_width, LATTICE_STEP),
+        lattice_users(int(start)), local_epsilon, relative_width,
         base_grid(discretization, ratio), discretize)
              for start, ratio in zip(groups.starts, ratios)]
     bases = [profile for _, profile in pairs]
     reach = max(_subsampled_reach(pmf, ratio)
                 for (pmf, _), ratio in zip(pairs, ratios))
-  # At most MAX_PMF_BUCKETS grid points: the profile above `top` becomes the
-  # +infinity mass and losses below the grid are raised onto it (D9; both
-  # only raise the profile).
-  top = min(int(np.ceil(reach / discretization)) + 2,
-            discrete.MAX_PMF_BUCKETS // 2)
-  epsilons = np.arange(-top, top + 1) * discretization
-  profile = (groups.identical * -np.expm1(np.minimum(epsilons, 0.0))
-             + groups.tails)
-  for base, ratio, weight in zip(bases, ratios, groups.weights):
-    profile += weight * subsampled_profile(base, ratio, epsilons)
-  # Rounding must not make the profile increase anywhere.
-  profile = np.maximum.accumulate(profile[::-1])[::-1]
-  return discrete.profile_to_pmf(discretization, -top, profile)
+  return _Mixture(groups, ratios, bases, reach)
 
 
 def capped_by(pmf: discrete.GridPmf, other: discrete.GridPmf
