@@ -36,7 +36,6 @@ from typing import Callable, List, Optional
 
 import attr
 import numpy as np
-from scipy import spatial
 from scipy import special
 from scipy import stats
 
@@ -68,6 +67,7 @@ SCALE_RESOLUTION = 1e-2
 # Below this many expected clones a round also takes the bounds of higher
 # rates (`higher_rates`).
 FEW_CLONES = 100.0
+MAX_HIGHER_RATES = 4
 # Relative and absolute error allowance of the analytic Gaussian profile.
 _PROFILE_RELATIVE_ERROR = 1e-9
 _PROFILE_ABSOLUTE_ERROR = 1e-15
@@ -352,7 +352,7 @@ def checkin_pmf(num_users: int, checkin_rate: float,
                                  for rate in higher], axis=0)
     if np.any(lowest < profile):
       x = np.exp((np.arange(-top, top + 1) - top) * discretization)
-      profile = np.maximum(_convex_envelope(x, lowest), 0.0)
+      profile = np.maximum(discrete.lower_convex_envelope(x, lowest), 0.0)
   # Rounding must not make the profile increase anywhere.
   profile = np.maximum.accumulate(profile[::-1])[::-1]
   return discrete.profile_to_pmf(discretization, -top, profile)
@@ -364,15 +364,19 @@ def higher_rates(num_users: int, checkin_rate: float,
 
   Where few clones are expected (n gamma e^-eps0 < `FEW_CLONES`), the
   shuffling gain of more check-ins can outweigh the subsampling gain of
-  fewer in the bound (not in the mechanism): then the rates 2^j gamma
-  below 1 on the global lattice of powers of two (rate 1 is the plain
-  shuffle, `candidates`). Elsewhere none.
+  fewer in the bound (not in the mechanism): then the next powers of two
+  above gamma, below 1 (rate 1 is the plain shuffle, `candidates`), at
+  most `MAX_HIGHER_RATES` and up to 4 `FEW_CLONES` expected clones, where
+  the bound grows with the rate again. Elsewhere none.
   """
-  if (local_epsilon is None or checkin_rate >= 0.5 or num_users
-      * checkin_rate * np.exp(-local_epsilon) >= FEW_CLONES):
+  if local_epsilon is None:
+    return []
+  clones_per_rate = num_users * np.exp(-local_epsilon)
+  if checkin_rate * clones_per_rate >= FEW_CLONES:
     return []
   first = int(np.floor(np.log2(checkin_rate))) + 1
-  return [2.0**j for j in range(first, 0)]
+  return [2.0**j for j in range(first, min(0, first + MAX_HIGHER_RATES))
+          if 2.0**j * clones_per_rate <= 4 * FEW_CLONES]
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
@@ -439,32 +443,9 @@ def capped_by(pmf: discrete.GridPmf, other: discrete.GridPmf
     return pmf
   # x = e^{eps - eps_max} keeps the abscissae in (0, 1].
   x = np.exp((indices - indices[-1]) * d)
+  envelope = discrete.lower_convex_envelope(x, minimum)
   return discrete.profile_to_pmf(d, pmf.lower_index,
-                                 np.maximum(_convex_envelope(x, minimum), 0.0))
-
-
-def _convex_envelope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-  """A convex function of x (increasing) at or above the lower convex
-  envelope of the points (x, y), at x.
-
-  Qhull's hull in C (`discrete.lower_convex_envelope` walks the points in
-  Python, 15 ms per round). A point it drops as nearly collinear leaves the
-  envelope of the others, which is convex and at least the exact one, so
-  still above every convex function below the points; where Qhull fails
-  (fewer than three points off one line) the exact walk is used.
-  """
-  try:
-    hull = spatial.ConvexHull(np.column_stack([x, y])).vertices
-  except (spatial.QhullError, ValueError):
-    return discrete.lower_convex_envelope(x, y)
-  # Counter-clockwise from the leftmost vertex to the rightmost: the lower
-  # chain.
-  hull = np.roll(hull, -int(np.argmin(hull)))
-  lower = hull[:int(np.flatnonzero(hull == x.size - 1)[0]) + 1] if np.any(
-      hull == x.size - 1) else None
-  if lower is None or lower[0] != 0:
-    return discrete.lower_convex_envelope(x, y)
-  return np.interp(x, x[lower], y[lower])
+                                 np.maximum(envelope, 0.0))
 
 
 def loss_spread(num_users: int, sampling_ratio: float,
