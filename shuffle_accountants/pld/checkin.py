@@ -1,4 +1,4 @@
-"""PLD of the shuffled check-in mixture and of shuffled Gaussian reports (D8, KHH-SUBSAMPLED, D7, W11).
+"""PLD of the shuffled check-in mixture and of shuffled Gaussian reports (D8, KHH-SUBSAMPLED, D7, W11, D28, D29).
 
 The sound replacement of LIEW-APPROACH2 (docs/mathematics.md):
 
@@ -20,16 +20,19 @@ The sound replacement of LIEW-APPROACH2 (docs/mathematics.md):
   N(2 / sigma, 1) vs N(0, 1) of the unshuffled reports (docs/mathematics.md D7: no
   shuffling gain is claimed), whose subsampled profiles are analytic.
 * Labels are grouped [a, b] and represented by the clone pair of a users
-  and the ratio b / n: a k-user shuffle is a post-processing of an a-user
-  one for k >= a (add the other reports, reshuffle), and the subsampled
+  (of the lattice point at or below a, D29, so that rounds share it; on a
+  grid coarser by about 1 / ratio, D28) and the ratio b / n: a k-user
+  shuffle is a post-processing of an a-user one for k >= a (add the other
+  reports, reshuffle), and the subsampled
   pair with a smaller ratio is a post-processing of one with a larger ratio
   (with probability ratio'/ratio keep the output, else redraw from Q). k = 0
   releases nothing (identical distributions). Labels outside a Chernoff
   window go to +infinity with a proven bound on their mass (docs/mathematics.md D9).
 
-The mixture profile on the grid is turned into one symmetric connect-the-
-dots PMF (`discrete.profile_to_pmf`), which dominates both orders of the
-replace-one relation, also under composition.
+The mixture profile on the grid (where few clones are expected, the
+smallest with the mixtures at higher rates, D29) is turned into one
+symmetric connect-the-dots PMF (`discrete.profile_to_pmf`), which
+dominates both orders of the replace-one relation, also under composition.
 """
 
 from typing import Callable, List, Optional
