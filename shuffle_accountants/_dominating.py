@@ -13,17 +13,16 @@ the bounds of the rounds listed here (docs/mathematics.md D19):
   reshuffle), in particular of one user's report alone: the randomizer
   itself. So epsilon never exceeds its value at n = 1.
 
-The PLD accountant reports the smallest epsilon (delta) over the ledger
-and its `dominating_ledgers`, each accounted on its own grid: so a ledger's
-epsilon never exceeds that of the ledger with every check-in at rate 1, or
-with every named round reduced to one user; it also takes the rate-1 pair
-per check-in round where it fits the round's grid (tighter for ledgers that
-mix rates). The RDP accountant does the same for one-user ledgers only: its
-rate-1 ledger would cost as much as the ledger itself (a shuffle of all n,
-up to 10^10, at orders up to 4e6: seconds per round), so its check-in
-rounds rely on the suffix minimum over labels (`rdp.checkin`) instead.
-A new event type with a rate or a population adds its dominating rounds to
-`_DOMINATING_ROUNDS` (its rate-1 or one-user round).
+The PLD accountant takes, per check-in round, the smaller profile of the
+round and of its rate-1 round (`everyone_checks_in`, combined on the
+round's grid range by `pld.checkin.capped_by`, D28); and it reports the
+smallest epsilon (delta) over the ledger and its `dominating_ledgers` with
+every named round reduced to one user, each accounted on its own grid. The
+RDP accountant does the same with the one-user ledgers; its rate-1 round
+would cost as much as the ledger itself (a shuffle of all n, up to 10^10,
+at orders up to 4e6: seconds per round), so its check-in rounds rely on the
+suffix minimum over labels (`rdp.checkin`) instead. A new event type with
+a population adds its one-user round to `_DOMINATING_ROUNDS`.
 """
 
 from typing import Callable, List, Optional, Tuple
@@ -64,14 +63,8 @@ def one_user(event: events.ShuffleEvent) -> Optional[events.ShuffleEvent]:
   return attr.evolve(event, num_users=1)
 
 
-def rate_one(event: events.CheckInEvent) -> events.CheckInEvent:
-  """The same check-in round at rate 1 (itself at rate 1)."""
-  return attr.evolve(event, checkin_rate=1.0)
-
-
 # Per event type, the maps from a round to a dominating round (or None).
 _DOMINATING_ROUNDS: Tuple[Tuple[type, Callable], ...] = (
-    (events.CheckInEvent, rate_one),
     (events.ShuffleEvent, one_user),
 )
 
@@ -94,8 +87,7 @@ def _replaced(event: dp_event.DpEvent, event_type: type,
 
 
 def dominating_ledgers(ledger: dp_event.DpEvent,
-                       event_types: Tuple[type, ...] = (events.CheckInEvent,
-                                                        events.ShuffleEvent)
+                       event_types: Tuple[type, ...] = (events.ShuffleEvent,)
                        ) -> List[dp_event.DpEvent]:
   """Ledgers of which `ledger` is a post-processing, round by round (D19).
 
@@ -115,8 +107,7 @@ def dominating_ledgers(ledger: dp_event.DpEvent,
 
 
 def dominating_routes(ledger: dp_event.DpEvent, new_accountant: Callable,
-                      event_types: Tuple[type, ...] = (events.CheckInEvent,
-                                                       events.ShuffleEvent)
+                      event_types: Tuple[type, ...] = (events.ShuffleEvent,)
                       ) -> List:
   """Accountants (from `new_accountant()`) holding each dominating ledger.
 

@@ -3,14 +3,15 @@
 What the construction guarantees (checked over the documented ranges with
 fixed-seed hypothesis examples):
 * PLD route: a check-in ledger never exceeds the same ledger at rate 1
-  (its rate-1 ledger is a candidate, D19);
+  (each round's rate-1 round is a candidate on its grid, D19, D28);
 * both routes: a k-RR or named-randomizer round never exceeds its one-user
   round (D19);
 * epsilon is non-decreasing in the count (RDP: sums of non-negative RDP;
   PLD: checked, the grid is chosen per ledger);
 and the PLD cases of issue 22 no longer fail. Monotonicity in the check-in
 rate is not guaranteed on the RDP route, nor between rates below 1 on the
-PLD route (docs/mathematics.md W18); benchmarks/rdp_vs_pld.py prints how
+PLD route beyond D29's higher-rate candidates (docs/mathematics.md W18;
+tests/pld/test_checkin_rounds.py); benchmarks/rdp_vs_pld.py prints how
 often it fails.
 """
 

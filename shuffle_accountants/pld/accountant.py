@@ -280,8 +280,8 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     """Accountants of the ledgers this one post-processes (D19).
 
     Each ledger gets its own automatic grid, so the smallest answer over
-    them keeps epsilon non-decreasing in the check-in rate at rate 1, and
-    never above the one-user rounds, whatever the grids.
+    them keeps epsilon never above the one-user rounds, whatever the grids
+    (check-in rounds take their rate-1 round per round, `candidates`).
     """
     if self._dominating is None:
       self._dominating = _dominating.dominating_routes(

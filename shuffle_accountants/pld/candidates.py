@@ -13,7 +13,9 @@ profile, convexified (still an upper bound on the true, convex profile).
 import math
 from typing import Iterator, Optional, Tuple
 
+import attr
 from dp_accounting import dp_event
+import numpy as np
 
 from shuffle_accountants import _cache
 from shuffle_accountants import _dominating
@@ -45,6 +47,10 @@ _DISTRIBUTED_PAIRS = ('D17 mixture over k (D8) of the subsampled '
 # Byte budgets of the caches below (see docs/performance.md).
 PAIRS_CACHE_BYTES = 128 * 2**20
 PMF_CACHE_BYTES = 256 * 2**20
+
+# The rate-1 round of a check-in round at a rate below 1/16 is taken at a
+# user count on this coarser lattice (`liew_event_pmf`).
+PLAIN_LATTICE_STEP = 0.05
 
 CLONE_RATE_PAIR = 'D15 clone rate s(R)'
 BLANKET_PAIR = 'D16 privacy blanket'
@@ -208,15 +214,28 @@ def liew_event_pmf(event, discretization: float,
               if isinstance(event, events.CheckInEvent) else None)
   if everyone is None:
     return pmf, names
-  # D19: the round at rate 1 dominates the round at any rate.
-  plain, plain_names = shuffle_round_pmf(everyone, None, discretization,
-                                         discretize, 'shuffled_output',
-                                         relative_width)
-  if plain.probs.size > 4 * pmf.probs.size:
-    # Losses spread far wider than the check-in's (a tiny rate on its fine
-    # grid): it cannot win, and the combination would cost its span.
-    return pmf, names
-  return (discrete.smallest_profile([pmf, plain]),
+  # D19: the round at rate 1 dominates the round at any rate. Its losses
+  # spread about 1 / sqrt(gamma) times wider: on a grid that much coarser
+  # it costs no more than the check-in's span, and it can win only where
+  # gamma is large (then on the same grid). `checkin.capped_by` (D28).
+  # Where that grid is coarser, it wins at most in the far tail: there the
+  # round of the lattice point at or below n (fewer users, D19 (ii)) serves
+  # the nearby rounds of a ledger too.
+  steps = max(0.0, np.floor(np.log2(0.5 / np.sqrt(event.checkin_rate))))
+  plain_grid = discretization * 2.0**steps
+  if steps > 0:
+    everyone = attr.evolve(everyone, num_users=checkin.lattice_users(
+        everyone.num_users, PLAIN_LATTICE_STEP))
+  if steps > 0 and everyone.num_categories is None:
+    # Its only pair is FMT21-CLONES: the check-in groups' kept clone pairs.
+    plain = checkin.clone_pair_pmf(everyone.num_users, everyone.local_epsilon,
+                                   relative_width, plain_grid, discretize)
+    plain_names = ('FMT21-CLONES',)
+  else:
+    plain, plain_names = shuffle_round_pmf(everyone, None, plain_grid,
+                                           discretize, 'shuffled_output',
+                                           relative_width)
+  return (checkin.capped_by(pmf, plain),
           names + tuple(f'{name}, everyone checks in (D19)'
                         for name in plain_names))
 

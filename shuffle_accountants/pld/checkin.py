@@ -1,4 +1,4 @@
-"""PLD of the shuffled check-in mixture and of shuffled Gaussian reports (D8, KHH-SUBSAMPLED, D7, W11).
+"""PLD of the shuffled check-in mixture and of shuffled Gaussian reports (D8, KHH-SUBSAMPLED, D7, W11, D28, D29).
 
 The sound replacement of LIEW-APPROACH2 (docs/mathematics.md):
 
@@ -20,25 +20,29 @@ The sound replacement of LIEW-APPROACH2 (docs/mathematics.md):
   N(2 / sigma, 1) vs N(0, 1) of the unshuffled reports (docs/mathematics.md D7: no
   shuffling gain is claimed), whose subsampled profiles are analytic.
 * Labels are grouped [a, b] and represented by the clone pair of a users
-  and the ratio b / n: a k-user shuffle is a post-processing of an a-user
-  one for k >= a (add the other reports, reshuffle), and the subsampled
+  (of the lattice point at or below a, D29, so that rounds share it; on a
+  grid coarser by about 1 / ratio, D28) and the ratio b / n: a k-user
+  shuffle is a post-processing of an a-user one for k >= a (add the other
+  reports, reshuffle), and the subsampled
   pair with a smaller ratio is a post-processing of one with a larger ratio
   (with probability ratio'/ratio keep the output, else redraw from Q). k = 0
   releases nothing (identical distributions). Labels outside a Chernoff
   window go to +infinity with a proven bound on their mass (docs/mathematics.md D9).
 
-The mixture profile on the grid is turned into one symmetric connect-the-
-dots PMF (`discrete.profile_to_pmf`), which dominates both orders of the
-replace-one relation, also under composition.
+The mixture profile on the grid (where few clones are expected, the
+smallest with the mixtures at higher rates, D29) is turned into one
+symmetric connect-the-dots PMF (`discrete.profile_to_pmf`), which
+dominates both orders of the replace-one relation, also under composition.
 """
 
-from typing import Callable, Optional
+from typing import Callable, List, Optional
 
 import attr
 import numpy as np
 from scipy import special
 from scipy import stats
 
+from shuffle_accountants import _cache
 from shuffle_accountants import _validation
 from shuffle_accountants.pld import clone_pairs
 from shuffle_accountants.pld import discrete
@@ -49,7 +53,24 @@ MAX_CLONE_GROUPS = 40
 MAX_GAUSSIAN_GROUPS = 200
 # Gaussian outputs beyond this many standard deviations (P-mass below
 # e^-50) lie above the grid and are counted at +infinity.
-_GAUSSIAN_REACH = 10.0
+GAUSSIAN_REACH = 10.0
+# A subsampled base pair's grid resolves the round's losses to this fraction
+# of the round's grid (`base_grid`).
+BASE_GRID_RESOLUTION = 0.5
+# Clone pairs of check-in groups are taken at user counts on a global
+# lattice (`lattice_users`): exact below EXACT_LATTICE, then of this ratio.
+EXACT_LATTICE = 512
+LATTICE_STEP = 5e-3
+# Byte budget of the clone pairs kept for the next rounds (docs/performance.md).
+CLONE_PROFILE_CACHE_BYTES = 128 * 2**20
+# `loss_spread` (the grid's scale): coarse clone groups, outputs merged on a
+# grid this fraction of the clone pair's spread.
+SCALE_RELATIVE_WIDTH = 0.01
+SCALE_RESOLUTION = 1e-2
+# Below this many expected clones a round also takes the bounds of higher
+# rates (`higher_rates`).
+FEW_CLONES = 100.0
+MAX_HIGHER_RATES = 4
 # Relative and absolute error allowance of the analytic Gaussian profile.
 _PROFILE_RELATIVE_ERROR = 1e-9
 _PROFILE_ABSOLUTE_ERROR = 1e-15
@@ -121,7 +142,7 @@ def subsampled_profile(base_profile: Callable[[np.ndarray], np.ndarray],
   return np.maximum(first, second)
 
 
-def _largest_loss(base_largest: float, sampling_ratio: float) -> float:
+def largest_loss(base_largest: float, sampling_ratio: float) -> float:
   """Largest loss of either subsampled order, given the base pair's.
 
   log(1 + r (e^L - 1)) = log((1 - r) + r e^L), in log space so that a huge
@@ -132,27 +153,75 @@ def _largest_loss(base_largest: float, sampling_ratio: float) -> float:
                               np.log(sampling_ratio) + base_largest))
 
 
-def _clone_group_profile(start: int, local_epsilon: float,
-                         sampling_ratio: float, discretization: float,
-                         epsilons: np.ndarray, discretize: Discretize,
-                         relative_width: float) -> np.ndarray:
-  """Both subsampled orders of the clone pair of `start` users, on a grid.
+def base_grid(discretization: float, sampling_ratio: float) -> float:
+  """The grid of a base pair subsampled at `sampling_ratio` (D28).
 
-  The clone pair is discretized once (its conditional pairs shared with the
-  other groups, `clone_pairs.clone_pair_grid_pmf`); `subsampled_profile`
-  then reads its profile between grid points from the chord
-  (`discrete.pmf_profile`): with `connect_the_dots` an upper bound on the
-  pair's profile everywhere (convex in e^eps; below the grid it is exact,
-  the split keeping mass and E[e^-L]).
+  Subsampling maps a base loss l to log(1 + r (e^l - 1)), about r l, so a
+  base grid of spacing d' resolves the round's losses to about r d'. The
+  largest d * 2^j with r d' <= d / 2: powers of two, so that the rounds of
+  a ledger (similar ratios) share their conditional pairs. Any grid is
+  sound (the chord profile bounds the pair's everywhere).
   """
-  pmf = clone_pairs.clone_pair_grid_pmf(start, local_epsilon, relative_width,
-                                        discretization, discretize)
-  return subsampled_profile(discrete.pmf_profile(pmf), sampling_ratio,
-                            epsilons)
+  steps = np.floor(np.log2(BASE_GRID_RESOLUTION / sampling_ratio))
+  return discretization * 2.0**max(0.0, float(steps))
+
+
+def lattice_users(num_users: int, step: Optional[float] = None) -> int:
+  """The largest point of a global lattice of user counts at or below n (D29).
+
+  Exact below `EXACT_LATTICE`, then geometric of ratio 1 + `step` (default
+  `LATTICE_STEP`):
+  a shuffle of n reports is a post-processing of one of fewer (D19), so the
+  clone pair of the lattice point stands for n soundly, and the groups of
+  every round of a ledger share it.
+  """
+  step = LATTICE_STEP if step is None else step
+  if num_users < EXACT_LATTICE:
+    return int(num_users)
+  index = np.floor(np.log(num_users / EXACT_LATTICE) / np.log1p(step))
+  point = int(np.floor(EXACT_LATTICE * np.exp(index * np.log1p(step))))
+  return max(EXACT_LATTICE, min(point, int(num_users)))
+
+
+@_cache.cached(CLONE_PROFILE_CACHE_BYTES, lambda value: _cache.atoms_bytes(
+    value[0]) * 3)
+def _clone_pair_profile(num_users: int, local_epsilon: float,
+                        relative_width: float, discretization: float,
+                        discretize: Discretize):
+  """(grid PMF, chord profile) of the clone pair of `num_users` users.
+
+  Clone counts in blocks at least `LATTICE_STEP` wide (D4, as the users).
+  """
+  pmf = clone_pairs.clone_pair_grid_pmf(
+      num_users, local_epsilon, max(relative_width, LATTICE_STEP),
+      discretization, discretize)
+  return pmf, discrete.pmf_profile(pmf)
+
+
+def clone_pair_pmf(num_users: int, local_epsilon: float,
+                   relative_width: float, discretization: float,
+                   discretize: Discretize) -> discrete.GridPmf:
+  """FMT21-CLONES of `num_users` users on a grid, kept for later rounds."""
+  return _clone_pair_profile(num_users, local_epsilon, relative_width,
+                             discretization, discretize)[0]
+
+
+def _subsampled_reach(pmf: discrete.GridPmf, sampling_ratio: float) -> float:
+  """Where both subsampled orders of a grid PMF's pair stop decreasing fast.
+
+  With U the PMF's top loss, `subsampled_profile` reads the base profile
+  above U (its +infinity mass m) for eps above log(1 + r (e^U - 1)) in the
+  first order and above -log(1 - r (1 - e^-U)) in the second: beyond both
+  the profile is r m and (1 - e^eps (1 - r)) m, non-increasing, so a grid
+  ending there loses nothing to its +infinity mass but rounding.
+  """
+  top = max(pmf.upper_index * pmf.discretization, 0.0)
+  second = -np.log1p(-sampling_ratio * -np.expm1(-top))
+  return max(largest_loss(top, sampling_ratio), float(second))
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
-class _Labels:
+class Labels:
   """Groups of check-in counts k with their weights (see `checkin_pmf`)."""
   starts: np.ndarray
   ends: np.ndarray
@@ -161,15 +230,18 @@ class _Labels:
   tails: float      # labels outside the window: counted at +infinity
 
 
-def _labels(num_users: int, checkin_rate: float,
-            noise_multiplier: Optional[float], relative_width: float,
-            sample_size: Optional[int]) -> _Labels:
+# The grid policy and the PMF of a round ask for its groups (a few kB).
+@_cache.cached(2**22, lambda value: 3 * value.starts.nbytes)
+def labels(num_users: int, checkin_rate: float,
+           noise_multiplier: Optional[float], relative_width: float,
+           sample_size: Optional[int]) -> Labels:
+  """The groups of check-in counts of a round (one group for a fixed sample)."""
   n = num_users
   if sample_size is None and checkin_rate == 1:  # everyone reports
     sample_size = n
   if sample_size is not None:
-    return _Labels(np.array([sample_size]), np.array([sample_size]),
-                   np.ones(1), 0.0, 0.0)
+    return Labels(np.array([sample_size]), np.array([sample_size]),
+                  np.ones(1), 0.0, 0.0)
   max_groups = (MAX_GAUSSIAN_GROUPS if noise_multiplier is not None
                 else MAX_CLONE_GROUPS)
   groups = clone_pairs.label_groups(n, checkin_rate, 1 - checkin_rate,
@@ -179,7 +251,7 @@ def _labels(num_users: int, checkin_rate: float,
   identical = float(np.exp(n * np.log1p(-checkin_rate)))
   tails = ((groups.lower_tail if groups.starts[0] > 1 else 0.0)
            + groups.upper_tail)
-  return _Labels(groups.starts, groups.ends, groups.weights, identical, tails)
+  return Labels(groups.starts, groups.ends, groups.weights, identical, tails)
 
 
 def _base_largest(local_epsilon: Optional[float],
@@ -188,7 +260,7 @@ def _base_largest(local_epsilon: Optional[float],
   if local_epsilon is not None:
     return local_epsilon
   shift = gaussian_shift(noise_multiplier)
-  return shift**2 / 2 + _GAUSSIAN_REACH * shift
+  return shift**2 / 2 + GAUSSIAN_REACH * shift
 
 
 def pmf_reach(num_users: int, checkin_rate: float,
@@ -197,10 +269,10 @@ def pmf_reach(num_users: int, checkin_rate: float,
               relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH,
               sample_size: Optional[int] = None) -> float:
   """The largest finite loss `checkin_pmf` places on its grid (grid choice)."""
-  labels = _labels(num_users, checkin_rate, noise_multiplier, relative_width,
-                   sample_size)
-  return _largest_loss(_base_largest(local_epsilon, noise_multiplier),
-                       labels.ends[-1] / num_users)
+  groups = labels(num_users, checkin_rate, noise_multiplier, relative_width,
+                  sample_size)
+  return largest_loss(_base_largest(local_epsilon, noise_multiplier),
+                      groups.ends[-1] / num_users)
 
 
 def loss_variance_bound(num_users: int, checkin_rate: float,
@@ -218,8 +290,8 @@ def loss_variance_bound(num_users: int, checkin_rate: float,
   largest squared loss; k = 0 has loss 0. It never underestimates rounds in
   which almost nobody checks in.
   """
-  labels = _labels(num_users, checkin_rate, noise_multiplier, relative_width,
-                   sample_size)
+  groups = labels(num_users, checkin_rate, noise_multiplier, relative_width,
+                  sample_size)
   base = _base_largest(local_epsilon, noise_multiplier)
   with np.errstate(over='ignore'):
     if noise_multiplier is not None:
@@ -230,12 +302,12 @@ def loss_variance_bound(num_users: int, checkin_rate: float,
       under_p = under_q * (np.exp(2 * mu2) + np.exp(mu2) - 1)
     else:
       under_q = under_p = np.expm1(local_epsilon)**2
-  ratios = labels.ends / num_users
-  largest = np.array([_largest_loss(base, r) for r in ratios])
+  ratios = groups.ends / num_users
+  largest = np.array([largest_loss(base, r) for r in ratios])
   with np.errstate(divide='ignore', over='ignore', invalid='ignore'):
     scaled = np.where(ratios < 1, (ratios / (1 - ratios))**2
                       * (ratios * under_p + under_q), np.inf)
-  return float(np.sum(labels.weights * np.minimum(largest**2, scaled)))
+  return float(np.sum(groups.weights * np.minimum(largest**2, scaled)))
 
 
 def checkin_pmf(num_users: int, checkin_rate: float,
@@ -262,33 +334,121 @@ def checkin_pmf(num_users: int, checkin_rate: float,
   Returns:
     A symmetric PMF whose profile is at least the round's, in both orders.
   """
-  n = num_users
-  labels = _labels(num_users, checkin_rate, noise_multiplier, relative_width,
-                   sample_size)
-  if noise_multiplier is not None:
-    base = lambda eps: gaussian_profile(gaussian_shift(noise_multiplier), eps)
-  reach = _largest_loss(_base_largest(local_epsilon, noise_multiplier),
-                        labels.ends[-1] / n)
+  mixture = _mixture(num_users, checkin_rate, discretization, discretize,
+                     local_epsilon, noise_multiplier, relative_width,
+                     sample_size)
   # At most MAX_PMF_BUCKETS grid points: the profile above `top` becomes the
   # +infinity mass and losses below the grid are raised onto it (D9; both
   # only raise the profile).
-  top = min(int(np.ceil(reach / discretization)) + 2,
+  top = min(int(np.ceil(mixture.reach / discretization)) + 2,
             discrete.MAX_PMF_BUCKETS // 2)
   epsilons = np.arange(-top, top + 1) * discretization
-  identical, tails = labels.identical, labels.tails
-  starts, ends, weights = labels.starts, labels.ends, labels.weights
-  profile = identical * -np.expm1(np.minimum(epsilons, 0.0)) + tails
-  for start, end, weight in zip(starts, ends, weights):
-    if noise_multiplier is not None:
-      group = subsampled_profile(base, end / n, epsilons)
-    else:
-      group = _clone_group_profile(int(start), local_epsilon, end / n,
-                                   discretization, epsilons, discretize,
-                                   relative_width)
-    profile += weight * group
+  profile = mixture.profile(epsilons)
+  higher = (higher_rates(num_users, checkin_rate, local_epsilon)
+            if sample_size is None else [])
+  if higher:
+    # D29: each higher rate's round dominates this one; on this grid range
+    # the minimum is convexified as in `capped_by`.
+    lowest = np.min([profile] + [_mixture(
+        num_users, rate, discretization, discretize, local_epsilon,
+        noise_multiplier, relative_width).profile(epsilons)
+                                 for rate in higher], axis=0)
+    if np.any(lowest < profile):
+      x = np.exp((np.arange(-top, top + 1) - top) * discretization)
+      profile = np.maximum(discrete.lower_convex_envelope(x, lowest), 0.0)
   # Rounding must not make the profile increase anywhere.
   profile = np.maximum.accumulate(profile[::-1])[::-1]
   return discrete.profile_to_pmf(discretization, -top, profile)
+
+
+def higher_rates(num_users: int, checkin_rate: float,
+                 local_epsilon: Optional[float]) -> List[float]:
+  """Rates above gamma whose check-in bounds also serve a round (D29).
+
+  Where few clones are expected (n gamma e^-eps0 < `FEW_CLONES`), the
+  shuffling gain of more check-ins can outweigh the subsampling gain of
+  fewer in the bound (not in the mechanism): then the next powers of two
+  above gamma, below 1 (rate 1 is the plain shuffle, `candidates`), at
+  most `MAX_HIGHER_RATES` and up to 4 `FEW_CLONES` expected clones, where
+  the bound grows with the rate again. Elsewhere none.
+  """
+  if local_epsilon is None:
+    return []
+  clones_per_rate = num_users * np.exp(-local_epsilon)
+  if checkin_rate * clones_per_rate >= FEW_CLONES:
+    return []
+  first = int(np.floor(np.log2(checkin_rate))) + 1
+  return [2.0**j for j in range(first, min(0, first + MAX_HIGHER_RATES))
+          if 2.0**j * clones_per_rate <= 4 * FEW_CLONES]
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
+class _Mixture:
+  """The Bin(n, gamma) mixture of a round's groups (see `checkin_pmf`)."""
+  groups: Labels
+  ratios: np.ndarray
+  bases: List[Callable[[np.ndarray], np.ndarray]]
+  reach: float
+
+  def profile(self, epsilons: np.ndarray) -> np.ndarray:
+    """Both orders' larger profile at `epsilons` (upper bound)."""
+    profile = (self.groups.identical * -np.expm1(np.minimum(epsilons, 0.0))
+               + self.groups.tails)
+    for base, ratio, weight in zip(self.bases, self.ratios,
+                                   self.groups.weights):
+      profile += weight * subsampled_profile(base, ratio, epsilons)
+    return profile
+
+
+def _mixture(num_users: int, checkin_rate: float, discretization: float,
+             discretize: Discretize, local_epsilon: Optional[float],
+             noise_multiplier: Optional[float], relative_width: float,
+             sample_size: Optional[int] = None) -> _Mixture:
+  """The groups of a round with their base pairs and largest finite loss."""
+  n = num_users
+  groups = labels(num_users, checkin_rate, noise_multiplier, relative_width,
+                  sample_size)
+  ratios = groups.ends / n
+  if noise_multiplier is not None:
+    shift = gaussian_shift(noise_multiplier)
+    bases = [lambda eps: gaussian_profile(shift, eps)] * ratios.size
+    reach = largest_loss(_base_largest(local_epsilon, noise_multiplier),
+                         ratios[-1])
+  else:
+    pairs = [_clone_pair_profile(
+        lattice_users(int(start)), local_epsilon, relative_width,
+        base_grid(discretization, ratio), discretize)
+             for start, ratio in zip(groups.starts, ratios)]
+    bases = [profile for _, profile in pairs]
+    reach = max(_subsampled_reach(pmf, ratio)
+                for (pmf, _), ratio in zip(pairs, ratios))
+  return _Mixture(groups, ratios, bases, reach)
+
+
+def capped_by(pmf: discrete.GridPmf, other: discrete.GridPmf
+              ) -> discrete.GridPmf:
+  """`pmf` lowered to `other`'s profile where that is smaller (D28). [DOM]
+
+  Both must dominate the same mechanism; `other` may lie on any grid. On
+  `pmf`'s grid range the pointwise minimum of the profiles (`other`'s read
+  from its chord, an upper bound everywhere) is convexified as in
+  `discrete.smallest_profile`. Beyond the range the result's profile is its
+  value at the ends, which still bounds the minimum: above, the profile is
+  non-increasing; below, it is the chord in e^eps from (0, 1), which lies
+  above every profile convex in e^eps. So a wide `other` costs only `pmf`'s
+  span, and `pmf` itself is returned when `other` never wins.
+  """
+  d = pmf.discretization
+  indices = np.arange(pmf.lower_index, pmf.upper_index + 1)
+  own = discrete.grid_profile(pmf, pmf.lower_index, pmf.upper_index)
+  minimum = np.minimum(own, discrete.pmf_profile(other)(indices * d))
+  if np.all(minimum >= own):
+    return pmf
+  # x = e^{eps - eps_max} keeps the abscissae in (0, 1].
+  x = np.exp((indices - indices[-1]) * d)
+  envelope = discrete.lower_convex_envelope(x, minimum)
+  return discrete.profile_to_pmf(d, pmf.lower_index,
+                                 np.maximum(envelope, 0.0))
 
 
 def loss_spread(num_users: int, sampling_ratio: float,
@@ -299,12 +459,18 @@ def loss_spread(num_users: int, sampling_ratio: float,
   """Standard deviation of a typical round's privacy loss (grid choice only).
 
   The first subsampled order at the expected number n * ratio of reports.
+  Only its scale matters: clone counts grouped to `SCALE_RELATIVE_WIDTH` and
+  outputs merged on a grid far finer than the clone pair's spread (about
+  2 tanh(eps0 / 2) / sqrt(users)) give it to a fraction of a percent.
   """
   ratio = sampling_ratio
   if local_epsilon is not None:
     users = max(1, int(round(num_users * ratio)))
-    atoms = clone_pairs.clone_pair_pld_atoms(users, local_epsilon,
-                                           relative_width)
+    resolution = (SCALE_RESOLUTION * np.tanh(local_epsilon / 2)
+                  / np.sqrt(users)) or None
+    atoms = clone_pairs.clone_pair_pld_atoms(
+        users, local_epsilon, max(relative_width, SCALE_RELATIVE_WIDTH),
+        discretization=resolution)
     return discrete.loss_spread(discrete.subsampled_orders(atoms, ratio)[0])
   shift = gaussian_shift(noise_multiplier)
   # Gauss-Hermite quadrature of the mixture r N(shift, 1) + (1 - r) N(0, 1).

@@ -38,18 +38,17 @@ def sum_shift(noise_multiplier: float, counts) -> np.ndarray:
 
 
 def _labels(num_users: int, checkin_rate: float, noise_multiplier: float,
-            relative_width: float):
-  # pylint: disable-next=protected-access
-  return checkin._labels(num_users, checkin_rate, noise_multiplier,
-                         relative_width, None)
+            relative_width: float) -> checkin.Labels:
+  return checkin.labels(num_users, checkin_rate, noise_multiplier,
+                        relative_width, None)
 
 
 def _group_reaches(labels, num_users: int, noise_multiplier: float
                    ) -> np.ndarray:
   """Largest finite loss of each group's pair (Gaussian up to its reach)."""
   shifts = sum_shift(noise_multiplier, labels.starts)
-  bases = shifts**2 / 2 + checkin._GAUSSIAN_REACH * shifts  # pylint: disable=protected-access
-  return np.array([checkin._largest_loss(base, end / num_users)  # pylint: disable=protected-access
+  bases = shifts**2 / 2 + checkin.GAUSSIAN_REACH * shifts
+  return np.array([checkin.largest_loss(base, end / num_users)
                    for base, end in zip(bases, labels.ends)])
 
 
