@@ -233,12 +233,12 @@ def _cell_segments(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
   if not merged.any():
     return every
   keep = merged[owner]
-  sizes = hi - lo + 1
-  single = np.repeat(~merged, sizes)
-  starts = np.concatenate([
-      every[single], first[merged],
-      first[owner[keep]] + start[keep] - lo[owner[keep]]])
-  return np.unique(starts)  # empty cells give repeated starts
+  # A mask, not np.unique (the sort cost more than the atoms): empty cells
+  # give repeated starts.
+  is_start = np.repeat(~merged, hi - lo + 1)
+  is_start[first[merged]] = True
+  is_start[first[owner[keep]] + start[keep] - lo[owner[keep]]] = True
+  return np.flatnonzero(is_start)
 
 
 def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
@@ -321,6 +321,98 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   finite = np.isfinite(loss)
   infinity_mass += float(np.sum(mass[~finite & (mass > 0)]))
   return discrete.PldAtoms(loss[finite], mass[finite], infinity_mass)
+
+
+# Terms summed into one grid cell by `cell_merged_clone_atoms` at most: their
+# rounding (relative <= count * 2^-53) must stay within connect-the-dots'
+# relative safety margin (1e-10, D18).
+_MAX_TERMS_PER_CELL = 50_000
+
+
+def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
+                            weights: np.ndarray, discretization: float,
+                            log_tail: float = _LOG_TAIL
+                            ) -> discrete.PldAtoms:
+  """`conditional_clone_atoms` merged per grid cell across components (D27).
+
+  The same mixture (finite log-odds only), but every atom of every
+  component whose loss shares its lower grid point with others is merged
+  into one (P-mass and Q-mass summed, D18: the mixture's label is revealed,
+  so its atoms are the union of the components' atoms, and connect-the-dots
+  on `discretization` is linear in each cell's two sums). Components
+  sharing a clone count share their outputs a and binomial weights, so the
+  atoms of all their log-odds are built as one (outputs x log-odds) table,
+  without per-atom index arrays: the blanket pair (D16) has ~20 log-odds per
+  clone count. Truncation as in `conditional_clone_atoms`.
+  """
+  clones = np.asarray(clones, dtype=np.int64)
+  log_odds = np.asarray(log_odds, dtype=np.float64)
+  weights = np.asarray(weights, dtype=np.float64)
+  if not np.all(np.isfinite(log_odds)):
+    return conditional_clone_atoms(clones, log_odds, weights, log_tail,
+                                   discretization)
+  negligible = weights < _NEGLIGIBLE_FRACTION * np.exp(log_tail)
+  infinity_mass = float(np.sum(weights[negligible]))
+  clones, log_odds, weights = (clones[~negligible], log_odds[~negligible],
+                               weights[~negligible])
+  if clones.size == 0:
+    return discrete.PldAtoms(np.zeros(0), np.zeros(0), infinity_mass)
+  distinct, inverse = np.unique(clones + 1, return_inverse=True)
+  # Hoeffding windows, as in `conditional_clone_atoms`.
+  lo = np.maximum(0, np.floor(distinct / 2 - np.sqrt(
+      -distinct * log_tail / 2))).astype(np.int64)
+  hi = distinct - lo
+  infinity_mass += float(np.sum(weights[lo[inverse] > 0])) * 4.0 * np.exp(
+      log_tail)
+  binomial = np.exp(_numerics.binomial_windows_log_pmf(
+      distinct, 0.5, 0.5, lo, hi))
+  window_start = np.concatenate([[0], np.cumsum(hi - lo + 1)[:-1]])
+  q, one_minus_q = special.expit(log_odds), special.expit(-log_odds)
+  tilt = np.tanh(log_odds / 2)  # q - (1 - q)
+  cells, p_mass, q_mass = [], [], []
+  for index, num_outputs in enumerate(distinct):
+    mine = inverse == index
+    a = np.arange(lo[index], hi[index] + 1, dtype=np.float64)[:, None]
+    b = num_outputs - a
+    scale = (binomial[window_start[index]:window_start[index] + a.size]
+             * (2.0 / num_outputs))[:, None] * weights[mine]
+    toward_p = q[mine] * a + one_minus_q[mine] * b
+    toward_q = one_minus_q[mine] * a + q[mine] * b
+    with np.errstate(divide='ignore'):
+      # L = log(toward_p / toward_q), written so that a = b gives 0 exactly.
+      loss = np.log1p(tilt[mine] * (a - b) / toward_q)
+    cells.append(discrete.grid_cell(np.minimum(loss, log_odds[mine]),
+                                    discretization).ravel())
+    p_mass.append((scale * toward_p).ravel())
+    q_mass.append((scale * toward_q).ravel())
+  # Each clone count's terms are summed per cell first (at most
+  # _MAX_TERMS_PER_CELL each, else the unmerged route), then the counts'.
+  lowest = min(int(cell.min()) for cell in cells)
+  span = max(int(cell.max()) for cell in cells) - lowest + 1
+  if span <= 4 * sum(cell.size for cell in cells):  # cells as bins, no sort
+    labels = np.arange(lowest, lowest + span)
+  else:
+    labels = np.unique(np.concatenate(cells))
+  p_sum, q_sum = np.zeros(labels.size), np.zeros(labels.size)
+  for cell, p_part, q_part in zip(cells, p_mass, q_mass):
+    position = (cell - lowest if labels.size == span
+                else np.searchsorted(labels, cell))
+    if np.max(np.bincount(position)) > _MAX_TERMS_PER_CELL:
+      return conditional_clone_atoms(clones, log_odds, weights, log_tail,
+                                     discretization)
+    p_sum += np.bincount(position, weights=p_part, minlength=labels.size)
+    q_sum += np.bincount(position, weights=q_part, minlength=labels.size)
+  occupied = p_sum > 0
+  p_sum, q_sum = p_sum[occupied], q_sum[occupied]
+  with np.errstate(divide='ignore'):
+    loss = np.log(p_sum) - np.log(q_sum)
+  if np.any(np.isnan(loss)):
+    raise FloatingPointError(
+        'internal error: a clone pair has NaN atoms; please report the event '
+        'that produced it.')
+  finite = np.isfinite(loss)
+  infinity_mass += float(np.sum(p_sum[~finite]))
+  return discrete.PldAtoms(loss[finite], p_sum[finite], infinity_mass)
 
 
 def _with_identical_mass(atoms: discrete.PldAtoms, weight: float,
