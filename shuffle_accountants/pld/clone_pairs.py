@@ -70,13 +70,17 @@ def chernoff_window(num_trials: int, p: float, one_minus_p: float,
   """
   upper_log_tail = log_tail if upper_log_tail is None else upper_log_tail
   def bisect(predicate, low, high):
-    # Smallest integer in [low, high] satisfying a monotone predicate.
+    # Smallest integer in [low, high] satisfying a monotone, vectorized
+    # predicate (true at high): 64 points a step, not one.
     while low < high:
-      middle = (low + high) // 2
-      if predicate(middle):
-        high = middle
-      else:
-        low = middle + 1
+      points = (np.arange(low, high + 1) if high - low < 64 else
+                np.unique(np.linspace(low, high, 65).astype(np.int64)))
+      holds = np.asarray(predicate(points))
+      index = int(np.argmax(holds)) if holds.any() else points.size - 1
+      if high - low < 64:
+        return int(points[index])
+      low, high = (int(points[index - 1]) + 1 if index > 0 else low,
+                   int(points[index]))
     return low
   mean = int(np.floor(num_trials * p))
   hi = bisect(lambda k: _numerics.log_upper_tail_bound(
