@@ -213,10 +213,8 @@ def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
   clones, log_odds, weights = (np.concatenate(clones),
                                np.concatenate(log_odds),
                                np.concatenate(weights))
-  atoms = (clone_pairs.conditional_clone_atoms(clones, log_odds, weights)
-           if discretization is None else
-           clone_pairs.cell_merged_clone_atoms(clones, log_odds, weights,
-                                               discretization))
+  atoms = clone_pairs.cell_merged_clone_atoms(clones, log_odds, weights,
+                                              discretization)
   return discrete.PldAtoms(np.append(atoms.losses, 0.0),
                            np.append(atoms.masses, identical),
                            atoms.infinity_mass + infinity)

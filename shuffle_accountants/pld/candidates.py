@@ -104,8 +104,8 @@ def shuffle_round_pairs(num_users: int, local_epsilon: float,
   candidates = [('KHH-KRR-STRONG',
                  clone_pairs.krr_strong_pld_atoms(n, eps0, k, width))]
   if krr_adversary != 'strong':
-    candidates.append(('KHH-KRR-WEAK',
-                       clone_pairs.krr_weak_pld_atoms(n, eps0, k, width)))
+    candidates.append(('KHH-KRR-WEAK', clone_pairs.krr_weak_pld_atoms(
+        n, eps0, k, width, discretization)))
   if krr_adversary == 'shuffled_output':
     candidates.append(('FMT21-CLONES', clone_pairs.clone_pair_pld_atoms(
         n, eps0, width, discretization=discretization)))

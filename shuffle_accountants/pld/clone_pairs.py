@@ -334,10 +334,14 @@ _MAX_TERMS_PER_CELL = 50_000
 
 
 def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
-                            weights: np.ndarray, discretization: float,
+                            weights: np.ndarray,
+                            discretization: Optional[float],
                             log_tail: float = _LOG_TAIL
                             ) -> discrete.PldAtoms:
   """`conditional_clone_atoms` merged per grid cell across components (D27).
+
+  Without a `discretization` (or with infinite log-odds), simply
+  `conditional_clone_atoms`.
 
   The same mixture (finite log-odds only), but every atom of every
   component whose loss shares its lower grid point with others is merged
@@ -352,7 +356,7 @@ def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   clones = np.asarray(clones, dtype=np.int64)
   log_odds = np.asarray(log_odds, dtype=np.float64)
   weights = np.asarray(weights, dtype=np.float64)
-  if not np.all(np.isfinite(log_odds)):
+  if discretization is None or not np.all(np.isfinite(log_odds)):
     return conditional_clone_atoms(clones, log_odds, weights, log_tail,
                                    discretization)
   negligible = weights < _NEGLIGIBLE_FRACTION * np.exp(log_tail)
@@ -621,7 +625,8 @@ def binomial_interval_mass(num_trials: np.ndarray, p: float,
 
 def krr_weak_pld_atoms(num_users: int, local_epsilon: float,
                        num_categories: int,
-                       relative_width: float = DEFAULT_RELATIVE_WIDTH
+                       relative_width: float = DEFAULT_RELATIVE_WIDTH,
+                       discretization: Optional[float] = None
                        ) -> discrete.PldAtoms:
   """KHH-KRR-WEAK: pair for the weak adversary, as a mixture of clone pairs.
 
@@ -629,7 +634,8 @@ def krr_weak_pld_atoms(num_users: int, local_epsilon: float,
   answered randomly, but not whether the differing user did; TIGHT for it up
   to the grouping of labels.] Not O(n^3): labels (y, s) are grouped in both
   coordinates (smallest s, largest theta per group), which can only raise
-  the profile; all truncated mass goes to +infinity.
+  the profile; all truncated mass goes to +infinity. With a
+  `discretization`, atoms sharing a grid cell are merged (D18, D27).
   """
   num_users, local_epsilon, relative_width = _check_common(
       num_users, local_epsilon, relative_width)
@@ -663,9 +669,10 @@ def krr_weak_pld_atoms(num_users: int, local_epsilon: float,
     clones.append(s_starts - 1)
     log_odds.append(np.log1p((1 - gamma) * k * s_ends / (gamma * (y + 1))))
     weights.append(y_weight * s_mass)
-  atoms = conditional_clone_atoms(np.concatenate(clones),
-                                  np.concatenate(log_odds),
-                                  np.concatenate(weights))
+  clones, log_odds, weights = (np.concatenate(clones),
+                               np.concatenate(log_odds),
+                               np.concatenate(weights))
+  atoms = cell_merged_clone_atoms(clones, log_odds, weights, discretization)
   return _with_identical_mass(
       discrete.PldAtoms(atoms.losses, atoms.masses,
                          atoms.infinity_mass + missing), 1.0, identical)
