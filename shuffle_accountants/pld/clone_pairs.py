@@ -333,6 +333,39 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
 _MAX_TERMS_PER_CELL = 50_000
 
 
+def _cell_runs(lo: int, hi: int, num_outputs: int, log_odds: np.ndarray,
+               pmf: np.ndarray, discretization: float):
+  """Runs of outputs sharing a grid cell, for each log-odds of one count.
+
+  (owner log-odds index, cell, sum of a Bin(m, 1/2)(a), sum of b Bin(m,
+  1/2)(a), outputs summed) per run, from `_cell_segments` (D18); None when
+  the outputs are not dense on the grid for some log-odds.
+  """
+  count, size = log_odds.size, hi - lo + 1
+  starts = _cell_segments(np.full(count, lo), np.full(count, hi),
+                          np.full(count, num_outputs), log_odds,
+                          np.arange(count) * size, count * size,
+                          discretization)
+  if starts.size * 2 > count * size:
+    return None
+  owner, local = np.divmod(starts, size)
+  outputs = np.arange(lo, hi + 1, dtype=np.float64)
+  along_a, along_b = outputs * pmf, (num_outputs - outputs) * pmf
+  bounds = np.searchsorted(starts, np.arange(count + 1) * size)
+  run_a, run_b = np.empty(starts.size), np.empty(starts.size)
+  for j in range(count):  # each log-odds' runs partition the outputs
+    mine = slice(bounds[j], bounds[j + 1])
+    run_a[mine] = np.add.reduceat(along_a, local[mine])
+    run_b[mine] = np.add.reduceat(along_b, local[mine])
+  first = outputs[local]
+  cell = discrete.grid_cell(_conditional_loss(
+      first, num_outputs - first, log_odds[owner],
+      np.zeros(starts.size, dtype=bool)), discretization)
+  lengths = np.diff(np.append(local, size))
+  lengths[bounds[1:-1] - 1] = size - local[bounds[1:-1] - 1]
+  return owner, cell, run_a, run_b, lengths.astype(np.float64)
+
+
 def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
                             weights: np.ndarray,
                             discretization: Optional[float],
@@ -377,13 +410,32 @@ def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   window_start = np.concatenate([[0], np.cumsum(hi - lo + 1)[:-1]])
   q, one_minus_q = special.expit(log_odds), special.expit(-log_odds)
   tilt = np.tanh(log_odds / 2)  # q - (1 - q)
-  cells, p_mass, q_mass = [], [], []
+  cells, p_mass, q_mass, terms = [], [], [], []
   for index, num_outputs in enumerate(distinct):
     mine = inverse == index
+    size = hi[index] - lo[index] + 1
+    pmf = binomial[window_start[index]:window_start[index] + size]
+    # Cells the outputs span at the largest log-odds (the loss is odd in
+    # a - b, largest at a = hi).
+    largest = np.max(log_odds[mine])
+    top = _conditional_loss(np.array([float(hi[index])]),
+                            np.array([float(lo[index])]), np.array([largest]),
+                            np.zeros(1, dtype=bool))[0]
+    runs = (_cell_runs(lo[index], hi[index], num_outputs, log_odds[mine],
+                       pmf, discretization)
+            if 2 * (2 * top / discretization + 2) < size else None)
+    if runs is not None:
+      owner, cell, run_a, run_b, run_terms = runs
+      scale = (2.0 / num_outputs) * weights[mine][owner]
+      qo, one_minus_qo = q[mine][owner], one_minus_q[mine][owner]
+      cells.append(cell)
+      p_mass.append(scale * (qo * run_a + one_minus_qo * run_b))
+      q_mass.append(scale * (one_minus_qo * run_a + qo * run_b))
+      terms.append(run_terms)
+      continue
     a = np.arange(lo[index], hi[index] + 1, dtype=np.float64)[:, None]
     b = num_outputs - a
-    scale = (binomial[window_start[index]:window_start[index] + a.size]
-             * (2.0 / num_outputs))[:, None] * weights[mine]
+    scale = (pmf * (2.0 / num_outputs))[:, None] * weights[mine]
     toward_p = q[mine] * a + one_minus_q[mine] * b
     toward_q = one_minus_q[mine] * a + q[mine] * b
     with np.errstate(divide='ignore'):
@@ -393,6 +445,7 @@ def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
                                     discretization).ravel())
     p_mass.append((scale * toward_p).ravel())
     q_mass.append((scale * toward_q).ravel())
+    terms.append(None)
   # Each clone count's terms are summed per cell first (at most
   # _MAX_TERMS_PER_CELL each, else the unmerged route), then the counts'.
   lowest = min(int(cell.min()) for cell in cells)
@@ -402,10 +455,10 @@ def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   else:
     labels = np.unique(np.concatenate(cells))
   p_sum, q_sum = np.zeros(labels.size), np.zeros(labels.size)
-  for cell, p_part, q_part in zip(cells, p_mass, q_mass):
+  for cell, p_part, q_part, count in zip(cells, p_mass, q_mass, terms):
     position = (cell - lowest if labels.size == span
                 else np.searchsorted(labels, cell))
-    if np.max(np.bincount(position)) > _MAX_TERMS_PER_CELL:
+    if np.max(np.bincount(position, weights=count)) > _MAX_TERMS_PER_CELL:
       return conditional_clone_atoms(clones, log_odds, weights, log_tail,
                                      discretization)
     p_sum += np.bincount(position, weights=p_part, minlength=labels.size)
@@ -489,6 +542,35 @@ def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
                                   weights, log_tail, discretization)
   return discrete.PldAtoms(atoms.losses, atoms.masses,
                             atoms.infinity_mass + lower_tail)
+
+
+# A clone pair's lower bound needs its bulk only: cut tails of e^-20.
+_LOWER_LOG_TAIL = -20.0
+_LOWER_GROUPS = 24
+
+
+def clone_pair_lower_atoms(num_users: int, local_epsilon: float,
+                           clone_probability: float,
+                           discretization: float) -> discrete.PldAtoms:
+  """A LOWER bound on the profile of the clone pair (FMT21-CLONES / D15). [LB]
+
+  Not a bound on any mechanism: it only tells that the clone pair, computed
+  in full, could not beat another candidate (D27). Coarse groups of clone
+  counts, each at its *largest* count (the profile is non-increasing in the
+  count, D4); every truncated mass is dropped, not sent to +infinity, and
+  the normalised windows' masses are scaled down by their tails' bounds.
+  """
+  p = min(1.0, clone_probability)
+  groups = label_groups(num_users - 1, p, 1.0 - p, DEFAULT_RELATIVE_WIDTH,
+                        _LOWER_GROUPS, log_tail=_LOWER_LOG_TAIL,
+                        upper_log_tail=_LOWER_LOG_TAIL)
+  # Label windows' tails, then each conditional pair's Hoeffding window's.
+  kept = (1.0 - groups.lower_tail - groups.upper_tail) * (
+      1.0 - 2.0 * np.exp(_LOWER_LOG_TAIL))
+  atoms = cell_merged_clone_atoms(
+      groups.ends, np.full(groups.ends.size, local_epsilon),
+      groups.weights * max(0.0, kept), discretization, _LOWER_LOG_TAIL)
+  return discrete.PldAtoms(atoms.losses, atoms.masses, 0.0)
 
 
 # Conditional pairs of nearby rounds: one on a fine grid can be megabytes,
