@@ -35,7 +35,7 @@ on their mass; labels beyond the window on the *safe* side are merged into
 the nearest group, whose representative is worse.
 """
 
-from typing import Optional, Tuple
+from typing import Optional, Sequence, Tuple
 
 import attr
 import numpy as np
@@ -333,37 +333,48 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
 _MAX_TERMS_PER_CELL = 50_000
 
 
-def _cell_runs(lo: int, hi: int, num_outputs: int, log_odds: np.ndarray,
-               pmf: np.ndarray, discretization: float):
-  """Runs of outputs sharing a grid cell, for each log-odds of one count.
+def _cell_runs(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
+               log_odds: np.ndarray, count_of: np.ndarray,
+               pmfs: Sequence[np.ndarray], discretization: float):
+  """Runs of outputs sharing a grid cell, for components on dense outputs.
 
-  (owner log-odds index, cell, sum of a Bin(m, 1/2)(a), sum of b Bin(m,
-  1/2)(a), outputs summed) per run, from `_cell_segments` (D18); None when
-  the outputs are not dense on the grid for some log-odds.
+  Components j (sorted by their clone count, `count_of[j]` indexing `lo`,
+  `hi`, `num_outputs` and the counts' binomial windows `pmfs`) are split
+  into runs by one `_cell_segments` call (D18). Returns, per run: (its
+  component, its cell, sum of a Bin(m, 1/2)(a), sum of b Bin(m, 1/2)(a),
+  outputs summed). A count's components share their outputs, so their run
+  sums come from the sums over the union of their runs' starts.
   """
-  count, size = log_odds.size, hi - lo + 1
-  starts = _cell_segments(np.full(count, lo), np.full(count, hi),
-                          np.full(count, num_outputs), log_odds,
-                          np.arange(count) * size, count * size,
-                          discretization)
-  if starts.size * 2 > count * size:
-    return None
-  owner, local = np.divmod(starts, size)
-  outputs = np.arange(lo, hi + 1, dtype=np.float64)
-  along_a, along_b = outputs * pmf, (num_outputs - outputs) * pmf
-  bounds = np.searchsorted(starts, np.arange(count + 1) * size)
+  sizes = (hi - lo + 1)[count_of]
+  first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+  starts = _cell_segments(lo[count_of], hi[count_of], num_outputs[count_of],
+                          log_odds, first, int(np.sum(sizes)), discretization)
+  owner = np.searchsorted(first, starts, side='right') - 1
+  local = starts - first[owner]
   run_a, run_b = np.empty(starts.size), np.empty(starts.size)
-  for j in range(count):  # each log-odds' runs partition the outputs
-    mine = slice(bounds[j], bounds[j + 1])
-    run_a[mine] = np.add.reduceat(along_a, local[mine])
-    run_b[mine] = np.add.reduceat(along_b, local[mine])
-  first = outputs[local]
+  lengths = np.empty(starts.size)
+  blocks = np.flatnonzero(np.diff(count_of, prepend=-1, append=-1))
+  for begin, end in zip(blocks[:-1], blocks[1:]):  # one clone count each
+    index = count_of[begin]
+    runs = slice(*np.searchsorted(owner, [begin, end]))
+    union = np.unique(local[runs])
+    outputs = np.arange(lo[index], hi[index] + 1, dtype=np.float64)
+    pmf = pmfs[index]
+    segment_a = np.add.reduceat(outputs * pmf, union)
+    segment_b = np.add.reduceat((num_outputs[index] - outputs) * pmf, union)
+    segment_length = np.diff(np.append(union, outputs.size)).astype(float)
+    # Each component's runs are consecutive unions of segments.
+    flat = ((owner[runs] - begin) * union.size
+            + np.searchsorted(union, local[runs]))
+    copies = end - begin
+    run_a[runs] = np.add.reduceat(np.tile(segment_a, copies), flat)
+    run_b[runs] = np.add.reduceat(np.tile(segment_b, copies), flat)
+    lengths[runs] = np.add.reduceat(np.tile(segment_length, copies), flat)
+  first_output = (lo[count_of] + 0.0)[owner] + local
   cell = discrete.grid_cell(_conditional_loss(
-      first, num_outputs - first, log_odds[owner],
-      np.zeros(starts.size, dtype=bool)), discretization)
-  lengths = np.diff(np.append(local, size))
-  lengths[bounds[1:-1] - 1] = size - local[bounds[1:-1] - 1]
-  return owner, cell, run_a, run_b, lengths.astype(np.float64)
+      first_output, num_outputs[count_of][owner] - first_output,
+      log_odds[owner], np.zeros(starts.size, dtype=bool)), discretization)
+  return owner, cell, run_a, run_b, lengths
 
 
 def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
@@ -411,31 +422,34 @@ def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   q, one_minus_q = special.expit(log_odds), special.expit(-log_odds)
   tilt = np.tanh(log_odds / 2)  # q - (1 - q)
   cells, p_mass, q_mass, terms = [], [], [], []
-  for index, num_outputs in enumerate(distinct):
-    mine = inverse == index
-    size = hi[index] - lo[index] + 1
-    pmf = binomial[window_start[index]:window_start[index] + size]
-    # Cells the outputs span at the largest log-odds (the loss is odd in
-    # a - b, largest at a = hi).
-    largest = np.max(log_odds[mine])
-    top = _conditional_loss(np.array([float(hi[index])]),
-                            np.array([float(lo[index])]), np.array([largest]),
-                            np.zeros(1, dtype=bool))[0]
-    runs = (_cell_runs(lo[index], hi[index], num_outputs, log_odds[mine],
-                       pmf, discretization)
-            if 2 * (2 * top / discretization + 2) < size else None)
-    if runs is not None:
-      owner, cell, run_a, run_b, run_terms = runs
-      scale = (2.0 / num_outputs) * weights[mine][owner]
-      qo, one_minus_qo = q[mine][owner], one_minus_q[mine][owner]
-      cells.append(cell)
-      p_mass.append(scale * (qo * run_a + one_minus_qo * run_b))
-      q_mass.append(scale * (one_minus_qo * run_a + qo * run_b))
-      terms.append(run_terms)
-      continue
+  sizes = hi - lo + 1
+  pmfs = np.split(binomial, window_start[1:])
+  # Counts whose outputs are dense on the grid at their largest log-odds
+  # (the loss is odd in a - b, largest at a = hi) go by runs of outputs.
+  largest = np.zeros(distinct.size)
+  np.maximum.at(largest, inverse, log_odds)
+  top = _conditional_loss(hi.astype(np.float64), lo.astype(np.float64),
+                          largest, np.zeros(distinct.size, dtype=bool))
+  dense = 8 * (2 * top / discretization + 2) < sizes  # else a table is cheaper
+  by_runs = np.flatnonzero(dense[inverse])
+  if by_runs.size:
+    by_runs = by_runs[np.argsort(inverse[by_runs], kind='stable')]
+    owner, cell, run_a, run_b, run_terms = _cell_runs(
+        lo, hi, distinct, log_odds[by_runs], inverse[by_runs], pmfs,
+        discretization)
+    component = by_runs[owner]
+    scale = (2.0 / distinct[inverse[component]]) * weights[component]
+    cells.append(cell)
+    p_mass.append(scale * (q[component] * run_a
+                           + one_minus_q[component] * run_b))
+    q_mass.append(scale * (one_minus_q[component] * run_a
+                           + q[component] * run_b))
+    terms.append(run_terms)
+  for index in np.flatnonzero(~dense):
+    num_outputs, mine = distinct[index], inverse == index
     a = np.arange(lo[index], hi[index] + 1, dtype=np.float64)[:, None]
     b = num_outputs - a
-    scale = (pmf * (2.0 / num_outputs))[:, None] * weights[mine]
+    scale = (pmfs[index] * (2.0 / num_outputs))[:, None] * weights[mine]
     toward_p = q[mine] * a + one_minus_q[mine] * b
     toward_q = one_minus_q[mine] * a + q[mine] * b
     with np.errstate(divide='ignore'):
