@@ -80,10 +80,11 @@ def _common_weight_groups(num_users: int, double_rate: float,
   (t, z) are the counts of (double_rate, zero_rate) outcomes among
   `num_users` users. The groups start at about the lower Chernoff ends of
   t and of z (for num_users - t_hi trials), so little mass lies below.
-  Masses are P[V in [end_j, end_{j+1})] summed over t in its Chernoff
-  window; the last group also takes every V above its end (larger V only
-  helps, see the module docstring); what lies below the first end or has t
-  under the window goes to +infinity, with the rounding of the sums.
+  Masses are those of a stochastically smaller V (D27 (ii)): P[V < end_j]
+  bounded from above over blocks of t in its Chernoff window; the last
+  group also takes every V above its end (larger V only helps, see the
+  module docstring); what lies below the first end or has t under the
+  window goes to +infinity, with the rounding of the sums.
   """
   e = math.exp(log_ratio)
   if num_users == 0 or zero_rate + double_rate == 0:
@@ -149,7 +150,8 @@ def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
     table: the randomizer's `BlanketTable` (e.g. `randomizer.blanket()`).
     relative_width: in (0, 0.1]: label groups' relative width.
     discretization: None, or the spacing of the connect-the-dots grid the
-      atoms are meant for (outputs are then merged per grid cell, D18).
+      atoms are meant for (atoms are then merged per grid cell, across
+      components too: D18, D27 (i)).
   """
   num_users = _validation.check_integer('num_users', num_users, 1)
   if not isinstance(table, randomizers.BlanketTable):
