@@ -558,9 +558,9 @@ def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
                             atoms.infinity_mass + lower_tail)
 
 
-# A clone pair's lower bound needs its bulk only: cut tails of e^-20.
-_LOWER_LOG_TAIL = -20.0
-_LOWER_GROUPS = 24
+# A clone pair's lower bound needs its bulk only: cut tails of e^-15.
+_LOWER_LOG_TAIL = -15.0
+_LOWER_GROUPS = 10
 
 
 def clone_pair_lower_atoms(num_users: int, local_epsilon: float,
