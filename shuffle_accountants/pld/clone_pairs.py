@@ -73,8 +73,9 @@ def chernoff_window(num_trials: int, p: float, one_minus_p: float,
     # Smallest integer in [low, high] satisfying a monotone, vectorized
     # predicate (true at high): 64 points a step, not one.
     while low < high:
+      # Steps of at least one: the floored points are distinct.
       points = (np.arange(low, high + 1) if high - low < 64 else
-                np.unique(np.linspace(low, high, 65).astype(np.int64)))
+                np.floor(np.linspace(low, high, 65)).astype(np.int64))
       holds = np.asarray(predicate(points))
       index = int(np.argmax(holds)) if holds.any() else points.size - 1
       if high - low < 64:
@@ -449,17 +450,28 @@ def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
     num_outputs, mine = distinct[index], inverse == index
     a = np.arange(lo[index], hi[index] + 1, dtype=np.float64)[:, None]
     b = num_outputs - a
-    scale = (pmfs[index] * (2.0 / num_outputs))[:, None] * weights[mine]
-    toward_p = q[mine] * a + one_minus_q[mine] * b
-    toward_q = one_minus_q[mine] * a + q[mine] * b
+    theta, q_mine, one_minus_q_mine = log_odds[mine], q[mine], one_minus_q[mine]
+    # In place: this table is the pair's main cost.
+    toward_p = q_mine * a
+    toward_p += one_minus_q_mine * b
+    toward_q = one_minus_q_mine * a
+    toward_q += q_mine * b
+    # L = log(toward_p / toward_q), written so that a = b gives 0 exactly.
+    loss = tilt[mine] * (a - b)
     with np.errstate(divide='ignore'):
-      # L = log(toward_p / toward_q), written so that a = b gives 0 exactly.
-      loss = np.log1p(tilt[mine] * (a - b) / toward_q)
-    cells.append(discrete.grid_cell(np.minimum(loss, log_odds[mine]),
-                                    discretization).ravel())
-    p_mass.append((scale * toward_p).ravel())
-    q_mass.append((scale * toward_q).ravel())
-    terms.append(None)
+      loss /= toward_q
+    np.log1p(loss, out=loss)
+    np.minimum(loss, theta, out=loss)
+    cells.append(discrete.grid_cell(loss, discretization).ravel())
+    scale = (pmfs[index] * (2.0 / num_outputs))[:, None] * weights[mine]
+    toward_p *= scale
+    toward_q *= scale
+    p_mass.append(toward_p.ravel())
+    q_mass.append(toward_q.ravel())
+    # Outputs per cell: the loss's slope in a is smallest at a = b, 4 tanh
+    # (theta / 2) / m, so a cell holds at most d m / (4 tanh) + 1 of them.
+    terms.append(float(theta.size) * (
+        discretization * num_outputs / (4 * np.tanh(theta.min() / 2)) + 1))
   # Each clone count's terms are summed per cell first (at most
   # _MAX_TERMS_PER_CELL each, else the unmerged route), then the counts'.
   lowest = min(int(cell.min()) for cell in cells)
@@ -472,7 +484,12 @@ def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   for cell, p_part, q_part, count in zip(cells, p_mass, q_mass, terms):
     position = (cell - lowest if labels.size == span
                 else np.searchsorted(labels, cell))
-    if np.max(np.bincount(position, weights=count)) > _MAX_TERMS_PER_CELL:
+    if np.isscalar(count):  # a bound on a table's terms per cell
+      too_many = count > _MAX_TERMS_PER_CELL
+    else:
+      too_many = np.max(np.bincount(position, weights=count)) > (
+          _MAX_TERMS_PER_CELL)
+    if too_many:
       return conditional_clone_atoms(clones, log_odds, weights, log_tail,
                                      discretization)
     p_sum += np.bincount(position, weights=p_part, minlength=labels.size)
