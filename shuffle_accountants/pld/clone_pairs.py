@@ -189,6 +189,26 @@ def _conditional_loss(outputs: np.ndarray, others: np.ndarray,
   return loss
 
 
+def _kept_components(clones, log_odds, weights, log_tail: float):
+  """(clones, log_odds, weights, mass sent to +infinity): components lighter
+  than a fraction of the tail cut go to +infinity whole."""
+  clones = np.asarray(clones, dtype=np.int64)
+  log_odds = np.asarray(log_odds, dtype=np.float64)
+  weights = np.asarray(weights, dtype=np.float64)
+  negligible = weights < _NEGLIGIBLE_FRACTION * np.exp(log_tail)
+  return (clones[~negligible], log_odds[~negligible], weights[~negligible],
+          float(np.sum(weights[negligible])))
+
+
+def _hoeffding_window(num_outputs: np.ndarray, log_tail: float
+                      ) -> Tuple[np.ndarray, np.ndarray]:
+  """Output windows [lo, hi] of Bin(m, 1/2), each tail at most e^log_tail."""
+  # Hoeffding: P[Bin(m, 1/2) < m/2 - sqrt(m T / 2)] <= e^-T, T = -log_tail.
+  lo = np.maximum(0, np.floor(num_outputs / 2 - np.sqrt(
+      -num_outputs * log_tail / 2))).astype(np.int64)
+  return lo, num_outputs - lo
+
+
 def _cell_segments(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
                    log_odds: np.ndarray, first: np.ndarray, total: int,
                    discretization: Optional[float]) -> np.ndarray:
@@ -267,20 +287,12 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
     Atoms and +infinity mass (b = 0 atoms when theta is inf, plus a bound on
     every truncated output).
   """
-  clones = np.asarray(clones, dtype=np.int64)
-  log_odds = np.asarray(log_odds, dtype=np.float64)
-  weights = np.asarray(weights, dtype=np.float64)
-  negligible = weights < _NEGLIGIBLE_FRACTION * np.exp(log_tail)
-  infinity_mass = float(np.sum(weights[negligible]))
-  clones, log_odds, weights = (clones[~negligible], log_odds[~negligible],
-                               weights[~negligible])
+  clones, log_odds, weights, infinity_mass = _kept_components(
+      clones, log_odds, weights, log_tail)
   if clones.size == 0:
     return discrete.PldAtoms(np.zeros(0), np.zeros(0), infinity_mass)
   num_outputs = clones + 1
-  # Hoeffding: P[Bin(m, 1/2) < m/2 - sqrt(m T / 2)] <= e^-T, T = -log_tail.
-  lo = np.maximum(0, np.floor(num_outputs / 2 - np.sqrt(
-      -num_outputs * log_tail / 2))).astype(np.int64)
-  hi = num_outputs - lo
+  lo, hi = _hoeffding_window(num_outputs, log_tail)
   # P_c(a) <= 2 Bin(c + 1, 1/2)(a), and both tails are cut.
   infinity_mass += float(np.sum(weights[lo > 0])) * 4.0 * np.exp(log_tail)
   # All components at once (check-in mixtures have thousands of small ones):
@@ -398,23 +410,15 @@ def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   without per-atom index arrays: the blanket pair (D16) has ~20 log-odds per
   clone count. Truncation as in `conditional_clone_atoms`.
   """
-  clones = np.asarray(clones, dtype=np.int64)
-  log_odds = np.asarray(log_odds, dtype=np.float64)
-  weights = np.asarray(weights, dtype=np.float64)
   if discretization is None or not np.all(np.isfinite(log_odds)):
     return conditional_clone_atoms(clones, log_odds, weights, log_tail,
                                    discretization)
-  negligible = weights < _NEGLIGIBLE_FRACTION * np.exp(log_tail)
-  infinity_mass = float(np.sum(weights[negligible]))
-  clones, log_odds, weights = (clones[~negligible], log_odds[~negligible],
-                               weights[~negligible])
+  clones, log_odds, weights, infinity_mass = _kept_components(
+      clones, log_odds, weights, log_tail)
   if clones.size == 0:
     return discrete.PldAtoms(np.zeros(0), np.zeros(0), infinity_mass)
   distinct, inverse = np.unique(clones + 1, return_inverse=True)
-  # Hoeffding windows, as in `conditional_clone_atoms`.
-  lo = np.maximum(0, np.floor(distinct / 2 - np.sqrt(
-      -distinct * log_tail / 2))).astype(np.int64)
-  hi = distinct - lo
+  lo, hi = _hoeffding_window(distinct, log_tail)
   infinity_mass += float(np.sum(weights[lo[inverse] > 0])) * 4.0 * np.exp(
       log_tail)
   binomial = np.exp(_numerics.binomial_windows_log_pmf(
