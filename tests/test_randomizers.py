@@ -131,3 +131,26 @@ def test_finite_randomizer_pairs_are_above_the_worst_dataset_pair(
       if atoms is not None:
         assert np.all(_profile(atoms, epsilons) >= worst - _ROUNDING), (
             name, n)
+
+
+@pytest.mark.parametrize('discretization', [1e-3, 0.05])
+@pytest.mark.parametrize('randomizer, matrix, largest', _CASES, ids=_IDS)
+def test_pairs_merged_on_a_grid_are_above_the_worst_dataset_pair(
+    randomizer, matrix, largest, discretization):
+  # D18/D27: atoms merged per grid cell (across the blanket's log-odds too)
+  # and discretized by connect-the-dots still dominate the enumerated law.
+  epsilon0 = randomizer.local_epsilon
+  epsilons = np.linspace(0, epsilon0, 7)[:-1]
+  for n in range(1, largest + 1):
+    worst = brute_force.worst_case_delta(matrix, n, epsilons)
+    for name, atoms in candidates.shuffle_round_pairs(
+        n, epsilon0, None, 0.0, 'shuffled_output', 1e-3, randomizer,
+        discretization):
+      if atoms is None:
+        continue
+      pmf = discrete.connect_the_dots(atoms, discretization)
+      grid = discrete.PldAtoms(
+          discretization * (pmf.lower_index + np.arange(pmf.probs.size)),
+          pmf.probs, pmf.infinity_mass)
+      assert np.all(_profile(grid, epsilons) >= worst - _ROUNDING), (
+          name, n)

@@ -80,10 +80,11 @@ def _common_weight_groups(num_users: int, double_rate: float,
   (t, z) are the counts of (double_rate, zero_rate) outcomes among
   `num_users` users. The groups start at about the lower Chernoff ends of
   t and of z (for num_users - t_hi trials), so little mass lies below.
-  Masses are P[V in [end_j, end_{j+1})] summed over t in its Chernoff
-  window; the last group also takes every V above its end (larger V only
-  helps, see the module docstring); what lies below the first end or has t
-  under the window goes to +infinity, with the rounding of the sums.
+  Masses are those of a stochastically smaller V (D27 (ii)): P[V < end_j]
+  bounded from above over blocks of t in its Chernoff window; the last
+  group also takes every V above its end (larger V only helps, see the
+  module docstring); what lies below the first end or has t under the
+  window goes to +infinity, with the rounding of the sums.
   """
   e = math.exp(log_ratio)
   if num_users == 0 or zero_rate + double_rate == 0:
@@ -118,12 +119,19 @@ def _common_weight_groups(num_users: int, double_rate: float,
   while ends[-1] < high and len(ends) < limit:
     ends.append(max(ends[-1] * ratio, ends[-1] + 1))
   ends = np.array(ends)
-  t = np.arange(t_lo, t_hi + 1)
   t_pmf = np.exp(_numerics.binomial_window_log_pmf(
       num_users, double_rate, 1 - double_rate, t_lo, t_hi))
-  # V < end means z <= ceil(end - e^eta t) - 1.
-  below = t_pmf @ _cdf((num_users - t)[:, None], zero_given_t,
-                       np.ceil(ends[None, :] - e * t[:, None]) - 1)
+  # V < end means z <= ceil(end - e^eta t) - 1. Over a block [t1, t2] of t
+  # that probability is at most P[Bin(N - t2, .) <= ceil(end - e^eta t1) - 1]
+  # (D27): blocks of t shifting V by an eighth of its spread, not every t.
+  step = max(1, int(spread / (8 * _BULK * e)))
+  first = np.arange(t_lo, t_hi + 1, step)
+  last = np.minimum(first + step - 1, t_hi)
+  block_pmf = np.add.reduceat(t_pmf, first - t_lo)
+  below = block_pmf @ _cdf((num_users - last)[:, None], zero_given_t,
+                           np.ceil(ends[None, :] - e * first[:, None]) - 1)
+  # Upper bounds on P[V < end] that stay non-decreasing in the end.
+  below = np.maximum.accumulate(np.minimum(below, 1.0))
   masses = np.maximum(np.diff(np.append(below, 1.0)), 0.0)
   t_tail = float(np.exp(_numerics.log_lower_tail_bound(
       num_users, double_rate, 1 - double_rate, t_lo - 1)))
@@ -142,7 +150,8 @@ def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
     table: the randomizer's `BlanketTable` (e.g. `randomizer.blanket()`).
     relative_width: in (0, 0.1]: label groups' relative width.
     discretization: None, or the spacing of the connect-the-dots grid the
-      atoms are meant for (outputs are then merged per grid cell, D18).
+      atoms are meant for (atoms are then merged per grid cell, across
+      components too: D18, D27 (i)).
   """
   num_users = _validation.check_integer('num_users', num_users, 1)
   if not isinstance(table, randomizers.BlanketTable):
@@ -203,9 +212,11 @@ def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
     clones.append(np.full(v_ends.size, first - 1))
     log_odds.append(np.log1p((e - 1) * last / (last + v_ends)))
     weights.append(mass * v_mass)
-  atoms = clone_pairs.conditional_clone_atoms(
-      np.concatenate(clones), np.concatenate(log_odds),
-      np.concatenate(weights), discretization=discretization)
+  clones, log_odds, weights = (np.concatenate(clones),
+                               np.concatenate(log_odds),
+                               np.concatenate(weights))
+  atoms = clone_pairs.cell_merged_clone_atoms(clones, log_odds, weights,
+                                              discretization)
   return discrete.PldAtoms(np.append(atoms.losses, 0.0),
                            np.append(atoms.masses, identical),
                            atoms.infinity_mass + infinity)

@@ -79,6 +79,40 @@ def _mechanism_specific_pairs(num_users: int, local_epsilon: float,
   return pairs
 
 
+_BEATEN = 'not used (cannot win: D27)'
+
+
+def _cannot_win(num_users: int, local_epsilon: float,
+                clone_probability: float, others, discretization
+                ) -> bool:
+  """Whether a clone pair cannot beat one of `others` on the grid (D27).
+
+  True when some other pair's profile is, at every grid point, at most a
+  lower bound on the clone pair's (`clone_pairs.clone_pair_lower_atoms`)
+  plus that pair's own +infinity mass: the smallest profile would then take
+  the clone pair nowhere (beyond that mass). Skipping a candidate is always
+  sound; this only keeps it tight, for a fraction of the pair's cost.
+  """
+  others = [atoms for _, atoms in others if atoms is not None]
+  if discretization is None or not others:
+    return False
+  lower = discrete.connect_the_dots(clone_pairs.clone_pair_lower_atoms(
+      num_users, local_epsilon, clone_probability, discretization),
+                                    discretization)
+  for atoms in others:
+    pmf = discrete.connect_the_dots(atoms, discretization)
+    first = min(pmf.lower_index, lower.lower_index, 0)
+    last = max(pmf.upper_index, lower.upper_index, 0)
+    # Connect-the-dots is exact at grid points up to its safety margin. At
+    # eps < 0 a symmetric pair's profile is 1 - e^-eps + e^-eps delta(-eps):
+    # the points eps >= 0 decide.
+    if np.all((discrete.grid_profile(pmf, first, last)
+               <= discrete.grid_profile(lower, first, last) * (1 - 1e-9)
+               + pmf.infinity_mass)[-first:]):
+      return True
+  return False
+
+
 # Pairs of recent rounds (the grid policy and the PMF both read them).
 @_cache.cached(PAIRS_CACHE_BYTES, _cache.atoms_bytes)
 def shuffle_round_pairs(num_users: int, local_epsilon: float,
@@ -104,14 +138,16 @@ def shuffle_round_pairs(num_users: int, local_epsilon: float,
               _mechanism_specific_pairs(n, eps0, randomizer, width,
                                         discretization))
   if num_categories is None:
+    if _cannot_win(n, eps0, math.exp(-eps0), specific, discretization):
+      return ((f'FMT21-CLONES: {_BEATEN}', None),) + tuple(specific)
     return (('FMT21-CLONES', clone_pairs.clone_pair_pld_atoms(
         n, eps0, width, discretization=discretization)),) + tuple(specific)
   k = num_categories
   candidates = [('KHH-KRR-STRONG',
                  clone_pairs.krr_strong_pld_atoms(n, eps0, k, width))]
   if krr_adversary != 'strong':
-    candidates.append(('KHH-KRR-WEAK',
-                       clone_pairs.krr_weak_pld_atoms(n, eps0, k, width)))
+    candidates.append(('KHH-KRR-WEAK', clone_pairs.krr_weak_pld_atoms(
+        n, eps0, k, width, discretization)))
   if krr_adversary == 'shuffled_output':
     candidates.append(('FMT21-CLONES', clone_pairs.clone_pair_pld_atoms(
         n, eps0, width, discretization=discretization)))

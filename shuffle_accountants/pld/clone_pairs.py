@@ -35,7 +35,7 @@ on their mass; labels beyond the window on the *safe* side are merged into
 the nearest group, whose representative is worse.
 """
 
-from typing import Optional, Tuple
+from typing import Optional, Sequence, Tuple
 
 import attr
 import numpy as np
@@ -70,13 +70,18 @@ def chernoff_window(num_trials: int, p: float, one_minus_p: float,
   """
   upper_log_tail = log_tail if upper_log_tail is None else upper_log_tail
   def bisect(predicate, low, high):
-    # Smallest integer in [low, high] satisfying a monotone predicate.
+    # Smallest integer in [low, high] satisfying a monotone, vectorized
+    # predicate (true at high): 64 points a step, not one.
     while low < high:
-      middle = (low + high) // 2
-      if predicate(middle):
-        high = middle
-      else:
-        low = middle + 1
+      # Steps of at least one: the floored points are distinct.
+      points = (np.arange(low, high + 1) if high - low < 64 else
+                np.floor(np.linspace(low, high, 65)).astype(np.int64))
+      holds = np.asarray(predicate(points))
+      index = int(np.argmax(holds)) if holds.any() else points.size - 1
+      if high - low < 64:
+        return int(points[index])
+      low, high = (int(points[index - 1]) + 1 if index > 0 else low,
+                   int(points[index]))
     return low
   mean = int(np.floor(num_trials * p))
   hi = bisect(lambda k: _numerics.log_upper_tail_bound(
@@ -184,6 +189,26 @@ def _conditional_loss(outputs: np.ndarray, others: np.ndarray,
   return loss
 
 
+def _kept_components(clones, log_odds, weights, log_tail: float):
+  """(clones, log_odds, weights, mass sent to +infinity): components lighter
+  than a fraction of the tail cut go to +infinity whole."""
+  clones = np.asarray(clones, dtype=np.int64)
+  log_odds = np.asarray(log_odds, dtype=np.float64)
+  weights = np.asarray(weights, dtype=np.float64)
+  negligible = weights < _NEGLIGIBLE_FRACTION * np.exp(log_tail)
+  return (clones[~negligible], log_odds[~negligible], weights[~negligible],
+          float(np.sum(weights[negligible])))
+
+
+def _hoeffding_window(num_outputs: np.ndarray, log_tail: float
+                      ) -> Tuple[np.ndarray, np.ndarray]:
+  """Output windows [lo, hi] of Bin(m, 1/2), each tail at most e^log_tail."""
+  # Hoeffding: P[Bin(m, 1/2) < m/2 - sqrt(m T / 2)] <= e^-T, T = -log_tail.
+  lo = np.maximum(0, np.floor(num_outputs / 2 - np.sqrt(
+      -num_outputs * log_tail / 2))).astype(np.int64)
+  return lo, num_outputs - lo
+
+
 def _cell_segments(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
                    log_odds: np.ndarray, first: np.ndarray, total: int,
                    discretization: Optional[float]) -> np.ndarray:
@@ -233,12 +258,12 @@ def _cell_segments(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
   if not merged.any():
     return every
   keep = merged[owner]
-  sizes = hi - lo + 1
-  single = np.repeat(~merged, sizes)
-  starts = np.concatenate([
-      every[single], first[merged],
-      first[owner[keep]] + start[keep] - lo[owner[keep]]])
-  return np.unique(starts)  # empty cells give repeated starts
+  # A mask, not np.unique (the sort cost more than the atoms): empty cells
+  # give repeated starts.
+  is_start = np.repeat(~merged, hi - lo + 1)
+  is_start[first[merged]] = True
+  is_start[first[owner[keep]] + start[keep] - lo[owner[keep]]] = True
+  return np.flatnonzero(is_start)
 
 
 def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
@@ -262,20 +287,12 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
     Atoms and +infinity mass (b = 0 atoms when theta is inf, plus a bound on
     every truncated output).
   """
-  clones = np.asarray(clones, dtype=np.int64)
-  log_odds = np.asarray(log_odds, dtype=np.float64)
-  weights = np.asarray(weights, dtype=np.float64)
-  negligible = weights < _NEGLIGIBLE_FRACTION * np.exp(log_tail)
-  infinity_mass = float(np.sum(weights[negligible]))
-  clones, log_odds, weights = (clones[~negligible], log_odds[~negligible],
-                               weights[~negligible])
+  clones, log_odds, weights, infinity_mass = _kept_components(
+      clones, log_odds, weights, log_tail)
   if clones.size == 0:
     return discrete.PldAtoms(np.zeros(0), np.zeros(0), infinity_mass)
   num_outputs = clones + 1
-  # Hoeffding: P[Bin(m, 1/2) < m/2 - sqrt(m T / 2)] <= e^-T, T = -log_tail.
-  lo = np.maximum(0, np.floor(num_outputs / 2 - np.sqrt(
-      -num_outputs * log_tail / 2))).astype(np.int64)
-  hi = num_outputs - lo
+  lo, hi = _hoeffding_window(num_outputs, log_tail)
   # P_c(a) <= 2 Bin(c + 1, 1/2)(a), and both tails are cut.
   infinity_mass += float(np.sum(weights[lo > 0])) * 4.0 * np.exp(log_tail)
   # All components at once (check-in mixtures have thousands of small ones):
@@ -321,6 +338,177 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   finite = np.isfinite(loss)
   infinity_mass += float(np.sum(mass[~finite & (mass > 0)]))
   return discrete.PldAtoms(loss[finite], mass[finite], infinity_mass)
+
+
+# Terms summed into one grid cell by `cell_merged_clone_atoms` at most: their
+# rounding (relative <= count * 2^-53) must stay within connect-the-dots'
+# relative safety margin (1e-10, D18).
+_MAX_TERMS_PER_CELL = 50_000
+
+
+def _cell_runs(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
+               log_odds: np.ndarray, count_of: np.ndarray,
+               pmfs: Sequence[np.ndarray], discretization: float):
+  """Runs of outputs sharing a grid cell, for components on dense outputs.
+
+  Components j (sorted by their clone count, `count_of[j]` indexing `lo`,
+  `hi`, `num_outputs` and the counts' binomial windows `pmfs`) are split
+  into runs by one `_cell_segments` call (D18). Returns, per run: (its
+  component, its cell, sum of a Bin(m, 1/2)(a), sum of b Bin(m, 1/2)(a),
+  outputs summed). A count's components share their outputs, so their run
+  sums come from the sums over the union of their runs' starts.
+  """
+  sizes = (hi - lo + 1)[count_of]
+  first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+  starts = _cell_segments(lo[count_of], hi[count_of], num_outputs[count_of],
+                          log_odds, first, int(np.sum(sizes)), discretization)
+  owner = np.searchsorted(first, starts, side='right') - 1
+  local = starts - first[owner]
+  run_a, run_b = np.empty(starts.size), np.empty(starts.size)
+  lengths = np.empty(starts.size)
+  blocks = np.flatnonzero(np.diff(count_of, prepend=-1, append=-1))
+  for begin, end in zip(blocks[:-1], blocks[1:]):  # one clone count each
+    index = count_of[begin]
+    runs = slice(*np.searchsorted(owner, [begin, end]))
+    union = np.unique(local[runs])
+    outputs = np.arange(lo[index], hi[index] + 1, dtype=np.float64)
+    pmf = pmfs[index]
+    segment_a = np.add.reduceat(outputs * pmf, union)
+    segment_b = np.add.reduceat((num_outputs[index] - outputs) * pmf, union)
+    segment_length = np.diff(np.append(union, outputs.size)).astype(float)
+    # Each component's runs are consecutive unions of segments.
+    flat = ((owner[runs] - begin) * union.size
+            + np.searchsorted(union, local[runs]))
+    copies = end - begin
+    run_a[runs] = np.add.reduceat(np.tile(segment_a, copies), flat)
+    run_b[runs] = np.add.reduceat(np.tile(segment_b, copies), flat)
+    lengths[runs] = np.add.reduceat(np.tile(segment_length, copies), flat)
+  first_output = (lo[count_of] + 0.0)[owner] + local
+  cell = discrete.grid_cell(_conditional_loss(
+      first_output, num_outputs[count_of][owner] - first_output,
+      log_odds[owner], np.zeros(starts.size, dtype=bool)), discretization)
+  return owner, cell, run_a, run_b, lengths
+
+
+def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
+                            weights: np.ndarray,
+                            discretization: Optional[float],
+                            log_tail: float = _LOG_TAIL
+                            ) -> discrete.PldAtoms:
+  """`conditional_clone_atoms` merged per grid cell across components (D27).
+
+  Without a `discretization` (or with infinite log-odds), simply
+  `conditional_clone_atoms`.
+
+  The same mixture (finite log-odds only), but every atom of every
+  component whose loss shares its lower grid point with others is merged
+  into one (P-mass and Q-mass summed, D18: the mixture's label is revealed,
+  so its atoms are the union of the components' atoms, and connect-the-dots
+  on `discretization` is linear in each cell's two sums). Components
+  sharing a clone count share their outputs a and binomial weights, so the
+  atoms of all their log-odds are built as one (outputs x log-odds) table,
+  without per-atom index arrays: the blanket pair (D16) has ~20 log-odds per
+  clone count. Truncation as in `conditional_clone_atoms`.
+  """
+  if discretization is None or not np.all(np.isfinite(log_odds)):
+    return conditional_clone_atoms(clones, log_odds, weights, log_tail,
+                                   discretization)
+  clones, log_odds, weights, infinity_mass = _kept_components(
+      clones, log_odds, weights, log_tail)
+  if clones.size == 0:
+    return discrete.PldAtoms(np.zeros(0), np.zeros(0), infinity_mass)
+  distinct, inverse = np.unique(clones + 1, return_inverse=True)
+  lo, hi = _hoeffding_window(distinct, log_tail)
+  infinity_mass += float(np.sum(weights[lo[inverse] > 0])) * 4.0 * np.exp(
+      log_tail)
+  binomial = np.exp(_numerics.binomial_windows_log_pmf(
+      distinct, 0.5, 0.5, lo, hi))
+  window_start = np.concatenate([[0], np.cumsum(hi - lo + 1)[:-1]])
+  q, one_minus_q = special.expit(log_odds), special.expit(-log_odds)
+  tilt = np.tanh(log_odds / 2)  # q - (1 - q)
+  cells, p_mass, q_mass, terms = [], [], [], []
+  sizes = hi - lo + 1
+  pmfs = np.split(binomial, window_start[1:])
+  # Counts whose outputs are dense on the grid at their largest log-odds
+  # (the loss is odd in a - b, largest at a = hi) go by runs of outputs.
+  largest = np.zeros(distinct.size)
+  np.maximum.at(largest, inverse, log_odds)
+  top = _conditional_loss(hi.astype(np.float64), lo.astype(np.float64),
+                          largest, np.zeros(distinct.size, dtype=bool))
+  dense = 8 * (2 * top / discretization + 2) < sizes  # else a table is cheaper
+  by_runs = np.flatnonzero(dense[inverse])
+  if by_runs.size:
+    by_runs = by_runs[np.argsort(inverse[by_runs], kind='stable')]
+    owner, cell, run_a, run_b, run_terms = _cell_runs(
+        lo, hi, distinct, log_odds[by_runs], inverse[by_runs], pmfs,
+        discretization)
+    component = by_runs[owner]
+    scale = (2.0 / distinct[inverse[component]]) * weights[component]
+    cells.append(cell)
+    p_mass.append(scale * (q[component] * run_a
+                           + one_minus_q[component] * run_b))
+    q_mass.append(scale * (one_minus_q[component] * run_a
+                           + q[component] * run_b))
+    terms.append(run_terms)
+  for index in np.flatnonzero(~dense):
+    num_outputs, mine = distinct[index], inverse == index
+    a = np.arange(lo[index], hi[index] + 1, dtype=np.float64)[:, None]
+    b = num_outputs - a
+    theta, q_mine, one_minus_q_mine = log_odds[mine], q[mine], one_minus_q[mine]
+    # In place: this table is the pair's main cost.
+    toward_p = q_mine * a
+    toward_p += one_minus_q_mine * b
+    toward_q = one_minus_q_mine * a
+    toward_q += q_mine * b
+    # L = log(toward_p / toward_q), written so that a = b gives 0 exactly.
+    loss = tilt[mine] * (a - b)
+    with np.errstate(divide='ignore'):
+      loss /= toward_q
+    np.log1p(loss, out=loss)
+    np.minimum(loss, theta, out=loss)
+    cells.append(discrete.grid_cell(loss, discretization).ravel())
+    scale = (pmfs[index] * (2.0 / num_outputs))[:, None] * weights[mine]
+    toward_p *= scale
+    toward_q *= scale
+    p_mass.append(toward_p.ravel())
+    q_mass.append(toward_q.ravel())
+    # Outputs per cell: the loss's slope in a is smallest at a = b, 4 tanh
+    # (theta / 2) / m, so a cell holds at most d m / (4 tanh) + 1 of them.
+    terms.append(float(theta.size) * (
+        discretization * num_outputs / (4 * np.tanh(theta.min() / 2)) + 1))
+  # Each clone count's terms are summed per cell first (at most
+  # _MAX_TERMS_PER_CELL each, else the unmerged route), then the counts'.
+  lowest = min(int(cell.min()) for cell in cells)
+  span = max(int(cell.max()) for cell in cells) - lowest + 1
+  if span <= 4 * sum(cell.size for cell in cells):  # cells as bins, no sort
+    labels = np.arange(lowest, lowest + span)
+  else:
+    labels = np.unique(np.concatenate(cells))
+  p_sum, q_sum = np.zeros(labels.size), np.zeros(labels.size)
+  for cell, p_part, q_part, count in zip(cells, p_mass, q_mass, terms):
+    position = (cell - lowest if labels.size == span
+                else np.searchsorted(labels, cell))
+    if np.isscalar(count):  # a bound on a table's terms per cell
+      too_many = count > _MAX_TERMS_PER_CELL
+    else:
+      too_many = np.max(np.bincount(position, weights=count)) > (
+          _MAX_TERMS_PER_CELL)
+    if too_many:
+      return conditional_clone_atoms(clones, log_odds, weights, log_tail,
+                                     discretization)
+    p_sum += np.bincount(position, weights=p_part, minlength=labels.size)
+    q_sum += np.bincount(position, weights=q_part, minlength=labels.size)
+  occupied = p_sum > 0
+  p_sum, q_sum = p_sum[occupied], q_sum[occupied]
+  with np.errstate(divide='ignore'):
+    loss = np.log(p_sum) - np.log(q_sum)
+  if np.any(np.isnan(loss)):
+    raise FloatingPointError(
+        'internal error: a clone pair has NaN atoms; please report the event '
+        'that produced it.')
+  finite = np.isfinite(loss)
+  infinity_mass += float(np.sum(p_sum[~finite]))
+  return discrete.PldAtoms(loss[finite], p_sum[finite], infinity_mass)
 
 
 def _with_identical_mass(atoms: discrete.PldAtoms, weight: float,
@@ -389,6 +577,35 @@ def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
                                   weights, log_tail, discretization)
   return discrete.PldAtoms(atoms.losses, atoms.masses,
                             atoms.infinity_mass + lower_tail)
+
+
+# A clone pair's lower bound needs its bulk only: cut tails of e^-15.
+_LOWER_LOG_TAIL = -15.0
+_LOWER_GROUPS = 10
+
+
+def clone_pair_lower_atoms(num_users: int, local_epsilon: float,
+                           clone_probability: float,
+                           discretization: float) -> discrete.PldAtoms:
+  """A LOWER bound on the profile of the clone pair (FMT21-CLONES / D15). [LB]
+
+  Not a bound on any mechanism: it only tells that the clone pair, computed
+  in full, could not beat another candidate (D27). Coarse groups of clone
+  counts, each at its *largest* count (the profile is non-increasing in the
+  count, D4); every truncated mass is dropped, not sent to +infinity, and
+  the normalised windows' masses are scaled down by their tails' bounds.
+  """
+  p = min(1.0, clone_probability)
+  groups = label_groups(num_users - 1, p, 1.0 - p, DEFAULT_RELATIVE_WIDTH,
+                        _LOWER_GROUPS, log_tail=_LOWER_LOG_TAIL,
+                        upper_log_tail=_LOWER_LOG_TAIL)
+  # Label windows' tails, then each conditional pair's Hoeffding window's.
+  kept = (1.0 - groups.lower_tail - groups.upper_tail) * (
+      1.0 - 2.0 * np.exp(_LOWER_LOG_TAIL))
+  atoms = cell_merged_clone_atoms(
+      groups.ends, np.full(groups.ends.size, local_epsilon),
+      groups.weights * max(0.0, kept), discretization, _LOWER_LOG_TAIL)
+  return discrete.PldAtoms(atoms.losses, atoms.masses, 0.0)
 
 
 # Conditional pairs of nearby rounds: one on a fine grid can be megabytes,
@@ -525,7 +742,8 @@ def binomial_interval_mass(num_trials: np.ndarray, p: float,
 
 def krr_weak_pld_atoms(num_users: int, local_epsilon: float,
                        num_categories: int,
-                       relative_width: float = DEFAULT_RELATIVE_WIDTH
+                       relative_width: float = DEFAULT_RELATIVE_WIDTH,
+                       discretization: Optional[float] = None
                        ) -> discrete.PldAtoms:
   """KHH-KRR-WEAK: pair for the weak adversary, as a mixture of clone pairs.
 
@@ -533,7 +751,8 @@ def krr_weak_pld_atoms(num_users: int, local_epsilon: float,
   answered randomly, but not whether the differing user did; TIGHT for it up
   to the grouping of labels.] Not O(n^3): labels (y, s) are grouped in both
   coordinates (smallest s, largest theta per group), which can only raise
-  the profile; all truncated mass goes to +infinity.
+  the profile; all truncated mass goes to +infinity. With a
+  `discretization`, atoms sharing a grid cell are merged (D18, D27).
   """
   num_users, local_epsilon, relative_width = _check_common(
       num_users, local_epsilon, relative_width)
@@ -567,9 +786,10 @@ def krr_weak_pld_atoms(num_users: int, local_epsilon: float,
     clones.append(s_starts - 1)
     log_odds.append(np.log1p((1 - gamma) * k * s_ends / (gamma * (y + 1))))
     weights.append(y_weight * s_mass)
-  atoms = conditional_clone_atoms(np.concatenate(clones),
-                                  np.concatenate(log_odds),
-                                  np.concatenate(weights))
+  clones, log_odds, weights = (np.concatenate(clones),
+                               np.concatenate(log_odds),
+                               np.concatenate(weights))
+  atoms = cell_merged_clone_atoms(clones, log_odds, weights, discretization)
   return _with_identical_mass(
       discrete.PldAtoms(atoms.losses, atoms.masses,
                          atoms.infinity_mass + missing), 1.0, identical)

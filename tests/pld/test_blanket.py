@@ -71,3 +71,30 @@ def test_huge_local_epsilon_stays_finite_and_sound(family, local_epsilon):
   assert total == pytest.approx(1.0, abs=1e-9)
   # The target's own single-cell report is nearly certain to reveal it.
   assert _profile(atoms, 1.0) > 0.2
+
+
+@pytest.mark.parametrize('num_users, double_rate, zero_rate, log_ratio', [
+    (40, 0.1, 0.5, 2.0), (3000, 0.2, 0.3, 0.3), (20000, 0.05, 0.6, 0.2),
+    (20000, 0.009, 0.47, 2.0)])
+def test_weight_groups_are_stochastically_below_the_enumerated_law(
+    num_users, double_rate, zero_rate, log_ratio):
+  # D27: the groups of V = z + e^eta t (t, z trinomial counts) are computed
+  # over blocks of t, each at its worst end; P[V < end] from them must be at
+  # least the exact one, enumerated here over every t with scipy's binomial.
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  ends, masses, infinity = blanket._common_weight_groups(  # pylint: disable=protected-access
+      num_users, double_rate, zero_rate, log_ratio, 1e-3)
+  assert float(np.sum(masses)) + infinity == pytest.approx(1.0, abs=1e-9)
+  e = math.exp(log_ratio)
+  t = np.arange(num_users + 1)
+  t_pmf = stats.binom.pmf(t, num_users, double_rate)
+  zero_given_t = zero_rate / (1 - double_rate)
+  claimed = infinity + np.concatenate([[0.0], np.cumsum(masses)[:-1]])
+  for end, upper in zip(ends, claimed):
+    exact = float(np.sum(t_pmf * stats.binom.cdf(
+        np.ceil(end - e * t) - 1, num_users - t, zero_given_t)))
+    assert upper >= exact - 1e-12
+  # Blocks of t do not make it loose: the median group barely moves.
+  exact_median = float(np.sum(t_pmf * stats.binom.cdf(
+      np.ceil(ends[len(ends) // 2] - e * t) - 1, num_users - t, zero_given_t)))
+  assert claimed[len(ends) // 2] <= exact_median + 0.05

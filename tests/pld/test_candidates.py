@@ -82,3 +82,54 @@ def test_estimate_keeps_the_parents_pld_for_other_events():
   accountant.compose(gaussian)
   assert accountant.get_optimistic_epsilon(1e-6) == pytest.approx(
       accountant.get_epsilon(1e-6), rel=1e-11)  # get_epsilon rounds up by 1e-12
+
+
+@pytest.mark.parametrize('num_users, local_epsilon, probability', [
+    (5, 1.0, None), (60, 2.0, None), (200, 0.5, None), (200, 1.0, 0.6)])
+@pytest.mark.parametrize('discretization', [1e-3, 0.02])
+def test_clone_pair_lower_bound_is_below_the_enumerated_pair(
+    num_users, local_epsilon, probability, discretization):
+  # D27: the lower bound that lets FMT21 be skipped never exceeds the clone
+  # pair, enumerated here over every clone count and output.
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  from shuffle_accountants.pld import clone_pairs  # pylint: disable=g-import-not-at-top
+  p = np.exp(-local_epsilon) if probability is None else probability
+  lower = discrete.connect_the_dots(clone_pairs.clone_pair_lower_atoms(
+      num_users, local_epsilon, p, discretization), discretization)
+  q = 1 / (1 + np.exp(-local_epsilon))
+  p_mass, q_mass = [], []
+  for clones in range(num_users):
+    a = np.arange(clones + 2)
+    b = clones + 1 - a
+    base = (stats.binom.pmf(clones, num_users - 1, p)
+            * stats.binom.pmf(a, clones + 1, 0.5) * 2 / (clones + 1))
+    p_mass.append(base * (q * a + (1 - q) * b))
+    q_mass.append(base * ((1 - q) * a + q * b))
+  p_mass, q_mass = np.concatenate(p_mass), np.concatenate(q_mass)
+  first = min(lower.lower_index, 0)
+  grid = np.arange(first, lower.upper_index + 1) * discretization
+  exact = np.array([np.sum(np.maximum(p_mass - np.exp(e) * q_mass, 0.0))
+                    for e in grid])
+  ours = discrete.grid_profile(lower, first, lower.upper_index)
+  assert np.all(ours * (1 - 1e-9) <= exact + 1e-15)
+  # A lower bound worth having: close to the pair at eps = 0.
+  assert ours[-first] >= 0.9 * exact[-first]
+
+
+@pytest.mark.parametrize('num_users', [10**3, 10**5])
+def test_skipping_a_clone_pair_that_cannot_win_keeps_epsilon(num_users):
+  from shuffle_accountants import randomizers  # pylint: disable=g-import-not-at-top
+  event = ShuffleEvent(num_users,
+                       randomizer=randomizers.OptimizedUnaryEncoding(100, 2.0))
+  skipped = ShufflePldAccountant().compose(event)
+  assert skipped.contributions[0].pairs[0].startswith('FMT21-CLONES: not')
+  with pytest.MonkeyPatch.context() as patch:
+    patch.setattr(candidates, '_cannot_win', lambda *args: False)
+    from shuffle_accountants import clear_caches  # pylint: disable=g-import-not-at-top
+    clear_caches()
+    full = ShufflePldAccountant().compose(event)
+    assert full.contributions[0].pairs[0] == 'FMT21-CLONES'
+    for delta in (1e-3, 1e-6, 1e-10):
+      assert skipped.get_epsilon(delta) == pytest.approx(
+          full.get_epsilon(delta), rel=1e-6)
+  clear_caches()

@@ -9,13 +9,6 @@ from shuffle_accountants.pld import clone_pairs
 from shuffle_accountants.pld import discrete
 
 
-def _dense(pmf, first, size):
-  out = np.zeros(size)
-  out[pmf.lower_index - first:pmf.lower_index - first + pmf.probs.size] = (
-      pmf.probs)
-  return out
-
-
 def _pairs(num_users, discretization):
   table = randomizers.OptimizedUnaryEncoding(100, 2.0).blanket()
   return [
@@ -30,20 +23,27 @@ def _pairs(num_users, discretization):
 @pytest.mark.parametrize('num_users', [2, 300, 10**6])
 @pytest.mark.parametrize('discretization', [1e-4, 3e-3])
 def test_merged_atoms_discretize_to_the_same_pmf(num_users, discretization):
-  merged_somewhere = False
+  fewer = []
   for exact, merged in _pairs(num_users, discretization):
-    merged_somewhere |= merged.losses.size < exact.losses.size
+    fewer.append(merged.losses.size < exact.losses.size)
     first_pmf = discrete.connect_the_dots(exact, discretization)
     second_pmf = discrete.connect_the_dots(merged, discretization)
-    first = min(first_pmf.lower_index, second_pmf.lower_index)
-    size = max(first_pmf.upper_index, second_pmf.upper_index) - first + 1
-    expected = _dense(first_pmf, first, size)
-    got = _dense(second_pmf, first, size)
-    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-15)
+    assert (second_pmf.lower_index, second_pmf.upper_index) == (
+        first_pmf.lower_index, first_pmf.upper_index)
+    # The same PMF up to rounding; a cell's split beta cancels (P - e^{id} Q
+    # over 1 - e^-d), so compare what is read, delta at every grid point:
+    # within connect-the-dots' relative safety margin (1e-10).
+    first, last = first_pmf.lower_index, first_pmf.upper_index
+    expected = discrete.grid_profile(first_pmf, first, last)
+    got = discrete.grid_profile(second_pmf, first, last)
+    np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-300)
+    np.testing.assert_allclose(second_pmf.probs.sum(), first_pmf.probs.sum(),
+                               rtol=1e-12)
     assert second_pmf.infinity_mass == pytest.approx(
         first_pmf.infinity_mass, rel=1e-12, abs=1e-18)
-  # The test must exercise merging where outputs are dense on the grid.
-  assert merged_somewhere == (num_users == 10**6)
+  # The test must exercise merging: the clone pair's where outputs are
+  # dense on the grid, the blanket's across its log-odds (D27) always.
+  assert fewer == [num_users == 10**6, True]
 
 
 def test_runs_whose_binomial_underflows_are_dropped_not_nan():
