@@ -1,0 +1,314 @@
+"""Certified delta of a composition of grid PMFs, FFT round-off included (D24).
+
+The composition of grid PMFs p_1 ... p_T (losses on one grid {i d}) is
+recomputed in the exponentially tilted domain: p_j(L) e^{lam L} / M_j with
+M_j = sum_L p_j(L) e^{lam L}. Convolution commutes with tilting (the losses
+add), so the composition is c(L) = M^T-scale * e^{-lam L} * (tilted
+composition)(L). With lam at the saddle point of the epsilon asked for, the
+tilted composition is O(1) where delta reads it, and an absolute, proven
+bound E on its FFT error (`fft_convolution_error`, `fft_power_error`) maps
+back to a *relative* bound on the tail. The certified masses
+u(L) = (c~(L) + E) e^{log_scale - lam L} >= c(L) give a delta(eps) that is an
+upper bound on the exact composition's, at every eps; docs/mathematics.md D24
+states the error model and the argument.
+"""
+
+import math
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+from scipy import special
+
+UNIT_ROUNDOFF = 2.0**-53
+# Largest transform used by a certificate (128 MiB of complex data).
+MAX_CERTIFIED_BUCKETS = 2**23
+# Relative allowance for the tilting and untilting (exp, log of sums of a few
+# terms; each a handful of roundings of arguments below 800): 1e-9 >> 1e3 u.
+_TILT_MARGIN = 1e-9
+# Absolute allowance per transform output for underflow (subnormals).
+_UNDERFLOW = 1e-290
+
+
+def _gamma(k: float) -> float:
+  """Higham's gamma_k = k u / (1 - k u)."""
+  return k * UNIT_ROUNDOFF / (1 - k * UNIT_ROUNDOFF)
+
+
+def fft_relative_error(length: int) -> float:
+  """epsilon_F of the FFT error model (D24) for a power-of-two length.
+
+  Higham Thm 24.2: a radix-2 FFT of length 2^t with twiddle factors accurate
+  to mu has ||y^ - F x||_2 <= t eta / (1 - t eta) ||F x||_2, eta = mu +
+  gamma_4 (sqrt 2 + mu). pocketfft combines 2 or 3 radix-2 levels into one
+  radix-4 or radix-8 pass (one twiddle product per pass instead of one per
+  level, plus a product by sqrt(1/2) in radix-8); D24 takes twice Higham's
+  eta per level, with mu = 2u, as the model.
+  """
+  levels = int(length).bit_length() - 1
+  if length != 1 << levels:
+    raise ValueError(f'length={length} is not a power of two')
+  mu = 2 * UNIT_ROUNDOFF
+  eta = 2 * (mu + _gamma(4) * (math.sqrt(2) + mu))
+  return levels * eta / (1 - levels * eta)
+
+
+def _norms(values: np.ndarray) -> Tuple[float, float]:
+  """Upper bounds on ||x||_1 and ||x||_2 of a float vector."""
+  inflate = 1 + _gamma(values.size + 2)
+  one = float(np.sum(np.abs(values))) * inflate
+  two = float(np.linalg.norm(values)) * inflate
+  return one, two
+
+
+def fft_convolution_error(first: np.ndarray, second: np.ndarray,
+                          length: int) -> float:
+  """Bound on ||computed - exact||_2 of `_fft_convolve(first, second)`."""
+  eps_f = fft_relative_error(length)
+  one_x, two_x = _norms(first)
+  one_y, two_y = _norms(second)
+  root = math.sqrt(length)
+  reach_x = one_x + eps_f * root * two_x  # bounds |computed F x| entrywise
+  reach_y = one_y + eps_f * root * two_y
+  products = (eps_f * (reach_y * two_x + one_x * two_y)
+              + math.sqrt(2) * _gamma(2) * reach_x * (1 + eps_f) * two_y)
+  return (products + eps_f * (one_x * two_y + products)
+          + _UNDERFLOW * root)
+
+
+def fft_power_error(values: np.ndarray, count: int, length: int) -> float:
+  """Bound on ||computed - exact||_2 of `_fft_power(values, count)`."""
+  eps_f = fft_relative_error(length)
+  one, two = _norms(values)
+  root = math.sqrt(length)
+  reach = one + eps_f * root * two
+  lift = math.exp((count - 1) * math.log(reach)) if reach > 0 else 0.0
+  # Binary exponentiation: the computed power is the exact power of the
+  # computed transform times (1 + theta)^j, j <= 2 count - 1 (by induction:
+  # squaring w_j gives 2 (2j - 1) + 1, a product w_a w_b 2 (a + b) - 1).
+  powering = math.expm1((2 * count - 1) * math.log1p(math.sqrt(2)
+                                                      * _gamma(2)))
+  products = (count * lift * eps_f * two
+              + powering * lift * (1 + eps_f) * two)
+  exact_two = math.exp((count - 1) * math.log(one)) * two if one > 0 else 0.0
+  return products + eps_f * (exact_two + products) + _UNDERFLOW * root
+
+
+def _transform_length(size: int) -> int:
+  return 1 << max(0, int(size - 1).bit_length())
+
+
+def _fft_convolve(first: np.ndarray, second: np.ndarray, window: int
+                  ) -> Tuple[np.ndarray, int]:
+  """Convolution by complex power-of-two FFTs (the model's case): linear,
+  or cyclic modulo `window` when longer (entries wrap around)."""
+  size = first.size + second.size - 1
+  length = min(_transform_length(size), window)
+  spectrum = (np.fft.fft(first.astype(np.complex128), length)
+              * np.fft.fft(second.astype(np.complex128), length))
+  return np.fft.ifft(spectrum).real[:size], length
+
+
+def _fft_power(values: np.ndarray, count: int, window: int
+               ) -> Tuple[np.ndarray, int]:
+  """The count-fold convolution, by binary exponentiation of the transform
+  (cyclic modulo `window` when longer)."""
+  size = count * (values.size - 1) + 1
+  length = min(_transform_length(size), window)
+  base = np.fft.fft(values.astype(np.complex128), length)
+  result = None
+  while count:
+    if count & 1:
+      result = base if result is None else result * base
+    count >>= 1
+    if count:
+      base = base * base
+  return np.fft.ifft(result).real[:size], length
+
+
+class _Node:
+  """A computed tilted (partial) composition and its proven error.
+
+  values: computed vector; error: bound on ||values - exact||_2; mass: bound
+  on the exact (non-negative) vector's total; lower: grid index of values[0].
+  """
+
+  def __init__(self, values, error, mass, lower):
+    self.values, self.error, self.mass, self.lower = values, error, mass, lower
+
+
+def _power_node(node: _Node, count: int, window: int) -> _Node:
+  if count == 1:
+    return node
+  values, length = _fft_power(node.values, count, window)
+  error = fft_power_error(node.values, count, length)
+  one, _ = _norms(node.values)
+  reach = max(one, node.mass)
+  if node.error:  # ||x^k - y^k|| <= k max(|x|_1, |y|_1)^{k-1} ||x - y||
+    error += count * math.exp((count - 1) * math.log(reach)) * node.error
+  return _Node(values, error, node.mass**count * (1 + _gamma(count)),
+               count * node.lower)
+
+
+def _product_node(first: _Node, second: _Node, window: int) -> _Node:
+  values, length = _fft_convolve(first.values, second.values, window)
+  error = fft_convolution_error(first.values, second.values, length)
+  one_first, _ = _norms(first.values)
+  # x^ * y^ - x * y = (x^ - x) * y + x^ * (y^ - y); Young's inequality.
+  error += first.error * second.mass + one_first * second.error
+  return _Node(values, error, first.mass * second.mass * (1 + _gamma(2)),
+               first.lower + second.lower)
+
+
+class Rounds:
+  """A ledger of grid PMFs (finite masses, +infinity mass, count).
+
+  All on one grid of spacing `discretization`; the finite masses are
+  non-negative and exact inputs (no FFT has touched them).
+  """
+
+  def __init__(self, discretization: float,
+               rounds: Sequence[Tuple[int, np.ndarray, float, int]]):
+    self.discretization = discretization
+    self.rounds = [(lower, np.maximum(np.asarray(probs, np.float64), 0.0),
+                    infinity, count)
+                   for lower, probs, infinity, count in rounds if count]
+
+  def support(self) -> int:
+    return sum(count * (probs.size - 1) for _, probs, _, count in self.rounds) + 1
+
+  def lowest(self) -> int:
+    """Grid index of the composition's lowest finite loss."""
+    return sum(count * lower for lower, _, _, count in self.rounds)
+
+  def infinity_mass(self) -> float:
+    log_finite = sum(count * math.log1p(-min(infinity, 1.0))
+                     for _, _, infinity, count in self.rounds)
+    return min(1.0, -math.expm1(log_finite) * (1 + 1e-12) + 1e-300)
+
+  def _log_moments(self, tilt: float) -> List[Tuple[float, float, float]]:
+    """(log M_j, tilted mean, tilted variance of L_j) of every round."""
+    d = self.discretization
+    out = []
+    for lower, probs, _, _ in self.rounds:
+      losses = (lower + np.arange(probs.size)) * d
+      with np.errstate(divide='ignore'):
+        logs = np.log(probs) + tilt * losses
+      log_moment = float(special.logsumexp(logs))
+      weights = np.exp(logs - log_moment)
+      mean = float(np.sum(weights * losses))
+      out.append((log_moment, mean,
+                  float(np.sum(weights * (losses - mean)**2))))
+    return out
+
+  def _log_scale(self, moments) -> Tuple[float, float]:
+    """(sum_j count_j log M_j, a bound on its rounding error)."""
+    scale = sum(count * m[0] for m, (_, _, _, count)
+                in zip(moments, self.rounds))
+    size = sum(count * abs(m[0]) for m, (_, _, _, count)
+               in zip(moments, self.rounds))
+    return scale, _gamma(len(self.rounds) + 8) * size
+
+  def saddle_point(self, epsilon: float) -> float:
+    """The tilt at which the composition's tilted mean is `epsilon` (>= 0),
+    snapped to a grid of ratio 2^(1/8) so that nearby queries share it."""
+    def mean(tilt):
+      return sum(count * m[1] for m, (_, _, _, count)
+                 in zip(self._log_moments(tilt), self.rounds))
+    if not self.rounds or mean(0.0) >= epsilon:
+      return 0.0
+    low, high = 0.0, 1.0
+    while mean(high) < epsilon and high < 512:
+      low, high = high, 2 * high
+    for _ in range(30):
+      middle = 0.5 * (low + high)
+      low, high = (middle, high) if mean(middle) < epsilon else (low, middle)
+    if high <= 1e-6:
+      return 0.0
+    return float(2.0 ** (round(8 * math.log2(high)) / 8))
+
+  def window(self, tilt: float, epsilon: float) -> Tuple[int, int]:
+    """(first grid index, length) of the losses a certificate resolves: the
+    whole support if it fits, else a power-of-two window from well below
+    `epsilon` (a quarter of it) to beyond 48 tilted standard deviations,
+    its start snapped to an eighth of its length."""
+    support = self.support()
+    lower = self.lowest()
+    spread = math.sqrt(sum(count * m[2] for m, (_, _, _, count)
+                           in zip(self._log_moments(tilt), self.rounds)))
+    length = min(MAX_CERTIFIED_BUCKETS, _transform_length(
+        int(64 * spread / self.discretization) + 64))
+    if _transform_length(support) <= length:
+      return lower, _transform_length(support)
+    step = max(1, length // 8)
+    start = int(math.floor(epsilon / self.discretization)) - length // 4
+    return max(lower, (start // step) * step), length
+
+  def _mass_above(self, index: int, tilt: float) -> float:
+    """Chernoff bound on the exact composition's finite mass at losses of
+    grid index >= `index`: min over tilts t of M(t)^T e^{-t index d}."""
+    best = 1.0
+    for other in {tilt, 1.5 * tilt, 2 * tilt, 3 * tilt, tilt + 0.5,
+                  tilt + 1, 2.0, 4.0, 8.0}:
+      if other <= 0:
+        continue
+      scale, slack = self._log_scale(self._log_moments(other))
+      exponent = scale + slack - other * index * self.discretization
+      best = min(best, math.exp(min(exponent, 0.0)) * (1 + _TILT_MARGIN))
+    return best
+
+  def certified_masses(self, tilt: float, first: int, length: int
+                       ) -> Tuple[int, np.ndarray, float]:
+    """(first, u, +infinity mass): u >= the exact composition's finite
+    masses at the grid points first ... first + length - 1, the +infinity
+    mass >= the rounds' +infinity mass and their finite mass beyond (D24)."""
+    d = self.discretization
+    moments = self._log_moments(tilt)
+    nodes = []
+    for (lower, probs, _, count), (log_moment, _, _) in zip(self.rounds,
+                                                            moments):
+      losses = (lower + np.arange(probs.size)) * d
+      with np.errstate(divide='ignore'):
+        # Rounded up: >= p e^{tilt L} / M^ for the M^ used below.
+        tilted = np.exp(np.log(probs) + tilt * losses - log_moment) * (
+            1 + _TILT_MARGIN)
+      one, _ = _norms(tilted)
+      nodes.append(_power_node(_Node(tilted, 0.0, one, lower), count,
+                               length))
+    while len(nodes) > 1:
+      nodes = [_product_node(nodes[i], nodes[i + 1], length)
+               if i + 1 < len(nodes) else nodes[i]
+               for i in range(0, len(nodes), 2)]
+    node = nodes[0]
+    # Entry j holds the exact tilted masses at indices node.lower + j
+    # + m length (all m; non-negative, so their sum bounds each): rotate so
+    # that entry i stands for grid index first + i.
+    values = np.zeros(length)
+    values[:node.values.size] = node.values
+    values = np.roll(values, -((first - node.lower) % length))
+    losses = (first + np.arange(length)) * d
+    log_scale, slack = self._log_scale(moments)
+    slack += _gamma(8) * np.abs(tilt * losses)  # the exponent's rounding
+    with np.errstate(over='ignore'):
+      factor = np.exp(log_scale - tilt * losses + slack) * (1 + _TILT_MARGIN)
+      masses = np.maximum(values + node.error, 0.0) * factor
+    # No mass of a composition exceeds the product of the rounds' totals.
+    total = math.exp(sum(
+        count * math.log(max(_norms(probs)[0], 1e-300))
+        for _, probs, _, count in self.rounds) * (1 + 1e-12)) * (1 + 1e-9)
+    beyond = (0.0 if first + length > node.lower + self.support() - 1
+              else self._mass_above(first + length, tilt))
+    return (first, np.minimum(masses, total),
+            min(1.0, self.infinity_mass() + beyond * (1 + 1e-12)))
+
+
+def combine(rounds: List[Rounds]) -> Optional[Rounds]:
+  """One ledger of all rounds (None if any is None or the grids differ)."""
+  if any(r is None for r in rounds):
+    return None
+  spacings = {r.discretization for r in rounds}
+  if len(spacings) != 1:
+    return None
+  merged = Rounds(spacings.pop(), [])
+  for r in rounds:
+    merged.rounds.extend(r.rounds)
+  return merged
