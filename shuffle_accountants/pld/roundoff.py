@@ -172,6 +172,22 @@ class Rounds:
     self.rounds = [(lower, np.maximum(np.asarray(probs, np.float64), 0.0),
                     infinity, count)
                    for lower, probs, infinity, count in rounds if count]
+    self._flat = None
+
+  def _flattened(self):
+    """All rounds' (losses, log masses, segment starts, counts), flat."""
+    if self._flat is None:
+      kept = [(lower, probs, count) for lower, probs, _, count in self.rounds
+              if np.any(probs > 0)] or [(0, np.ones(1), 0)]  # (count 0)
+      losses = np.concatenate([(lower + np.arange(probs.size))
+                               * self.discretization
+                               for lower, probs, _ in kept])
+      with np.errstate(divide='ignore'):
+        logs = np.log(np.concatenate([probs for _, probs, _ in kept]))
+      starts = np.cumsum([0] + [probs.size for _, probs, _ in kept])[:-1]
+      counts = np.array([count for _, _, count in kept], dtype=np.float64)
+      self._flat = (losses, logs, starts, counts)
+    return self._flat
 
   def support(self) -> int:
     return sum(count * (probs.size - 1) for _, probs, _, count in self.rounds) + 1
@@ -185,35 +201,33 @@ class Rounds:
                      for _, _, infinity, count in self.rounds)
     return min(1.0, -math.expm1(log_finite) * (1 + 1e-12) + 1e-300)
 
-  def _log_moments(self, tilt: float) -> List[Tuple[float, float, float]]:
-    """(log M_j, tilted mean, tilted variance of L_j) of every round."""
-    d = self.discretization
-    out = []
-    for lower, probs, _, _ in self.rounds:
-      losses = (lower + np.arange(probs.size)) * d
-      with np.errstate(divide='ignore'):
-        logs = np.log(probs) + tilt * losses
-      log_moment = float(special.logsumexp(logs))
-      weights = np.exp(logs - log_moment)
-      mean = float(np.sum(weights * losses))
-      out.append((log_moment, mean,
-                  float(np.sum(weights * (losses - mean)**2))))
-    return out
+  def _log_moments(self, tilt: float):
+    """(counts, log M_j, tilted means, tilted variances of L_j) of the rounds
+    with finite mass (log M_j is only used with a rounding allowance)."""
+    losses, logs, starts, counts = self._flattened()
+    exponents = logs + tilt * losses
+    peaks = np.maximum.reduceat(exponents, starts)
+    sizes = np.diff(np.append(starts, losses.size))
+    weights = np.exp(exponents - np.repeat(peaks, sizes))
+    totals = np.add.reduceat(weights, starts)
+    means = np.add.reduceat(weights * losses, starts) / totals
+    centred = losses - np.repeat(means, sizes)
+    variances = np.add.reduceat(weights * centred**2, starts) / totals
+    return counts, peaks + np.log(totals), means, variances
 
-  def _log_scale(self, moments) -> Tuple[float, float]:
-    """(sum_j count_j log M_j, a bound on its rounding error)."""
-    scale = sum(count * m[0] for m, (_, _, _, count)
-                in zip(moments, self.rounds))
-    size = sum(count * abs(m[0]) for m, (_, _, _, count)
-               in zip(moments, self.rounds))
-    return scale, _gamma(len(self.rounds) + 8) * size
+  def _log_scale(self, tilt: float) -> Tuple[float, float]:
+    """(sum_j count_j log M_j(tilt), a bound on its rounding error)."""
+    counts, log_moments, _, _ = self._log_moments(tilt)
+    return (float(np.sum(counts * log_moments)),
+            _gamma(counts.size + 8) * float(np.sum(counts
+                                                   * np.abs(log_moments))))
 
   def saddle_point(self, epsilon: float) -> float:
     """The tilt at which the composition's tilted mean is `epsilon` (>= 0),
     snapped to a grid of ratio 2^(1/8) so that nearby queries share it."""
     def mean(tilt):
-      return sum(count * m[1] for m, (_, _, _, count)
-                 in zip(self._log_moments(tilt), self.rounds))
+      counts, _, means, _ = self._log_moments(tilt)
+      return float(np.sum(counts * means))
     if not self.rounds or mean(0.0) >= epsilon:
       return 0.0
     low, high = 0.0, 1.0
@@ -233,8 +247,8 @@ class Rounds:
     its start snapped to an eighth of its length."""
     support = self.support()
     lower = self.lowest()
-    spread = math.sqrt(sum(count * m[2] for m, (_, _, _, count)
-                           in zip(self._log_moments(tilt), self.rounds)))
+    counts, _, _, variances = self._log_moments(tilt)
+    spread = math.sqrt(float(np.sum(counts * variances)))
     length = min(MAX_CERTIFIED_BUCKETS, _transform_length(
         int(64 * spread / self.discretization) + 64))
     if _transform_length(support) <= length:
@@ -251,7 +265,7 @@ class Rounds:
                   tilt + 1, 2.0, 4.0, 8.0}:
       if other <= 0:
         continue
-      scale, slack = self._log_scale(self._log_moments(other))
+      scale, slack = self._log_scale(other)
       exponent = scale + slack - other * index * self.discretization
       best = min(best, math.exp(min(exponent, 0.0)) * (1 + _TILT_MARGIN))
     return best
@@ -262,10 +276,12 @@ class Rounds:
     masses at the grid points first ... first + length - 1, the +infinity
     mass >= the rounds' +infinity mass and their finite mass beyond (D24)."""
     d = self.discretization
-    moments = self._log_moments(tilt)
+    _, log_moments, _, _ = self._log_moments(tilt)
     nodes = []
-    for (lower, probs, _, count), (log_moment, _, _) in zip(self.rounds,
-                                                            moments):
+    kept = [r for r in self.rounds if np.any(r[1] > 0)]
+    if not kept:  # no finite mass at all
+      return first, np.zeros(1), self.infinity_mass()
+    for (lower, probs, _, count), log_moment in zip(kept, log_moments):
       losses = (lower + np.arange(probs.size)) * d
       with np.errstate(divide='ignore'):
         # Rounded up: >= p e^{tilt L} / M^ for the M^ used below.
@@ -286,7 +302,7 @@ class Rounds:
     values[:node.values.size] = node.values
     values = np.roll(values, -((first - node.lower) % length))
     losses = (first + np.arange(length)) * d
-    log_scale, slack = self._log_scale(moments)
+    log_scale, slack = self._log_scale(tilt)
     slack += _gamma(8) * np.abs(tilt * losses)  # the exponent's rounding
     with np.errstate(over='ignore'):
       factor = np.exp(log_scale - tilt * losses + slack) * (1 + _TILT_MARGIN)
