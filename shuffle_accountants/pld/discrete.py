@@ -585,8 +585,9 @@ class _PmfProfile:
       solved = -np.inf
     # Rounded up (the sums carry relative errors of ~1e-13), but never past
     # the grid point, where delta <= target holds by the sums themselves.
-    rounded = min(self._losses[index],
-                  solved + 1e-12 * max(1.0, abs(solved)))
+    rounded = (min(self._losses[index],
+                   solved + 1e-12 * max(1.0, abs(solved)))
+               if np.isfinite(solved) else solved)
     if index > 0:
       rounded = max(rounded, self._losses[index - 1])
     return float(max(0.0, rounded))

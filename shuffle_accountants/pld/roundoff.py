@@ -298,15 +298,18 @@ class Rounds:
     # Entry j holds the exact tilted masses at indices node.lower + j
     # + m length (all m; non-negative, so their sum bounds each): rotate so
     # that entry i stands for grid index first + i.
-    values = np.zeros(length)
-    values[:node.values.size] = node.values
+    folds = -(-node.values.size // length)
+    values = np.bincount(np.arange(node.values.size) % length,
+                         weights=node.values, minlength=length)
     values = np.roll(values, -((first - node.lower) % length))
+    error = node.error + (_gamma(folds) * _norms(node.values)[0]
+                          if folds > 1 else 0.0)
     losses = (first + np.arange(length)) * d
     log_scale, slack = self._log_scale(tilt)
     slack += _gamma(8) * np.abs(tilt * losses)  # the exponent's rounding
     with np.errstate(over='ignore'):
       factor = np.exp(log_scale - tilt * losses + slack) * (1 + _TILT_MARGIN)
-      masses = np.maximum(values + node.error, 0.0) * factor
+      masses = np.maximum(values + error, 0.0) * factor
     # No mass of a composition exceeds the product of the rounds' totals.
     total = math.exp(sum(
         count * math.log(max(_norms(probs)[0], 1e-300))
