@@ -553,13 +553,15 @@ class _PmfProfile:
     self._grid = None
 
   @classmethod
-  def estimated(cls, pmf: pld_pmf.DensePLDPmf) -> '_PmfProfile':
-    """Of an FFT result, with W18's round-off *estimate*: negative masses
-    zeroed, twice their total added at +infinity."""
+  def estimated(cls, pmf: pld_pmf.DensePLDPmf, allowance: bool = True
+                ) -> '_PmfProfile':
+    """Of an FFT result, negative masses zeroed; with `allowance`, W18's
+    round-off *estimate*: twice their total added at +infinity."""
     # pylint: disable=protected-access
     probs = np.asarray(pmf._probs, dtype=np.float64)
+    negative = -np.sum(np.minimum(probs, 0.0)) if allowance else 0.0
     return cls(pmf._discretization, pmf._lower_loss, probs,
-               pmf._infinity_mass - 2 * np.sum(np.minimum(probs, 0.0)))
+               pmf._infinity_mass + 2 * negative)
     # pylint: enable=protected-access
 
   def delta(self, epsilon: float) -> float:
@@ -616,12 +618,17 @@ class DirectProfile:
   estimate: negative masses zeroed, twice their total added at +infinity.
   """
 
-  def __init__(self, pld: privacy_loss_distribution.PrivacyLossDistribution):
+  def __init__(self, pld: privacy_loss_distribution.PrivacyLossDistribution,
+               certify: bool = True):
+    """`certify=False` keeps W18's estimate (for comparisons only)."""
     # pylint: disable=protected-access
     pmfs = [pld._pmf_remove] + ([] if pld._symmetric else [pld._pmf_add])
     # pylint: enable=protected-access
-    self._parts = [_PmfProfile.estimated(pmf.to_dense_pmf()) for pmf in pmfs]
-    self._rounds = _ROUNDS.get(pld)
+    self._rounds = _ROUNDS.get(pld) if certify else None
+    # Certified answers use the FFT result only to locate epsilon.
+    self._parts = [_PmfProfile.estimated(pmf.to_dense_pmf(),
+                                         allowance=self._rounds is None)
+                   for pmf in pmfs]
     self._certified: Dict[Tuple[float, int], Tuple[float, _PmfProfile]] = {}
 
   @property
