@@ -19,6 +19,8 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 from scipy import special
 
+from shuffle_accountants import _cache
+
 UNIT_ROUNDOFF = 2.0**-53
 # Largest transform used by a certificate (128 MiB of complex data).
 MAX_CERTIFIED_BUCKETS = 2**23
@@ -131,11 +133,15 @@ class _Node:
   """A computed tilted (partial) composition and its proven error.
 
   values: computed vector; error: bound on ||values - exact||_2; mass: bound
-  on the exact (non-negative) vector's total; lower: grid index of values[0].
+  on the exact (non-negative) vector's total; lower: grid index of values[0];
+  log_scale, abs_scale: sum of count log M^_j over its rounds (the tilt's
+  normalizers it used) and of their absolute values.
   """
 
-  def __init__(self, values, error, mass, lower):
+  def __init__(self, values, error, mass, lower, log_scale=0.0,
+               abs_scale=0.0):
     self.values, self.error, self.mass, self.lower = values, error, mass, lower
+    self.log_scale, self.abs_scale = log_scale, abs_scale
 
 
 def _power_node(node: _Node, count: int, window: int) -> _Node:
@@ -148,7 +154,8 @@ def _power_node(node: _Node, count: int, window: int) -> _Node:
   if node.error:  # ||x^k - y^k|| <= k max(|x|_1, |y|_1)^{k-1} ||x - y||
     error += count * math.exp((count - 1) * math.log(reach)) * node.error
   return _Node(values, error, node.mass**count * (1 + _gamma(count)),
-               count * node.lower)
+               count * node.lower, count * node.log_scale,
+               count * node.abs_scale)
 
 
 def _product_node(first: _Node, second: _Node, window: int) -> _Node:
@@ -158,7 +165,55 @@ def _product_node(first: _Node, second: _Node, window: int) -> _Node:
   # x^ * y^ - x * y = (x^ - x) * y + x^ * (y^ - y); Young's inequality.
   error += first.error * second.mass + one_first * second.error
   return _Node(values, error, first.mass * second.mass * (1 + _gamma(2)),
-               first.lower + second.lower)
+               first.lower + second.lower, first.log_scale + second.log_scale,
+               first.abs_scale + second.abs_scale)
+
+
+# Partial certificates of aligned blocks of rounds (speed only: a ledger
+# grown by a day reuses all but O(log J) of them). Each entry keeps its
+# rounds' arrays and is used only if they equal the ones asked for.
+_NODES = _cache.Lru(128 * 2**20, lambda entry: entry[1].values.nbytes + 1024,
+                    'pld.roundoff.nodes')
+
+
+def _composed_node(rounds, keys, start: int, stop: int,
+                   setting: Tuple[float, float, int]) -> _Node:
+  """The tilted composition of rounds[start:stop] (balanced, split at a
+  power of two so that blocks recur when rounds are appended)."""
+  discretization, tilt, length = setting
+
+  def compute() -> _Node:
+    if stop - start == 1:
+      lower, probs, _, count = rounds[start]
+      losses = (lower + np.arange(probs.size)) * discretization
+      with np.errstate(divide='ignore'):
+        exponents = np.log(probs) + tilt * losses
+        # From this round alone, so that a reused block is bit-identical.
+        log_moment = float(special.logsumexp(exponents))
+        # Rounded up: >= p e^{tilt L} / M^ for the M^ recorded.
+        tilted = np.exp(exponents - log_moment) * (1 + _TILT_MARGIN)
+      leaf = _Node(tilted, 0.0, _norms(tilted)[0], lower, log_moment,
+                   abs(log_moment))
+      return _power_node(leaf, count, length)
+    middle = start + (1 << ((stop - start - 1).bit_length() - 1))
+    return _product_node(
+        _composed_node(rounds, keys, start, middle, setting),
+        _composed_node(rounds, keys, middle, stop, setting),
+        length)
+
+  block = tuple(rounds[start:stop])
+  held, node = _NODES.get((setting, tuple(keys[start:stop])),
+                          lambda: (block, compute()))
+  if held is not block and not all(
+      a[0] == b[0] and a[3] == b[3] and np.array_equal(a[1], b[1])
+      for a, b in zip(held, block)):
+    node = compute()  # a hash collision: never reuse another's result
+  return node
+
+
+def _non_negative(probs) -> np.ndarray:
+  probs = np.asarray(probs, np.float64)
+  return probs if np.all(probs >= 0) else np.maximum(probs, 0.0)
 
 
 class Rounds:
@@ -171,8 +226,7 @@ class Rounds:
   def __init__(self, discretization: float,
                rounds: Sequence[Tuple[int, np.ndarray, float, int]]):
     self.discretization = discretization
-    self.rounds = [(lower, np.maximum(np.asarray(probs, np.float64), 0.0),
-                    infinity, count)
+    self.rounds = [(lower, _non_negative(probs), infinity, count)
                    for lower, probs, infinity, count in rounds if count]
     self._flat = None
 
@@ -226,21 +280,32 @@ class Rounds:
 
   def saddle_point(self, epsilon: float) -> float:
     """The tilt at which the composition's tilted mean is `epsilon` (>= 0),
-    snapped to a grid of ratio 2^(1/8) so that nearby queries share it."""
-    def mean(tilt):
-      counts, _, means, _ = self._log_moments(tilt)
-      return float(np.sum(counts * means))
-    if not self.rounds or mean(0.0) >= epsilon:
+    snapped to a grid of ratio 2^(1/8) so that nearby queries share it
+    (safeguarded Newton: the mean rises with the tilt, its slope is the
+    tilted variance)."""
+    def moments(tilt):
+      counts, _, means, variances = self._log_moments(tilt)
+      return (float(np.sum(counts * means)),
+              float(np.sum(counts * variances)))
+    mean, variance = moments(0.0)
+    if not self.rounds or mean >= epsilon or variance <= 0:
       return 0.0
-    low, high = 0.0, 1.0
-    while mean(high) < epsilon and high < 512:
-      low, high = high, 2 * high
-    for _ in range(16):  # then snapped: 2^-16 of the bracket is plenty
-      middle = 0.5 * (low + high)
-      low, high = (middle, high) if mean(middle) < epsilon else (low, middle)
-    if high <= 1e-6:
+    low, high = 0.0, np.inf
+    tilt = (epsilon - mean) / variance
+    for _ in range(30):
+      tilt = min(tilt, 1e4)
+      mean, variance = moments(tilt)
+      low, high = (tilt, high) if mean < epsilon else (low, tilt)
+      step = tilt + (epsilon - mean) / max(variance, 1e-300)
+      if not low < step < high:
+        step = 2 * low + 1e-3 if high == np.inf else 0.5 * (low + high)
+      if abs(step - tilt) <= 1e-3 * tilt or high - low <= 1e-3 * high:
+        tilt = step
+        break
+      tilt = step
+    if tilt <= 1e-6:
       return 0.0
-    return float(2.0 ** (round(8 * math.log2(high)) / 8))
+    return float(2.0 ** (round(8 * math.log2(tilt)) / 8))
 
   def window(self, tilt: float, epsilon: float) -> Tuple[int, int]:
     """(first grid index, length) of the losses a certificate resolves: the
@@ -263,8 +328,7 @@ class Rounds:
     """Chernoff bound on the exact composition's finite mass at losses of
     grid index >= `index`: min over tilts t of M(t)^T e^{-t index d}."""
     best = 1.0
-    for other in {tilt, 1.5 * tilt, 2 * tilt, 3 * tilt, tilt + 0.5,
-                  tilt + 1, 2.0, 4.0, 8.0}:
+    for other in {tilt, 1.25 * tilt, 1.5 * tilt, 2 * tilt, tilt + 1}:
       if other <= 0:
         continue
       scale, slack = self._log_scale(other)
@@ -278,25 +342,13 @@ class Rounds:
     masses at the grid points first ... first + length - 1, the +infinity
     mass >= the rounds' +infinity mass and their finite mass beyond (D24)."""
     d = self.discretization
-    _, log_moments, _, _ = self._log_moments(tilt)
-    nodes = []
     kept = [r for r in self.rounds if np.any(r[1] > 0)]
     if not kept:  # no finite mass at all
       return first, np.zeros(1), self.infinity_mass()
-    for (lower, probs, _, count), log_moment in zip(kept, log_moments):
-      losses = (lower + np.arange(probs.size)) * d
-      with np.errstate(divide='ignore'):
-        # Rounded up: >= p e^{tilt L} / M^ for the M^ used below.
-        tilted = np.exp(np.log(probs) + tilt * losses - log_moment) * (
-            1 + _TILT_MARGIN)
-      one, _ = _norms(tilted)
-      nodes.append(_power_node(_Node(tilted, 0.0, one, lower), count,
-                               length))
-    while len(nodes) > 1:
-      nodes = [_product_node(nodes[i], nodes[i + 1], length)
-               if i + 1 < len(nodes) else nodes[i]
-               for i in range(0, len(nodes), 2)]
-    node = nodes[0]
+    keys = [(lower, count, probs.size, hash(probs.tobytes()))
+            for lower, probs, _, count in kept]
+    node = _composed_node(kept, keys, 0, len(kept),
+                          (d, tilt, length))
     # Entry j holds the exact tilted masses at indices node.lower + j
     # + m length (all m; non-negative, so their sum bounds each): rotate so
     # that entry i stands for grid index first + i.
@@ -307,8 +359,8 @@ class Rounds:
     error = node.error + (_gamma(folds) * _norms(node.values)[0]
                           if folds > 1 else 0.0)
     losses = (first + np.arange(length)) * d
-    log_scale, slack = self._log_scale(tilt)
-    slack += _gamma(8) * np.abs(tilt * losses)  # the exponent's rounding
+    log_scale = node.log_scale
+    slack = _gamma(len(kept) + 8) * (node.abs_scale + np.abs(tilt * losses))
     with np.errstate(over='ignore'):
       factor = np.exp(log_scale - tilt * losses + slack) * (1 + _TILT_MARGIN)
       masses = np.maximum(values + error, 0.0) * factor
