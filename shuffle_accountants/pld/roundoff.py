@@ -229,6 +229,7 @@ class Rounds:
     self.rounds = [(lower, _non_negative(probs), infinity, count)
                    for lower, probs, infinity, count in rounds if count]
     self._flat = None
+    self._moments = {}
 
   def _flattened(self):
     """All rounds' (losses, log masses, segment starts, counts), flat."""
@@ -260,6 +261,11 @@ class Rounds:
   def _log_moments(self, tilt: float):
     """(counts, log M_j, tilted means, tilted variances of L_j) of the rounds
     with finite mass (log M_j is only used with a rounding allowance)."""
+    if tilt not in self._moments:
+      self._moments[tilt] = self._compute_log_moments(tilt)
+    return self._moments[tilt]
+
+  def _compute_log_moments(self, tilt: float):
     losses, logs, starts, counts = self._flattened()
     exponents = logs + tilt * losses
     peaks = np.maximum.reduceat(exponents, starts)
@@ -326,10 +332,14 @@ class Rounds:
 
   def _mass_above(self, index: int, tilt: float) -> float:
     """Chernoff bound on the exact composition's finite mass at losses of
-    grid index >= `index`: min over tilts t of M(t)^T e^{-t index d}."""
+    grid index >= `index`: min over tilts t of M(t)^T e^{-t index d}, at
+    `tilt` and near the best t (Gaussian approximation from `tilt`)."""
+    counts, _, means, variances = self._log_moments(tilt)
+    variance = float(np.sum(counts * variances))
+    gap = index * self.discretization - float(np.sum(counts * means))
     best = 1.0
-    for other in {tilt, 1.25 * tilt, 1.5 * tilt, 2 * tilt, tilt + 1}:
-      if other <= 0:
+    for other in {tilt, tilt + gap / variance if variance > 0 else 2 * tilt}:
+      if not 0 < other < np.inf:
         continue
       scale, slack = self._log_scale(other)
       exponent = scale + slack - other * index * self.discretization
@@ -381,7 +391,4 @@ def combine(rounds: List[Rounds]) -> Optional[Rounds]:
   spacings = {r.discretization for r in rounds}
   if len(spacings) != 1:
     return None
-  merged = Rounds(spacings.pop(), [])
-  for r in rounds:
-    merged.rounds.extend(r.rounds)
-  return merged
+  return Rounds(spacings.pop(), [round_ for r in rounds for round_ in r.rounds])
