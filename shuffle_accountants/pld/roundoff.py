@@ -22,8 +22,8 @@ from scipy import special
 from shuffle_accountants import _cache
 
 UNIT_ROUNDOFF = 2.0**-53
-# Largest transform used by a certificate (128 MiB of complex data).
-MAX_CERTIFIED_BUCKETS = 2**23
+# Largest transform used by a certificate (64 MiB of complex data).
+MAX_CERTIFIED_BUCKETS = 2**22
 # Relative allowance for the tilting and untilting (exp, log of sums of a few
 # terms; each a handful of roundings of arguments below 800): 1e-9 >> 1e3 u.
 _TILT_MARGIN = 1e-9
@@ -316,14 +316,14 @@ class Rounds:
   def window(self, tilt: float, epsilon: float) -> Tuple[int, int]:
     """(first grid index, length) of the losses a certificate resolves: the
     whole support if it fits, else a power-of-two window from well below
-    `epsilon` (a quarter of it) to beyond 48 tilted standard deviations,
+    `epsilon` (a quarter of it) to 24 tilted standard deviations above,
     its start snapped to an eighth of its length."""
     support = self.support()
     lower = self.lowest()
     counts, _, _, variances = self._log_moments(tilt)
     spread = math.sqrt(float(np.sum(counts * variances)))
     length = min(MAX_CERTIFIED_BUCKETS, _transform_length(
-        int(64 * spread / self.discretization) + 64))
+        int(32 * spread / self.discretization) + 64))
     if _transform_length(support) <= length:
       return lower, _transform_length(support)
     step = max(1, length // 8)
