@@ -247,7 +247,9 @@ class Rounds:
     return self._flat
 
   def support(self) -> int:
-    return sum(count * (probs.size - 1) for _, probs, _, count in self.rounds) + 1
+    """Grid points the exact composition's finite masses span."""
+    return 1 + sum(count * (probs.size - 1)
+                   for _, probs, _, count in self.rounds)
 
   def lowest(self) -> int:
     """Grid index of the composition's lowest finite loss."""
