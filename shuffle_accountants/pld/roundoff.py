@@ -280,11 +280,24 @@ class Rounds:
     return counts, peaks + np.log(totals), means, variances
 
   def _log_scale(self, tilt: float) -> Tuple[float, float]:
-    """(sum_j count_j log M_j(tilt), a bound on its rounding error)."""
+    """(sum_j count_j log M_j(tilt), a bound on its rounding error).
+
+    Each log M_j = peak + log sum exp(x - peak) errs by a few ulps of the
+    exponents' magnitudes (each exp's relative error), gamma_n (the sum)
+    and an ulp of the result; the weighted sum by gamma_{J+8} of its terms.
+    """
     counts, log_moments, _, _ = self._log_moments(tilt)
+    losses, logs, starts, _ = self._flattened()
+    magnitudes = np.abs(logs) + np.abs(tilt * losses)
+    magnitudes[~np.isfinite(magnitudes)] = 0.0
+    largest = np.maximum.reduceat(magnitudes, starts)
+    sizes = np.diff(np.append(starts, losses.size)).astype(np.float64)
+    per_round = (sizes + 8) * UNIT_ROUNDOFF / (1 - (sizes + 8) * UNIT_ROUNDOFF)
+    per_round *= 1 + 4 * largest + np.abs(log_moments)
     return (float(np.sum(counts * log_moments)),
             _gamma(counts.size + 8) * float(np.sum(counts
-                                                   * np.abs(log_moments))))
+                                                   * np.abs(log_moments)))
+            + float(np.sum(counts * per_round)) * (1 + 1e-9))
 
   def saddle_point(self, epsilon: float) -> float:
     """The tilt at which the composition's tilted mean is `epsilon` (>= 0),
