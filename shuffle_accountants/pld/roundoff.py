@@ -144,9 +144,23 @@ class _Node:
     self.log_scale, self.abs_scale = log_scale, abs_scale
 
 
+def _fitted(node: _Node, window: int) -> _Node:
+  """`node` folded modulo `window` if longer (numpy's fft would crop it):
+  entry j sums the entries j + m window, which the summation's rounding
+  (at most gamma_f of their total) adds to the error."""
+  if node.values.size <= window:
+    return node
+  folds = -(-node.values.size // window)
+  values = np.bincount(np.arange(node.values.size) % window,
+                       weights=node.values, minlength=window)
+  return _Node(values, node.error + _gamma(folds) * _norms(node.values)[0],
+               node.mass, node.lower, node.log_scale, node.abs_scale)
+
+
 def _power_node(node: _Node, count: int, window: int) -> _Node:
   if count == 1:
     return node
+  node = _fitted(node, window)
   values, length = _fft_power(node.values, count, window)
   error = fft_power_error(node.values, count, length)
   one, _ = _norms(node.values)
@@ -159,6 +173,7 @@ def _power_node(node: _Node, count: int, window: int) -> _Node:
 
 
 def _product_node(first: _Node, second: _Node, window: int) -> _Node:
+  first, second = _fitted(first, window), _fitted(second, window)
   values, length = _fft_convolve(first.values, second.values, window)
   error = fft_convolution_error(first.values, second.values, length)
   one_first, _ = _norms(first.values)
@@ -377,12 +392,11 @@ class Rounds:
     # Entry j holds the exact tilted masses at indices node.lower + j
     # + m length (all m; non-negative, so their sum bounds each): rotate so
     # that entry i stands for grid index first + i.
-    folds = -(-node.values.size // length)
-    values = np.bincount(np.arange(node.values.size) % length,
-                         weights=node.values, minlength=length)
+    node = _fitted(node, length)
+    values = np.zeros(length)
+    values[:node.values.size] = node.values
     values = np.roll(values, -((first - node.lower) % length))
-    error = node.error + (_gamma(folds) * _norms(node.values)[0]
-                          if folds > 1 else 0.0)
+    error = node.error
     losses = (first + np.arange(length)) * d
     log_scale = node.log_scale
     slack = _gamma(len(kept) + 8) * (node.abs_scale + np.abs(tilt * losses))

@@ -78,7 +78,7 @@ def _ledger(seed):
 
 
 @pytest.mark.parametrize('seed', range(8))
-@pytest.mark.parametrize('window', [None, 64])
+@pytest.mark.parametrize('window', [None, 64, 16])
 def test_certified_masses_bound_the_exact_composition(seed, window,
                                                       monkeypatch):
   """Entry by entry, at every tilt, on full and on wrapped-around windows."""
