@@ -346,7 +346,8 @@ class Rounds:
   def window(self, tilt: float, epsilon: float) -> Tuple[int, int]:
     """(first grid index, length) of the losses a certificate resolves: the
     whole support if it fits, else a power-of-two window from well below
-    `epsilon` (a quarter of it) to 24 tilted standard deviations above,
+    `epsilon` (a quarter of it) to 24 tilted standard deviations above
+    (wider while the Chernoff bound above it exceeds 1e-30),
     its start snapped to an eighth of its length."""
     support = self.support()
     lower = self.lowest()
@@ -354,11 +355,18 @@ class Rounds:
     spread = math.sqrt(float(np.sum(counts * variances)))
     length = min(MAX_CERTIFIED_BUCKETS, _transform_length(
         int(32 * spread / self.discretization) + 64))
+    def placed(length):
+      step = max(1, length // 8)
+      start = int(math.floor(epsilon / self.discretization)) - length // 4
+      return max(lower, (start // step) * step)
+    # Heavy tails (a rare round with large losses) need more than the
+    # spread: widen until the Chernoff bound above the window vanishes.
+    while (length < min(MAX_CERTIFIED_BUCKETS, _transform_length(support))
+           and self._mass_above(placed(length) + length, tilt) > 1e-30):
+      length *= 2
     if _transform_length(support) <= length:
       return lower, _transform_length(support)
-    step = max(1, length // 8)
-    start = int(math.floor(epsilon / self.discretization)) - length // 4
-    return max(lower, (start // step) * step), length
+    return placed(length), length
 
   def _mass_above(self, index: int, tilt: float) -> float:
     """Chernoff bound on the exact composition's finite mass at losses of
