@@ -271,7 +271,9 @@ class Rounds:
     return sum(count * lower for lower, _, _, count in self.rounds)
 
   def infinity_mass(self) -> float:
-    log_finite = sum(count * math.log1p(-min(infinity, 1.0))
+    if any(infinity >= 1 for _, _, infinity, _ in self.rounds):
+      return 1.0
+    log_finite = sum(count * math.log1p(-infinity)
                      for _, _, infinity, count in self.rounds)
     return min(1.0, -math.expm1(log_finite) * (1 + 1e-12) + 1e-300)
 
@@ -332,10 +334,13 @@ class Rounds:
       tilt = min(tilt, 1e4)
       mean, variance = moments(tilt)
       low, high = (tilt, high) if mean < epsilon else (low, tilt)
-      step = tilt + (epsilon - mean) / max(variance, 1e-300)
+      # Newton, kept inside the bracket and at most 4x up while unbounded.
+      step = min(tilt + (epsilon - mean) / max(variance, 1e-300),
+                 4 * tilt + 1)
       if not low < step < high:
-        step = 2 * low + 1e-3 if high == np.inf else 0.5 * (low + high)
-      if abs(step - tilt) <= 1e-3 * tilt or high - low <= 1e-3 * high:
+        step = 0.5 * (low + high)
+      if abs(step - tilt) <= 1e-3 * tilt or (
+          high < np.inf and high - low <= 1e-3 * high):
         tilt = step
         break
       tilt = step
