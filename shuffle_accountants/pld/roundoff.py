@@ -24,9 +24,9 @@ from shuffle_accountants import _cache
 UNIT_ROUNDOFF = 2.0**-53
 # Largest transform used by a certificate (64 MiB of complex data).
 MAX_CERTIFIED_BUCKETS = 2**22
-# Relative allowance for the tilting and untilting (exp, log of sums of a few
-# terms; each a handful of roundings of arguments below 800): 1e-9 >> 1e3 u.
-_TILT_MARGIN = 1e-9
+# Relative allowance for one exp (a few ulps); the rounding of its argument
+# is added to the argument, in ulps of the magnitudes it sums.
+_TILT_MARGIN = 8 * UNIT_ROUNDOFF
 # Absolute allowance per transform output for underflow (subnormals).
 _UNDERFLOW = 1e-290
 
@@ -201,12 +201,17 @@ def _composed_node(rounds, keys, start: int, stop: int,
     if stop - start == 1:
       lower, probs, _, count = rounds[start]
       losses = (lower + np.arange(probs.size)) * discretization
-      with np.errstate(divide='ignore'):
-        exponents = np.log(probs) + tilt * losses
+      with np.errstate(divide='ignore', invalid='ignore'):
+        logs = np.log(probs)
+        exponents = logs + tilt * losses
         # From this round alone, so that a reused block is bit-identical.
         log_moment = float(special.logsumexp(exponents))
-        # Rounded up: >= p e^{tilt L} / M^ for the M^ recorded.
-        tilted = np.exp(exponents - log_moment) * (1 + _TILT_MARGIN)
+        # Rounded up: >= p e^{tilt L} / M^ for the M^ recorded (the log,
+        # the product, the sums: a few ulps of each magnitude).
+        slack = _gamma(8) * (np.abs(logs) + np.abs(tilt * losses)
+                             + abs(log_moment) + 1)
+        tilted = np.exp(exponents - log_moment + np.nan_to_num(slack)) * (
+            1 + _TILT_MARGIN)
       leaf = _Node(tilted, 0.0, _norms(tilted)[0], lower, log_moment,
                    abs(log_moment))
       return _power_node(leaf, count, length)
@@ -412,7 +417,8 @@ class Rounds:
     error = node.error
     losses = (first + np.arange(length)) * d
     log_scale = node.log_scale
-    slack = _gamma(len(kept) + 8) * (node.abs_scale + np.abs(tilt * losses))
+    slack = _gamma(len(kept) + 8) * (node.abs_scale + np.abs(tilt * losses)
+                                     + 1)
     with np.errstate(over='ignore'):
       factor = np.exp(log_scale - tilt * losses + slack) * (1 + _TILT_MARGIN)
       masses = np.maximum(values + error, 0.0) * factor
