@@ -25,7 +25,8 @@ its lower convex envelope in e^eps (still above the true, convex profile), and
 for the two orders of a non-symmetric pair the pointwise maximum is used.
 """
 
-from typing import Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
+import weakref
 
 import attr
 from dp_accounting.pld import common
@@ -36,6 +37,7 @@ from scipy import fft
 from scipy import signal
 
 from shuffle_accountants import _numerics
+from shuffle_accountants.pld import roundoff
 
 
 # No PMF of one round spans more grid points than this (8 MB): on a grid too
@@ -45,6 +47,12 @@ MAX_PMF_BUCKETS = 1_000_000
 MAX_COMPOSED_BUCKETS = 4_000_000
 # dp_accounting's truncation of each composition's tails (moved to +infinity).
 _TAIL_MASS_TRUNCATION = 1e-15
+
+
+# The exact grid PMFs (no FFT has touched them) each PLD built by
+# `to_privacy_loss_distribution` or `compose_all` composes: what
+# `DirectProfile` certifies round-off against (D24).
+_ROUNDS: 'weakref.WeakKeyDictionary' = weakref.WeakKeyDictionary()
 
 
 class GridTooFineError(ValueError):
@@ -336,7 +344,10 @@ def to_privacy_loss_distribution(
   dense = pld_pmf.DensePLDPmf(pmf.discretization, pmf.lower_index,
                               np.asarray(pmf.probs, dtype=np.float64),
                               float(pmf.infinity_mass), True)
-  return privacy_loss_distribution.PrivacyLossDistribution(dense)
+  pld = privacy_loss_distribution.PrivacyLossDistribution(dense)
+  _ROUNDS[pld] = roundoff.Rounds(pmf.discretization, [(
+      pmf.lower_index, pmf.probs, float(pmf.infinity_mass), 1)])
+  return pld
 
 
 def self_compose(pld: privacy_loss_distribution.PrivacyLossDistribution,
@@ -457,7 +468,21 @@ def compose_all(
         batch[0][0] if len(batch) == 1 and batch[0][1] == 1
         else _convolve_batch(batch))
     result = composed if result is None else compose(result, composed)
+  inputs = roundoff.combine([_rounds_of(pld, count) for pld, count in plds
+                             if count and not _is_identity(pld)])
+  if inputs is not None:
+    _ROUNDS[result] = inputs
   return result
+
+
+def _rounds_of(pld, count: int) -> Optional[roundoff.Rounds]:
+  """The exact rounds `pld` composes, each `count` times more (or None)."""
+  rounds = _ROUNDS.get(pld)
+  if rounds is None or not pld._symmetric:  # pylint: disable=protected-access
+    return None
+  return roundoff.Rounds(rounds.discretization, [
+      (lower, probs, infinity, inner * count)
+      for lower, probs, infinity, inner in rounds.rounds])
 
 
 def _finite_or_infinity(pld: privacy_loss_distribution.PrivacyLossDistribution
@@ -515,19 +540,29 @@ def _product(first: np.ndarray, second: np.ndarray) -> np.ndarray:
 
 
 class _PmfProfile:
-  """delta(eps) of one dense PMF as a sum of non-negative terms, and its
+  """delta(eps) of one grid PMF as a sum of non-negative terms, and its
   inverse in closed form (see `DirectProfile`)."""
 
-  def __init__(self, pmf: pld_pmf.DensePLDPmf):
+  def __init__(self, discretization: float, lower_index: int,
+               probs: np.ndarray, infinity_mass: float):
+    probs = np.asarray(probs, dtype=np.float64)
+    self._probs = np.maximum(probs, 0.0)
+    self._discretization = discretization
+    self._losses = (lower_index + np.arange(probs.size)) * discretization
+    self._infinity = float(infinity_mass)
+    self._grid = None
+
+  @classmethod
+  def estimated(cls, pmf: pld_pmf.DensePLDPmf, allowance: bool = True
+                ) -> '_PmfProfile':
+    """Of an FFT result, negative masses zeroed; with `allowance`, W18's
+    round-off *estimate*: twice their total added at +infinity."""
     # pylint: disable=protected-access
     probs = np.asarray(pmf._probs, dtype=np.float64)
-    self._probs = np.maximum(probs, 0.0)
-    self._discretization = pmf._discretization
-    self._losses = (pmf._lower_loss + np.arange(probs.size)) * self._discretization
-    self._infinity = float(pmf._infinity_mass
-                           - 2 * np.sum(np.minimum(probs, 0.0)))
+    negative = -np.sum(np.minimum(probs, 0.0)) if allowance else 0.0
+    return cls(pmf._discretization, pmf._lower_loss, probs,
+               pmf._infinity_mass + 2 * negative)
     # pylint: enable=protected-access
-    self._grid = None
 
   def delta(self, epsilon: float) -> float:
     start = int(np.searchsorted(self._losses, epsilon, side='right'))
@@ -552,8 +587,9 @@ class _PmfProfile:
       solved = -np.inf
     # Rounded up (the sums carry relative errors of ~1e-13), but never past
     # the grid point, where delta <= target holds by the sums themselves.
-    rounded = min(self._losses[index],
-                  solved + 1e-12 * max(1.0, abs(solved)))
+    rounded = (min(self._losses[index],
+                   solved + 1e-12 * max(1.0, abs(solved)))
+               if np.isfinite(solved) else solved)
     if index > 0:
       rounded = max(rounded, self._losses[index - 1])
     return float(max(0.0, rounded))
@@ -568,24 +604,65 @@ class DirectProfile:
   delta(eps) = m_inf + sum_{L_i > eps} p_i (1 - e^{eps - L_i}), every term
   >= 0, summed pairwise (relative error ~1e-13), and its inverse is solved
   in closed form ("The smallest epsilon below a target delta" in
-  docs/mathematics.md). A PLD that is not symmetric gets the larger of
-  both orders. The FFT of a composition
-  leaves masses off by round-off of either sign; the negative ones are set
-  to 0 and twice their total is added to the +infinity mass as an allowance
-  for the positive ones (round-off is symmetric). Every PMF mass carries a
-  relative safety margin of 1e-10 (`_numerics.RELATIVE_SAFETY_MARGIN`).
+  docs/mathematics.md). Every PMF mass carries a relative safety margin of
+  1e-10 (`_numerics.RELATIVE_SAFETY_MARGIN`).
+
+  FFT round-off (D24): for a PLD composed by `compose_all` from exact grid
+  PMFs, the answer comes from masses certified to bound the exact
+  composition's (`roundoff.Rounds.certified_masses`, the composition redone
+  in the tilted domain at the saddle point of the epsilon asked for, with a
+  proven error bound); the FFT result itself only locates that epsilon.
+  Certificates are kept, and every answer is the smallest over those
+  computed so far (each is an upper bound), so `delta(epsilon(x)) <= x`.
+  Other PLDs (dp_accounting's own events, DP-SGD samplers) keep W18's
+  estimate: negative masses zeroed, twice their total added at +infinity.
   """
 
-  def __init__(self, pld: privacy_loss_distribution.PrivacyLossDistribution):
+  def __init__(self, pld: privacy_loss_distribution.PrivacyLossDistribution,
+               certify: bool = True):
+    """`certify=False` keeps W18's estimate (for comparisons only)."""
     # pylint: disable=protected-access
     pmfs = [pld._pmf_remove] + ([] if pld._symmetric else [pld._pmf_add])
     # pylint: enable=protected-access
-    self._parts = [_PmfProfile(pmf.to_dense_pmf()) for pmf in pmfs]
+    self._rounds = _ROUNDS.get(pld) if certify else None
+    # Certified answers use the FFT result only to locate epsilon.
+    self._parts = [_PmfProfile.estimated(pmf.to_dense_pmf(),
+                                         allowance=self._rounds is None)
+                   for pmf in pmfs]
+    self._certified: Dict[Tuple[float, int], Tuple[float, _PmfProfile]] = {}
+
+  @property
+  def certified(self) -> bool:
+    """Whether answers include a proven round-off bound (D24)."""
+    return self._rounds is not None
+
+  def _certificates(self, epsilon: float):
+    """(lowest loss resolved, profile) of the certificates computed so far,
+    with one whose tilt and window suit `epsilon`."""
+    tilt = self._rounds.saddle_point(epsilon)
+    first, length = self._rounds.window(tilt, epsilon)
+    if (tilt, first) not in self._certified:
+      lower, masses, infinity = self._rounds.certified_masses(tilt, first,
+                                                               length)
+      # A window from the lowest loss up resolves every epsilon.
+      floor = (-np.inf if lower <= self._rounds.lowest()
+               else lower * self._rounds.discretization)
+      self._certified[(tilt, first)] = (floor,
+          _PmfProfile(self._rounds.discretization, lower, masses, infinity))
+    return self._certified.values()
 
   def delta(self, epsilon: float) -> float:
     """delta(epsilon) of the PLD, in [0, 1]."""
-    return max(part.delta(epsilon) for part in self._parts)
+    if self._rounds is None:
+      return max(part.delta(epsilon) for part in self._parts)
+    # Below its window a certificate bounds nothing: delta <= 1 there.
+    return min(profile.delta(epsilon) if epsilon >= floor else 1.0
+               for floor, profile in self._certificates(epsilon))
 
   def epsilon(self, delta: float) -> float:
     """The smallest epsilon >= 0 with delta(epsilon) <= delta (inf if none)."""
-    return max(part.epsilon(delta) for part in self._parts)
+    estimate = max(part.epsilon(delta) for part in self._parts)
+    if self._rounds is None or not np.isfinite(estimate):
+      return estimate
+    return min(max(floor, profile.epsilon(delta)) if delta < 1 else 0.0
+               for floor, profile in self._certificates(estimate))

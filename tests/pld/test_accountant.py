@@ -87,7 +87,8 @@ def test_weak_adversary_between_shuffled_output_and_strong():
   event = ShuffleEvent(1000, np.log(13), 4)
   values = [_epsilon(event, 1e-5, krr_adversary=adversary)
             for adversary in ('shuffled_output', 'weak', 'strong')]
-  assert values[0] <= values[1] <= values[2]
+  # Up to the certified round-off allowance (D24), ~1e-16 relative here.
+  assert values[0] <= values[1] * (1 + 1e-12) <= values[2] * (1 + 2e-12)
 
 
 # --- MATH.md section 4 -------------------------------------------------------

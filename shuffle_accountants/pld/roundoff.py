@@ -1,0 +1,442 @@
+"""Certified delta of a composition of grid PMFs, FFT round-off included (D24).
+
+The composition of grid PMFs p_1 ... p_T (losses on one grid {i d}) is
+recomputed in the exponentially tilted domain: p_j(L) e^{lam L} / M_j with
+M_j = sum_L p_j(L) e^{lam L}. Convolution commutes with tilting (the losses
+add), so the composition is c(L) = M^T-scale * e^{-lam L} * (tilted
+composition)(L). With lam at the saddle point of the epsilon asked for, the
+tilted composition is O(1) where delta reads it, and an absolute, proven
+bound E on its FFT error (`fft_convolution_error`, `fft_power_error`) maps
+back to a *relative* bound on the tail. The certified masses
+u(L) = (c~(L) + E) e^{log_scale - lam L} >= c(L) give a delta(eps) that is an
+upper bound on the exact composition's, at every eps; docs/mathematics.md D24
+states the error model and the argument.
+"""
+
+import math
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+from scipy import special
+
+from shuffle_accountants import _cache
+
+UNIT_ROUNDOFF = 2.0**-53
+# Largest transform used by a certificate (64 MiB of complex data).
+MAX_CERTIFIED_BUCKETS = 2**22
+# Relative allowance for one exp (a few ulps); the rounding of its argument
+# is added to the argument, in ulps of the magnitudes it sums.
+_TILT_MARGIN = 8 * UNIT_ROUNDOFF
+# Absolute allowance per transform output for underflow (subnormals).
+_UNDERFLOW = 1e-290
+
+
+def _gamma(k: float) -> float:
+  """Higham's gamma_k = k u / (1 - k u)."""
+  return k * UNIT_ROUNDOFF / (1 - k * UNIT_ROUNDOFF)
+
+
+def fft_relative_error(length: int) -> float:
+  """epsilon_F of the FFT error model (D24) for a power-of-two length.
+
+  Higham Thm 24.2: a radix-2 FFT of length 2^t with twiddle factors accurate
+  to mu has ||y^ - F x||_2 <= t eta / (1 - t eta) ||F x||_2, eta = mu +
+  gamma_4 (sqrt 2 + mu). pocketfft combines 2 or 3 radix-2 levels into one
+  radix-4 or radix-8 pass (one twiddle product per pass instead of one per
+  level, plus a product by sqrt(1/2) in radix-8); D24 takes twice Higham's
+  eta per level, with mu = 2u, as the model.
+  """
+  levels = int(length).bit_length() - 1
+  if length != 1 << levels:
+    raise ValueError(f'length={length} is not a power of two')
+  mu = 2 * UNIT_ROUNDOFF
+  eta = 2 * (mu + _gamma(4) * (math.sqrt(2) + mu))
+  return levels * eta / (1 - levels * eta)
+
+
+def _norms(values: np.ndarray) -> Tuple[float, float]:
+  """Upper bounds on ||x||_1 and ||x||_2 of a float vector (squares that
+  underflow lose at most 2^-1021 each)."""
+  inflate = 1 + _gamma(values.size + 2)
+  one = float(np.sum(np.abs(values))) * inflate
+  squares = float(np.sum(np.square(values))) * inflate
+  two = math.sqrt(squares + values.size * 2.0**-1021) * inflate
+  return one, two
+
+
+def fft_convolution_error(first: np.ndarray, second: np.ndarray,
+                          length: int) -> float:
+  """Bound on ||computed - exact||_2 of `_fft_convolve(first, second)`."""
+  eps_f = fft_relative_error(length)
+  one_x, two_x = _norms(first)
+  one_y, two_y = _norms(second)
+  root = math.sqrt(length)
+  reach_x = one_x + eps_f * root * two_x  # bounds |computed F x| entrywise
+  reach_y = one_y + eps_f * root * two_y
+  products = (eps_f * (reach_y * two_x + one_x * two_y)
+              + math.sqrt(2) * _gamma(2) * reach_x * (1 + eps_f) * two_y)
+  return (products + eps_f * (one_x * two_y + products)
+          + _UNDERFLOW * root)
+
+
+def fft_power_error(values: np.ndarray, count: int, length: int) -> float:
+  """Bound on ||computed - exact||_2 of `_fft_power(values, count)`."""
+  eps_f = fft_relative_error(length)
+  one, two = _norms(values)
+  root = math.sqrt(length)
+  reach = one + eps_f * root * two
+  lift = math.exp((count - 1) * math.log(reach)) if reach > 0 else 0.0
+  # Binary exponentiation: the computed power is the exact power of the
+  # computed transform times (1 + theta)^j, j <= 2 count - 1 (by induction:
+  # squaring w_j gives 2 (2j - 1) + 1, a product w_a w_b 2 (a + b) - 1).
+  powering = math.expm1((2 * count - 1) * math.log1p(math.sqrt(2)
+                                                      * _gamma(2)))
+  products = (count * lift * eps_f * two
+              + powering * lift * (1 + eps_f) * two)
+  exact_two = math.exp((count - 1) * math.log(one)) * two if one > 0 else 0.0
+  return products + eps_f * (exact_two + products) + _UNDERFLOW * root
+
+
+def _transform_length(size: int) -> int:
+  return 1 << max(0, int(size - 1).bit_length())
+
+
+def _fft_convolve(first: np.ndarray, second: np.ndarray, window: int
+                  ) -> Tuple[np.ndarray, int]:
+  """Convolution by complex power-of-two FFTs (the model's case): linear,
+  or cyclic modulo `window` when longer (entries wrap around)."""
+  size = first.size + second.size - 1
+  length = min(_transform_length(size), window)
+  spectrum = (np.fft.fft(first.astype(np.complex128), length)
+              * np.fft.fft(second.astype(np.complex128), length))
+  return np.fft.ifft(spectrum).real[:size], length
+
+
+def _fft_power(values: np.ndarray, count: int, window: int
+               ) -> Tuple[np.ndarray, int]:
+  """The count-fold convolution, by binary exponentiation of the transform
+  (cyclic modulo `window` when longer)."""
+  size = count * (values.size - 1) + 1
+  length = min(_transform_length(size), window)
+  base = np.fft.fft(values.astype(np.complex128), length)
+  result = None
+  while count:
+    if count & 1:
+      result = base if result is None else result * base
+    count >>= 1
+    if count:
+      base = base * base
+  return np.fft.ifft(result).real[:size], length
+
+
+class _Node:
+  """A computed tilted (partial) composition and its proven error.
+
+  values: computed vector; error: bound on ||values - exact||_2; mass: bound
+  on the exact (non-negative) vector's total; lower: grid index of values[0];
+  log_scale, abs_scale: sum of count log M^_j over its rounds (the tilt's
+  normalizers it used) and of their absolute values.
+  """
+
+  def __init__(self, values, error, mass, lower, log_scale=0.0,
+               abs_scale=0.0):
+    self.values, self.error, self.mass, self.lower = values, error, mass, lower
+    self.log_scale, self.abs_scale = log_scale, abs_scale
+
+
+def _fitted(node: _Node, window: int) -> _Node:
+  """`node` folded modulo `window` if longer (numpy's fft would crop it):
+  entry j sums the entries j + m window, which the summation's rounding
+  (at most gamma_f of their total) adds to the error."""
+  if node.values.size <= window:
+    return node
+  folds = -(-node.values.size // window)
+  values = np.bincount(np.arange(node.values.size) % window,
+                       weights=node.values, minlength=window)
+  return _Node(values, node.error + _gamma(folds) * _norms(node.values)[0],
+               node.mass, node.lower, node.log_scale, node.abs_scale)
+
+
+def _power_node(node: _Node, count: int, window: int) -> _Node:
+  if count == 1:
+    return node
+  node = _fitted(node, window)
+  values, length = _fft_power(node.values, count, window)
+  error = fft_power_error(node.values, count, length)
+  one, _ = _norms(node.values)
+  reach = max(one, node.mass)
+  if node.error:  # ||x^k - y^k|| <= k max(|x|_1, |y|_1)^{k-1} ||x - y||
+    error += count * math.exp((count - 1) * math.log(reach)) * node.error
+  return _Node(values, error, node.mass**count * (1 + _gamma(count)),
+               count * node.lower, count * node.log_scale,
+               count * node.abs_scale)
+
+
+def _product_node(first: _Node, second: _Node, window: int) -> _Node:
+  first, second = _fitted(first, window), _fitted(second, window)
+  values, length = _fft_convolve(first.values, second.values, window)
+  error = fft_convolution_error(first.values, second.values, length)
+  one_first, _ = _norms(first.values)
+  # x^ * y^ - x * y = (x^ - x) * y + x^ * (y^ - y); Young's inequality.
+  error += first.error * second.mass + one_first * second.error
+  return _Node(values, error, first.mass * second.mass * (1 + _gamma(2)),
+               first.lower + second.lower, first.log_scale + second.log_scale,
+               first.abs_scale + second.abs_scale)
+
+
+# Partial certificates of aligned blocks of rounds (speed only: a ledger
+# grown by a day reuses all but O(log J) of them). Each entry keeps its
+# rounds' arrays and is used only if they equal the ones asked for.
+_NODES = _cache.Lru(128 * 2**20, lambda entry: entry[1].values.nbytes + 1024,
+                    'pld.roundoff.nodes')
+
+
+def _composed_node(rounds, keys, start: int, stop: int,
+                   setting: Tuple[float, float, int]) -> _Node:
+  """The tilted composition of rounds[start:stop] (balanced, split at a
+  power of two so that blocks recur when rounds are appended)."""
+  discretization, tilt, length = setting
+
+  def compute() -> _Node:
+    if stop - start == 1:
+      lower, probs, _, count = rounds[start]
+      losses = (lower + np.arange(probs.size)) * discretization
+      with np.errstate(divide='ignore', invalid='ignore'):
+        logs = np.log(probs)
+        exponents = logs + tilt * losses
+        # From this round alone, so that a reused block is bit-identical.
+        log_moment = float(special.logsumexp(exponents))
+        # Rounded up: >= p e^{tilt L} / M^ for the M^ recorded (the log,
+        # the product, the sums: a few ulps of each magnitude).
+        slack = _gamma(8) * (np.abs(logs) + np.abs(tilt * losses)
+                             + abs(log_moment) + 1)
+        tilted = np.exp(exponents - log_moment + np.nan_to_num(slack)) * (
+            1 + _TILT_MARGIN)
+      leaf = _Node(tilted, 0.0, _norms(tilted)[0], lower, log_moment,
+                   abs(log_moment))
+      return _power_node(leaf, count, length)
+    middle = start + (1 << ((stop - start - 1).bit_length() - 1))
+    return _product_node(
+        _composed_node(rounds, keys, start, middle, setting),
+        _composed_node(rounds, keys, middle, stop, setting),
+        length)
+
+  block = tuple(rounds[start:stop])
+  held, node = _NODES.get((setting, tuple(keys[start:stop])),
+                          lambda: (block, compute()))
+  if held is not block and not all(
+      a[0] == b[0] and a[3] == b[3] and np.array_equal(a[1], b[1])
+      for a, b in zip(held, block)):
+    node = compute()  # a hash collision: never reuse another's result
+  return node
+
+
+def _non_negative(probs) -> np.ndarray:
+  probs = np.asarray(probs, np.float64)
+  return probs if np.all(probs >= 0) else np.maximum(probs, 0.0)
+
+
+class Rounds:
+  """A ledger of grid PMFs (finite masses, +infinity mass, count).
+
+  All on one grid of spacing `discretization`; the finite masses are
+  non-negative and exact inputs (no FFT has touched them).
+  """
+
+  def __init__(self, discretization: float,
+               rounds: Sequence[Tuple[int, np.ndarray, float, int]]):
+    self.discretization = discretization
+    self.rounds = [(lower, _non_negative(probs), infinity, count)
+                   for lower, probs, infinity, count in rounds if count]
+    self._flat = None
+    self._moments = {}
+
+  def _flattened(self):
+    """All rounds' (losses, log masses, segment starts, counts), flat."""
+    if self._flat is None:
+      kept = [(lower, probs, count) for lower, probs, _, count in self.rounds
+              if np.any(probs > 0)] or [(0, np.ones(1), 0)]  # (count 0)
+      losses = np.concatenate([(lower + np.arange(probs.size))
+                               * self.discretization
+                               for lower, probs, _ in kept])
+      with np.errstate(divide='ignore'):
+        logs = np.log(np.concatenate([probs for _, probs, _ in kept]))
+      starts = np.cumsum([0] + [probs.size for _, probs, _ in kept])[:-1]
+      counts = np.array([count for _, _, count in kept], dtype=np.float64)
+      self._flat = (losses, logs, starts, counts)
+    return self._flat
+
+  def support(self) -> int:
+    """Grid points the exact composition's finite masses span."""
+    return 1 + sum(count * (probs.size - 1)
+                   for _, probs, _, count in self.rounds)
+
+  def lowest(self) -> int:
+    """Grid index of the composition's lowest finite loss."""
+    return sum(count * lower for lower, _, _, count in self.rounds)
+
+  def infinity_mass(self) -> float:
+    if any(infinity >= 1 for _, _, infinity, _ in self.rounds):
+      return 1.0
+    log_finite = sum(count * math.log1p(-infinity)
+                     for _, _, infinity, count in self.rounds)
+    return min(1.0, -math.expm1(log_finite) * (1 + 1e-12) + 1e-300)
+
+  def _log_moments(self, tilt: float):
+    """(counts, log M_j, tilted means, tilted variances of L_j) of the rounds
+    with finite mass (log M_j is only used with a rounding allowance)."""
+    if tilt not in self._moments:
+      self._moments[tilt] = self._compute_log_moments(tilt)
+    return self._moments[tilt]
+
+  def _compute_log_moments(self, tilt: float):
+    losses, logs, starts, counts = self._flattened()
+    exponents = logs + tilt * losses
+    peaks = np.maximum.reduceat(exponents, starts)
+    sizes = np.diff(np.append(starts, losses.size))
+    weights = np.exp(exponents - np.repeat(peaks, sizes))
+    totals = np.add.reduceat(weights, starts)
+    means = np.add.reduceat(weights * losses, starts) / totals
+    centred = losses - np.repeat(means, sizes)
+    variances = np.add.reduceat(weights * centred**2, starts) / totals
+    return counts, peaks + np.log(totals), means, variances
+
+  def _log_scale(self, tilt: float) -> Tuple[float, float]:
+    """(sum_j count_j log M_j(tilt), a bound on its rounding error).
+
+    Each log M_j = peak + log sum exp(x - peak) errs by a few ulps of the
+    exponents' magnitudes (each exp's relative error), gamma_n (the sum)
+    and an ulp of the result; the weighted sum by gamma_{J+8} of its terms.
+    """
+    counts, log_moments, _, _ = self._log_moments(tilt)
+    losses, logs, starts, _ = self._flattened()
+    magnitudes = np.abs(logs) + np.abs(tilt * losses)
+    magnitudes[~np.isfinite(magnitudes)] = 0.0
+    largest = np.maximum.reduceat(magnitudes, starts)
+    sizes = np.diff(np.append(starts, losses.size)).astype(np.float64)
+    per_round = (sizes + 8) * UNIT_ROUNDOFF / (1 - (sizes + 8) * UNIT_ROUNDOFF)
+    per_round *= 1 + 4 * largest + np.abs(log_moments)
+    return (float(np.sum(counts * log_moments)),
+            _gamma(counts.size + 8) * float(np.sum(counts
+                                                   * np.abs(log_moments)))
+            + float(np.sum(counts * per_round)) * (1 + 1e-9))
+
+  def saddle_point(self, epsilon: float) -> float:
+    """The tilt at which the composition's tilted mean is `epsilon` (>= 0),
+    snapped to a grid of ratio 2^(1/8) so that nearby queries share it
+    (safeguarded Newton: the mean rises with the tilt, its slope is the
+    tilted variance)."""
+    def moments(tilt):
+      counts, _, means, variances = self._log_moments(tilt)
+      return (float(np.sum(counts * means)),
+              float(np.sum(counts * variances)))
+    mean, variance = moments(0.0)
+    if not self.rounds or mean >= epsilon or variance <= 0:
+      return 0.0
+    low, high = 0.0, np.inf
+    tilt = (epsilon - mean) / variance
+    for _ in range(30):
+      tilt = min(tilt, 1e4)
+      mean, variance = moments(tilt)
+      low, high = (tilt, high) if mean < epsilon else (low, tilt)
+      # Newton, kept inside the bracket and at most 4x up while unbounded.
+      step = min(tilt + (epsilon - mean) / max(variance, 1e-300),
+                 4 * tilt + 1)
+      if not low < step < high:
+        step = 0.5 * (low + high)
+      if abs(step - tilt) <= 1e-3 * tilt or (
+          high < np.inf and high - low <= 1e-3 * high):
+        tilt = step
+        break
+      tilt = step
+    if tilt <= 1e-6:
+      return 0.0
+    return float(2.0 ** (round(8 * math.log2(tilt)) / 8))
+
+  def window(self, tilt: float, epsilon: float) -> Tuple[int, int]:
+    """(first grid index, length) of the losses a certificate resolves: the
+    whole support if it fits, else a power-of-two window from well below
+    `epsilon` (a quarter of it) to 24 tilted standard deviations above
+    (wider while the Chernoff bound above it exceeds 1e-30),
+    its start snapped to an eighth of its length."""
+    support = self.support()
+    lower = self.lowest()
+    counts, _, _, variances = self._log_moments(tilt)
+    spread = math.sqrt(float(np.sum(counts * variances)))
+    length = min(MAX_CERTIFIED_BUCKETS, _transform_length(
+        int(32 * spread / self.discretization) + 64))
+    def placed(length):
+      step = max(1, length // 8)
+      start = int(math.floor(epsilon / self.discretization)) - length // 4
+      return max(lower, (start // step) * step)
+    # Heavy tails (a rare round with large losses) need more than the
+    # spread: widen until the Chernoff bound above the window vanishes.
+    while (length < min(MAX_CERTIFIED_BUCKETS, _transform_length(support))
+           and self._mass_above(placed(length) + length, tilt) > 1e-30):
+      length *= 2
+    if _transform_length(support) <= length:
+      return lower, _transform_length(support)
+    return placed(length), length
+
+  def _mass_above(self, index: int, tilt: float) -> float:
+    """Chernoff bound on the exact composition's finite mass at losses of
+    grid index >= `index`: min over tilts t of M(t)^T e^{-t index d}, at
+    `tilt` and near the best t (Gaussian approximation from `tilt`)."""
+    counts, _, means, variances = self._log_moments(tilt)
+    variance = float(np.sum(counts * variances))
+    gap = index * self.discretization - float(np.sum(counts * means))
+    best = 1.0
+    for other in {tilt, tilt + gap / variance if variance > 0 else 2 * tilt}:
+      if not 0 < other < np.inf:
+        continue
+      scale, slack = self._log_scale(other)
+      exponent = scale + slack - other * index * self.discretization
+      best = min(best, math.exp(min(exponent, 0.0)) * (1 + _TILT_MARGIN))
+    return best
+
+  def certified_masses(self, tilt: float, first: int, length: int
+                       ) -> Tuple[int, np.ndarray, float]:
+    """(first, u, +infinity mass): u >= the exact composition's finite
+    masses at the grid points first ... first + length - 1, the +infinity
+    mass >= the rounds' +infinity mass and their finite mass beyond (D24)."""
+    d = self.discretization
+    kept = [r for r in self.rounds if np.any(r[1] > 0)]
+    if not kept:  # no finite mass at all
+      return first, np.zeros(1), self.infinity_mass()
+    keys = [(lower, count, probs.size, hash(probs.tobytes()))
+            for lower, probs, _, count in kept]
+    node = _composed_node(kept, keys, 0, len(kept),
+                          (d, tilt, length))
+    # Entry j holds the exact tilted masses at indices node.lower + j
+    # + m length (all m; non-negative, so their sum bounds each): rotate so
+    # that entry i stands for grid index first + i.
+    node = _fitted(node, length)
+    values = np.zeros(length)
+    values[:node.values.size] = node.values
+    values = np.roll(values, -((first - node.lower) % length))
+    error = node.error
+    losses = (first + np.arange(length)) * d
+    log_scale = node.log_scale
+    slack = _gamma(len(kept) + 8) * (node.abs_scale + np.abs(tilt * losses)
+                                     + 1)
+    with np.errstate(over='ignore'):
+      factor = np.exp(log_scale - tilt * losses + slack) * (1 + _TILT_MARGIN)
+      masses = np.maximum(values + error, 0.0) * factor
+    # No mass of a composition exceeds the product of the rounds' totals.
+    total = math.exp(sum(
+        count * math.log(max(_norms(probs)[0], 1e-300))
+        for _, probs, _, count in self.rounds) * (1 + 1e-12)) * (1 + 1e-9)
+    beyond = (0.0 if first + length > node.lower + self.support() - 1
+              else self._mass_above(first + length, tilt))
+    return (first, np.minimum(masses, total),
+            min(1.0, self.infinity_mass() + beyond * (1 + 1e-12)))
+
+
+def combine(rounds: List[Rounds]) -> Optional[Rounds]:
+  """One ledger of all rounds (None if any is None or the grids differ)."""
+  if any(r is None for r in rounds):
+    return None
+  spacings = {r.discretization for r in rounds}
+  if len(spacings) != 1:
+    return None
+  return Rounds(spacings.pop(), [round_ for r in rounds for round_ in r.rounds])
