@@ -18,10 +18,10 @@ and its `dominating_ledgers`, each accounted on its own grid: so a ledger's
 epsilon never exceeds that of the ledger with every check-in at rate 1, or
 with every named round reduced to one user; it also takes the rate-1 pair
 per check-in round where it fits the round's grid (tighter for ledgers that
-mix rates). The RDP accountant does the same for one-user ledgers only: its
-rate-1 ledger would cost as much as the ledger itself (a shuffle of all n,
-up to 10^10, at orders up to 4e6: seconds per round), so its check-in
-rounds rely on the suffix minimum over labels (`rdp.checkin`) instead.
+mix rates). The RDP accountant does the same for one-user ledgers; for
+check-in it takes, per round and per order, the smaller of the round's
+bound and its rate-1 round's bound (`everyone_checks_in`), which also
+bounds the ledger by its rate-1 ledger (RDP composes by addition).
 A new event type with a rate or a population adds its dominating rounds to
 `_DOMINATING_ROUNDS` (its rate-1 or one-user round).
 """
