@@ -67,12 +67,14 @@ _THINNED_GRID_SIZE = 12
 
 
 def _at_every_other_order(bound, orders: np.ndarray) -> np.ndarray:
-  """`bound` (the RDP of one pair) at every other order, the rest by RDP-INTERP. [UB]
+  """`bound` at every other order of a dense grid, the rest by RDP-INTERP. [UB]
 
-  The clone pair's bound costs time per order; on dense grids (the default
-  one has 46 orders) the orders between two evaluated ones take the chord of
-  (order - 1) * bound, an upper bound for the pair's divergence by
-  convexity (RDP-INTERP). The first and last orders are always evaluated.
+  The clone pair's and GIRGIS-UB-MIX's bounds cost time per order; on dense
+  grids (the default one has 46 orders) the orders between two evaluated
+  ones take the chord of (order - 1) * bound. That is an upper bound by
+  convexity (RDP-INTERP): (order - 1) D_order is convex for one pair (the
+  clone pair), and so is its supremum over pairs (the shuffler's RDP that
+  GIRGIS-UB-MIX bounds). The first and last orders are always evaluated.
   """
   if orders.size < _THINNED_GRID_SIZE:
     return bound(orders)
@@ -105,8 +107,10 @@ def shuffle_rdp_upper_bound(num_users: int, local_epsilon: float,
       GIRGIS_UB1: generic.at_real_orders(
           lambda o: girgis.girgis_ub1(num_users, local_epsilon, o), orders),
       GIRGIS_UB2: girgis.girgis_ub2(num_users, local_epsilon, orders),
-      GIRGIS_UB_MIX: generic.at_real_orders(
-          lambda o: girgis.girgis_ub_mix(num_users, local_epsilon, o), orders),
+      GIRGIS_UB_MIX: _at_every_other_order(
+          lambda grid: generic.at_real_orders(
+              lambda o: girgis.girgis_ub_mix(num_users, local_epsilon, o),
+              grid), orders),
       PURE_DP_CAP: generic.pure_dp_rdp_cap(local_epsilon, orders),
   }
   if clone_rate is not None and 2 * clone_rate > np.exp(-local_epsilon):
