@@ -349,8 +349,8 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
   def _bound(self, key, compute) -> shuffle_round.RdpBound:
     return _BOUNDS.get((key, self._orders.tobytes()), compute)
 
-  def _shuffle_bound(self, event: events.ShuffleEvent
-                     ) -> shuffle_round.RdpBound:
+  def _shuffle_bound(self, event) -> shuffle_round.RdpBound:
+    """The (cached) bound of a pure-LDP `ShuffleEvent`."""
     rate = _clone_rate(event)
     return self._bound(
         ('shuffle', event.num_users, event.local_epsilon, rate),
