@@ -384,14 +384,17 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
         rounded = self._representative(event, count)
         bound = self._bound(rounded, lambda: _liew_bound(rounded,
                                                          self._orders))
-        everyone = _dominating.everyone_checks_in(rounded) if isinstance(
-            rounded, events.CheckInEvent) and rounded.checkin_rate < 1 else None
+        everyone = None
+        if (isinstance(rounded, events.CheckInEvent)
+            and rounded.checkin_rate < 1):
+          everyone = _dominating.everyone_checks_in(rounded)
         if everyone is not None:
           # D19 (i): the round is a post-processing of its rate-1 round, so
           # that round's bound (cached as a shuffle round's) is a candidate
           # at every order: epsilon never exceeds its value at rate 1.
           bound = shuffle_round.smallest_bound(self._orders, {
-              **bound.candidates, RATE_ONE_D19: self._shuffle_bound(everyone).rdp})
+              **bound.candidates,
+              RATE_ONE_D19: self._shuffle_bound(everyone).rdp})
         self._add(event, count, bound, rounded)
       return error
     if (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
