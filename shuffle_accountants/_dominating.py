@@ -18,11 +18,12 @@ round and of its rate-1 round (`everyone_checks_in`, combined on the
 round's grid range by `pld.checkin.capped_by`, D28); and it reports the
 smallest epsilon (delta) over the ledger and its `dominating_ledgers` with
 every named round reduced to one user, each accounted on its own grid. The
-RDP accountant does the same with the one-user ledgers; its rate-1 round
-would cost as much as the ledger itself (a shuffle of all n, up to 10^10,
-at orders up to 4e6: seconds per round), so its check-in rounds rely on the
-suffix minimum over labels (`rdp.checkin`) instead. A new event type with
-a population adds its one-user round to `_DOMINATING_ROUNDS`.
+RDP accountant does the same with the one-user ledgers; for check-in it
+takes, per round and per order, the smaller of the round's bound and its
+rate-1 round's bound (`everyone_checks_in`), which also bounds the ledger
+by its rate-1 ledger (RDP composes by addition). A new event type with a
+rate or a population adds its dominating rounds to `_DOMINATING_ROUNDS`
+(its rate-1 or one-user round).
 """
 
 from typing import Callable, List, Optional, Tuple

@@ -8,7 +8,9 @@ It handles
 * `CheckInEvent` (pure LDP or local Gaussian noise): LIEW-THM2 with the
   k = 0 term, per k the smaller of WBK19-THM9 and the Renyi moment of the
   symmetric pair with the KHH-SUBSAMPLED profile (`checkin.checkin_rdp_upper_bound`;
-  docs/mathematics.md W16 explains why the ordered pairs' moments are not used);
+  docs/mathematics.md W16 explains why the ordered pairs' moments are not used)
+  and, for pure LDP, per order the smaller of that and the bound of the same
+  round at rate 1 (D19), so epsilon never exceeds its value at rate 1;
 * `SubsampledShuffleGaussianEvent`: WBK19-THM9 on the Gaussian RDP without
   shuffling gain (docs/mathematics.md D7);
 * `DistributedCheckInEvent`: LIEW-THM4 with the k = 0 term (`distributed`);
@@ -74,6 +76,9 @@ ORDER_EXTENSIONS = (
     (327680, 393216, 524288, 655360, 786432, 1048576),
     (1310720, 1572864, 2097152, 2621440, 3145728, 4194304),
 )
+
+# Name of the rate-1 candidate of a check-in round (D19 (i)).
+RATE_ONE_D19 = 'the same round at rate 1 (D19)'
 
 # Bounds of rounds, shared by every accountant (the Opacus adapter builds a
 # new one for every get_epsilon); each is a few arrays of one value per order.
@@ -344,6 +349,14 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
   def _bound(self, key, compute) -> shuffle_round.RdpBound:
     return _BOUNDS.get((key, self._orders.tobytes()), compute)
 
+  def _shuffle_bound(self, event) -> shuffle_round.RdpBound:
+    """The (cached) bound of a pure-LDP `ShuffleEvent`."""
+    rate = _clone_rate(event)
+    return self._bound(
+        ('shuffle', event.num_users, event.local_epsilon, rate),
+        lambda: shuffle_round.shuffle_rdp_upper_bound(
+            event.num_users, event.local_epsilon, self._orders, rate))
+
   def _add(self, event, count, bound, accounted_as=None):
     self._rdp += count * bound.rdp
     self._contributions.append(ShuffleRdpContribution(
@@ -363,19 +376,26 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
       error = self._check_shuffle_event(event, event)
       if error is None and do_compose:
         rounded = self._representative(event, count)
-        rate = _clone_rate(event)
-        key = ('shuffle', rounded.num_users, rounded.local_epsilon, rate)
-        self._add(event, count, self._bound(
-            key, lambda: shuffle_round.shuffle_rdp_upper_bound(
-                rounded.num_users, rounded.local_epsilon, self._orders,
-                rate)), rounded)
+        self._add(event, count, self._shuffle_bound(rounded), rounded)
       return error
     if isinstance(event, events.LIEW_EVENT_TYPES):
       error = self._check_relation_and_orders(event)
       if error is None and do_compose:
         rounded = self._representative(event, count)
-        self._add(event, count, self._bound(
-            rounded, lambda: _liew_bound(rounded, self._orders)), rounded)
+        bound = self._bound(rounded, lambda: _liew_bound(rounded,
+                                                         self._orders))
+        everyone = None
+        if (isinstance(rounded, events.CheckInEvent)
+            and rounded.checkin_rate < 1):
+          everyone = _dominating.everyone_checks_in(rounded)
+        if everyone is not None:
+          # D19 (i): the round is a post-processing of its rate-1 round, so
+          # that round's bound (cached as a shuffle round's) is a candidate
+          # at every order: epsilon never exceeds its value at rate 1.
+          bound = shuffle_round.smallest_bound(self._orders, {
+              **bound.candidates,
+              RATE_ONE_D19: self._shuffle_bound(everyone).rdp})
+        self._add(event, count, bound, rounded)
       return error
     if (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
         and _event_checks.contains_shuffle_event(event.event)):

@@ -79,14 +79,19 @@ WBK19_GAUSSIAN = 'WBK19-THM9 on the Gaussian RDP (D7)'
 # At most this many groups of check-in counts (each costs one clone PLD),
 # and their default relative width (the bound is ~1.5% above width 1e-3's).
 MAX_CHECKIN_GROUPS = 40
-# Single labels 2, 4, ... times the window's last one evaluated above it (D19).
+# Single labels 2, 4, ... times the window's last one evaluated above it (D19),
+# up to this many and up to `_LARGEST_LABEL_ABOVE_WINDOW` users: larger
+# labels' clone PLDs cost seconds over the order stages and never lowered
+# epsilon in sweeps once the round's rate-1 bound is a candidate (accountant).
 _LABELS_ABOVE_WINDOW = 6
+_LARGEST_LABEL_ABOVE_WINDOW = 10**7
 CHECKIN_RELATIVE_WIDTH = 1e-2
 
 # Truncated clone-PLD mass enters a Renyi moment times e^{(order - 1) L},
 # L its largest loss; the cut is e^{-(order - 1) L - 45}, at most e^-700.
 _BASE_LOG_TAIL = -45.0
 _SMALLEST_LOG_TAIL = -700.0
+_SHARED_TAIL_ORDER = 1024.0
 
 # Absolute error allowance of a log-sum-exp of moments (~1e-16 per term
 # after pairwise summation, far below this), so rounding cannot lower them.
@@ -128,7 +133,15 @@ def _by_order_chunks(orders: np.ndarray, num_atoms: int, moments):
 
 
 def _log_tail(orders: np.ndarray, largest_loss: float) -> float:
-  """How far to truncate a PLD whose moments are taken up to these orders."""
+  """How far to truncate a PLD whose moments are taken up to these orders.
+
+  Orders above `_SHARED_TAIL_ORDER` (the accountants' order extensions) all
+  take the deepest cut, so that every extension stage reuses one cached
+  clone PLD per label instead of computing a deeper one per stage (a deeper
+  cut only moves less mass to the largest loss: still sound, D9).
+  """
+  if np.max(orders) > _SHARED_TAIL_ORDER:
+    return _SMALLEST_LOG_TAIL
   return float(max(_SMALLEST_LOG_TAIL, _BASE_LOG_TAIL - (np.max(orders) - 1)
                    * largest_loss))
 
@@ -291,7 +304,7 @@ def checkin_rdp_upper_bound(
     # enter the sum only through the suffix minimum below.
     label = 2 * int(groups.ends[-1])
     for _ in range(_LABELS_ABOVE_WINDOW):
-      if label >= n:
+      if label >= min(n, _LARGEST_LABEL_ABOVE_WINDOW):
         break
       add(0.0, pure_row(label, label))
       label *= 2

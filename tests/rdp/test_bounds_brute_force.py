@@ -70,6 +70,24 @@ def test_clone_rdp_equals_its_definition(num_users, local_epsilon):
   np.testing.assert_allclose(default, truth, rtol=1e-6)
 
 
+@pytest.mark.parametrize('num_users,local_epsilon',
+                         [(2, 0.5), (7, 3.0), (40, 1.0), (150, 0.2),
+                          (400, 2.0)])
+def test_thinned_clone_candidate_above_its_definition(num_users,
+                                                      local_epsilon):
+  """On a dense grid the clone candidate is evaluated at every other order
+  and interpolated (RDP-INTERP): still >= the exact clone-pair divergence,
+  and equal to it up to the interpolation at the evaluated orders."""
+  orders = np.array([1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 11.0,
+                     16.0, 22.0, 32.0, 48.0, 64.0, 96.0, 128.0])
+  bound = shuffle_round.shuffle_rdp_upper_bound(num_users, local_epsilon,
+                                                orders)
+  truth = brute_force.clone_pair_rdp(num_users, local_epsilon, orders)
+  thinned = bound.candidates[shuffle_round.CLONE]
+  assert np.all(thinned >= truth)
+  np.testing.assert_allclose(thinned[::2], truth[::2], rtol=1e-5)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize('num_users,local_epsilon',
                          [(2000, 1.0), (2000, 4.0)])
