@@ -421,11 +421,14 @@ class Rounds:
                                      + 1)
     with np.errstate(over='ignore'):
       factor = np.exp(log_scale - tilt * losses + slack) * (1 + _TILT_MARGIN)
-      masses = np.maximum(values + error, 0.0) * factor
+      bounded = np.maximum(values + error, 0.0)
+      # 0 bounds the exact tilted mass: 0 whatever the factor (even inf).
+      masses = np.where(bounded > 0, bounded * np.where(bounded > 0, factor,
+                                                        1.0), 0.0)
     # No mass of a composition exceeds the product of the rounds' totals.
-    total = math.exp(sum(
-        count * math.log(max(_norms(probs)[0], 1e-300))
-        for _, probs, _, count in self.rounds) * (1 + 1e-12)) * (1 + 1e-9)
+    log_total = sum(count * math.log(max(_norms(probs)[0], 1e-300))
+                    for _, probs, _, count in self.rounds) * (1 + 1e-12)
+    total = math.exp(log_total) * (1 + 1e-9) if log_total < 700 else np.inf
     beyond = (0.0 if first + length > node.lower + self.support() - 1
               else self._mass_above(first + length, tilt))
     return (first, np.minimum(masses, total),
