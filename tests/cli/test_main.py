@@ -283,8 +283,10 @@ def test_compare_for_checkin_says_why_no_lower_bound_is_shown():
   for name in ('binary-rr-pair', 'randomizer-pairs'):
     assert rows[name]['epsilon'] is None
     assert rows[name]['detail'] == protocols.NO_SAMPLED_LOWER_BOUND
-  # --num-categories is honoured: the k-RR round against the generic one.
-  assert rows['pld']['epsilon'] <= rows['pld-generic']['epsilon']
+  # --num-categories is honoured: the k-RR round against the generic one
+  # (equal here up to the last bits of two round-off certificates, D24).
+  assert rows['pld']['epsilon'] <= rows['pld-generic']['epsilon'] * (
+      1 + 1e-12)
   assert rows['pld']['epsilon'] == protocols.evaluate(protocols.Protocol(
       1000, 1e-6, local_epsilon=1.0, checkin_rate=0.1, num_categories=10),
                                                       'pld').epsilon
