@@ -215,8 +215,18 @@ def _year_ledger(kind: str) -> dict:
   day_epsilon, day_seconds = _timed(lambda: accountant.compose(
       make(123_457)).get_epsilon(1e-8))
   return dict(seconds=seconds, epsilon=epsilon, day_seconds=day_seconds,
-              day_epsilon=day_epsilon, peak_mib=resource.getrusage(
-                  resource.RUSAGE_SELF).ru_maxrss / 1024)
+              day_epsilon=day_epsilon, peak_mib=_peak_mib())
+
+
+def _peak_mib() -> float:
+  """This process's peak resident memory. On Linux from VmHWM, which exec
+  resets (ru_maxrss keeps the parent's peak across fork and exec)."""
+  status = pathlib.Path('/proc/self/status')
+  if status.exists():
+    for line in status.read_text().splitlines():
+      if line.startswith('VmHWM:'):
+        return int(line.split()[1]) / 1024
+  return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _issue_reference_seconds() -> float:

@@ -40,11 +40,21 @@ def test_lattice_users_is_non_decreasing():
 
 
 @pytest.mark.parametrize('ratio', [1.0, 0.3, 0.01, 1e-4])
-def test_base_grid_resolves_the_subsampled_losses(ratio):
+@pytest.mark.parametrize('largest_loss', [0.1, 1.0, 8.0])
+def test_base_grid_resolves_the_subsampled_losses(ratio, largest_loss):
+  # One base step anywhere in [0, U] moves a subsampled loss (either order)
+  # by at most half the round's grid, or the base grid is the round's.
   d = 1e-5
-  base = checkin.base_grid(d, ratio)
+  base = checkin.base_grid(d, ratio, largest_loss)
   assert base >= d and np.log2(base / d) == int(np.log2(base / d))
-  assert ratio * base <= checkin.BASE_GRID_RESOLUTION * d or base == d
+  losses = np.linspace(base, largest_loss, 1000)
+  first = np.log1p(ratio * np.expm1(losses))
+  first_step = first - np.log1p(ratio * np.expm1(losses - base))
+  second = -np.log1p(-ratio * -np.expm1(-losses))
+  second_step = second + np.log1p(-ratio * -np.expm1(-(losses - base)))
+  resolution = max(first_step.max(), second_step.max())
+  assert resolution <= checkin.BASE_GRID_RESOLUTION * d * (1 + 1e-6) or (
+      base == d)
 
 
 @pytest.mark.parametrize('num_users,rate,local_epsilon,epsilons', [
