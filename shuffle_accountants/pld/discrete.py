@@ -406,12 +406,15 @@ def compose(first: privacy_loss_distribution.PrivacyLossDistribution,
   mass's epsilon anyway, so +infinity is the sound (and nearly exact) answer.
   """
   # pylint: disable=protected-access
-  finite = ((1 - first._pmf_remove._infinity_mass)
-            * (1 - second._pmf_remove._infinity_mass))
-  if finite <= 10 * _TAIL_MASS_TRUNCATION:
-    return all_at_infinity(first._pmf_remove._discretization)
-  # pylint: enable=protected-access
-  return first.compose(second, _TAIL_MASS_TRUNCATION)
+  # A PMF of mass slightly above 1 (`profile_to_pmf`) squared again and
+  # again in `self_compose` overflows; that is all at +infinity, quietly.
+  with np.errstate(over='ignore', invalid='ignore'):
+    finite = ((1 - first._pmf_remove._infinity_mass)
+              * (1 - second._pmf_remove._infinity_mass))
+    if not finite > 10 * _TAIL_MASS_TRUNCATION or not np.isfinite(finite):
+      return all_at_infinity(first._pmf_remove._discretization)
+    # pylint: enable=protected-access
+    return _finite_or_infinity(first.compose(second, _TAIL_MASS_TRUNCATION))
 
 
 def _dense(pld: privacy_loss_distribution.PrivacyLossDistribution):
