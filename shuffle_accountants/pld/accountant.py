@@ -278,7 +278,7 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     target_epsilon = _validation.check_epsilon('target_epsilon',
                                                target_epsilon)
     delta = self._route_value('get_delta', target_epsilon, None)
-    if delta is None or self._also_rdp() or delta < RDP_ALSO_BELOW_DELTA:
+    if delta is None or self._also_rdp():
       delta = min(1.0 if delta is None else delta,
                   self._rdp_route_value('get_delta', target_epsilon, 1.0))
     delta = min([delta] + [accountant.get_delta(target_epsilon)
