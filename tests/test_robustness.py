@@ -2,7 +2,7 @@
 
 Random cases over the documented ranges (n 1..1e10, eps0 0..20, check-in
 rate 1e-12..1, sigma 1e-3..1e5, counts 1..1e9, delta 1e-300..0.9) run in a
-subprocess capped at 3 GB and a time limit, so that one runaway case fails
+subprocess whose resident memory is capped at 3 GB, with a time limit, so that one runaway case fails
 the test instead of exhausting CI. Each answer must be finite where a
 finite certified answer exists (always, for pure LDP: basic composition),
 non-negative, at most basic composition, monotone in delta, and a delta in
@@ -12,13 +12,14 @@ non-negative, at most basic composition, monotone in delta, and a delta in
 import json
 import math
 import os
-import subprocess
 import sys
 
 from dp_accounting import dp_event
 import numpy as np
 import pytest
 from scipy import stats
+
+import peak_memory
 
 from shuffle_accountants import CheckInEvent
 from shuffle_accountants import ShuffleEvent
@@ -27,15 +28,15 @@ from shuffle_accountants import ShuffleRdpAccountant
 from shuffle_accountants import shuffle_rdp_upper_bound
 
 CASES = os.path.join(os.path.dirname(__file__), 'robustness_cases.py')
-MEMORY_KB = 3_000_000
+MEMORY_BYTES = 3 * 10**9  # peak resident memory of one batch of cases
 
 
 def _run_cases(seed, count, accountant, timeout):
-  result = subprocess.run(
-      ['bash', '-c', f'ulimit -v {MEMORY_KB}; exec "$0" "$@"', sys.executable,
-       CASES, str(seed), str(count), accountant],
-      capture_output=True, text=True, timeout=timeout, cwd='/', check=False)
+  result = peak_memory.run(
+      [sys.executable, CASES, str(seed), str(count), accountant],
+      timeout=timeout, cap_bytes=MEMORY_BYTES)
   assert result.returncode == 0, result.stderr[-3000:]
+  assert result.peak_bytes <= MEMORY_BYTES
   return [json.loads(line) for line in result.stdout.splitlines()]
 
 

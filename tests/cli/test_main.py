@@ -1,10 +1,12 @@
 """The `shuffle-accountant` CLI end to end, in subprocesses."""
 
 import json
+import os
+import pty
+import select
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -242,15 +244,38 @@ def test_no_library_warnings_on_stderr():
 
 
 def test_ctrl_c_exits_130_with_one_line():
+  # stderr on a terminal, so the CLI shows its progress line; SIGINT goes
+  # once the calibration has started (what it prints, not a sleep: under
+  # load the interpreter may still be starting after seconds).
+  controller, terminal = pty.openpty()
   process = subprocess.Popen(
       [sys.executable, '-m', 'shuffle_accountants', 'calibrate',
        '--num-users', '1000000', '--local-epsilon', '1', '--solve', 'rounds',
-       '--target-epsilon', '1e6'], stdout=subprocess.PIPE,
-      stderr=subprocess.PIPE, text=True, cwd='/')
-  time.sleep(4)
-  process.send_signal(signal.SIGINT)
-  _, stderr = process.communicate(timeout=60)
-  assert process.returncode == 130
+       '--target-epsilon', '1e6'], stdout=subprocess.PIPE, stderr=terminal,
+      cwd='/')
+  os.close(terminal)
+  shown = b''
+  try:
+    while b'calibrating' not in shown:
+      ready, _, _ = select.select([controller], [], [], 300)
+      assert ready, f'no progress line within 300 s: {shown!r}'
+      shown += os.read(controller, 4096)
+    process.send_signal(signal.SIGINT)
+    process.wait(timeout=120)
+    while True:
+      try:
+        chunk = os.read(controller, 4096)
+      except OSError:  # the terminal closed with the process
+        break
+      if not chunk:
+        break
+      shown += chunk
+  finally:
+    if process.poll() is None:
+      process.kill()
+    os.close(controller)
+  stderr = shown.decode().replace('\r\n', '\n')
+  assert process.returncode == 130, stderr
   assert 'Traceback' not in stderr
   assert stderr.rstrip().splitlines()[-1] == (
       'shuffle-accountant: error: interrupted')

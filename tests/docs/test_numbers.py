@@ -68,6 +68,13 @@ def test_the_check_catches_a_stale_value_and_a_stale_table():
                                    '|a|b|\n|---|---|\n|1| 0.1|')
   assert not docs_numbers.tables_agree('| a | b |\n|---|---|\n| 1 | 0.1 |',
                                        '| a | b |\n|---|---|\n| 1 | 0.2 |')
+  # Machine round-off: within the stated relative noise, not beyond.
+  assert docs_numbers.tables_agree('|a|\n|---|\n|38.039936|',
+                                   '|a|\n|---|\n|38.040152|', 1e-5)
+  assert not docs_numbers.tables_agree('|a|\n|---|\n|38.039936|',
+                                       '|a|\n|---|\n|38.040152|', 1e-6)
+  assert not docs_numbers.tables_agree('|a|\n|---|\n|x|', '|a|\n|---|\n|y|',
+                                       1.0)
 
 
 def test_print_comments_are_compared_at_their_digits():
