@@ -26,6 +26,7 @@ the constructors of the known event classes (which validate their fields).
 >>> load_accountant('ledger.json').get_epsilon(1e-6)
 """
 
+import functools
 import importlib
 import json
 import math
@@ -66,7 +67,9 @@ def register_event_class(cls: type) -> type:
   return cls
 
 
-def _known_classes() -> Dict[str, type]:
+@functools.lru_cache(maxsize=None)
+def _module_classes() -> Dict[str, type]:
+  """The public attrs classes of `_EVENT_MODULES`, by name."""
   known = {}
   for module_name in _EVENT_MODULES:
     module = importlib.import_module(module_name)
@@ -74,8 +77,11 @@ def _known_classes() -> Dict[str, type]:
       if (isinstance(value, type) and attr.has(value) and not
           name.startswith('_') and value.__module__ == module_name):
         known[name] = value
-  known.update(_registered)
   return known
+
+
+def _known_classes() -> Dict[str, type]:
+  return {**_module_classes(), **_registered}
 
 
 def _encode(value: Any, path: str) -> Any:
@@ -202,6 +208,20 @@ def event_from_dict(state: Mapping[str, Any]) -> dp_event.DpEvent:
   return event
 
 
+def _same_bits(saved: dp_event.DpEvent, event: dp_event.DpEvent) -> bool:
+  """Whether replaying `saved` composes exactly `event` (1 vs 1.0, 0.0 vs
+  -0.0 are equal events, not the same bits)."""
+  if saved is event:
+    return True
+  if saved != event:
+    return False
+  try:
+    return (json.dumps(_encode(saved, 'event'))
+            == json.dumps(_encode(event, 'event')))
+  except (TypeError, ValueError):  # not saveable: state_dict will say so
+    return False
+
+
 class Checkpointable:
   """Mixin of the accountants: records compose calls, saves and restores.
 
@@ -222,7 +242,7 @@ class Checkpointable:
   def compose(self, event: dp_event.DpEvent, count: int = 1):
     super().compose(event, count)  # type: ignore[misc]
     calls = self._compose_calls()
-    if calls and calls[-1][1] == count and calls[-1][0] == event:
+    if calls and calls[-1][1] == count and _same_bits(calls[-1][0], event):
       calls[-1][2] += 1
     else:
       calls.append([event, count, 1])

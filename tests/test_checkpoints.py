@@ -310,6 +310,34 @@ def test_loading_replaces_what_the_accountant_held():
   assert target.state_dict() == empty.state_dict()
 
 
+def test_equal_events_of_other_bits_are_replayed_as_composed():
+  accountant = ShuffleRdpAccountant()
+  for sigma in (2, 2.0, 2.0, -0.0, 0.0):
+    accountant.compose(dp_event.GaussianDpEvent(sigma), 3)
+  compositions = accountant.state_dict()['compositions']
+  assert [(c['event']['fields']['noise_multiplier'], c['repeat'])
+          for c in compositions] == [(2, 1), (2.0, 2), (-0.0, 1), (0.0, 1)]
+  assert _bit_identical(
+      [call[0] for call in accountant._compose_calls()],  # pylint: disable=protected-access
+      [call[0] for call in ShuffleRdpAccountant.from_state_dict(
+          _through_json(accountant.state_dict()))._compose_calls()])  # pylint: disable=protected-access
+
+
+def test_an_unknown_event_class_composes_but_cannot_be_saved():
+  @attr.s(frozen=True, slots=True)
+  class MyGaussian(dp_event.GaussianDpEvent):
+    pass
+
+  accountant = ShuffleRdpAccountant()
+  accountant.compose(MyGaussian(3.0), 2)
+  accountant.compose(MyGaussian(3.0), 2)
+  assert accountant.get_epsilon(1e-6) == ShuffleRdpAccountant().compose(
+      dp_event.GaussianDpEvent(3.0), 4).get_epsilon(1e-6)
+  with pytest.raises(TypeError, match=r'compositions\[0\]\.event is a .*'
+                     'MyGaussian.*register_event_class'):
+    accountant.state_dict()
+
+
 def test_a_different_configuration_is_refused_naming_the_difference():
   state = ShufflePldAccountant(relative_accuracy=0.01).state_dict()
   with pytest.raises(ValueError, match=r'relative_accuracy: saved 0\.01, this '
