@@ -293,9 +293,14 @@ class Checkpointable:
     calls = _decode_calls(state.get('compositions'))
     fresh = type(self).from_configuration(mine)
     fresh._compose_calls()  # pylint: disable=protected-access
-    for event, count, repeat in calls:
-      for _ in range(repeat):
-        fresh.compose(event, count)
+    for index, (event, count, repeat) in enumerate(calls):
+      try:
+        for _ in range(repeat):
+          fresh.compose(event, count)
+      except (privacy_accountant.UnsupportedEventError, TypeError,
+              ValueError) as error:
+        raise ValueError(f'compositions[{index}] cannot be composed by a '
+                         f'{type(self).__name__}: {error}') from error
     # Take over the fresh accountant's whole state (same class and
     # configuration); the progress option is not configuration: keep ours.
     progress = vars(self).get('_progress_option')

@@ -382,6 +382,9 @@ def _state():
      r'compositions\[0\]\.repeat = 0'),
     (lambda s: s['configuration'].update(neighboring_relation='ANY'),
      'neighboring_relation'),
+    (lambda s: s['compositions'][0]['event']['fields'].update(local_delta=0.1),
+     r'compositions\[0\] cannot be composed by a ShuffleRdpAccountant.*'
+     'local_delta'),
 ])
 def test_bad_states_name_the_field_and_the_fix(change, message):
   state = _state()
