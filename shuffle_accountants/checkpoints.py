@@ -379,6 +379,7 @@ def save_accountant(accountant: Checkpointable,
   The JSON goes to a temporary file in the same directory, is flushed to
   disk (fsync), and then replaces `path` in one step (`os.replace`), so a
   crash leaves either the old file or the new one, never half a ledger.
+  The file is readable by its owner only (as `tempfile.mkstemp` makes it).
   """
   if not isinstance(accountant, Checkpointable):
     raise TypeError('accountant must be a ShufflePldAccountant or '
