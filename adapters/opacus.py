@@ -100,7 +100,7 @@ def _certified_population(expected_batch_size: int, sample_rate: float) -> int:
   return math.floor(expected_batch_size / sample_rate)
 
 
-class ShuffleCheckinAccountant(IAccountant):
+class ShuffleCheckinAccountant(opacus_samplers.SavedHistory, IAccountant):
   """Opacus accountant for DP-SGD with local noise and shuffled check-in.
 
   Every optimizer step is one `CheckInEvent(num_users, checkin_rate=q,
@@ -264,15 +264,13 @@ class ShuffleCheckinAccountant(IAccountant):
           'Over-stating n under-reports epsilon; set num_users to '
           'len(train_dataset).')
 
-  def state_dict(self, destination=None):
-    destination = super().state_dict(destination)
-    destination['num_users'] = self.num_users
-    return destination
+  def _extra_state(self) -> dict:
+    return {'num_users': self.num_users}
 
-  def load_state_dict(self, state_dict):
-    super().load_state_dict(state_dict)
-    self.history = [tuple(entry) for entry in self.history]
-    self.num_users = state_dict.get('num_users')
+  def _load_extra_state(self, state_dict) -> None:
+    num_users = state_dict.get('num_users')
+    self.num_users = (None if num_users is None else
+                      _validation.check_integer('num_users', num_users, 1))
 
 
 class ShuffleCheckinRdpAccountant(ShuffleCheckinAccountant):

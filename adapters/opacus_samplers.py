@@ -45,6 +45,7 @@ import torch
 from torch.utils import data as torch_data
 
 from shuffle_accountants import _validation
+from shuffle_accountants import checkpoints
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.samplers import shuffled_batches
 from shuffle_accountants.samplers.events import RandomAllocationDpEvent
@@ -201,6 +202,67 @@ def record_step(history: list, noise_multiplier: float,
     history.append((noise_multiplier, sample_rate, 1))
 
 
+def _restored_history(entries) -> list:
+  """Opacus' history from a saved state, validated as `record_step` does."""
+  if not isinstance(entries, (list, tuple)):
+    raise ValueError(f"state_dict['history'] must be a list of "
+                     f'(noise_multiplier, sample_rate, num_steps); got '
+                     f'{entries!r}.')
+  history = []
+  for entry in entries:
+    if not isinstance(entry, (list, tuple)) or len(entry) != 3:
+      raise ValueError(f"state_dict['history'] entry {entry!r} is not "
+                       '(noise_multiplier, sample_rate, num_steps).')
+    history.append((
+        _validation.check_real('noise_multiplier', entry[0], 0.0),
+        _validation.check_real('sample_rate', entry[1], 0.0, 1.0,
+                               min_inclusive=False),
+        _validation.check_integer('num_steps', entry[2], 0)))
+  return history
+
+
+class SavedHistory:
+  """Versioned, validated `state_dict` / `load_state_dict` of an accountant.
+
+  Opacus' `PrivacyEngine.save_checkpoint` / `load_checkpoint` store the
+  state. Besides Opacus' 'history' and 'mechanism' it holds
+  'state_version' and what `_extra_state` adds; everything epsilon depends
+  on is in it, so a resumed run reports the epsilon of the uninterrupted one.
+  A state without 'state_version' (saved before it existed) reads as
+  version 1.
+  """
+
+  def _extra_state(self) -> dict:
+    return {}
+
+  def _load_extra_state(self, state_dict) -> None:
+    del state_dict
+
+  def state_dict(self, destination=None):
+    destination = super().state_dict(destination)  # type: ignore[misc]
+    destination['state_version'] = checkpoints.STATE_VERSION
+    destination.update(self._extra_state())
+    return destination
+
+  def load_state_dict(self, state_dict):
+    version = (state_dict or {}).get('state_version',
+                                     checkpoints.STATE_VERSION)
+    if version != checkpoints.STATE_VERSION:
+      raise ValueError(
+          f"state_dict['state_version'] = {version!r} is not supported: this "
+          f'shuffle-accountants reads version {checkpoints.STATE_VERSION}; '
+          'upgrade shuffle-accountants to read a newer checkpoint.')
+    previous = self.history
+    super().load_state_dict(state_dict)  # type: ignore[misc]
+    try:  # an invalid state leaves the accountant as it was
+      history = _restored_history(state_dict['history'])
+      self._load_extra_state(state_dict)
+    except (TypeError, ValueError):
+      self.history = previous
+      raise
+    self.history = history
+
+
 def _rebuild(data_loader, batch_sampler, collate_fn):
   """The same loader with another batch sampler and collate function."""
   return torch_data.DataLoader(
@@ -213,7 +275,7 @@ def _rebuild(data_loader, batch_sampler, collate_fn):
       persistent_workers=data_loader.persistent_workers)
 
 
-class _SamplerAccountant(IAccountant):
+class _SamplerAccountant(SavedHistory, IAccountant):
   """Opacus accountant of a DP-SGD sampler with central Gaussian noise.
 
   `history` is Opacus' run-length list of (noise_multiplier, sample_rate,
@@ -223,11 +285,27 @@ class _SamplerAccountant(IAccountant):
   epochs, or the epochs the data loader actually started if more. Steps of
   one data loader at different noise multipliers are accounted at the
   smallest (more noise is a post-processing).
+
+  The state (`state_dict`) also keeps the epochs started so far: a run
+  resumed from it counts them plus the epochs its new loader starts, so an
+  epoch broken off by a crash still counts.
   """
 
   def __init__(self):
     self.history = []
     self._epoch_source = None
+    self._epochs_before = 0  # started before the state was restored
+
+  def _epochs_started(self) -> int:
+    return self._epochs_before + getattr(self._epoch_source,
+                                         'epochs_started', 0)
+
+  def _extra_state(self) -> dict:
+    return {'epochs_started': self._epochs_started()}
+
+  def _load_extra_state(self, state_dict) -> None:
+    self._epochs_before = _validation.check_integer(
+        'epochs_started', state_dict.get('epochs_started', 0), 0)
 
   def step(self, *, noise_multiplier: float, sample_rate: float):
     record_step(self.history, noise_multiplier, sample_rate)
@@ -244,7 +322,7 @@ class _SamplerAccountant(IAccountant):
       t = max(1, round(1 / sample_rate))
       steps_by_t[t] = steps_by_t.get(t, 0) + steps
       sigma_by_t[t] = min(sigma_by_t.get(t, math.inf), noise_multiplier)
-    started = getattr(self._epoch_source, 'epochs_started', 0)
+    started = self._epochs_started()
     return [(sigma_by_t[t], t,
              max(math.ceil(steps / t), started if len(steps_by_t) == 1 else 0))
             for t, steps in steps_by_t.items()]
@@ -362,14 +440,11 @@ class ShuffledBatchesAccountant(_SamplerAccountant):
                 default=0.0)
     return lower, upper
 
-  def state_dict(self, destination=None):
-    destination = super().state_dict(destination)
-    destination['sequential'] = self.sequential
-    return destination
+  def _extra_state(self) -> dict:
+    return {**super()._extra_state(), 'sequential': self.sequential}
 
-  def load_state_dict(self, state_dict):
-    super().load_state_dict(state_dict)
-    self.history = [tuple(entry) for entry in self.history]
+  def _load_extra_state(self, state_dict) -> None:
+    super()._load_extra_state(state_dict)
     self.sequential = bool(state_dict.get('sequential', False))
 
 

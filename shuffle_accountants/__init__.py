@@ -8,6 +8,9 @@ compose them with every other `DpEvent`:
 >>> accountant.compose(ShuffleEvent(num_users=10**6, local_epsilon=1.0), 1000)
 >>> accountant.get_epsilon(target_delta=1e-6)
 
+`save_accountant` / `load_accountant` (and each accountant's `state_dict` /
+`load_state_dict`) save and restore an accountant exactly, for resuming runs.
+
 Every epsilon a default path returns is a proven upper bound; lower bounds
 live under names that say so. Formulas cite their IDs in docs/mathematics.md.
 
@@ -44,12 +47,18 @@ _EXPORTS = {
     'shuffle_rdp_upper_bound': 'shuffle_accountants.rdp.shuffle_round',
     'subsampled_shuffle_rdp_upper_bound':
         'shuffle_accountants.rdp.shuffle_round',
+    'event_from_dict': 'shuffle_accountants.checkpoints',
+    'event_to_dict': 'shuffle_accountants.checkpoints',
+    'load_accountant': 'shuffle_accountants.checkpoints',
+    'save_accountant': 'shuffle_accountants.checkpoints',
     'clear_caches': 'shuffle_accountants._cache',
     'cache_bytes': 'shuffle_accountants._cache',
 }
 
 
 if TYPE_CHECKING:  # type checkers see the names; runtime imports them lazily
+  from shuffle_accountants.checkpoints import (
+      event_from_dict, event_to_dict, load_accountant, save_accountant)
   from shuffle_accountants.events import (
       CheckInEvent, ShuffleEvent, SubsampledShuffleGaussianEvent)
   from shuffle_accountants.pld.accountant import (

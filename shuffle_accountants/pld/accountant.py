@@ -53,6 +53,7 @@ from shuffle_accountants import _grouping
 from shuffle_accountants import _progress
 from shuffle_accountants import _ledger
 from shuffle_accountants import _validation
+from shuffle_accountants import checkpoints
 from shuffle_accountants import events
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import clone_pairs
@@ -91,7 +92,8 @@ class ShufflePldContribution:
 RDP_ALSO_BELOW_DELTA = 1e-9
 
 
-class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
+class ShufflePldAccountant(checkpoints.Checkpointable,
+                           pld_privacy_accountant.PLDAccountant):
   """PLD accountant for shuffle-model events, composable with all others.
 
   Example:
@@ -99,6 +101,9 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
     >>> accountant.compose(ShuffleEvent(num_users=10**6, local_epsilon=1.0),
     ...                    count=1000)
     >>> accountant.get_epsilon(1e-6)
+
+  `state_dict()` / `load_state_dict()` save and restore it exactly
+  (`shuffle_accountants.checkpoints`).
   """
 
   def __init__(self,
@@ -192,6 +197,18 @@ class ShufflePldAccountant(pld_privacy_accountant.PLDAccountant):
       pending, self._pending = self._pending, []
       self._composed_pld = discrete.compose_all([(self._composed_pld, 1)]
                                                 + pending)
+
+  def configuration(self) -> dict:
+    """The constructor's settings (progress aside), as saved in the state."""
+    return dict(
+        neighboring_relation=self.neighboring_relation.name,
+        value_discretization_interval=(
+            None if self._automatic_grid
+            else self._value_discretization_interval),
+        relative_accuracy=self._relative_accuracy,
+        krr_adversary=self._krr_adversary,
+        relative_width=self._relative_width,
+        relative_grouping=self._relative_grouping)
 
   @property
   def krr_adversary(self) -> str:

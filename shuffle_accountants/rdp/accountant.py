@@ -43,6 +43,7 @@ from shuffle_accountants import _event_checks
 from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
 from shuffle_accountants import _validation
+from shuffle_accountants import checkpoints
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
 from shuffle_accountants.rdp import checkin
@@ -152,7 +153,8 @@ def _liew_bound(event, orders) -> shuffle_round.RdpBound:
       event.num_users, event.sample_size, event.noise_multiplier, orders)
 
 
-class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
+class ShuffleRdpAccountant(checkpoints.Checkpointable,
+                           rdp_privacy_accountant.RdpAccountant):
   """RDP accountant for shuffle-model events, composable with all others.
 
   Example:
@@ -163,6 +165,8 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
 
   Every RDP value composed for a shuffle event is a proven upper bound
   (see `shuffle_round` and `checkin`); `contributions` and `explain` show which bound won.
+  `state_dict()` / `load_state_dict()` save and restore it exactly
+  (`shuffle_accountants.checkpoints`).
   """
 
   def __init__(self, orders: Optional[Sequence[float]] = None,
@@ -206,6 +210,14 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
     self._contributions: List[ShuffleRdpContribution] = []
     # Accountants of the dominating ledgers (D19), built on request.
     self._dominating: Optional[List['ShuffleRdpAccountant']] = None
+
+  def configuration(self) -> dict:
+    """The constructor's settings, as saved in the state."""
+    return dict(
+        orders=None if self._extend_orders else [float(order) for order
+                                                 in self._orders],
+        neighboring_relation=self.neighboring_relation.name,
+        relative_grouping=self._grouping.relative_step)
 
   def compose(self, event: dp_event.DpEvent, count: int = 1
               ) -> 'ShuffleRdpAccountant':

@@ -1,0 +1,464 @@
+"""Saving and restoring accountants and events (`shuffle_accountants.checkpoints`)."""
+
+import json
+import math
+import os
+import struct
+
+import attr
+from dp_accounting import dp_event
+from dp_accounting import privacy_accountant
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+import pytest
+
+from shuffle_accountants import checkpoints
+from shuffle_accountants import events
+from shuffle_accountants import randomizers
+from shuffle_accountants import load_accountant
+from shuffle_accountants import save_accountant
+from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants.samplers import events as sampler_events
+
+# Any float but NaN: infinities, -0.0 and subnormals must round-trip too
+# (dp_accounting's events do not validate their fields).
+ANY_FLOAT = st.floats(allow_nan=False)
+EPSILON = st.floats(0.0, 700.0)
+SMALL_INT = st.integers(-3, 10**12)
+USERS = st.integers(1, 10**9)
+POSITIVE = st.floats(1e-300, 1e300)
+DOMAIN = st.integers(2, 64)
+RATE = st.floats(1e-12, 1.0)
+
+
+def _matrix(draw_rows):
+  rows = [[float(v) for v in row] for row in draw_rows]
+  return [[v / sum(row) for v in row] for row in rows]
+
+
+FINITE_MATRIX = st.integers(2, 4).flatmap(lambda outputs: st.lists(
+    st.lists(st.integers(1, 9), min_size=outputs, max_size=outputs),
+    min_size=2, max_size=4)).map(_matrix)
+
+RANDOMIZERS = {
+    randomizers.KRandomizedResponse: st.builds(
+        randomizers.KRandomizedResponse, DOMAIN, EPSILON),
+    randomizers.SymmetricUnaryEncoding: st.builds(
+        randomizers.SymmetricUnaryEncoding, DOMAIN, EPSILON),
+    randomizers.OptimizedUnaryEncoding: st.builds(
+        randomizers.OptimizedUnaryEncoding, DOMAIN, EPSILON),
+    randomizers.OptimizedLocalHashing: st.builds(
+        randomizers.OptimizedLocalHashing, DOMAIN, EPSILON,
+        st.none() | DOMAIN),
+    randomizers.BinaryLocalHashing: st.builds(
+        randomizers.BinaryLocalHashing, DOMAIN, EPSILON),
+    randomizers.HadamardResponse: st.builds(
+        randomizers.HadamardResponse, DOMAIN, EPSILON),
+    randomizers.SubsetSelection: DOMAIN.flatmap(lambda d: st.builds(
+        randomizers.SubsetSelection, st.just(d), EPSILON,
+        st.none() | st.integers(1, d - 1))),
+    randomizers.FiniteRandomizer: st.builds(randomizers.FiniteRandomizer,
+                                            FINITE_MATRIX),
+    randomizers.BlanketTable: st.builds(randomizers.BlanketTable, ANY_FLOAT,
+                                        ANY_FLOAT, ANY_FLOAT, ANY_FLOAT),
+    randomizers.PairCells: st.builds(randomizers.PairCells, ANY_FLOAT,
+                                     ANY_FLOAT, st.none() | ANY_FLOAT),
+}
+RANDOMIZER = st.one_of(*[RANDOMIZERS[cls] for cls in randomizers.CATALOGUE])
+
+SHUFFLE_EVENT = st.one_of(
+    st.builds(events.ShuffleEvent, USERS, EPSILON,
+              st.none() | st.integers(2, 1000), st.floats(0.0, 0.999)),
+    st.builds(events.ShuffleEvent, USERS, randomizer=RANDOMIZER))
+CHECKIN_EVENT = st.one_of(
+    st.builds(events.CheckInEvent, USERS, RATE, EPSILON,
+              num_categories=st.none() | st.integers(2, 1000)),
+    st.builds(events.CheckInEvent, USERS, RATE, noise_multiplier=POSITIVE),
+    st.builds(events.CheckInEvent, USERS, RATE, randomizer=RANDOMIZER))
+
+LEAVES = {
+    dp_event.DpEvent: st.builds(dp_event.DpEvent),
+    dp_event.NoOpDpEvent: st.builds(dp_event.NoOpDpEvent),
+    dp_event.NonPrivateDpEvent: st.builds(dp_event.NonPrivateDpEvent),
+    dp_event.UnsupportedDpEvent: st.builds(dp_event.UnsupportedDpEvent),
+    dp_event.GaussianDpEvent: st.builds(dp_event.GaussianDpEvent, ANY_FLOAT),
+    dp_event.LaplaceDpEvent: st.builds(dp_event.LaplaceDpEvent, ANY_FLOAT),
+    dp_event.DiscreteLaplaceDpEvent: st.builds(dp_event.DiscreteLaplaceDpEvent,
+                                               ANY_FLOAT, SMALL_INT),
+    dp_event.RandomizedResponseDpEvent: st.builds(
+        dp_event.RandomizedResponseDpEvent, ANY_FLOAT, SMALL_INT),
+    dp_event.ZCDpEvent: st.builds(dp_event.ZCDpEvent, ANY_FLOAT, ANY_FLOAT),
+    dp_event.MixtureOfGaussiansDpEvent: st.builds(
+        dp_event.MixtureOfGaussiansDpEvent, ANY_FLOAT,
+        st.lists(ANY_FLOAT, max_size=3) | st.tuples(ANY_FLOAT, ANY_FLOAT),
+        st.lists(ANY_FLOAT, max_size=3)),
+    dp_event.SingleEpochTreeAggregationDpEvent: st.builds(
+        dp_event.SingleEpochTreeAggregationDpEvent, ANY_FLOAT,
+        SMALL_INT | st.lists(SMALL_INT, max_size=3)),
+    dp_event.TruncatedSubsampledGaussianDpEvent: st.builds(
+        dp_event.TruncatedSubsampledGaussianDpEvent, SMALL_INT, ANY_FLOAT,
+        SMALL_INT, ANY_FLOAT),
+    events.ShuffleEvent: SHUFFLE_EVENT,
+    events.CheckInEvent: CHECKIN_EVENT,
+    events.SubsampledShuffleGaussianEvent: USERS.flatmap(lambda n: st.builds(
+        events.SubsampledShuffleGaussianEvent, st.just(n), st.integers(1, n),
+        POSITIVE)),
+    events.DistributedCheckInEvent: st.builds(events.DistributedCheckInEvent,
+                                              USERS, RATE, POSITIVE),
+    sampler_events.ShuffledBatchesDpEvent: st.builds(
+        sampler_events.ShuffledBatchesDpEvent, POSITIVE,
+        st.integers(1, 10**6), st.integers(1, 10**4)),
+}
+
+
+def _nested(children):
+  return {
+      dp_event.SelfComposedDpEvent: st.builds(dp_event.SelfComposedDpEvent,
+                                              children, SMALL_INT),
+      dp_event.ComposedDpEvent: st.builds(dp_event.ComposedDpEvent,
+                                          st.lists(children, max_size=3)),
+      dp_event.PoissonSampledDpEvent: st.builds(dp_event.PoissonSampledDpEvent,
+                                                ANY_FLOAT, children),
+      dp_event.SampledWithReplacementDpEvent: st.builds(
+          dp_event.SampledWithReplacementDpEvent, SMALL_INT, SMALL_INT,
+          children),
+      dp_event.SampledWithoutReplacementDpEvent: st.builds(
+          dp_event.SampledWithoutReplacementDpEvent, SMALL_INT, SMALL_INT,
+          children),
+      dp_event.RepeatAndSelectDpEvent: st.builds(
+          dp_event.RepeatAndSelectDpEvent, children, ANY_FLOAT, ANY_FLOAT),
+      sampler_events.RandomAllocationDpEvent: st.integers(1, 50).flatmap(
+          lambda steps: st.builds(sampler_events.RandomAllocationDpEvent,
+                                  children, st.integers(1, steps),
+                                  st.just(steps))),
+  }
+
+
+ANY_EVENT = st.recursive(
+    st.one_of(*LEAVES.values()),
+    lambda children: st.one_of(*_nested(children).values()), max_leaves=8)
+
+
+def _bits(value):
+  return struct.pack('>d', value) if isinstance(value, float) else value
+
+
+def _bit_identical(a, b) -> bool:
+  """Equal values with every float bit-identical (-0.0 is not 0.0)."""
+  if type(a) is not type(b):  # pylint: disable=unidiomatic-typecheck
+    return False
+  if attr.has(type(a)):
+    return all(_bit_identical(getattr(a, f.name), getattr(b, f.name))
+               for f in attr.fields(type(a)))
+  if isinstance(a, (list, tuple)):
+    return len(a) == len(b) and all(map(_bit_identical, a, b))
+  return _bits(a) == _bits(b)
+
+
+def _through_json(state):
+  return json.loads(json.dumps(state, allow_nan=False))
+
+
+def test_every_known_class_has_a_strategy():
+  # A new event class must be added to the round-trip tests below.
+  known = set(checkpoints._known_classes().values())  # pylint: disable=protected-access
+  covered = set(LEAVES) | set(_nested(st.nothing())) | set(RANDOMIZERS)
+  assert known == covered
+
+
+@settings(max_examples=300, deadline=None)
+@given(ANY_EVENT)
+def test_events_round_trip_bit_exact(event):
+  state = _through_json(checkpoints.event_to_dict(event))
+  restored = checkpoints.event_from_dict(state)
+  assert restored == event
+  assert _bit_identical(restored, event)
+  # Every attrs field is written, whatever the class (no hand-kept list).
+  assert set(state['event']['fields']) == {
+      field.name for field in attr.fields(type(event))}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(sorted(LEAVES, key=lambda cls: cls.__name__)).flatmap(
+    lambda cls: LEAVES[cls]))
+def test_a_field_added_later_round_trips_and_old_states_get_its_default(
+    event):
+  # A subclass with two more fields, made at run time from the attrs
+  # fields: stands for e.g. participation / min_reporting added to an event.
+  cls = type(event)
+  extended = attr.make_class(
+      f'Extended{cls.__name__}',
+      {'participation': attr.ib(default=1.0),
+       'min_reporting': attr.ib(default=(0, -0.0))},
+      bases=(cls,), frozen=True, slots=True)
+  checkpoints.register_event_class(extended)
+  try:
+    values = attr.asdict(event, recurse=False)
+    new = extended(**values, participation=0.25, min_reporting=(3, math.inf))
+    restored = checkpoints.event_from_dict(
+        _through_json(checkpoints.event_to_dict(new)))
+    assert _bit_identical(restored, new)
+    old = checkpoints.event_to_dict(extended(**values))
+    for name in ('participation', 'min_reporting'):
+      del old['event']['fields'][name]
+    assert _bit_identical(checkpoints.event_from_dict(_through_json(old)),
+                          extended(**values))
+  finally:
+    del checkpoints._registered[extended.__name__]  # pylint: disable=protected-access
+
+
+# Events the accountants compose within a second or so.
+GAUSSIANS = st.one_of(
+    st.builds(dp_event.GaussianDpEvent, st.floats(0.5, 20.0)),
+    st.builds(dp_event.SelfComposedDpEvent,
+              st.builds(dp_event.GaussianDpEvent, st.floats(0.5, 20.0)),
+              st.integers(1, 5)))
+ACCOUNTABLE = st.one_of(
+    GAUSSIANS,
+    st.builds(events.ShuffleEvent, st.integers(100, 10**4),
+              st.floats(0.1, 2.0), st.none() | st.integers(2, 5)),
+    st.builds(events.CheckInEvent, st.integers(20, 200),
+              st.floats(0.2, 1.0), noise_multiplier=st.floats(1.0, 5.0)),
+    st.builds(events.DistributedCheckInEvent, st.integers(20, 200),
+              st.floats(0.2, 1.0), st.floats(0.3, 2.0)),
+)
+
+
+def _calls(event_strategy, max_count=1000):
+  return st.lists(st.tuples(event_strategy, st.integers(1, max_count),
+                            st.integers(1, 3)), min_size=1, max_size=3)
+
+
+def _compose(accountant, calls):
+  for event, count, repeat in calls:
+    for _ in range(repeat):
+      accountant.compose(event, count)
+  return accountant
+
+
+def _check_resumes_bit_for_bit(make, calls, more):
+  original = _compose(make(), calls)
+  state = _through_json(original.state_dict())
+  restored = make()
+  restored.load_state_dict(state)
+  assert restored.ledger == original.ledger
+  assert restored.state_dict() == original.state_dict()
+  assert _bits(restored.get_epsilon(1e-6)) == _bits(original.get_epsilon(1e-6))
+  # Training goes on: the resumed ledger stays the uninterrupted one.
+  _compose(original, more)
+  _compose(restored, more)
+  assert _bits(restored.get_epsilon(1e-6)) == _bits(original.get_epsilon(1e-6))
+  assert _bits(restored.get_delta(1.0)) == _bits(original.get_delta(1.0))
+
+
+@pytest.mark.parametrize('make', [
+    ShuffleRdpAccountant,
+    lambda: ShuffleRdpAccountant(orders=[2.0, 8.5, 64.0],
+                                 relative_grouping=0.0),
+], ids=['default', 'orders'])
+@settings(max_examples=10, deadline=None)
+@given(calls=_calls(ACCOUNTABLE), more=_calls(ACCOUNTABLE))
+def test_restored_rdp_accountant_answers_bit_for_bit(make, calls, more):
+  _check_resumes_bit_for_bit(make, calls, more)
+
+
+@pytest.mark.parametrize('make', [
+    lambda: ShufflePldAccountant(relative_accuracy=0.05),
+    lambda: ShufflePldAccountant(value_discretization_interval=0.02),
+], ids=['automatic-grid', 'fixed-grid'])
+@settings(max_examples=5, deadline=None)
+@given(calls=_calls(ACCOUNTABLE, 50), more=_calls(GAUSSIANS, 50))
+def test_restored_pld_accountant_answers_bit_for_bit(make, calls, more):
+  _check_resumes_bit_for_bit(make, calls, more)
+
+
+def test_save_and_load_accountant_keep_the_configuration(tmp_path):
+  original = ShufflePldAccountant(
+      privacy_accountant.NeighboringRelation.REPLACE_ONE, None, 0.01,
+      'weak', 0.02, 0.05)
+  original.compose(events.ShuffleEvent(1000, 1.0, num_categories=3), 10)
+  original.compose(dp_event.GaussianDpEvent(3.0), 5)
+  path = tmp_path / 'ledger.json'
+  save_accountant(original, path)
+  restored = load_accountant(path)
+  assert type(restored) is ShufflePldAccountant
+  assert restored.configuration() == original.configuration()
+  assert restored.krr_adversary == 'weak'
+  assert restored.get_epsilon(1e-6) == original.get_epsilon(1e-6)
+  rdp = ShuffleRdpAccountant(orders=[2, 4.5],
+                             neighboring_relation=privacy_accountant.
+                             NeighboringRelation.ADD_OR_REMOVE_ONE)
+  rdp.compose(dp_event.GaussianDpEvent(2.0), 3)
+  save_accountant(rdp, path)
+  restored = load_accountant(path)
+  assert restored.configuration() == rdp.configuration()
+  assert restored.get_epsilon(1e-6) == rdp.get_epsilon(1e-6)
+
+
+def test_loading_replaces_what_the_accountant_held():
+  saved = ShuffleRdpAccountant().compose(dp_event.GaussianDpEvent(2.0), 3)
+  target = ShuffleRdpAccountant().compose(events.ShuffleEvent(100, 2.0), 7)
+  target.get_epsilon(1e-6)  # fills its caches
+  target.load_state_dict(saved.state_dict())
+  assert target.ledger == saved.ledger and target.contributions == ()
+  assert target.get_epsilon(1e-6) == saved.get_epsilon(1e-6)
+  empty = ShuffleRdpAccountant()
+  target.load_state_dict(empty.state_dict())
+  assert target.get_epsilon(1e-6) == 0.0
+  assert target.state_dict() == empty.state_dict()
+
+
+def test_equal_events_of_other_bits_are_replayed_as_composed():
+  accountant = ShuffleRdpAccountant()
+  for sigma in (2, 2.0, 2.0, -0.0, 0.0):
+    accountant.compose(dp_event.GaussianDpEvent(sigma), 3)
+  compositions = accountant.state_dict()['compositions']
+  assert [(c['event']['fields']['noise_multiplier'], c['repeat'])
+          for c in compositions] == [(2, 1), (2.0, 2), (-0.0, 1), (0.0, 1)]
+  assert _bit_identical(
+      [call[0] for call in accountant._compose_calls()],  # pylint: disable=protected-access
+      [call[0] for call in ShuffleRdpAccountant.from_state_dict(
+          _through_json(accountant.state_dict()))._compose_calls()])  # pylint: disable=protected-access
+
+
+def test_an_unknown_event_class_composes_but_cannot_be_saved():
+  @attr.s(frozen=True, slots=True)
+  class MyGaussian(dp_event.GaussianDpEvent):
+    pass
+
+  accountant = ShuffleRdpAccountant()
+  accountant.compose(MyGaussian(3.0), 2)
+  accountant.compose(MyGaussian(3.0), 2)
+  assert accountant.get_epsilon(1e-6) == ShuffleRdpAccountant().compose(
+      dp_event.GaussianDpEvent(3.0), 4).get_epsilon(1e-6)
+  with pytest.raises(TypeError, match=r'compositions\[0\]\.event is a .*'
+                     'MyGaussian.*register_event_class'):
+    accountant.state_dict()
+
+
+def test_a_different_configuration_is_refused_naming_the_difference():
+  state = ShufflePldAccountant(relative_accuracy=0.01).state_dict()
+  with pytest.raises(ValueError, match=r'relative_accuracy: saved 0\.01, this '
+                     r'accountant 0\.001'):
+    ShufflePldAccountant().load_state_dict(state)
+  with pytest.raises(ValueError, match='neighboring_relation'):
+    ShuffleRdpAccountant(neighboring_relation=privacy_accountant.
+                         NeighboringRelation.ADD_OR_REMOVE_ONE
+                         ).load_state_dict(ShuffleRdpAccountant().state_dict())
+  with pytest.raises(ValueError, match='orders: saved None'):
+    ShuffleRdpAccountant(orders=[2, 3]).load_state_dict(
+        ShuffleRdpAccountant().state_dict())
+  with pytest.raises(ValueError, match='cannot be loaded into a '
+                     'ShuffleRdpAccountant'):
+    ShuffleRdpAccountant().load_state_dict(state)
+
+
+def _state():
+  accountant = ShuffleRdpAccountant()
+  accountant.compose(events.ShuffleEvent(1000, 1.0), 2)
+  return _through_json(accountant.state_dict())
+
+
+@pytest.mark.parametrize('change, message', [
+    (lambda s: s.update(version=2), r"state\['version'\] = 2 is not "
+     'supported.*upgrade'),
+    (lambda s: s.update(format='x'), r"state\['format'\]"),
+    (lambda s: s['compositions'][0]['event'].update(type='FutureEvent'),
+     r"compositions\[0\]\.event\.type = 'FutureEvent' is not a known event "
+     'type.*upgrade'),
+    (lambda s: s['compositions'][0]['event']['fields'].update(cohort=3),
+     r"compositions\[0\]\.event\.fields has \['cohort'\].*upgrade"),
+    (lambda s: s['compositions'][0]['event']['fields'].update(num_users=0),
+     r'compositions\[0\]\.event: cannot rebuild ShuffleEvent: num_users'),
+    (lambda s: s['compositions'][0]['event']['fields'].update(
+        local_epsilon=math.nan), r'local_epsilon = nan'),
+    (lambda s: s['compositions'][0]['event']['fields'].update(
+        local_epsilon={'float': 'nan'}), r'local_epsilon = .*not a saved'),
+    (lambda s: s['compositions'][0].update(count=-1),
+     r'compositions\[0\]\.count = -1'),
+    (lambda s: s['compositions'][0].update(repeat=0),
+     r'compositions\[0\]\.repeat = 0'),
+    (lambda s: s['configuration'].update(neighboring_relation='ANY'),
+     'neighboring_relation'),
+    (lambda s: s['compositions'][0]['event']['fields'].update(local_delta=0.1),
+     r'compositions\[0\] cannot be composed by a ShuffleRdpAccountant.*'
+     'local_delta'),
+])
+def test_bad_states_name_the_field_and_the_fix(change, message):
+  state = _state()
+  change(state)
+  with pytest.raises(ValueError, match=message):
+    ShuffleRdpAccountant.from_state_dict(state)
+
+
+def test_nan_is_refused_and_infinities_are_tagged():
+  with pytest.raises(ValueError, match=r'event\.noise_multiplier is NaN'):
+    checkpoints.event_to_dict(dp_event.GaussianDpEvent(math.nan))
+  state = checkpoints.event_to_dict(dp_event.GaussianDpEvent(-math.inf))
+  assert state['event']['fields'] == {'noise_multiplier': {'float': '-inf'}}
+  json.dumps(state, allow_nan=False)  # standard JSON
+  with pytest.raises(TypeError, match='cannot be saved'):
+    checkpoints.event_to_dict(dp_event.ComposedDpEvent({'a': 1}))
+
+
+def test_load_accountant_refuses_json_nan(tmp_path):
+  path = tmp_path / 'state.json'
+  text = json.dumps(_state()).replace('"local_epsilon": 1.0',
+                                      '"local_epsilon": NaN')
+  path.write_text(text)
+  with pytest.raises(ValueError, match='NaN is not valid'):
+    load_accountant(path)
+
+
+@pytest.mark.parametrize('failing', ['replace', 'fsync'])
+def test_a_crash_while_saving_leaves_the_old_file_intact(
+    tmp_path, monkeypatch, failing):
+  path = tmp_path / 'ledger.json'
+  old = ShuffleRdpAccountant().compose(dp_event.GaussianDpEvent(2.0))
+  save_accountant(old, path)
+  before = path.read_bytes()
+  new = ShuffleRdpAccountant().compose(dp_event.GaussianDpEvent(1.0), 10)
+
+  def crash(*args, **kwargs):
+    raise OSError('power cut')
+
+  monkeypatch.setattr(os, failing, crash)
+  with pytest.raises(OSError, match='power cut'):
+    save_accountant(new, path)
+  monkeypatch.undo()
+  assert path.read_bytes() == before
+  assert os.listdir(tmp_path) == ['ledger.json']  # no temporary file left
+  assert load_accountant(path).get_epsilon(1e-6) == old.get_epsilon(1e-6)
+  save_accountant(new, path)
+  assert load_accountant(path).get_epsilon(1e-6) == new.get_epsilon(1e-6)
+
+
+def test_the_file_is_written_whole_before_it_replaces_the_old_one(
+    tmp_path, monkeypatch):
+  path = tmp_path / 'ledger.json'
+  accountant = ShuffleRdpAccountant().compose(dp_event.GaussianDpEvent(2.0))
+  seen = []
+  replace = os.replace
+
+  def check_then_replace(source, target):
+    with open(source, encoding='utf-8') as file:  # complete and valid JSON
+      seen.append(json.load(file))
+    assert os.path.dirname(source) == os.path.dirname(os.fspath(target))
+    replace(source, target)
+
+  monkeypatch.setattr(os, 'replace', check_then_replace)
+  save_accountant(accountant, path)
+  assert seen == [_through_json(accountant.state_dict())]
+
+
+def test_public_names():
+  import shuffle_accountants  # pylint: disable=g-import-not-at-top
+  for name in ('save_accountant', 'load_accountant', 'event_to_dict',
+               'event_from_dict'):
+    assert getattr(shuffle_accountants, name) is getattr(checkpoints, name)
+  with pytest.raises(TypeError, match='accountant must be'):
+    save_accountant(object(), 'unused.json')
+  with pytest.raises(ValueError, match='already known'):
+    checkpoints.register_event_class(attr.make_class('ShuffleEvent', ['x']))
