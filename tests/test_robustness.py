@@ -25,7 +25,9 @@ from shuffle_accountants import CheckInEvent
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants import randomizers
 from shuffle_accountants import shuffle_rdp_upper_bound
+from shuffle_accountants.cli import main
 
 CASES = os.path.join(os.path.dirname(__file__), 'robustness_cases.py')
 MEMORY_KB = 3_000_000
@@ -120,6 +122,28 @@ def test_other_entry_points_reject_bad_values():
   integer_orders = ShuffleRdpAccountant(orders=np.array([2, 3, 8], np.int32))
   integer_orders.compose(ShuffleEvent(1000, 1.0))
   assert 0 < integer_orders.get_epsilon(1e-6) <= 1.0 * (1 + 1e-9)
+
+
+@pytest.mark.parametrize('build, name, value', [
+    (lambda: ShufflePldAccountant().compose(ShuffleEvent(10, 1.0),
+                                            count=10**12), 'count', '10'),
+    (lambda: ShuffleRdpAccountant().compose(ShuffleEvent(10, 1.0),
+                                            count=10**9 + 1), 'count', '10'),
+    (lambda: randomizers.OptimizedUnaryEncoding(domain_size=10**9,
+                                                local_epsilon=1.0),
+     'domain_size', '1e+06'),
+    (lambda: ShuffleEvent(10, 1.0, num_categories=10**7), 'num_categories',
+     '1e+06'),
+])
+def test_python_enforces_the_documented_range_as_the_cli_does(build, name,
+                                                              value):
+  # Python accepted what the CLI refused and docs/limits.md excludes.
+  with pytest.raises(ValueError, match=name) as error:
+    build()
+  assert value in str(error.value)
+  assert main.LIMITS['rounds'][1] == 10**9
+  assert main.LIMITS['domain-size'][1] == main.LIMITS['num-categories'][1]
+  ShufflePldAccountant().compose(ShuffleEvent(10, 1.0), count=10**9)
 
 
 def test_named_failure_points_of_the_issue():

@@ -57,9 +57,10 @@ class Impossible(Exception):
 
 # Documented ranges of the protocol flags: (smallest, largest).
 LIMITS = {
-    'num-users': (1, 10**10), 'rounds': (1, 10**9),
-    'num-categories': (2, 10**6), 'sample-size': (1, 10**10),
-    'domain-size': (2, 10**6),
+    'num-users': (1, 10**10), 'rounds': (1, _validation.MAX_COUNT),
+    'num-categories': (2, _validation.MAX_DOMAIN_SIZE),
+    'sample-size': (1, 10**10),
+    'domain-size': (2, _validation.MAX_DOMAIN_SIZE),
     'local-epsilon': (0.0, 20.0), 'noise-multiplier': (1e-3, 1e5),
     'checkin-rate': (1e-12, 1.0), 'delta': (1e-300, 0.5),
     'target-epsilon': (1e-6, 1e6),

@@ -26,7 +26,7 @@ record moves the sum by up to 2C (sensitivity 2 in units of sigma): RDP
 `SampledWithoutReplacementDpEvent` events (dp_accounting's RDP accountant
 alone would compose order / (2 sigma^2), sensitivity 1: half the mechanism
 the PLD route accounts). `PoissonSampledDpEvent` is refused under
-REPLACE_ONE, as by the parent.
+REPLACE_ONE, as by the parent, with a message naming what to use instead.
 """
 
 from typing import List, Optional, Sequence, Tuple, TypeAlias
@@ -458,9 +458,11 @@ class ShuffleRdpAccountant(rdp_privacy_accountant.RdpAccountant):
                 event.source_dataset_size, event.sample_size,
                 inner.local_epsilon, self._orders)))
       return error
-    if (isinstance(event, dp_event.PoissonSampledDpEvent)
-        and _event_checks.contains_shuffle_event(event.event)):
-      return _event_checks.poisson_shuffle_error(event)
+    if isinstance(event, dp_event.PoissonSampledDpEvent):
+      if _event_checks.contains_shuffle_event(event.event):
+        return _event_checks.poisson_shuffle_error(event)
+      if self.neighboring_relation is NeighboringRelation.REPLACE_ONE:
+        return _event_checks.poisson_replace_one_rdp_error(event)
     if isinstance(event, sampler_accounting.SAMPLER_EVENT_TYPES):
       error = sampler_accounting.rdp_error(event, self.neighboring_relation)
       if error is None and do_compose:
