@@ -67,3 +67,15 @@ def test_a_wheel_built_from_a_fresh_copy_ships_the_reference(tmp_path):
   assert 'shuffle_accountants/py.typed' in names
   assert 'shuffle_accountants/adapters/opacus.py' in names
   assert any(name.endswith('licenses/LICENSE') for name in names)
+
+
+def test_dir_lists_each_public_name_once_and_no_private_imports():
+  # Names read once were listed twice (cached and exported), beside the
+  # modules __init__ imports for itself.
+  assert shuffle_accountants.ShufflePldAccountant is not None  # now cached
+  names = dir(shuffle_accountants)
+  assert len(names) == len(set(names))
+  assert not {'sys', 'Any', 'importlib', 'warnings', 'TYPE_CHECKING'} & set(
+      names)
+  assert set(shuffle_accountants.__all__) <= set(names)
+  assert '__version__' in names
