@@ -87,3 +87,12 @@ def test_pld_delta_and_epsilon_are_one_monotone_pair(pld):
     # The smallest epsilon whose delta is at most the target.
     assert pld.get_delta(epsilon) <= target * (1 + 1e-9)
     assert pld.get_delta(epsilon * (1 - 1e-6)) > target
+
+
+def test_log_delta_of_zero_infinite_and_nan_divergences():
+  orders = np.array([2.0, 3.0])
+  bound = rdp_accountant.log_delta_upper_bound
+  assert bound(orders, np.array([0.0, 0.5]), 1.0)[0] == -math.inf  # P = Q
+  assert bound(orders, np.array([np.nan, np.nan]), 1.0)[0] == 0.0  # no claim
+  assert bound(orders, np.array([np.inf, np.inf]), 1.0)[0] == 0.0
+  assert bound(orders, np.array([np.inf, 1e-20]), 0.0)[0] > -math.inf

@@ -171,7 +171,8 @@ def log_delta_upper_bound(orders: np.ndarray, rdp: np.ndarray,
   the terms' magnitudes), so the value returned is an upper bound.
   """
   orders = np.asarray(orders, dtype=float)
-  rdp = np.maximum(np.asarray(rdp, dtype=float), 0.0)
+  rdp = np.asarray(rdp, dtype=float)
+  rdp = np.where(np.isnan(rdp), np.inf, np.maximum(rdp, 0.0))  # NaN: no claim
   with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
     # -expm1(-r) stays positive for every r > 0 (1 - e^-r would round to 0).
     kl = np.where(rdp > 0, 0.5 * np.log(-np.expm1(-rdp)), -np.inf)
@@ -183,7 +184,9 @@ def log_delta_upper_bound(orders: np.ndarray, rdp: np.ndarray,
                         conversion + _LOG_DELTA_MARGIN * (magnitude + 1),
                         np.inf)
   conversion = np.where(np.isnan(conversion), np.inf, conversion)
-  kl = kl + _LOG_DELTA_MARGIN * (np.abs(kl) + 1)
+  with np.errstate(invalid='ignore'):  # -inf (zero divergence) stays -inf
+    kl = np.where(np.isfinite(kl), kl + _LOG_DELTA_MARGIN * (np.abs(kl) + 1),
+                  kl)
   log_deltas = np.minimum(kl, conversion)
   best = int(np.argmin(log_deltas))
   return float(min(log_deltas[best], 0.0)), float(orders[best])
