@@ -153,7 +153,7 @@ def _liew_bound(event, orders) -> shuffle_round.RdpBound:
 
 
 # Relative error allowed for the float evaluation of a log-delta of
-# CONV-RDP2DP: a few roundings of unit 2^-53 each, with room to spare.
+# CONV-RDP2DP: a few roundings of at most 2^-53 each, with room to spare.
 _LOG_DELTA_MARGIN = 64 * np.finfo(float).eps
 
 
@@ -167,7 +167,7 @@ def log_delta_upper_bound(orders: np.ndarray, rdp: np.ndarray,
   in log space: dp_accounting exponentiates first, so a delta below 1e-308
   (the ledger's loss can reach 218 when its Renyi divergence is tiny)
   becomes 0.0, below the truth. Each log-delta is raised by a margin that
-  covers the float error of its few operations (relative 64 u of the sum of
+  covers the float error of its few operations (64 * 2^-52 of the sum of
   the terms' magnitudes), so the value returned is an upper bound.
   """
   orders = np.asarray(orders, dtype=float)
@@ -196,7 +196,7 @@ def exp_rounded_up(log_value: float) -> float:
   """A float >= e^log_value, and > 0 whenever log_value > -inf.
 
   libm's exp is within one unit in the last place, so two steps up cover
-  it; below the smallest subnormal the result is that subnormal (5e-324).
+  it; where exp underflows to 0 the result is two subnormal steps (1e-323).
   """
   if log_value == -np.inf:
     return 0.0
