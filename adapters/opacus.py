@@ -50,15 +50,19 @@ clipped sum, which is exactly what the protocol would deliver.
 """
 
 import math
+import os
+import sys
 import warnings
 from typing import Optional
 
+import opacus
 from opacus import PrivacyEngine
 from opacus.accountants import IAccountant
 from opacus.accountants import create_accountant
 from opacus.accountants import register_accountant
 from opacus.optimizers import DPOptimizer
 from opacus.optimizers import DPPerLayerOptimizer
+import torch
 
 from shuffle_accountants import _validation
 from shuffle_accountants import DistributedCheckInEvent
@@ -240,7 +244,7 @@ class ShuffleCheckinAccountant(opacus_samplers.SavedHistory, IAccountant):
       if not self.history:
         message = self._first_step_warning(sample_rate)
         if message:
-          warnings.warn(message, UserWarning, stacklevel=2)
+          warnings.warn(message, UserWarning, stacklevel=_user_stacklevel())
       self.step(noise_multiplier=optimizer.noise_multiplier,
                 sample_rate=sample_rate)
 
@@ -526,6 +530,28 @@ class ShufflePrivacyEngine(PrivacyEngine):
       kwargs.setdefault('num_users', len(data_loader.dataset))
     return super().make_private_with_epsilon(data_loader=data_loader,
                                              **kwargs)
+
+
+# Packages between the user's `optimizer.step()` and the step hook.
+_LIBRARY_FOLDERS = tuple(os.path.dirname(module.__file__) + os.sep
+                         for module in (opacus, torch))
+_ADAPTERS_FOLDER = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _user_stacklevel() -> int:
+  """The `warnings.warn` stacklevel, from its caller, of the user's line.
+
+  The step hook runs inside Opacus' (and torch's) `optimizer.step()`, a
+  depth that varies with their versions: the first frame outside them and
+  this adapter is where the warning belongs.
+  """
+  frame, level = sys._getframe(1), 1  # pylint: disable=protected-access
+  while frame.f_back is not None and (
+      frame.f_code.co_filename.startswith(_LIBRARY_FOLDERS)
+      or os.path.abspath(frame.f_code.co_filename).startswith(
+          _ADAPTERS_FOLDER)):
+    frame, level = frame.f_back, level + 1
+  return level
 
 
 def register_accountants() -> None:

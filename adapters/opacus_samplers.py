@@ -406,8 +406,8 @@ class RandomAllocationAccountant(_SamplerAccountant):
 class ShuffledBatchesAccountant(_SamplerAccountant):
   """Shuffled (or sequential) fixed-size batches, add/remove (D22, D23).
 
-  `get_epsilon` is the certified upper bound: `ShuffledBatchesDpEvent`s
-  composed in `ShufflePldAccountant`, no amplification claimed.
+  `get_epsilon` is the certified upper bound, no amplification claimed:
+  the epochs' Gaussians composed in closed form (D22).
   `get_epsilon_range(delta)` returns (lower, upper), the lower bound being
   Chua et al.'s (CHUA24-SHUFFLE-LB) for shuffled batches and the upper
   bound itself for a sequential loader (there the Gaussian bound is exact).
@@ -428,6 +428,26 @@ class ShuffledBatchesAccountant(_SamplerAccountant):
     counter = _EpochCounter(data_loader.batch_sampler)
     self._epoch_source = counter
     return _rebuild(data_loader, counter, data_loader.collate_fn)
+
+  def get_epsilon(self, delta: float) -> float:
+    """Certified epsilon (upper bound, add/remove, D22), in closed form.
+
+    Each epoch at sigma is one Gaussian release of mu = 1 / sigma (D22);
+    Gaussians compose exactly, mu^2 adding over the epochs of every group,
+    so the ledger is one Gaussian of mu = sqrt(sum E / sigma^2): the number
+    `shuffled_batches_epsilon(...).upper` gives, in milliseconds at any
+    number of epochs (composing the PLD took 10 s at 300 epochs).
+    """
+    delta = _validation.check_real('delta', delta, 0.0, 1.0,
+                                   min_inclusive=False, max_inclusive=False)
+    groups = self._groups()
+    if not groups:
+      return 0.0
+    if any(sigma == 0 for sigma, _, _ in groups):
+      return math.inf
+    precision = math.fsum(epochs / sigma**2 for sigma, _, epochs in groups)
+    return shuffled_batches.upper_bound(1 / math.sqrt(precision), 1, delta,
+                                        ADD_OR_REMOVE_ONE)
 
   def get_epsilon_range(self, delta: float) -> Tuple[float, float]:
     """(lower bound [LB], certified upper bound) on epsilon at `delta`."""

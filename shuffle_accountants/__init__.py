@@ -80,8 +80,16 @@ def __getattr__(name: str) -> Any:
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
+# Imported by this file for itself, not part of the package's namespace.
+_OWN_IMPORTS = frozenset({'Any', 'TYPE_CHECKING', 'importlib', 'sys',
+                          'warnings'})
+
+
 def __dir__():
-  return sorted(list(globals()) + list(_EXPORTS))
+  """The public names (and loaded submodules), each once."""
+  names = {name for name in globals() if name not in _OWN_IMPORTS
+           and (name.startswith('__') or not name.startswith('_'))}
+  return sorted(names | set(_EXPORTS))
 
 
 def _installed_version() -> str:

@@ -76,3 +76,15 @@ def poisson_shuffle_error(event: dp_event.PoissonSampledDpEvent
       'ShuffleEvent(num_users=sample_size, ...)) for a hidden fixed-size '
       'sample, or CheckInEvent for Bernoulli participation with a visible '
       'number of reports.'))
+
+
+def poisson_replace_one_rdp_error(event: dp_event.PoissonSampledDpEvent
+                                  ) -> CompositionErrorDetails:
+  """Why the RDP route refuses Poisson sampling under replace-one, and what to use."""
+  return error(event, (
+      f'{event} under REPLACE_ONE: dp_accounting has no RDP bound for '
+      'Poisson sampling under replace-one. Use ShufflePldAccountant, which '
+      'accounts it under replace-one (and every shuffle event), or, for a '
+      'ledger without shuffle events, ShuffleRdpAccountant(neighboring_'
+      'relation=NeighboringRelation.ADD_OR_REMOVE_ONE) (add/remove DP-SGD), '
+      'or SampledWithoutReplacementDpEvent for a fixed-size sample.'))

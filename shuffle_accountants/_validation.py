@@ -121,9 +121,21 @@ def check_epsilon(name: str, value) -> float:
   return check_real(name, value, 0.0)
 
 
+# Documented ranges (docs/limits.md) that the library enforces as the
+# command line does: beyond them the time and memory figures were never
+# measured (10^12 rounds, a domain of 10^9 values).
+MAX_COUNT = 10**9
+MAX_DOMAIN_SIZE = 10**6
+
+
 def check_count(count) -> int:
-  """How many times an event is composed: an integer >= 0."""
-  return check_integer('count', count, 0)
+  """How many times an event is composed: an integer in [0, MAX_COUNT]."""
+  return check_integer('count', count, 0, MAX_COUNT)
+
+
+def check_domain_size(name: str, value) -> int:
+  """A domain size or number of categories: an integer in [2, MAX_DOMAIN_SIZE]."""
+  return check_integer(name, value, 2, MAX_DOMAIN_SIZE)
 
 
 def positive_integer_field(instance, attribute, value) -> None:

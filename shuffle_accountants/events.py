@@ -33,7 +33,7 @@ def _local_epsilon(instance, attribute, value):
 def _num_categories(instance, attribute, value):
   del instance
   if value is not None:
-    _validation.check_integer(attribute.name, value, 2)
+    _validation.check_domain_size(attribute.name, value)
 
 
 def _randomizer(instance, attribute, value):

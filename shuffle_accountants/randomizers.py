@@ -131,7 +131,7 @@ class Randomizer:
 
 def _check_domain(instance, attribute, value):
   del instance
-  _validation.check_integer(attribute.name, value, 2)
+  _validation.check_domain_size(attribute.name, value)
 
 
 def _epsilon_validator(instance, attribute, value):
@@ -180,7 +180,7 @@ class KRandomizedResponse(Randomizer):
   KHH-KRR-WEAK, which the accountant already evaluates exactly.
 
   Attributes:
-    num_categories: k >= 2.
+    num_categories: k in [2, 10^6].
     local_epsilon: eps0 in [0, 700].
   """
   num_categories: int = attr.ib(
@@ -251,7 +251,7 @@ class SymmetricUnaryEncoding(_UnaryEncoding):
   See `_UnaryEncoding` for the blanket and clone rate.
 
   Attributes:
-    domain_size: d >= 2.
+    domain_size: d in [2, 10^6].
     local_epsilon: eps0 in [0, 700].
   """
 
@@ -268,7 +268,7 @@ class OptimizedUnaryEncoding(_UnaryEncoding):
   `_UnaryEncoding` for the blanket and clone rate.
 
   Attributes:
-    domain_size: d >= 2.
+    domain_size: d in [2, 10^6].
     local_epsilon: eps0 in [0, 700].
   """
 
@@ -336,7 +336,7 @@ class OptimizedLocalHashing(_LocalHashing):
   2). See `_LocalHashing`.
 
   Attributes:
-    domain_size: d >= 2.
+    domain_size: d in [2, 10^6].
     local_epsilon: eps0 in [0, 700].
     hash_range: g >= 2, or None for round(e^eps0 + 1).
   """
@@ -357,7 +357,7 @@ class BinaryLocalHashing(_LocalHashing):
   See `_LocalHashing`.
 
   Attributes:
-    domain_size: d >= 2.
+    domain_size: d in [2, 10^6].
     local_epsilon: eps0 in [0, 700].
   """
 
@@ -380,7 +380,7 @@ class HadamardResponse(_DomainRandomizer):
   the bits are uniform and independent for z.
 
   Attributes:
-    domain_size: d >= 2.
+    domain_size: d in [2, 10^6].
     local_epsilon: eps0 in [0, 700].
   """
 
@@ -427,7 +427,7 @@ class SubsetSelection(_DomainRandomizer):
   when k >= 2 and d >= 3, and 1 / (e^eps0 + 1) when k = 1 (k-RR).
 
   Attributes:
-    domain_size: d >= 2.
+    domain_size: d in [2, 10^6].
     local_epsilon: eps0 in [0, 700].
     subset_size: k in [1, d - 1], or None for the default.
   """

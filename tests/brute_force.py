@@ -472,3 +472,27 @@ def third_value_delta(matrix, num_users, epsilons, third=2):
   law_p = shuffled_law(rest + (0,), matrix)
   law_q = shuffled_law(rest + (1,), matrix)
   return np.array([hockey_stick(law_p, law_q, e) for e in epsilons])
+
+
+def binary_rr_pair_log_delta_floor(num_users, local_epsilon, count, epsilon):
+  """A lower bound on log delta(epsilon) of `count` shuffled binary RR rounds.
+
+  One neighbouring pair of the mechanism: the others all hold 0, the target
+  holds 1 or 0; the server sees the number of 1s. Its largest per-round
+  loss L sits at some count c with P(c) = p. The event "c in every round"
+  has P-mass p^T and Q-mass p^T e^{-TL}, so delta(epsilon) >=
+  p^T (1 - e^{epsilon - TL}), kept in log space: -inf when epsilon >= TL.
+  """
+  keep = math.exp(local_epsilon) / (1 + math.exp(local_epsilon))
+  counts = np.arange(num_users + 1)
+  others = stats.binom.logpmf(counts - 1, num_users - 1, 1 - keep)
+  others_same = stats.binom.logpmf(counts, num_users - 1, 1 - keep)
+  log_p = np.logaddexp(math.log(keep) + others, math.log1p(-keep)
+                       + others_same)
+  log_q = np.logaddexp(math.log1p(-keep) + others, math.log(keep)
+                       + others_same)
+  best = int(np.argmax(log_p - log_q))
+  loss = count * (log_p[best] - log_q[best])
+  if epsilon >= loss:
+    return -math.inf
+  return count * log_p[best] + math.log(-math.expm1(epsilon - loss))

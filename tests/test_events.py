@@ -34,7 +34,7 @@ def test_events_are_frozen_and_hashable():
      ['local_epsilon', 'inf']),
     (dict(num_users=10, local_epsilon='1'), TypeError, ['local_epsilon']),
     (dict(num_users=10, local_epsilon=1.0, num_categories=1), ValueError,
-     ['num_categories', '1', '>= 2']),
+     ['num_categories', '1', '[2, 1e+06]']),
     (dict(num_users=10, local_epsilon=1.0, local_delta=1.0), ValueError,
      ['local_delta', '1.0', '[0.0, 1.0)']),
     (dict(num_users=10, local_epsilon=1.0, local_delta=-1e-9), ValueError,

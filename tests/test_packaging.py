@@ -67,3 +67,30 @@ def test_a_wheel_built_from_a_fresh_copy_ships_the_reference(tmp_path):
   assert 'shuffle_accountants/py.typed' in names
   assert 'shuffle_accountants/adapters/opacus.py' in names
   assert any(name.endswith('licenses/LICENSE') for name in names)
+
+
+def test_dir_lists_each_public_name_once_and_no_private_imports():
+  # Names read once were listed twice (cached and exported), beside the
+  # modules __init__ imports for itself.
+  assert shuffle_accountants.ShufflePldAccountant is not None  # now cached
+  names = dir(shuffle_accountants)
+  assert len(names) == len(set(names))
+  assert not {'sys', 'Any', 'importlib', 'warnings', 'TYPE_CHECKING'} & set(
+      names)
+  assert set(shuffle_accountants.__all__) <= set(names)
+  assert '__version__' in names
+
+
+def test_every_import_of_the_api_pages_table_works():
+  # docs/api.md did not say where RandomAllocationSampler, the samplers and
+  # the adapters are imported from.
+  pytest.importorskip('opacus')
+  page = (pathlib.Path(__file__).parent.parent / 'docs' / 'api.md').read_text(
+      encoding='utf-8')
+  table = page.split('## Where to import', 1)[1].split('\n## ', 1)[0]
+  lines = re.findall(r'`(from shuffle_accountants[^`]*)`', table)
+  assert any('RandomAllocationSampler' in line for line in lines)
+  assert any('shuffle_accountants.samplers import' in line for line in lines)
+  assert any('adapters' in line for line in lines)
+  for line in lines:
+    exec(line.replace(', ...', ''), {})  # pylint: disable=exec-used

@@ -148,7 +148,7 @@ def test_a_krr_randomizer_fills_in_num_categories():
     (lambda: randomizers.FiniteRandomizer(_TEN_RR, local_epsilon=2.0),
      ValueError, 'does not match the matrix'),
     (lambda: randomizers.KRandomizedResponse(1, 1.0), ValueError,
-     'num_categories must be a whole number >= 2'),
+     'num_categories must be a whole number in [2, 1e+06]'),
     (lambda: randomizers.OptimizedUnaryEncoding(10, -1.0), ValueError,
      'local_epsilon must be a finite number in [0.0, 700.0]'),
     (lambda: randomizers.SubsetSelection(10, 1.0, subset_size=10),

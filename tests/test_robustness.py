@@ -17,7 +17,8 @@ import sys
 from dp_accounting import dp_event
 import numpy as np
 import pytest
-from scipy import stats
+
+import brute_force
 
 import peak_memory
 
@@ -25,7 +26,9 @@ from shuffle_accountants import CheckInEvent
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants import randomizers
 from shuffle_accountants import shuffle_rdp_upper_bound
+from shuffle_accountants.cli import main
 
 CASES = os.path.join(os.path.dirname(__file__), 'robustness_cases.py')
 MEMORY_BYTES = 3 * 10**9  # peak resident memory of one batch of cases
@@ -122,6 +125,28 @@ def test_other_entry_points_reject_bad_values():
   assert 0 < integer_orders.get_epsilon(1e-6) <= 1.0 * (1 + 1e-9)
 
 
+@pytest.mark.parametrize('build, name, value', [
+    (lambda: ShufflePldAccountant().compose(ShuffleEvent(10, 1.0),
+                                            count=10**12), 'count', '10'),
+    (lambda: ShuffleRdpAccountant().compose(ShuffleEvent(10, 1.0),
+                                            count=10**9 + 1), 'count', '10'),
+    (lambda: randomizers.OptimizedUnaryEncoding(domain_size=10**9,
+                                                local_epsilon=1.0),
+     'domain_size', '1e+06'),
+    (lambda: ShuffleEvent(10, 1.0, num_categories=10**7), 'num_categories',
+     '1e+06'),
+])
+def test_python_enforces_the_documented_range_as_the_cli_does(build, name,
+                                                              value):
+  # Python accepted what the CLI refused and docs/limits.md excludes.
+  with pytest.raises(ValueError, match=name) as error:
+    build()
+  assert value in str(error.value)
+  assert main.LIMITS['rounds'][1] == 10**9
+  assert main.LIMITS['domain-size'][1] == main.LIMITS['num-categories'][1]
+  ShufflePldAccountant().compose(ShuffleEvent(10, 1.0), count=10**9)
+
+
 def test_named_failure_points_of_the_issue():
   # Each used to run out of memory, crash or return NaN / 0 / inf.
   tiny = ShufflePldAccountant()
@@ -144,37 +169,21 @@ def test_named_failure_points_of_the_issue():
   assert math.isfinite(mixed.get_epsilon(1e-6))
 
 
-def _binary_rr_ledger_delta(local_epsilon, count, epsilon):
-  """Exact delta(epsilon) of `count` binary randomized responses (one user,
-  the D19 dominating ledger of a 2-category round), from the binomial law
-  of the number of rounds with loss +local_epsilon."""
-  keep = math.exp(local_epsilon) / (1 + math.exp(local_epsilon))
-  ups = np.arange(count + 1)
-  losses = local_epsilon * (2 * ups - count)
-  log_mass = stats.binom.logpmf(ups, count, keep)
-  above = losses > epsilon
-  return float(np.sum(np.exp(log_mass[above])
-                      * -np.expm1(epsilon - losses[above])))
-
-
 def test_delta_is_never_rounded_below_the_pld():
   # dp_accounting's cumulative sums gave delta(0.5) = -4.8e-12 here (then
-  # reported as 0), below the ledger's exact +infinity mass 1 - (1 - m)^T
-  # (m: one round's). Not the composed PLD's +infinity mass: dp_accounting
-  # adds its truncated tails there (1e-15), which D24's certificate bounds
-  # exactly instead. The accountant may also answer from the one-user
-  # ledger (D19), whose exact delta is then the floor.
+  # reported as 0). The floor is the delta of one neighbouring pair of the
+  # mechanism itself (`brute_force`), not another upper bound: the
+  # PLD pair's +infinity mass and the one-user ledger (D19) dominate the
+  # mechanism, so a sound route may answer below them (RDP does, 7.5e-28
+  # against 5.1e-10 at epsilon = 0.1).
   local_epsilon, count = 5.7e-4, 381184
   event = ShuffleEvent(1375, local_epsilon, num_categories=2)
-  one_round = ShufflePldAccountant().compose(event)._resolve()  # pylint: disable=protected-access
-  round_infinity = one_round._pld._pmf_remove._infinity_mass  # pylint: disable=protected-access
-  infinity_floor = -math.expm1(count * math.log1p(-round_infinity))
-  assert infinity_floor > 0
   accountant = ShufflePldAccountant().compose(event, count)
+  floor = brute_force.binary_rr_pair_log_delta_floor
   for epsilon in (0.5, 1.0, 10.0):
-    floor = min(infinity_floor,
-                _binary_rr_ledger_delta(local_epsilon, count, epsilon))
-    assert accountant.get_delta(epsilon) >= floor > 0
+    delta = accountant.get_delta(epsilon)
+    assert delta > 0
+    assert math.log(delta) >= floor(1375, local_epsilon, count, epsilon)
   deltas = [accountant.get_delta(e) for e in (0.0, 0.05, 0.5, 5.0)]
   assert deltas == sorted(deltas, reverse=True)
 

@@ -57,9 +57,10 @@ class Impossible(Exception):
 
 # Documented ranges of the protocol flags: (smallest, largest).
 LIMITS = {
-    'num-users': (1, 10**10), 'rounds': (1, 10**9),
-    'num-categories': (2, 10**6), 'sample-size': (1, 10**10),
-    'domain-size': (2, 10**6),
+    'num-users': (1, 10**10), 'rounds': (1, _validation.MAX_COUNT),
+    'num-categories': (2, _validation.MAX_DOMAIN_SIZE),
+    'sample-size': (1, 10**10),
+    'domain-size': (2, _validation.MAX_DOMAIN_SIZE),
     'local-epsilon': (0.0, 20.0), 'noise-multiplier': (1e-3, 1e5),
     'checkin-rate': (1e-12, 1.0), 'delta': (1e-300, 0.5),
     'target-epsilon': (1e-6, 1e6),
@@ -329,6 +330,7 @@ def _calibrate(args) -> dict:
   if getattr(args, solve) is not None:
     raise UsageError(f'--{args.solve} is what calibrate solves for; do not '
                      'give it')
+  _check_solvable(args, solve)
   target = args.target_epsilon
   delta = args.delta or default_delta(args.num_users)
   names = (protocols.ACCOUNTANTS if args.accountant == 'best'
@@ -370,6 +372,34 @@ def _calibrate(args) -> dict:
                   f'{value:.6g}{at_limit}',
                   f'  certified epsilon (upper bound) there: '
                   f'{achieved.epsilon:.6g} ({achieved.method})'])
+
+
+# Flags that describe a pure LDP randomizer, which local Gaussian noise
+# (--noise-multiplier) replaces.
+_PURE_LDP_FLAGS = ('local_epsilon', 'num_categories', 'randomizer',
+                   'domain_size')
+
+
+def _check_solvable(args, solve: str) -> None:
+  """Refuses flags that exclude the solved parameter, before any search.
+
+  Found later, such a conflict would be reported with the solver's trial
+  value (`--noise-multiplier=100000.0`), which the user never passed.
+  """
+  if solve == 'noise_multiplier':
+    given = [f'--{name.replace("_", "-")}' for name in _PURE_LDP_FLAGS
+             if getattr(args, name) is not None]
+    if given:
+      raise UsageError(
+          f'--solve noise-multiplier chooses local Gaussian noise, which '
+          f'replaces the pure LDP randomizer of {", ".join(given)}: drop '
+          f'{"it" if len(given) == 1 else "them"}, or use --solve '
+          'local-epsilon')
+  if solve == 'local_epsilon' and args.noise_multiplier is not None:
+    raise UsageError('--solve local-epsilon chooses the eps0 of a pure LDP '
+                     'randomizer, which --noise-multiplier (local Gaussian '
+                     'noise) excludes: drop it, or use --solve '
+                     'noise-multiplier')
 
 
 def _check_output(path: str) -> str:
@@ -515,10 +545,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return _fail(f'internal error ({type(error).__name__}: '
                  f'{_flag_message(error)}); please report the command', 1)
   text = report.pop('text')
-  if args.json:
-    print(json.dumps(report, default=str))
-  else:
-    print('\n'.join(text))
+  try:
+    if args.json:
+      print(json.dumps(report, default=str))
+    else:
+      print('\n'.join(text))
+    sys.stdout.flush()
+  except BrokenPipeError:
+    # The reader closed the pipe (`| head -1`): what it read is what it
+    # wanted. Point stdout at devnull so that the interpreter's last flush
+    # does not print a traceback either.
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
   return 0
 
 

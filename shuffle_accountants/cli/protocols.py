@@ -184,10 +184,13 @@ def _rdp_curve(bound: Callable, integer_orders: bool = False):
 def _fmt21_closed(protocol: Protocol):
   if not protocol.is_plain_shuffle:
     raise NotApplicable
-  return (fmt21.composed_closed_form_epsilon(
-      protocol.num_users, protocol.local_epsilon, protocol.rounds,
-      protocol.delta),
-          'FMT21-CLOSED at delta/(2T) per round, composed by PLD')
+  try:
+    epsilon = fmt21.composed_closed_form_epsilon(
+        protocol.num_users, protocol.local_epsilon, protocol.rounds,
+        protocol.delta)
+  except ValueError as error:  # its composed PLD would not fit in memory
+    raise NotApplicable(f'skipped: {error}') from None
+  return epsilon, 'FMT21-CLOSED at delta/(2T) per round, composed by PLD'
 
 
 # The pair's PLD is composed by repeated squaring on a fine grid: beyond

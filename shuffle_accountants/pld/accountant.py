@@ -84,11 +84,11 @@ class ShufflePldContribution:
   pairs: Tuple[str, ...]
 
 
-# Below this delta the RDP route is also asked and the smaller answer kept.
-# There the certified PLD (D24) can be far looser than RDP (ShuffleEvent(1375,
-# 5.7e-4, num_categories=2) x 381184: 0.22 against 0.061 at delta = 1e-12),
-# where the round-off estimate it replaced used to give up and defer to RDP;
-# asking both keeps epsilon monotone in delta across that switch.
+# The RDP route is also asked from where the composed PLD places epsilon at
+# this delta on (`_rdp_cut`). There the certified PLD (D24) can be far looser
+# than RDP (ShuffleEvent(1375, 5.7e-4, num_categories=2) x 381184: delta
+# 5.1e-10 against 7.5e-28 at epsilon = 0.1); above it RDP rarely wins and its
+# ledger would slow ordinary calls (a check-in year: 52 s against 1.1 s).
 RDP_ALSO_BELOW_DELTA = 1e-9
 
 
@@ -174,10 +174,10 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     self._grid: Optional[Tuple[float, bool]] = None
     self._profile: Optional[discrete.DirectProfile] = None
     # The RDP accountant over the same ledger (False: it cannot compose it),
-    # built only when the PLD certifies nothing finite or its grid had to be
-    # coarsened for the resource budget.
+    # built only when asked from `_rdp_cut` on.
     self._rdp_route: Union[None, bool,
                            rdp_accountant.ShuffleRdpAccountant] = None
+    self._cut: Optional[float] = None
     # Accountants of the dominating ledgers (D19), built on request.
     self._dominating: Optional[List['ShufflePldAccountant']] = None
 
@@ -240,12 +240,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     return _grouping.grouped_ledger(self.ledger, self._relative_grouping)
 
   def _also_rdp(self) -> bool:
-    """Whether the resource budget coarsened the automatic grid.
-
-    The PLD on such a grid can be far looser than the RDP route (10^9 rounds
-    at eps0 = 13: 3.6e7 against 5.2e6), so both are asked and the smaller is
-    reported, at every delta (which also keeps epsilon monotone in delta).
-    """
+    """Whether the resource budget coarsened the automatic grid."""
     return self._automatic_grid and self._grid_choice()[1]
 
   @property
@@ -272,35 +267,62 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
   def get_epsilon(self, target_delta: float) -> float:
     """Certified epsilon at `target_delta` in [0, 1] (upper bound).
 
-    The PLD answer; where the PLD cannot be built within the resource
-    budget or certifies nothing finite, the RDP route's answer over the same
-    ledger (when it supports every event); and never more than basic
-    composition of LDP rounds (`_ledger`), so a ledger of LDP rounds gets a
-    finite answer at every delta >= its summed local deltas. `inf` means no
-    route certifies a finite epsilon at this delta (for the PLD: the delta
-    lies below its mass at +infinity, from truncated tails, D9).
+    The inverse of `get_delta`: the smallest epsilon whose certified delta
+    is at most `target_delta`. From the PLD, and, from `_rdp_cut` on, also
+    from the RDP route over the same ledger (when it supports every event);
+    never more than basic composition of LDP rounds (`_ledger`), so a ledger
+    of LDP rounds gets a finite answer at every delta >= its summed local
+    deltas. `inf` means no route certifies a finite epsilon at this delta
+    (for the PLD: the delta lies below its mass at +infinity, D9).
     """
     target_delta = _validation.check_delta('target_delta', target_delta)
     epsilon = self._route_value('get_epsilon', target_delta, np.inf)
-    if (epsilon == np.inf or self._also_rdp()
-        or target_delta < RDP_ALSO_BELOW_DELTA) and target_delta > 0:
-      epsilon = min(epsilon, self._rdp_route_value('get_epsilon',
-                                                   target_delta, np.inf))
+    cut = self._rdp_cut()
+    if epsilon > cut and target_delta > 0:
+      # The combined profile is the PLD's below the cut: RDP's epsilon is
+      # only an answer where it reaches past it.
+      epsilon = min(epsilon, max(cut, self._rdp_route_value(
+          'get_epsilon', target_delta, np.inf)))
     epsilon = min([epsilon] + [accountant.get_epsilon(target_delta)
                                for accountant in self._dominating_routes()])
     return _ledger.capped_epsilon(self.ledger, target_delta, epsilon)
 
   def get_delta(self, target_epsilon: float) -> float:
-    """Certified delta at `target_epsilon` >= 0 (upper bound, in [0, 1])."""
+    """Certified delta at `target_epsilon` >= 0 (upper bound, in [0, 1]).
+
+    The PLD's delta, and from `_rdp_cut` on the smaller of it and the RDP
+    route's (rounded up, never to 0 where positive): non-increasing in
+    epsilon, and `get_epsilon` is its inverse.
+    """
     target_epsilon = _validation.check_epsilon('target_epsilon',
                                                target_epsilon)
-    delta = self._route_value('get_delta', target_epsilon, None)
-    if delta is None or self._also_rdp():
-      delta = min(1.0 if delta is None else delta,
-                  self._rdp_route_value('get_delta', target_epsilon, 1.0))
+    delta = self._route_value('get_delta', target_epsilon, 1.0)
+    if target_epsilon >= self._rdp_cut():
+      delta = min(delta, self._rdp_route_value('get_delta', target_epsilon,
+                                               1.0))
     delta = min([delta] + [accountant.get_delta(target_epsilon)
                            for accountant in self._dominating_routes()])
     return _ledger.capped_delta(self.ledger, target_epsilon, delta)
+
+  def _rdp_cut(self) -> float:
+    """The epsilon from which the RDP route is also asked (per ledger).
+
+    Both answers are certified, so their pointwise smaller profile is too;
+    taking it only from one epsilon on, the same for `get_delta` and
+    `get_epsilon`, keeps the reported profile non-increasing and each
+    query the inverse of the other. The cut is where the composed PLD
+    places epsilon at `RDP_ALSO_BELOW_DELTA` (its FFT result: any cut keeps
+    the answers certified and consistent, and this one costs no round-off
+    certificate, 3.4 s at that delta on the issue 32 ledger), or 0 (RDP
+    everywhere) when the PLD cannot be built, reaches no finite epsilon
+    there, or sits on a grid the resource budget coarsened (10^9 rounds at
+    eps0 = 13: 3.6e7 against 5.2e6 on the RDP route).
+    """
+    if self._cut is None:
+      cut = self._route_value('located_epsilon', RDP_ALSO_BELOW_DELTA,
+                              np.inf)
+      self._cut = 0.0 if cut == np.inf or self._also_rdp() else cut
+    return self._cut
 
   def _dominating_routes(self) -> List['ShufflePldAccountant']:
     """Accountants of the ledgers this one post-processes (D19).
@@ -330,15 +352,15 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     if method == 'get_delta' and argument == np.inf:
       return 0.0 if not resolved._contains_non_dp_event else 1.0  # pylint: disable=protected-access
     if resolved._contains_non_dp_event:  # pylint: disable=protected-access
-      return getattr(pld_privacy_accountant.PLDAccountant, method)(resolved,
-                                                                   argument)
+      return getattr(pld_privacy_accountant.PLDAccountant,
+                     'get_delta' if method == 'get_delta' else 'get_epsilon')(
+                         resolved, argument)
     # The project's closed forms (sums of non-negative terms), not
     # dp_accounting's cumulative differences (which round delta down by
     # ~1e-11) and pure-Python epsilon search.
     profile = resolved._direct_profile()  # pylint: disable=protected-access
-    if method == 'get_delta':
-      return profile.delta(argument)
-    return profile.epsilon(argument)
+    return {'get_delta': profile.delta, 'get_epsilon': profile.epsilon,
+            'located_epsilon': profile.located_epsilon}[method](argument)
 
   def _direct_profile(self) -> discrete.DirectProfile:
     if self._profile is None:
@@ -460,7 +482,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
   def _maybe_compose(self, event: dp_event.DpEvent, count: int,
                      do_compose: bool) -> Optional[CompositionErrorDetails]:
     if do_compose:
-      self._estimate = self._rdp_route = self._profile = None
+      self._estimate = self._rdp_route = self._profile = self._cut = None
       self._dominating = None
       if self._automatic_grid:
         # The ledger already holds the event; the grid is chosen on request.

@@ -662,9 +662,13 @@ class DirectProfile:
     return min(profile.delta(epsilon) if epsilon >= floor else 1.0
                for floor, profile in self._certificates(epsilon))
 
+  def located_epsilon(self, delta: float) -> float:
+    """Where the FFT result puts epsilon at `delta`: a location, not a bound."""
+    return max(part.epsilon(delta) for part in self._parts)
+
   def epsilon(self, delta: float) -> float:
     """The smallest epsilon >= 0 with delta(epsilon) <= delta (inf if none)."""
-    estimate = max(part.epsilon(delta) for part in self._parts)
+    estimate = self.located_epsilon(delta)
     if self._rounds is None or not np.isfinite(estimate):
       return estimate
     return min(max(floor, profile.epsilon(delta)) if delta < 1 else 0.0

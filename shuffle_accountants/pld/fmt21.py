@@ -53,6 +53,13 @@ def closed_form_epsilon(num_users: int, local_epsilon: float,
       * (a + c))))
 
 
+# Grid of the composed (eps, delta) pairs, and the most points it may span:
+# 10^7 points take about 3 s and 0.3 GiB; the span grows with T eps_1
+# (n = 10^6, eps0 = 1, T = 10^8 would need 25.8 GiB).
+_COMPOSITION_INTERVAL = 1e-3
+MAX_COMPOSED_GRID_POINTS = 10**7
+
+
 def composed_closed_form_epsilon(num_users: int, local_epsilon: float,
                                  rounds: int, delta: float) -> float:
   """T rounds of FMT21-CLOSED at delta/(2T) each, composed optimally. [UB]
@@ -61,14 +68,24 @@ def composed_closed_form_epsilon(num_users: int, local_epsilon: float,
   (eps_1, delta/(2T))-DP by FMT21-CLOSED, and dp_accounting's PLD composes
   the T (eps, delta) pairs (pessimistic discretization) at the remaining
   delta/2.
+
+  Raises:
+    ValueError: the composed PLD would span more than
+      `MAX_COMPOSED_GRID_POINTS` grid points (2 T eps_1 / 1e-3).
   """
   rounds = _validation.check_integer('rounds', rounds, 1)
   delta = _validation.check_real('delta', delta, 0.0, 1.0, False, False)
   per_round_delta = delta / (2 * rounds)
   epsilon = closed_form_epsilon(num_users, local_epsilon, per_round_delta)
+  points = 2 * rounds * epsilon / _COMPOSITION_INTERVAL
+  if points > MAX_COMPOSED_GRID_POINTS:
+    raise ValueError(
+        f'rounds={rounds}: composing {rounds} rounds of eps_1 = {epsilon:.3g}'
+        f' would span {points:.3g} PLD grid points, more than '
+        f'{MAX_COMPOSED_GRID_POINTS:.0e} (memory); use ShufflePldAccountant.')
   pld = privacy_loss_distribution.from_privacy_parameters(
       common.DifferentialPrivacyParameters(epsilon, per_round_delta),
-      value_discretization_interval=1e-3)
+      value_discretization_interval=_COMPOSITION_INTERVAL)
   return float(pld.self_compose(rounds).get_epsilon_for_delta(delta))
 
 

@@ -26,7 +26,7 @@ record moves the sum by up to 2C (sensitivity 2 in units of sigma): RDP
 `SampledWithoutReplacementDpEvent` events (dp_accounting's RDP accountant
 alone would compose order / (2 sigma^2), sensitivity 1: half the mechanism
 the PLD route accounts). `PoissonSampledDpEvent` is refused under
-REPLACE_ONE, as by the parent.
+REPLACE_ONE, as by the parent, with a message naming what to use instead.
 """
 
 from typing import List, Optional, Sequence, Tuple, TypeAlias
@@ -153,6 +153,58 @@ def _liew_bound(event, orders) -> shuffle_round.RdpBound:
       event.num_users, event.sample_size, event.noise_multiplier, orders)
 
 
+# Relative error allowed for the float evaluation of a log-delta of
+# CONV-RDP2DP: a few roundings of at most 2^-53 each, with room to spare.
+_LOG_DELTA_MARGIN = 64 * np.finfo(float).eps
+
+
+def log_delta_upper_bound(orders: np.ndarray, rdp: np.ndarray,
+                          epsilon: float) -> Tuple[float, float]:
+  """An upper bound on log delta at `epsilon` >= 0 and its order [UB].
+
+  CONV-RDP2DP, as in dp_accounting's `compute_delta`: per order lambda the
+  smaller of the conversion (lambda - 1)(r - eps + log(1 - 1/lambda))
+  - log(lambda) (orders > 1.01) and the KL bound (1/2) log(1 - e^-r), kept
+  in log space: dp_accounting exponentiates first, so a delta below 1e-308
+  (the ledger's loss can reach 218 when its Renyi divergence is tiny)
+  becomes 0.0, below the truth. Each log-delta is raised by a margin that
+  covers the float error of its few operations (64 * 2^-52 of the sum of
+  the terms' magnitudes), so the value returned is an upper bound.
+  """
+  orders = np.asarray(orders, dtype=float)
+  rdp = np.asarray(rdp, dtype=float)
+  rdp = np.where(np.isnan(rdp), np.inf, np.maximum(rdp, 0.0))  # NaN: no claim
+  with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
+    # -expm1(-r) stays positive for every r > 0 (1 - e^-r would round to 0).
+    kl = np.where(rdp > 0, 0.5 * np.log(-np.expm1(-rdp)), -np.inf)
+    log_tilt = np.log1p(-1 / orders)
+    conversion = (orders - 1) * (rdp - epsilon + log_tilt) - np.log(orders)
+    magnitude = ((orders - 1) * (rdp + epsilon + np.abs(log_tilt))
+                 + np.log(orders))
+  conversion = np.where((orders > 1.01) & (rdp > 0),
+                        conversion + _LOG_DELTA_MARGIN * (magnitude + 1),
+                        np.inf)
+  conversion = np.where(np.isnan(conversion), np.inf, conversion)
+  with np.errstate(invalid='ignore'):  # -inf (zero divergence) stays -inf
+    kl = np.where(np.isfinite(kl), kl + _LOG_DELTA_MARGIN * (np.abs(kl) + 1),
+                  kl)
+  log_deltas = np.minimum(kl, conversion)
+  best = int(np.argmin(log_deltas))
+  return float(min(log_deltas[best], 0.0)), float(orders[best])
+
+
+def exp_rounded_up(log_value: float) -> float:
+  """A float >= e^log_value, and > 0 whenever log_value > -inf.
+
+  libm's exp is within one unit in the last place, so two steps up cover
+  it; where exp underflows to 0 the result is two subnormal steps (1e-323).
+  """
+  if log_value == -np.inf:
+    return 0.0
+  value = np.nextafter(np.nextafter(np.exp(log_value), np.inf), np.inf)
+  return float(min(value, 1.0))
+
+
 class ShuffleRdpAccountant(checkpoints.Checkpointable,
                            rdp_privacy_accountant.RdpAccountant):
   """RDP accountant for shuffle-model events, composable with all others.
@@ -259,12 +311,11 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     elif not np.any(self._rdp > 0):  # nothing composed, or perfect privacy
       delta = 0.0
     else:
-      # dp_accounting's KL bound takes log1p(-exp(-rdp)), a domain error for
-      # rdp below 1e-16; a larger RDP is still an upper bound.
-      delta, _ = self._over_extensions(
-          lambda accountant: rdp_privacy_accountant.compute_delta(
-              accountant._orders, np.maximum(accountant._rdp, 1e-15),  # pylint: disable=protected-access
-              target_epsilon), by_order=False)
+      log_delta, _ = self._over_extensions(
+          lambda accountant: log_delta_upper_bound(
+              accountant._orders, accountant._rdp, target_epsilon),  # pylint: disable=protected-access
+          by_order=False)
+      delta = exp_rounded_up(log_delta)
     delta = min([delta] + [accountant.get_delta(target_epsilon)
                            for accountant in self._dominating_routes()])
     return _ledger.capped_delta(self.ledger, target_epsilon, delta)
@@ -422,9 +473,11 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
                 event.source_dataset_size, event.sample_size,
                 inner.local_epsilon, self._orders)))
       return error
-    if (isinstance(event, dp_event.PoissonSampledDpEvent)
-        and _event_checks.contains_shuffle_event(event.event)):
-      return _event_checks.poisson_shuffle_error(event)
+    if isinstance(event, dp_event.PoissonSampledDpEvent):
+      if _event_checks.contains_shuffle_event(event.event):
+        return _event_checks.poisson_shuffle_error(event)
+      if self.neighboring_relation is NeighboringRelation.REPLACE_ONE:
+        return _event_checks.poisson_replace_one_rdp_error(event)
     if isinstance(event, sampler_accounting.SAMPLER_EVENT_TYPES):
       error = sampler_accounting.rdp_error(event, self.neighboring_relation)
       if error is None and do_compose:

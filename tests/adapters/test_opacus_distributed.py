@@ -131,6 +131,22 @@ def test_local_noise_warns_once_with_its_factor(engine_index):
 
 
 @pytest.mark.parametrize('engine_index', [0, 1])
+def test_local_noise_warning_points_at_the_users_step(engine_index):
+  # stacklevel=2 named a line inside Opacus' optimizer.step().
+  model, optimizer, data_loader = make_private(
+      _engine(engine_index, adapter.MECHANISM))
+  inputs, labels = next(iter(data_loader))
+  optimizer.zero_grad()
+  torch.nn.functional.cross_entropy(model(inputs), labels).backward()
+  with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter('always')
+    optimizer.step()  # the user's line
+  ours = [w for w in caught if str(w.message).startswith('accountant=')]
+  assert len(ours) == 1
+  assert ours[0].filename == __file__
+
+
+@pytest.mark.parametrize('engine_index', [0, 1])
 def test_distributed_checkin_does_not_warn(engine_index):
   assert not _our_warnings(_engine(engine_index))
 

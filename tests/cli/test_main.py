@@ -363,3 +363,54 @@ def test_progress_only_on_a_terminal_and_never_with_json():
   stdout, stderr = _on_a_terminal(*arguments, '--json')
   assert stderr == '' and json.loads(stdout)['certified']['epsilon'] > 0
   assert _run(*arguments).stderr == ''
+
+
+def _run_guarded(*arguments):
+  return subprocess.run(
+      [sys.executable, '-m', 'shuffle_accountants', *arguments],
+      capture_output=True, text=True, cwd='/', check=False, timeout=300)
+
+
+@pytest.mark.parametrize('rounds', ['1e8', '1e9'])
+def test_compare_rows_work_or_say_why_at_the_documented_rounds(rounds):
+  # fmt21-closed composed its (eps, delta) pairs on a grid of 2 T eps_1 / 1e-3
+  # points: 25.8 GiB at T = 1e8, "out of memory".
+  result = _run_guarded('compare', '--num-users', '1000000',
+                        '--local-epsilon', '1', '--rounds', rounds,
+                        '--methods', 'fmt21-closed,rdp', '--json')
+  assert result.returncode == 0, result.stderr
+  rows = {row['method']: row for row in json.loads(result.stdout)['methods']}
+  assert rows['fmt21-closed']['epsilon'] is None
+  assert 'skipped' in rows['fmt21-closed']['detail']
+  assert 'grid points' in rows['fmt21-closed']['detail']
+  assert rows['rdp']['epsilon'] > 0
+
+
+def test_reference_into_a_closed_pipe_prints_no_traceback():
+  # `shuffle-accountant reference | head -1`: the reader has gone before the
+  # first write (closing our end first makes that deterministic).
+  process = subprocess.Popen(
+      [sys.executable, '-m', 'shuffle_accountants', 'reference'],
+      stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd='/')
+  process.stdout.close()
+  _, stderr = process.communicate(timeout=120)
+  assert process.returncode == 0
+  assert b'Traceback' not in stderr and b'BrokenPipe' not in stderr
+
+
+@pytest.mark.parametrize('arguments, named', [
+    (('--solve', 'noise-multiplier', '--local-epsilon', '1'),
+     '--local-epsilon'),
+    (('--solve', 'noise-multiplier', '--num-categories', '4'),
+     '--num-categories'),
+    (('--solve', 'local-epsilon', '--noise-multiplier', '2'),
+     '--noise-multiplier'),
+])
+def test_calibrate_names_the_conflicting_flag_not_the_solvers_trial(
+    arguments, named):
+  result = _run_guarded('calibrate', '--num-users', '1000',
+                        '--target-epsilon', '1', *arguments)
+  assert result.returncode == 2
+  assert named in result.stderr and '--solve' in result.stderr
+  assert '100000' not in result.stderr  # the solver's trial value
+  assert len(result.stderr.strip().splitlines()) == 1

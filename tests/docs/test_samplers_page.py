@@ -72,3 +72,16 @@ def test_digits_example_runs_quickly(tmp_path):
     accuracy = float(re.findall(r'\d+\.\d+', line)[0])
     assert 0.5 < accuracy <= 1
   assert re.search(r'lower bound \d', result.stdout)
+
+
+def test_page_explains_the_lower_bounds_plateau():
+  from shuffle_accountants.samplers import shuffled_batches  # pylint: disable=g-import-not-at-top
+  page = open(os.path.join(ROOT, 'docs', 'samplers.md'),
+              encoding='utf-8').read()
+  cap = shuffled_batches.LOWER_BOUND_MAX_EPOCHS
+  marked = re.search(r'<!-- value: samplers.plateau_epochs -->(\d+)', page)
+  assert marked and int(marked.group(1)) == cap
+  assert 'LOWER_BOUND_MAX_EPOCHS' in page
+  at_cap = shuffled_batches.shuffled_batches_epsilon(1.0, 1000, cap, 1e-6)
+  beyond = shuffled_batches.shuffled_batches_epsilon(1.0, 1000, 100, 1e-6)
+  assert beyond.lower == at_cap.lower and beyond.upper > at_cap.upper

@@ -118,6 +118,19 @@ def test_add_or_remove_relation_rejects_shuffle_but_serves_others():
   np.testing.assert_array_equal(accountant.rdp, reference.rdp)
 
 
+def test_poisson_gaussian_under_replace_one_says_what_to_use_instead():
+  # dp_accounting's message alone named the relation and no way forward.
+  poisson = dp_accounting.PoissonSampledDpEvent(
+      0.01, dp_accounting.GaussianDpEvent(1.0))
+  ledger = dp_accounting.ComposedDpEvent(
+      [EVENT, dp_accounting.SelfComposedDpEvent(poisson, 3)])
+  with pytest.raises(privacy_accountant.UnsupportedEventError) as error:
+    ShuffleRdpAccountant(orders=ORDERS).compose(ledger)
+  for words in ('REPLACE_ONE', 'ShufflePldAccountant', 'ADD_OR_REMOVE_ONE',
+                'SampledWithoutReplacementDpEvent'):
+    assert words in str(error.value)
+
+
 def test_orders_at_or_below_one_are_rejected_for_shuffle_events():
   accountant = ShuffleRdpAccountant(orders=[1.0, 2.0])
   assert not accountant.supports(EVENT)
