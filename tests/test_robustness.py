@@ -59,10 +59,10 @@ def _check(case):
 
 
 @pytest.mark.parametrize('accountant,seed,count,timeout', [
-    ('ShufflePldAccountant', 1, 14, 240),
-    ('ShuffleRdpAccountant', 2, 30, 240),
-    pytest.param('ShufflePldAccountant', 3, 60, 900, marks=pytest.mark.slow),
-    pytest.param('ShuffleRdpAccountant', 4, 120, 900, marks=pytest.mark.slow),
+    ('ShufflePldAccountant', 1, 14, 900),
+    ('ShuffleRdpAccountant', 2, 30, 900),
+    pytest.param('ShufflePldAccountant', 3, 60, 1800, marks=pytest.mark.slow),
+    pytest.param('ShuffleRdpAccountant', 4, 120, 1800, marks=pytest.mark.slow),
 ])
 def test_random_valid_inputs_give_bounded_sane_answers(accountant, seed,
                                                        count, timeout):
