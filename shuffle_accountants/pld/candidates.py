@@ -155,6 +155,47 @@ def shuffle_round_pairs(num_users: int, local_epsilon: float,
   return tuple(candidates)
 
 
+CHECKIN_BLANKET_PAIR = ('D30 check-in as a shuffle of R\' (absent users in '
+                        'the blanket)')
+
+
+@_cache.cached(PAIRS_CACHE_BYTES, _cache.atoms_bytes)
+def checkin_blanket_pairs(num_users: int, checkin_rate: float,
+                          local_epsilon: float,
+                          randomizer: Optional[randomizers.Randomizer],
+                          relative_width: float,
+                          discretization: Optional[float] = None
+                          ) -> Tuple[Tuple[str, discrete.PldAtoms], ...]:
+  """D30 pairs of a pure-LDP check-in round, each with its name. [DOM]
+
+  The round is the shuffle by all n users of R' (bottom with probability
+  1 - gamma, else R(x)); its D16 blanket pairs: the clone view of D15 at
+  the randomizer's clone rate s(R) (e^-eps0 / 2 without one: every
+  eps0-LDP randomizer) and, for a named randomizer, its own table, each
+  with the absent users in the blanket. No subsampling follows, so the
+  atoms may be merged on the grid (D18).
+  """
+  rate = (randomizer.clone_rate() if randomizer is not None
+          else 0.5 * math.exp(-local_epsilon))
+  tables = {(f'{CHECKIN_BLANKET_PAIR}: D15 clone view'):
+            randomizers.clone_view_table(local_epsilon, rate)}
+  own = randomizer.blanket() if randomizer is not None else None
+  if own is not None and own != tables[next(iter(tables))]:
+    tables[f'{CHECKIN_BLANKET_PAIR}: {BLANKET_PAIR}'] = own
+  return tuple((name, blanket.blanket_pld_atoms(
+      num_users, table.with_absence(checkin_rate), relative_width,
+      discretization)) for name, table in tables.items())
+
+
+def checkin_randomizer(event: events.CheckInEvent
+                       ) -> Optional[randomizers.Randomizer]:
+  """The randomizer of a check-in round (k-RR when only k is given)."""
+  if event.randomizer is None and event.num_categories is not None:
+    return randomizers.KRandomizedResponse(event.num_categories,
+                                           event.local_epsilon)
+  return event.randomizer
+
+
 def event_pairs(event: events.ShuffleEvent, krr_adversary: str,
                 relative_width: float, discretization: Optional[float] = None):
   """`shuffle_round_pairs` for the fields of a `ShuffleEvent`."""
@@ -250,6 +291,14 @@ def liew_event_pmf(event, discretization: float,
               if isinstance(event, events.CheckInEvent) else None)
   if everyone is None:
     return pmf, names
+  if event.local_epsilon > 0:
+    # D30: the round as a shuffle of R' by all n users, on the same grid.
+    blanket_pairs = checkin_blanket_pairs(
+        event.num_users, event.checkin_rate, event.local_epsilon,
+        checkin_randomizer(event), relative_width, discretization)
+    for _, atoms in blanket_pairs:
+      pmf = checkin.capped_by(pmf, discretize(atoms, discretization))
+    names += tuple(name for name, _ in blanket_pairs)
   # D19: the round at rate 1 dominates the round at any rate. Its losses
   # spread about 1 / sqrt(gamma) times wider: on a grid that much coarser
   # it costs no more than the check-in's span, and it can win only where
