@@ -90,8 +90,8 @@ class BlanketTable:
 def clone_view_table(local_epsilon: float, clone_rate: float) -> BlanketTable:
   """The clone view of D15 as a two-level table (D30).
 
-  Every report law contains s (R(x0) + R(x1)) = s (W0 + W1), with W0, W1
-  the laws behind the target's R(x0) = p W0 + (1 - p) W1, p = e^eps0 /
+  Every report law contains s (R(x0) + R(x1)) = s (U0 + U1), with U0, U1
+  the laws behind the target's R(x0) = p U0 + (1 - p) U1, p = e^eps0 /
   (e^eps0 + 1) (FMT21): blanket mass 2 s, omega uniform on the two labels
   (w1 = 1/2, no double cell), eta = eps0. Its D16 pair is FMT21-CLONES
   with clone probability 2 s; with `BlanketTable.with_absence` it is the

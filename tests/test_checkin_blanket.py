@@ -51,11 +51,29 @@ def _d30_pairs(num_users, rate, local_epsilon, randomizer):
 BINARY = brute_force.krr_matrix(2, 2.0)
 THREE_RR = brute_force.krr_matrix(3, 1.5)
 HADAMARD = brute_force.hadamard_matrix(3, 1.2)
+RANDOM = brute_force.random_ldp_matrix(3, 4, 2.0, seed=34)[0]
+
+
+def _third_value_matrix(local_epsilon):
+  """A randomizer at D15's generic clone rate e^-eps0 / 2 (output 0).
+
+  Inputs 0 and 1 (the target's) put e times the mass of input 2 on output
+  0, and differ on outputs 1 and 2; input 2 (every other user) mostly
+  reports output 3: the others rarely look like the target.
+  """
+  e = math.exp(local_epsilon)
+  return np.array([[e, e, 1, 2], [e, 1, e, 2], [1, 1, 1, 2 * e]]) / (2 * e + 3)
+
+
+THIRD_VALUE = _third_value_matrix(2.5)
 CASES = [
     ('binary RR', BINARY, randomizers.KRandomizedResponse(2, 2.0), 7),
     ('3-RR', THREE_RR, randomizers.KRandomizedResponse(3, 1.5), 6),
     ('Hadamard', HADAMARD, randomizers.HadamardResponse(3, 1.2), 4),
     ('binary RR, generic', BINARY, None, 7),
+    ('3-RR, generic', THREE_RR, None, 5),
+    ('random 3x4, generic', RANDOM, None, 5),
+    ('third value, generic', THIRD_VALUE, None, 6),
 ]
 EPSILONS = [0.0, 0.1, 0.3, 0.6, 1.0]
 
