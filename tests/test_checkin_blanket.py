@@ -241,3 +241,15 @@ def test_named_randomizers_with_absence_stay_sound_in_structure(randomizer):
   absent = table.with_absence(0.1)
   assert absent.blanket_mass > table.blanket_mass
   assert absent.single_mass < table.single_mass
+
+
+def test_cli_compare_shows_the_exact_checkin_pair_below_the_certificate():
+  from shuffle_accountants.cli import protocols
+  protocol = protocols.Protocol(1_000, 1e-6, local_epsilon=3.0,
+                                checkin_rate=0.03, num_categories=2)
+  rows = {row.method: row for row in protocols.compare(
+      protocol, ['pld', 'pld-generic', 'binary-rr-pair'])}
+  lower = rows['binary-rr-pair'].epsilon
+  assert lower == pytest.approx(_epsilon_of(lambda e: exact_pair_delta(
+      1_000, 0.03, 3.0, e), 1e-6), rel=1e-3)
+  assert lower <= rows['pld'].epsilon <= rows['pld-generic'].epsilon
