@@ -14,6 +14,7 @@ import math
 from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 import pytest
+from scipy import optimize
 from scipy import stats
 
 import brute_force
@@ -199,15 +200,11 @@ def test_exact_pair_matches_the_brute_force_at_small_n():
 
 
 def _epsilon_of(delta_at, target):
-  """The smallest eps with delta_at(eps) <= target (bisection)."""
-  low, high = 0.0, 20.0
-  for _ in range(40):
-    middle = (low + high) / 2
-    if delta_at(middle) > target:
-      low = middle
-    else:
-      high = middle
-  return low
+  """The eps at which the non-increasing delta_at crosses `target`."""
+  if delta_at(0.0) <= target:
+    return 0.0
+  return optimize.brentq(lambda e: delta_at(e) - target, 0.0, 20.0,
+                         xtol=1e-7)
 
 
 @pytest.mark.parametrize('num_users,rate,local_epsilon,rounds,categories', [

@@ -279,6 +279,31 @@ def liew_event_pmf(event, discretization: float,
     return distributed.distributed_checkin_pmf(
         event.num_users, event.checkin_rate, event.noise_multiplier,
         discretization, relative_width), _DISTRIBUTED_PAIRS
+  if not (isinstance(event, events.CheckInEvent) and event.local_epsilon):
+    return _mixture_pmf(event, discretization, discretize, relative_width)
+  # D30: the round as a shuffle of R' by all n users. Its pairs set the
+  # round's grid (`grid`); the check-in mixture, whose losses spread wider,
+  # is built on a grid coarser by a power of two that resolves it as finely
+  # as its own grid would (a chord profile bounds on any grid, D28 (ii)).
+  blanket_pairs = checkin_blanket_pairs(
+      event.num_users, event.checkin_rate, event.local_epsilon,
+      checkin_randomizer(event), relative_width, discretization)
+  blanket_pmf = discrete.smallest_profile(
+      [discretize(atoms, discretization) for _, atoms in blanket_pairs])
+  narrowest = min(discrete.loss_spread(atoms) for _, atoms in blanket_pairs)
+  widths = checkin.loss_spread(event.num_users, event.checkin_rate,
+                               event.local_epsilon) / max(narrowest, 1e-300)
+  steps = max(0, int(np.floor(np.log2(widths)))) if widths < 2**30 else 0
+  mixture, names = _mixture_pmf(event, discretization * 2.0**steps,
+                                discretize, relative_width)
+  return (checkin.capped_by(blanket_pmf, mixture),
+          names + tuple(name for name, _ in blanket_pairs))
+
+
+def _mixture_pmf(event, discretization: float, discretize: checkin.Discretize,
+                 relative_width: float
+                 ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
+  """The D8 check-in mixture (or hidden sample) capped by its rate-1 round."""
   if isinstance(event, events.CheckInEvent):
     names = _CHECKIN_PAIRS[event.noise_multiplier is None]
   else:
@@ -291,14 +316,6 @@ def liew_event_pmf(event, discretization: float,
               if isinstance(event, events.CheckInEvent) else None)
   if everyone is None:
     return pmf, names
-  if event.local_epsilon > 0:
-    # D30: the round as a shuffle of R' by all n users, on the same grid.
-    blanket_pairs = checkin_blanket_pairs(
-        event.num_users, event.checkin_rate, event.local_epsilon,
-        checkin_randomizer(event), relative_width, discretization)
-    for _, atoms in blanket_pairs:
-      pmf = checkin.capped_by(pmf, discretize(atoms, discretization))
-    names += tuple(name for name, _ in blanket_pairs)
   # D19: the round at rate 1 dominates the round at any rate. Its losses
   # spread about 1 / sqrt(gamma) times wider: on a grid that much coarser
   # it costs no more than the check-in's span, and it can win only where
