@@ -279,15 +279,18 @@ def liew_event_pmf(event, discretization: float,
     return distributed.distributed_checkin_pmf(
         event.num_users, event.checkin_rate, event.noise_multiplier,
         discretization, relative_width), _DISTRIBUTED_PAIRS
-  if not (isinstance(event, events.CheckInEvent) and event.local_epsilon):
-    return _mixture_pmf(event, discretization, discretize, relative_width)
-  # D30: the round as a shuffle of R' by all n users. Its pairs set the
-  # round's grid (`grid`); the check-in mixture, whose losses spread wider,
-  # is built on a grid coarser by a power of two that resolves it as finely
-  # as its own grid would (a chord profile bounds on any grid, D28 (ii)).
-  blanket_pairs = checkin_blanket_pairs(
+  # D30: a pure-LDP check-in round as a shuffle of R' by all n users. Its
+  # pairs set the round's grid (`grid`); the check-in mixture, whose losses
+  # spread wider, is built on a grid coarser by a power of two that resolves
+  # it as finely as its own grid would (a chord profile bounds on any grid,
+  # D28 (ii)).
+  blanket_pairs = (checkin_blanket_pairs(
       event.num_users, event.checkin_rate, event.local_epsilon,
       checkin_randomizer(event), relative_width, discretization)
+                   if isinstance(event, events.CheckInEvent)
+                   and event.local_epsilon else ())
+  if not blanket_pairs:
+    return _mixture_pmf(event, discretization, discretize, relative_width)
   blanket_pmf = discrete.smallest_profile(
       [discretize(atoms, discretization) for _, atoms in blanket_pairs])
   narrowest = min(discrete.loss_spread(atoms) for _, atoms in blanket_pairs)
