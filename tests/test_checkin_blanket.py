@@ -14,7 +14,6 @@ import math
 from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 import pytest
-from scipy import optimize
 from scipy import stats
 
 import brute_force
@@ -163,6 +162,22 @@ def exact_pair_losses(num_users, rate, local_epsilon, forward):
   return -losses, q[keep]
 
 
+def _exact_pair_plds(num_users, rate, local_epsilon, rounds, interval):
+  """Both orders' optimistic PLDs (losses rounded down), composed."""
+  plds = []
+  for forward in (True, False):
+    losses, masses = exact_pair_losses(num_users, rate, local_epsilon,
+                                       forward)
+    indices, inverse = np.unique(np.floor(losses / interval).astype(np.int64),
+                                 return_inverse=True)
+    pld = privacy_loss_distribution.PrivacyLossDistribution.create_from_rounded_probability(
+        dict(zip(indices.tolist(),
+                 np.bincount(inverse, weights=masses).tolist())),
+        0.0, interval, pessimistic_estimate=False)
+    plds.append(pld.self_compose(rounds) if rounds > 1 else pld)
+  return plds
+
+
 def exact_pair_delta(num_users, rate, local_epsilon, epsilon, rounds=1,
                      interval=2e-5):
   """delta(eps) of the exact pair composed `rounds` times (larger order).
@@ -170,20 +185,15 @@ def exact_pair_delta(num_users, rate, local_epsilon, epsilon, rounds=1,
   Losses are rounded down to a grid (dp_accounting's optimistic PLD), so
   the composition is a lower bound on the pair's, hence on the mechanism's.
   """
-  deltas = []
-  for forward in (True, False):
-    losses, masses = exact_pair_losses(num_users, rate, local_epsilon,
-                                       forward)
-    indices = np.floor(losses / interval).astype(np.int64)
-    pmf = {}
-    for index, mass in zip(indices, masses):
-      pmf[int(index)] = pmf.get(int(index), 0.0) + float(mass)
-    pld = privacy_loss_distribution.PrivacyLossDistribution.create_from_rounded_probability(
-        pmf, 0.0, interval, pessimistic_estimate=False)
-    if rounds > 1:
-      pld = pld.self_compose(rounds)
-    deltas.append(pld.get_delta_for_epsilon(epsilon))
-  return max(deltas)
+  return max(pld.get_delta_for_epsilon(epsilon) for pld in _exact_pair_plds(
+      num_users, rate, local_epsilon, rounds, interval))
+
+
+def exact_pair_epsilon(num_users, rate, local_epsilon, delta, rounds=1,
+                       interval=2e-5):
+  """eps(delta) of the same composed pair (larger order): a lower bound."""
+  return max(pld.get_epsilon_for_delta(delta) for pld in _exact_pair_plds(
+      num_users, rate, local_epsilon, rounds, interval))
 
 
 def test_exact_pair_matches_the_brute_force_at_small_n():
@@ -199,14 +209,6 @@ def test_exact_pair_matches_the_brute_force_at_small_n():
                             interval=1e-9) == pytest.approx(truth, rel=1e-6)
 
 
-def _epsilon_of(delta_at, target):
-  """The eps at which the non-increasing delta_at crosses `target`."""
-  if delta_at(0.0) <= target:
-    return 0.0
-  return optimize.brentq(lambda e: delta_at(e) - target, 0.0, 20.0,
-                         xtol=1e-7)
-
-
 @pytest.mark.parametrize('num_users,rate,local_epsilon,rounds,categories', [
     (1_000, 0.03, 3.0, 1, 2), (10_000, 0.003, 6.0, 1, 2),
     (10_000, 0.03, 3.0, 1, None), (10_000, 0.3, 1.0, 1, 2),
@@ -215,8 +217,7 @@ def test_every_answer_stays_above_the_exact_pair(num_users, rate,
                                                  local_epsilon, rounds,
                                                  categories):
   delta = 1e-6
-  lower = _epsilon_of(lambda e: exact_pair_delta(
-      num_users, rate, local_epsilon, e, rounds), delta)
+  lower = exact_pair_epsilon(num_users, rate, local_epsilon, delta, rounds)
   certified = ShufflePldAccountant().compose(CheckInEvent(
       num_users, rate, local_epsilon=local_epsilon,
       num_categories=categories), rounds).get_epsilon(delta)
@@ -247,6 +248,6 @@ def test_cli_compare_shows_the_exact_checkin_pair_below_the_certificate():
   rows = {row.method: row for row in protocols.compare(
       protocol, ['pld', 'pld-generic', 'binary-rr-pair'])}
   lower = rows['binary-rr-pair'].epsilon
-  assert lower == pytest.approx(_epsilon_of(lambda e: exact_pair_delta(
-      1_000, 0.03, 3.0, e), 1e-6), rel=1e-3)
+  assert lower == pytest.approx(exact_pair_epsilon(1_000, 0.03, 3.0, 1e-6),
+                                rel=1e-3)
   assert lower <= rows['pld'].epsilon <= rows['pld-generic'].epsilon
