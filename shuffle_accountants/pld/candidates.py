@@ -5,7 +5,8 @@ replace-one (both orders): FMT21-CLONES for any pure eps0-LDP randomizer,
 KHH-KRR-STRONG / KHH-KRR-WEAK for k-RR (by adversary), FMT-EQ10-11 for
 approximate LDP, D15 (clone rate s(R)) and D16 (privacy blanket) for a
 `randomizers` description, KHH-SUBSAMPLED (both orders, docs/mathematics.md W11) for a hidden
-sample, and the D8 mixture of `checkin` for Liew et al.'s events. When
+sample, the D8 mixture of `checkin` for Liew et al.'s events, and for
+pure-LDP check-in the D30 blanket pairs of the round as a shuffle. When
 several are valid, `discrete.smallest_profile` keeps the pointwise smallest
 profile, convexified (still an upper bound on the true, convex profile).
 """
