@@ -15,10 +15,10 @@ is what local noise costs: a participant's report carries its own noise of
 standard deviation sigma C against a replace-one shift of 2C.
 
 With --blanket, issue 34's table instead: at the named points (delta =
-1e-6), epsilon of `CheckInEvent` before D30 (the D8 check-in mixture and
-the rate-1 round only), after (with the D30 pairs), the exact binary pair
+1e-6), epsilon of `CheckInEvent` before D31 (the D8 check-in mixture and
+the rate-1 round only), after (with the D31 pairs), the exact binary pair
 (a lower bound, `binary_rr_checkin_epsilon_lower_bound`), their ratios, and
-the time after D30 as a ratio to the time before, both in this run.
+the time after D31 as a ratio to the time before, both in this run.
 
 Run: python benchmarks/checkin.py [--quick] [--rdp] [--blanket]
 """
@@ -61,8 +61,8 @@ def _central_dp_sgd(checkin_rate, noise_multiplier, rounds, delta):
   return accountant.get_epsilon(delta)
 
 
-def without_d30():
-  """The accountant as before D30 (its check-in pairs withheld)."""
+def without_d31():
+  """The accountant as before D31 (its check-in pairs withheld)."""
   return mock.patch.object(candidates, 'checkin_blanket_pairs',
                            lambda *args, **kwargs: ())
 
@@ -71,7 +71,7 @@ def blanket_row(num_users, checkin_rate, local_epsilon, rounds,
                 num_categories):
   """(before, after, after time / before time) for one point."""
   results = []
-  for patch in (without_d30(), contextlib.nullcontext()):
+  for patch in (without_d31(), contextlib.nullcontext()):
     clear_caches()
     with patch:
       results.append(_timed_epsilon(ShufflePldAccountant(), CheckInEvent(
@@ -115,7 +115,7 @@ def main():
   parser.add_argument('--rdp', action='store_true',
                       help='also time ShuffleRdpAccountant')
   parser.add_argument('--blanket', action='store_true',
-                      help="issue 34's before/after table (D30)")
+                      help="issue 34's before/after table (D31)")
   args = parser.parse_args()
   if args.blanket:
     _print_blanket_table()

@@ -62,9 +62,9 @@ class BlanketTable:
   log_ratio: float
 
   def with_absence(self, checkin_rate: float) -> 'BlanketTable':
-    """The table of R'(x) = bottom w.p. 1 - checkin_rate, else R(x) (D30).
+    """The table of R'(x) = bottom w.p. 1 - checkin_rate, else R(x) (D31).
 
-    A check-in round is the shuffle of R' by all users (D30), so its blanket
+    A check-in round is the shuffle of R' by all users (D31), so its blanket
     pair is D16's with this table. R(x)/omega is alpha e^{eta b} with
     alpha = 1 / (1 + (e^eta - 1)(w1 + w2)) >= gamma; a fraction
     kappa = gamma / alpha of each bottom joins the blanket, where its ratio
@@ -88,7 +88,7 @@ class BlanketTable:
 
 
 def clone_view_table(local_epsilon: float, clone_rate: float) -> BlanketTable:
-  """The clone view of D15 as a two-level table (D30).
+  """The clone view of D15 as a two-level table (D31).
 
   Every report law contains s (R(x0) + R(x1)) = s (U0 + U1), with U0, U1
   the laws behind the target's R(x0) = p U0 + (1 - p) U1, p = e^eps0 /

@@ -1,4 +1,4 @@
-"""Check-in as a shuffle of R' (D30): brute force and the exact binary pair.
+"""Check-in as a shuffle of R' (D31): brute force and the exact binary pair.
 
 A check-in round is the shuffle by all n users of R'(x) = bottom with
 probability 1 - gamma, else R(x); its blanket pairs (the named randomizer's
@@ -43,7 +43,7 @@ def _composed_delta(atoms, rounds, epsilon):
       total_masses * np.maximum(-np.expm1(epsilon - total_losses), 0.0)))
 
 
-def _d30_pairs(num_users, rate, local_epsilon, randomizer):
+def _d31_pairs(num_users, rate, local_epsilon, randomizer):
   return [atoms for _, atoms in candidates.checkin_blanket_pairs(
       num_users, rate, local_epsilon, randomizer, 1e-3)]
 
@@ -80,14 +80,14 @@ EPSILONS = [0.0, 0.1, 0.3, 0.6, 1.0]
 
 @pytest.mark.parametrize('name,matrix,randomizer,num_users', CASES)
 @pytest.mark.parametrize('rate', [0.15, 0.5, 0.9])
-def test_each_d30_pair_lies_above_the_brute_force(name, matrix, randomizer,
+def test_each_d31_pair_lies_above_the_brute_force(name, matrix, randomizer,
                                                    num_users, rate):
   del name
   local_epsilon = brute_force.matrix_local_epsilon(matrix)
   _, worst, _ = brute_force.worst_case(num_users, matrix, [], EPSILONS,
                                        checkin_rate=rate)
   assert np.max(worst) > 1e-3  # not vacuous
-  pairs = _d30_pairs(num_users, rate, local_epsilon, randomizer)
+  pairs = _d31_pairs(num_users, rate, local_epsilon, randomizer)
   assert len(pairs) == (1 if randomizer is None or matrix is BINARY else 2)
   for atoms in pairs:
     certified = [_pair_delta(atoms, e) for e in EPSILONS]
@@ -98,7 +98,7 @@ def test_each_d30_pair_lies_above_the_brute_force(name, matrix, randomizer,
 @pytest.mark.parametrize('name,matrix,randomizer,num_users', [
     CASES[0], CASES[1], (CASES[2][0], CASES[2][1], CASES[2][2], 3)])
 @pytest.mark.parametrize('rounds', [2, 3])
-def test_composed_d30_pairs_lie_above_every_composed_pair(
+def test_composed_d31_pairs_lie_above_every_composed_pair(
     name, matrix, randomizer, num_users, rounds):
   del name
   if rounds == 3 and matrix is not BINARY:
@@ -108,7 +108,7 @@ def test_composed_d30_pairs_lie_above_every_composed_pair(
   epsilons = [0.2, 0.5, 1.0, 2.0]
   _, _, composed = brute_force.worst_case(num_users, matrix, [], epsilons,
                                           checkin_rate=rate, rounds=rounds)
-  for atoms in _d30_pairs(num_users, rate, local_epsilon, randomizer):
+  for atoms in _d31_pairs(num_users, rate, local_epsilon, randomizer):
     for epsilon in epsilons:
       truth = brute_force.largest_hockey_stick(composed, epsilon)
       assert truth <= _composed_delta(atoms, rounds, epsilon) * (
@@ -222,7 +222,7 @@ def test_every_answer_stays_above_the_exact_pair(num_users, rate,
       num_users, rate, local_epsilon=local_epsilon,
       num_categories=categories), rounds).get_epsilon(delta)
   assert lower <= certified
-  # D30 brings binary RR within 1.5x of the exact pair at these points
+  # D31 brings binary RR within 1.5x of the exact pair at these points
   # (the generic pair within 2x).
   assert certified <= (1.5 if categories else 2.0) * lower
 

@@ -609,7 +609,7 @@ def _checkin_blanket_rows():
 
 @table('checkin.blanket', slow=True)
 def _checkin_blanket_table():
-  """benchmarks/checkin.py --blanket without its times (issue 34, D30)."""
+  """benchmarks/checkin.py --blanket without its times (issue 34, D31)."""
   header = ['n', 'γ', 'ε0', 'rounds', 'exact pair (lower bound)',
             'k = 2 before', 'k = 2 now', 'now / pair', 'generic before',
             'generic now', 'now / pair']
@@ -626,7 +626,7 @@ def _checkin_blanket_table():
 
 @value('checkin.blanket_moved', slow=True)
 def _checkin_blanket_moved():
-  """How far D30 moved epsilon at the table's points (after / before)."""
+  """How far D31 moved epsilon at the table's points (after / before)."""
   ratios = [after / before for row in _checkin_blanket_rows()
             for before, after, _ in (row[5:8], row[8:11])]
   return f'{min(ratios):.2f}–{max(ratios):.2f}'

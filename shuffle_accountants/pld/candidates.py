@@ -6,7 +6,7 @@ KHH-KRR-STRONG / KHH-KRR-WEAK for k-RR (by adversary), FMT-EQ10-11 for
 approximate LDP, D15 (clone rate s(R)) and D16 (privacy blanket) for a
 `randomizers` description, KHH-SUBSAMPLED (both orders, docs/mathematics.md W11) for a hidden
 sample, the D8 mixture of `checkin` for Liew et al.'s events, and for
-pure-LDP check-in the D30 blanket pairs of the round as a shuffle. When
+pure-LDP check-in the D31 blanket pairs of the round as a shuffle. When
 several are valid, `discrete.smallest_profile` keeps the pointwise smallest
 profile, convexified (still an upper bound on the true, convex profile).
 """
@@ -156,7 +156,7 @@ def shuffle_round_pairs(num_users: int, local_epsilon: float,
   return tuple(candidates)
 
 
-CHECKIN_BLANKET_PAIR = ('D30 check-in as a shuffle of R\' (absent users in '
+CHECKIN_BLANKET_PAIR = ('D31 check-in as a shuffle of R\' (absent users in '
                         'the blanket)')
 
 
@@ -167,7 +167,7 @@ def checkin_blanket_pairs(num_users: int, checkin_rate: float,
                           relative_width: float,
                           discretization: Optional[float] = None
                           ) -> Tuple[Tuple[str, discrete.PldAtoms], ...]:
-  """D30 pairs of a pure-LDP check-in round, each with its name. [DOM]
+  """D31 pairs of a pure-LDP check-in round, each with its name. [DOM]
 
   The round is the shuffle by all n users of R' (bottom with probability
   1 - gamma, else R(x)); its D16 blanket pairs: the clone view of D15 at
@@ -280,7 +280,7 @@ def liew_event_pmf(event, discretization: float,
     return distributed.distributed_checkin_pmf(
         event.num_users, event.checkin_rate, event.noise_multiplier,
         discretization, relative_width), _DISTRIBUTED_PAIRS
-  # D30: a pure-LDP check-in round as a shuffle of R' by all n users. Its
+  # D31: a pure-LDP check-in round as a shuffle of R' by all n users. Its
   # pairs set the round's grid (`grid`); the check-in mixture, whose losses
   # spread wider, is built on a grid coarser by a power of two that resolves
   # it as finely as its own grid would (a chord profile bounds on any grid,

@@ -558,7 +558,7 @@ def binary_rr_checkin_epsilon_lower_bound(num_users: int,
   composed with itself (dp_accounting's optimistic PLD: losses rounded
   down to the grid, truncated mass dropped), the larger epsilon. A lower
   bound on every certified epsilon of `CheckInEvent(num_categories=2)`
-  (the yardstick of D30's targets), never a guarantee.
+  (the yardstick of D31's targets), never a guarantee.
   """
   arguments = _check_pair_arguments(num_users, checkin_rate, local_epsilon)
   losses, p, q = _binary_rr_checkin_pair(*arguments)

@@ -78,7 +78,7 @@ def _round_scales(event, ratio, krr_adversary: str, relative_width: float
   # its largest group of participants, not of the typical one).
   reach = checkin.pmf_reach(relative_width=relative_width, **arguments)
   if isinstance(event, events.CheckInEvent) and local_epsilon:
-    # The D30 pairs can be far narrower than the check-in mixture: the grid
+    # The D31 pairs can be far narrower than the check-in mixture: the grid
     # resolves the narrowest (the round's PMF keeps the mixture's range).
     resolution = (_SCALE_RESOLUTION * np.tanh(local_epsilon / 2)
                   / np.sqrt(event.num_users * event.checkin_rate))
