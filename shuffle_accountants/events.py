@@ -166,8 +166,8 @@ class CheckInEvent(dp_event.DpEvent):
   * `local_epsilon` = eps0: each report is pure eps0-LDP (generic, or k-ary
     randomized response when `num_categories` is given, as in
     `ShuffleEvent`). A `randomizer` may describe it instead (its eps0 is
-    used; check-in rounds are accounted with the generic clone pair of that
-    eps0, or the k-RR pairs for `KRandomizedResponse`).
+    used, and its clone rate and blanket in the pairs of the round as a
+    shuffle of n reports with absent users as bottoms, D31).
   * `noise_multiplier` = sigma: each participant sends its record, a vector
     clipped to L2 norm C, plus Gaussian noise N(0, sigma^2 C^2 I) (DP-SGD with
     local noise). Replacing one record moves its report's mean by up to 2C.

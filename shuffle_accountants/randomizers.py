@@ -61,6 +61,44 @@ class BlanketTable:
   double_mass: float
   log_ratio: float
 
+  def with_absence(self, checkin_rate: float) -> 'BlanketTable':
+    """The table of R'(x) = bottom w.p. 1 - checkin_rate, else R(x) (D31).
+
+    A check-in round is the shuffle of R' by all users (D31), so its blanket
+    pair is D16's with this table. R(x)/omega is alpha e^{eta b} with
+    alpha = 1 / (1 + (e^eta - 1)(w1 + w2)) >= gamma; a fraction
+    kappa = gamma / alpha of each bottom joins the blanket, where its ratio
+    alpha / gamma equals the low level of the other outputs (the rest of
+    the bottoms are leftover, revealed): gamma' = kappa (1 - c) + c gamma,
+    omega'-masses of the cells scaled by c gamma / gamma', eta unchanged.
+    Rate 1 gives this table back. The blanket mass is rounded down (fewer
+    blanket draws only loosen the pair); the target's law R'(x) =
+    alpha' omega' e^{eta b} does not depend on it.
+    """
+    rate = _validation.check_real('checkin_rate', checkin_rate, 0.0, 1.0,
+                                  min_inclusive=False)
+    gamma, single, double = (self.blanket_mass, self.single_mass,
+                             self.double_mass)
+    kappa = min(1.0, gamma * (1.0 + math.expm1(self.log_ratio)
+                              * (single + double)))
+    present = rate * gamma
+    blanket = kappa * (1.0 - rate) + present
+    return BlanketTable(blanket * (1 - 1e-12), present * single / blanket,
+                        present * double / blanket, self.log_ratio)
+
+
+def clone_view_table(local_epsilon: float, clone_rate: float) -> BlanketTable:
+  """The clone view of D15 as a two-level table (D31).
+
+  Every report law contains s (R(x0) + R(x1)) = s (U0 + U1), with U0, U1
+  the laws behind the target's R(x0) = p U0 + (1 - p) U1, p = e^eps0 /
+  (e^eps0 + 1) (FMT21): blanket mass 2 s, omega uniform on the two labels
+  (w1 = 1/2, no double cell), eta = eps0. Its D16 pair is FMT21-CLONES
+  with clone probability 2 s; with `BlanketTable.with_absence` it is the
+  generic check-in pair.
+  """
+  return BlanketTable(min(1.0, 2.0 * clone_rate), 0.5, 0.0, local_epsilon)
+
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class PairCells:

@@ -629,6 +629,36 @@ def _checkin_local_over_central():
 
 
 @functools.lru_cache(maxsize=None)
+def _checkin_blanket_rows():
+  return _benchmark('checkin').blanket_table()
+
+
+@table('checkin.blanket', slow=True)
+def _checkin_blanket_table():
+  """benchmarks/checkin.py --blanket without its times (issue 34, D31)."""
+  header = ['n', 'γ', 'ε0', 'rounds', 'exact pair (lower bound)',
+            'k = 2 before', 'k = 2 now', 'now / pair', 'generic before',
+            'generic now', 'now / pair']
+  rows = []
+  for n, gamma, eps0, rounds, exact, *results in _checkin_blanket_rows():
+    row = [f'{n:,}', f'{gamma:g}', f'{eps0:g}', str(rounds),
+           '—' if exact is None else sig(exact, 3)]
+    for before, after, _ in (results[:3], results[3:]):
+      row += [sig(before, 3), sig(after, 3),
+              '—' if exact is None else f'{after / exact:.2f}×']
+    rows.append(row)
+  return header, rows
+
+
+@value('checkin.blanket_moved', slow=True)
+def _checkin_blanket_moved():
+  """How far D31 moved epsilon at the table's points (after / before)."""
+  ratios = [after / before for row in _checkin_blanket_rows()
+            for before, after, _ in (row[5:8], row[8:11])]
+  return f'{min(ratios):.2f}–{max(ratios):.2f}'
+
+
+@functools.lru_cache(maxsize=None)
 def _issue_16_rdp():
   from shuffle_accountants import CheckInEvent, ShuffleRdpAccountant
   accountant = ShuffleRdpAccountant(orders=[1.5, 2.0, 3.0])

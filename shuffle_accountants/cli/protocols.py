@@ -19,6 +19,7 @@ from shuffle_accountants import _validation
 from shuffle_accountants.rdp import clone
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
+from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import fmt21
 from shuffle_accountants.rdp import girgis
 from shuffle_accountants.pld import lower_bounds
@@ -200,7 +201,11 @@ MAX_LOWER_BOUND_ROUNDS = 10**4
 
 # Why no lower bound is shown for rounds that sample their users.
 NO_SAMPLED_LOWER_BOUND = ('no lower bound for rounds that sample users '
-                          '(check-in, hidden sample): none is implemented')
+                          '(check-in, hidden sample): none is implemented '
+                          'but binary-rr-pair for binary or generic check-in')
+# The exact check-in pair has an atom per (participants, reports of x) in
+# wide windows: above this many expected participants it is skipped (cost).
+MAX_CHECKIN_PAIR_PARTICIPANTS = 10**5
 
 
 def _check_lower_bound_applies(event: dp_accounting.DpEvent) -> None:
@@ -210,16 +215,29 @@ def _check_lower_bound_applies(event: dp_accounting.DpEvent) -> None:
 
 def _binary_rr_pair(protocol: Protocol):
   event = protocol.round_event()
-  _check_lower_bound_applies(event)
   # Binary RR is one eps0-LDP randomizer: this pair bounds a generic round
   # (or binary RR itself) from below, not a round of another randomizer.
-  if not (event.num_categories in (None, 2)
-          and (event.randomizer is None or event.num_categories == 2)):
+  binary_or_generic = (
+      getattr(event, 'local_epsilon', None) is not None
+      and event.num_categories in (None, 2)
+      and (event.randomizer is None or event.num_categories == 2))
+  if not (binary_or_generic and isinstance(event, events.CheckInEvent)):
+    _check_lower_bound_applies(event)
+  if not binary_or_generic:
     raise NotApplicable('binary RR bounds only a generic or binary round '
                         '(see randomizer-pairs)')
   if protocol.rounds > MAX_LOWER_BOUND_ROUNDS:
     raise NotApplicable(f'skipped above {MAX_LOWER_BOUND_ROUNDS} rounds (its '
                         'cost grows with the rounds)')
+  if isinstance(event, events.CheckInEvent):
+    if event.num_users * event.checkin_rate > MAX_CHECKIN_PAIR_PARTICIPANTS:
+      raise NotApplicable(f'skipped above {MAX_CHECKIN_PAIR_PARTICIPANTS} '
+                          'expected participants (its cost)')
+    return (checkin.binary_rr_checkin_epsilon_lower_bound(
+        event.num_users, event.checkin_rate, event.local_epsilon,
+        protocol.delta, protocol.rounds),
+            'exact epsilon of binary RR check-in on the all-equal pair '
+            '(specific pair, count of participants revealed)')
   return (lower_bounds.binary_rr_all_equal_pair_epsilon_lower_bound(
       protocol.num_users, protocol.local_epsilon, protocol.rounds,
       protocol.delta),

@@ -5,7 +5,8 @@ replace-one (both orders): FMT21-CLONES for any pure eps0-LDP randomizer,
 KHH-KRR-STRONG / KHH-KRR-WEAK for k-RR (by adversary), FMT-EQ10-11 for
 approximate LDP, D15 (clone rate s(R)) and D16 (privacy blanket) for a
 `randomizers` description, KHH-SUBSAMPLED (both orders, docs/mathematics.md W11) for a hidden
-sample, and the D8 mixture of `checkin` for Liew et al.'s events. When
+sample, the D8 mixture of `checkin` for Liew et al.'s events, and for
+pure-LDP check-in the D31 blanket pairs of the round as a shuffle. When
 several are valid, `discrete.smallest_profile` keeps the pointwise smallest
 profile, convexified (still an upper bound on the true, convex profile).
 """
@@ -155,6 +156,47 @@ def shuffle_round_pairs(num_users: int, local_epsilon: float,
   return tuple(candidates)
 
 
+CHECKIN_BLANKET_PAIR = ('D31 check-in as a shuffle of R\' (absent users in '
+                        'the blanket)')
+
+
+@_cache.cached(PAIRS_CACHE_BYTES, _cache.atoms_bytes)
+def checkin_blanket_pairs(num_users: int, checkin_rate: float,
+                          local_epsilon: float,
+                          randomizer: Optional[randomizers.Randomizer],
+                          relative_width: float,
+                          discretization: Optional[float] = None
+                          ) -> Tuple[Tuple[str, discrete.PldAtoms], ...]:
+  """D31 pairs of a pure-LDP check-in round, each with its name. [DOM]
+
+  The round is the shuffle by all n users of R' (bottom with probability
+  1 - gamma, else R(x)); its D16 blanket pairs: the clone view of D15 at
+  the randomizer's clone rate s(R) (e^-eps0 / 2 without one: every
+  eps0-LDP randomizer) and, for a named randomizer, its own table, each
+  with the absent users in the blanket. No subsampling follows, so the
+  atoms may be merged on the grid (D18).
+  """
+  rate = (randomizer.clone_rate() if randomizer is not None
+          else 0.5 * math.exp(-local_epsilon))
+  tables = {(f'{CHECKIN_BLANKET_PAIR}: D15 clone view'):
+            randomizers.clone_view_table(local_epsilon, rate)}
+  own = randomizer.blanket() if randomizer is not None else None
+  if own is not None and own != tables[next(iter(tables))]:
+    tables[f'{CHECKIN_BLANKET_PAIR}: {BLANKET_PAIR}'] = own
+  return tuple((name, blanket.blanket_pld_atoms(
+      num_users, table.with_absence(checkin_rate), relative_width,
+      discretization)) for name, table in tables.items())
+
+
+def checkin_randomizer(event: events.CheckInEvent
+                       ) -> Optional[randomizers.Randomizer]:
+  """The randomizer of a check-in round (k-RR when only k is given)."""
+  if event.randomizer is None and event.num_categories is not None:
+    return randomizers.KRandomizedResponse(event.num_categories,
+                                           event.local_epsilon)
+  return event.randomizer
+
+
 def event_pairs(event: events.ShuffleEvent, krr_adversary: str,
                 relative_width: float, discretization: Optional[float] = None):
   """`shuffle_round_pairs` for the fields of a `ShuffleEvent`."""
@@ -238,6 +280,34 @@ def liew_event_pmf(event, discretization: float,
     return distributed.distributed_checkin_pmf(
         event.num_users, event.checkin_rate, event.noise_multiplier,
         discretization, relative_width), _DISTRIBUTED_PAIRS
+  # D31: a pure-LDP check-in round as a shuffle of R' by all n users. Its
+  # pairs set the round's grid (`grid`); the check-in mixture, whose losses
+  # spread wider, is built on a grid coarser by a power of two that resolves
+  # it as finely as its own grid would (a chord profile bounds on any grid,
+  # D28 (ii)).
+  blanket_pairs = (checkin_blanket_pairs(
+      event.num_users, event.checkin_rate, event.local_epsilon,
+      checkin_randomizer(event), relative_width, discretization)
+                   if isinstance(event, events.CheckInEvent)
+                   and event.local_epsilon else ())
+  if not blanket_pairs:
+    return _mixture_pmf(event, discretization, discretize, relative_width)
+  blanket_pmf = discrete.smallest_profile(
+      [discretize(atoms, discretization) for _, atoms in blanket_pairs])
+  narrowest = min(discrete.loss_spread(atoms) for _, atoms in blanket_pairs)
+  widths = checkin.loss_spread(event.num_users, event.checkin_rate,
+                               event.local_epsilon) / max(narrowest, 1e-300)
+  steps = max(0, int(np.floor(np.log2(widths)))) if widths < 2**30 else 0
+  mixture, names = _mixture_pmf(event, discretization * 2.0**steps,
+                                discretize, relative_width)
+  return (checkin.capped_by(blanket_pmf, mixture),
+          names + tuple(name for name, _ in blanket_pairs))
+
+
+def _mixture_pmf(event, discretization: float, discretize: checkin.Discretize,
+                 relative_width: float
+                 ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
+  """The D8 check-in mixture (or hidden sample) capped by its rate-1 round."""
   if isinstance(event, events.CheckInEvent):
     names = _CHECKIN_PAIRS[event.noise_multiplier is None]
   else:

@@ -39,6 +39,7 @@ import math
 from typing import Callable, List, Optional
 
 import attr
+from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 from scipy import special
 from scipy import stats
@@ -493,6 +494,39 @@ def loss_spread(num_users: int, sampling_ratio: float,
   return float(np.sqrt(np.sum(mass * (losses - mean)**2)))
 
 
+def _binary_rr_checkin_pair(num_users: int, checkin_rate: float,
+                            local_epsilon: float):
+  """(losses, P-masses, Q-masses) of the exact binary RR check-in pair.
+
+  Every user holds 0 in D' (Q) and user 1 holds 1 in D (P); the output is
+  (k, number s of 1s): k ~ Bin(n, gamma), s ~ Bin(k, 1 / (e^eps0 + 1))
+  under Q, and P/Q = 1 + (s (e^eps0 - 1) + (k - s)(e^-eps0 - 1)) / n.
+  Terms outside wide windows of k and s are dropped (masses only shrink).
+  """
+  n, gamma = num_users, checkin_rate
+  flip = 1.0 / (np.exp(local_epsilon) + 1)  # P[report 1 | value 0]
+  spread = 12 * np.sqrt(n * gamma * (1 - gamma)) + 12
+  ks = np.arange(max(1, int(n * gamma - spread)),
+                 min(n, int(n * gamma + spread)) + 1)
+  width = 12 * np.sqrt(ks * flip) + 12
+  first = np.maximum(0, (ks * flip - width).astype(np.int64))
+  last = np.minimum(ks, (ks * flip + width).astype(np.int64))
+  counts = first[:, None] + np.arange(int(np.max(last - first)) + 1)
+  q = np.where(counts <= last[:, None], stats.binom.pmf(ks, n, gamma)[:, None]
+               * stats.binom.pmf(counts, ks[:, None], flip), 0.0)
+  ratio = 1 + (counts * np.expm1(local_epsilon)
+               + (ks[:, None] - counts) * np.expm1(-local_epsilon)) / n
+  keep = q > 0
+  return np.log(ratio[keep]), (q * ratio)[keep], q[keep]
+
+
+def _check_pair_arguments(num_users, checkin_rate, local_epsilon):
+  return (_validation.check_integer('num_users', num_users, 1),
+          _validation.check_real('checkin_rate', checkin_rate, 0.0, 1.0,
+                                 min_inclusive=False),
+          _validation.check_local_epsilon(local_epsilon))
+
+
 def binary_rr_checkin_delta_lower_bound(num_users: int, checkin_rate: float,
                                         local_epsilon: float, epsilon
                                         ) -> np.ndarray:
@@ -504,28 +538,39 @@ def binary_rr_checkin_delta_lower_bound(num_users: int, checkin_rate: float,
   guarantee. Terms with negligible probability (outside wide windows of k
   and of the count) are dropped, which can only lower the result.
   """
-  num_users = _validation.check_integer('num_users', num_users, 1)
-  checkin_rate = _validation.check_real('checkin_rate', checkin_rate, 0.0, 1.0,
-                                        min_inclusive=False)
-  local_epsilon = _validation.check_local_epsilon(local_epsilon)
+  arguments = _check_pair_arguments(num_users, checkin_rate, local_epsilon)
   epsilons = np.atleast_1d(np.asarray(epsilon, dtype=np.float64))
-  n, gamma = num_users, checkin_rate
-  flip = 1.0 / (np.exp(local_epsilon) + 1)  # P[report 1 | value 0]
-  spread = 12 * np.sqrt(n * gamma * (1 - gamma)) + 12
-  ks = np.arange(max(1, int(n * gamma - spread)),
-                 min(n, int(n * gamma + spread)) + 1)
-  weights = stats.binom.pmf(ks, n, gamma)
-  forward = np.zeros(epsilons.size)
-  backward = np.zeros(epsilons.size)
-  for k, weight in zip(ks, weights):
-    width = 12 * np.sqrt(k * flip) + 12
-    counts = np.arange(max(0, int(k * flip - width)),
-                       min(k, int(k * flip + width)) + 1)
-    q = stats.binom.pmf(counts, k, flip)
-    others = stats.binom.pmf(counts - 1, k - 1, flip) * (1 - flip) + (
-        stats.binom.pmf(counts, k - 1, flip) * flip)
-    p = k / n * others + (1 - k / n) * q
-    scale = np.exp(epsilons)[:, None]
-    forward += weight * np.sum(np.maximum(p - scale * q, 0.0), axis=1)
-    backward += weight * np.sum(np.maximum(q - scale * p, 0.0), axis=1)
-  return np.maximum(forward, backward)
+  _, p, q = _binary_rr_checkin_pair(*arguments)
+  scale = np.exp(epsilons)[:, None]
+  return np.maximum(np.sum(np.maximum(p - scale * q, 0.0), axis=1),
+                    np.sum(np.maximum(q - scale * p, 0.0), axis=1))
+
+
+def binary_rr_checkin_epsilon_lower_bound(num_users: int,
+                                          checkin_rate: float,
+                                          local_epsilon: float, delta: float,
+                                          rounds: int = 1,
+                                          discretization: float = 1e-5
+                                          ) -> float:
+  """eps(delta) of `rounds` check-in rounds for one pair. [LB, PAIR]
+
+  The pair of `binary_rr_checkin_delta_lower_bound` in both orders, each
+  composed with itself (dp_accounting's optimistic PLD: losses rounded
+  down to the grid, truncated mass dropped), the larger epsilon. A lower
+  bound on every certified epsilon of `CheckInEvent(num_categories=2)`
+  (the yardstick of D31's targets), never a guarantee.
+  """
+  arguments = _check_pair_arguments(num_users, checkin_rate, local_epsilon)
+  losses, p, q = _binary_rr_checkin_pair(*arguments)
+  epsilons = []
+  for order_losses, masses in ((losses, p), (-losses, q)):
+    indices = np.floor(order_losses / discretization).astype(np.int64)
+    unique, inverse = np.unique(indices, return_inverse=True)
+    summed = np.bincount(inverse, weights=masses)
+    pld = privacy_loss_distribution.PrivacyLossDistribution.create_from_rounded_probability(
+        dict(zip(unique.tolist(), summed.tolist())), 0.0, discretization,
+        pessimistic_estimate=False)
+    if rounds > 1:
+      pld = pld.self_compose(rounds)
+    epsilons.append(pld.get_epsilon_for_delta(delta))
+  return max(epsilons)

@@ -77,6 +77,17 @@ def _round_scales(event, ratio, krr_adversary: str, relative_width: float
   # What the round's PMF will span (a check-in round reaches the losses of
   # its largest group of participants, not of the typical one).
   reach = checkin.pmf_reach(relative_width=relative_width, **arguments)
+  if isinstance(event, events.CheckInEvent) and local_epsilon:
+    # The D31 pairs can be far narrower than the check-in mixture: the grid
+    # resolves the narrowest (the round's PMF keeps the mixture's range).
+    resolution = (_SCALE_RESOLUTION * np.tanh(local_epsilon / 2)
+                  / np.sqrt(event.num_users * event.checkin_rate))
+    spread = min([spread] + [
+        discrete.loss_spread(atoms) for _, atoms in
+        candidates.checkin_blanket_pairs(
+            event.num_users, event.checkin_rate, local_epsilon,
+            candidates.checkin_randomizer(event),
+            max(relative_width, _SCALE_RELATIVE_WIDTH), resolution)])
   return spread, reach, np.sqrt(checkin.loss_variance_bound(
       relative_width=relative_width, **arguments))
 
