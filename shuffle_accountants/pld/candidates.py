@@ -40,8 +40,14 @@ _CHECKIN_PAIRS = {
     False: ('KHH-SUBSAMPLED mixture over k (D8) of the Gaussian pair (D7)',),
 }
 _SAMPLED_GAUSSIAN_PAIRS = ('KHH-SUBSAMPLED of the Gaussian pair (D7)',)
-_DISTRIBUTED_PAIRS = ('D17 mixture over k (D8) of the subsampled '
-                      'Gaussian-sum pair',)
+_DISTRIBUTED_PAIRS = {
+    'hidden': ('D17 mixture over k (D8) of the subsampled Gaussian-sum pair',),
+    'revealed': ('D30 mixture over participation and k (D8) of the '
+                 'Gaussian-sum pair (exact)',),
+    'dropouts': ('D30 (iii): the Gaussian sum of min_reporting shares with '
+                 'probability gamma P[k >= m] (exact against adversarial '
+                 'dropouts)',),
+}
 
 
 # Byte budgets of the caches below (see docs/performance.md).
@@ -237,7 +243,10 @@ def liew_event_pmf(event, discretization: float,
   if isinstance(event, events.DistributedCheckInEvent):
     return distributed.distributed_checkin_pmf(
         event.num_users, event.checkin_rate, event.noise_multiplier,
-        discretization, relative_width), _DISTRIBUTED_PAIRS
+        discretization, relative_width, event.participation,
+        event.min_reporting), _DISTRIBUTED_PAIRS[
+            event.participation if event.min_reporting is None
+            else 'dropouts']
   if isinstance(event, events.CheckInEvent):
     names = _CHECKIN_PAIRS[event.noise_multiplier is None]
   else:
