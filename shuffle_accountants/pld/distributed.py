@@ -132,22 +132,19 @@ def loss_spread(num_users: int, checkin_rate: float, noise_multiplier: float,
   """Standard deviation of a typical round's loss (grid choice only).
 
   Hidden: the first order at the expected count max(1, n gamma). Revealed
-  (or dropouts): the loss is 0 or, with probability w (gamma, or
-  gamma P[k >= m]), N(mu^2 / 2, mu^2) at the expected count's mu (or mu_m).
+  (or dropouts): mu at the expected count 1 + (n - 1) gamma (or mu_m), the
+  standard deviation of the Gaussian loss of a round the target joins:
+  the only rounds with a loss, however rare (the mixture's own spread
+  would shrink with gamma and make the grid needlessly fine).
   """
   if min_reporting is None and participation == 'hidden':
     count = max(1.0, num_users * checkin_rate)
     return checkin.loss_spread(
         num_users, min(1.0, count / num_users),
         noise_multiplier=noise_multiplier * np.sqrt(count))
-  if min_reporting is None:
-    weight, count = checkin_rate, 1 + (num_users - 1) * checkin_rate
-  else:
-    weight = reporting_probability(num_users, checkin_rate, min_reporting)
-    count = min_reporting
-  mu2 = sum_shift(noise_multiplier, count)**2
-  return float(np.sqrt(weight * (mu2 + mu2**2 / 4)
-                       - (weight * mu2 / 2)**2))
+  count = (1 + (num_users - 1) * checkin_rate if min_reporting is None
+           else min_reporting)
+  return float(sum_shift(noise_multiplier, count))
 
 
 def loss_variance_bound(num_users: int, checkin_rate: float,
@@ -161,8 +158,8 @@ def loss_variance_bound(num_users: int, checkin_rate: float,
   |log(1 + r (e^l - 1))| <= r |e^l - 1| / (1 - r), whose square has mean at
   most (r / (1 - r))^2 (r E_P[(e^l - 1)^2] + E_Q[(e^l - 1)^2]), with
   E_Q = e^{mu^2} - 1 and E_P = e^{3 mu^2} - 2 e^{mu^2} + 1, and at most the
-  group's largest squared loss. A seen participation (r = 1) is the
-  Gaussian loss itself: E[L^2] = mu^2 + mu^4 / 4 under either order.
+  group's largest squared loss (alone where the participation is seen,
+  r = 1: a wider bound keeps the grid of very long ledgers coarse enough).
   """
   labels, ratios = _labels(num_users, checkin_rate, noise_multiplier,
                            relative_width, participation, min_reporting)
@@ -172,7 +169,7 @@ def loss_variance_bound(num_users: int, checkin_rate: float,
     under_q = np.expm1(mu2)
     under_p = np.exp(3 * mu2) - 2 * np.exp(mu2) + 1
     scaled = np.where(ratios < 1, (ratios / (1 - ratios))**2
-                      * (ratios * under_p + under_q), mu2 + mu2**2 / 4)
+                      * (ratios * under_p + under_q), np.inf)
     scaled = np.where(np.isnan(scaled), np.inf, scaled)
   return float(np.sum(labels.weights * np.minimum(largest**2, scaled)))
 
