@@ -66,7 +66,7 @@ from opacus.optimizers import DPPerLayerOptimizer
 from shuffle_accountants import _validation
 from shuffle_accountants import DistributedCheckInEvent
 from shuffle_accountants.events import CheckInEvent
-from shuffle_accountants.events import PARTICIPATION_MODELS
+from shuffle_accountants.events import check_participation
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
 from shuffle_accountants.adapters import opacus_samplers
@@ -317,7 +317,7 @@ class DistributedCheckinAccountant(ShuffleCheckinAccountant):
   def __init__(self, num_users: Optional[int] = None,
                participation: str = DEFAULT_PARTICIPATION):
     super().__init__(num_users)
-    self.participation = _check_participation(participation)
+    self.participation = check_participation(participation)
 
   def participant_noise_scale(self, sample_rate: float) -> float:
     """1/√(q·n): each participant's share of the aggregate noise σ·C."""
@@ -329,7 +329,7 @@ class DistributedCheckinAccountant(ShuffleCheckinAccountant):
         num_users=num_users, checkin_rate=sample_rate,
         noise_multiplier=noise_multiplier * _aggregate_to_participant(
             num_users, sample_rate),
-        participation=_check_participation(
+        participation=check_participation(
             participation or self.participation))
 
   def _first_step_warning(self, sample_rate: float) -> Optional[str]:
@@ -344,7 +344,7 @@ class DistributedCheckinAccountant(ShuffleCheckinAccountant):
   def load_state_dict(self, state_dict):
     super().load_state_dict(state_dict)
     # Checkpoints from before the choice existed load as the default.
-    self.participation = _check_participation(
+    self.participation = check_participation(
         state_dict.get('participation', DEFAULT_PARTICIPATION))
 
 
@@ -353,16 +353,6 @@ class DistributedCheckinRdpAccountant(DistributedCheckinAccountant):
 
   _mechanism_name = DISTRIBUTED_RDP_MECHANISM
   _library_accountant_class = ShuffleRdpAccountant
-
-
-def _check_participation(participation):
-  if participation not in PARTICIPATION_MODELS:
-    raise ValueError(
-        f'participation must be one of {PARTICIPATION_MODELS} ("revealed": '
-        'the server sees who took part, as with standard secure aggregation; '
-        '"hidden": an anonymous check-in channel hides it); got '
-        f'{participation!r}.')
-  return participation
 
 
 def _aggregate_to_participant(num_users: int, sample_rate: float) -> float:
@@ -522,7 +512,7 @@ class ShufflePrivacyEngine(PrivacyEngine):
             f'use accountant={DISTRIBUTED_MECHANISM!r} or '
             f'{DISTRIBUTED_RDP_MECHANISM!r}, or leave participation unset; '
             f'got accountant={accountant!r}.')
-      self.accountant.participation = _check_participation(participation)
+      self.accountant.participation = check_participation(participation)
     if opacus_samplers.is_sampler_accountant(self.accountant):
       return  # central DP-SGD on that sampler (opacus_samplers)
     if not isinstance(self.accountant, ShuffleCheckinAccountant):

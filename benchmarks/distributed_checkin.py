@@ -79,14 +79,12 @@ def row(num_users, cohort, aggregate_sigma, steps, with_rdp=True):
 def corners_worst_time():
   """(worst seconds, its case) over the corners of the documented range."""
   worst = (0.0, None)
-  for n, rate, sigma, count, participation in itertools.product(
-      [1, 10**10], [1e-12, 1.0], [1e-3, 1e4], [1, 10**9],
-      ['hidden', 'revealed']):
+  for n, rate, sigma, count in itertools.product(
+      [1, 10**10], [1e-12, 1.0], [1e-3, 1e4], [1, 10**9]):
     for kind in (ShufflePldAccountant, ShuffleRdpAccountant):
       seconds = _timed(kind(), DistributedCheckInEvent(
-          n, rate, sigma, participation=participation), count)[1]
-      worst = max(worst, (seconds, (kind.__name__, n, rate, sigma, count,
-                                    participation)),
+          n, rate, sigma, participation='hidden'), count)[1]
+      worst = max(worst, (seconds, (kind.__name__, n, rate, sigma, count)),
                   key=lambda w: w[0])
   return worst
 

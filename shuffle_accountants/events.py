@@ -249,13 +249,20 @@ def _participation_name(value):
   return value
 
 
-def _participation(instance, attribute, value):
-  del instance
+def check_participation(value, name: str = 'participation') -> str:
+  """`value` if it is one of `PARTICIPATION_MODELS`; raises otherwise."""
   if value not in PARTICIPATION_MODELS:
     raise ValueError(
-        f'{attribute.name} must be one of {PARTICIPATION_MODELS} ("revealed":'
-        ' the server sees who took part, as in standard secure aggregation; '
-        f'"hidden": an anonymous check-in channel); got {value!r}.')
+        f'{name} must be one of {PARTICIPATION_MODELS} ("revealed": the '
+        'server sees who took part, as with standard secure aggregation; '
+        '"hidden": an anonymous check-in channel hides it); got '
+        f'{value!r}.')
+  return value
+
+
+def _participation(instance, attribute, value):
+  del instance
+  check_participation(value, attribute.name)
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)

@@ -667,7 +667,8 @@ def _distributed_large_cohort_ratio():
 def _distributed_target_event():
   import math
   from shuffle_accountants import DistributedCheckInEvent
-  return DistributedCheckInEvent(60_000, 256 / 60_000, 1.0 / math.sqrt(256))
+  return DistributedCheckInEvent(60_000, 256 / 60_000, 1.0 / math.sqrt(256),
+                                 participation='hidden')
 
 
 @value('checkin.distributed_rdp', slow=True)

@@ -48,6 +48,7 @@ import numpy as np
 
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
+from shuffle_accountants import events
 from shuffle_accountants.pld import clone_pairs
 from shuffle_accountants.pld import distributed as pld_distributed
 from shuffle_accountants.rdp import checkin
@@ -140,9 +141,7 @@ def distributed_checkin_rdp_upper_bound(
   orders = _validation.check_orders(orders)
   relative_width = _validation.check_real('relative_width', relative_width,
                                           0.0, 0.1, min_inclusive=False)
-  if participation not in ('revealed', 'hidden'):
-    raise ValueError("participation must be 'revealed' or 'hidden'; got "
-                     f'{participation!r}.')
+  events.check_participation(participation)
   if min_reporting is not None:
     min_reporting = _validation.check_integer('min_reporting', min_reporting,
                                               1, n)
