@@ -297,9 +297,10 @@ class DistributedCheckInEvent(dp_event.DpEvent):
   adversary who may know identities but not the data; the protocol aborts
   (releases nothing) when fewer than m shares survive. A released sum then
   carries the noise of at least m shares, and the worst adversary keeps
-  the target and exactly m - 1 others whenever k >= m (D30 (iii); with
-  identities known to it, also the bound of ``'hidden'``). None (default):
-  every selected client reports.
+  the target and exactly m - 1 others whenever k >= m (D30 (iii), exact).
+  The same bound is used with ``'hidden'``: knowing identities, the
+  adversary can also abort whenever the target did not join. None
+  (default): every selected client reports.
 
   Neighbouring relation: replace-one over the public population of
   `num_users` users: one user's vector changes, so the sum of the

@@ -39,10 +39,9 @@ Participants hidden (`participation='hidden'`, D17, [DOM]):
   window go to +infinity with a proven bound on their mass (D9).
 """
 
-import numpy as np
-
 from typing import Optional, Tuple
 
+import numpy as np
 from scipy import stats
 
 from shuffle_accountants import _numerics
