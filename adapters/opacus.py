@@ -317,7 +317,7 @@ class DistributedCheckinAccountant(ShuffleCheckinAccountant):
   def __init__(self, num_users: Optional[int] = None,
                participation: str = DEFAULT_PARTICIPATION):
     super().__init__(num_users)
-    self.participation = check_participation(participation)
+    self.participation = _trained_participation(participation)
 
   def participant_noise_scale(self, sample_rate: float) -> float:
     """1/√(q·n): each participant's share of the aggregate noise σ·C."""
@@ -329,7 +329,7 @@ class DistributedCheckinAccountant(ShuffleCheckinAccountant):
         num_users=num_users, checkin_rate=sample_rate,
         noise_multiplier=noise_multiplier * _aggregate_to_participant(
             num_users, sample_rate),
-        participation=check_participation(
+        participation=_trained_participation(
             participation or self.participation))
 
   def _first_step_warning(self, sample_rate: float) -> Optional[str]:
@@ -344,7 +344,7 @@ class DistributedCheckinAccountant(ShuffleCheckinAccountant):
   def load_state_dict(self, state_dict):
     super().load_state_dict(state_dict)
     # Checkpoints from before the choice existed load as the default.
-    self.participation = check_participation(
+    self.participation = _trained_participation(
         state_dict.get('participation', DEFAULT_PARTICIPATION))
 
 
@@ -353,6 +353,17 @@ class DistributedCheckinRdpAccountant(DistributedCheckinAccountant):
 
   _mechanism_name = DISTRIBUTED_RDP_MECHANISM
   _library_accountant_class = ShuffleRdpAccountant
+
+
+def _trained_participation(participation):
+  """A `participation` this adapter trains: 'revealed' or 'hidden'."""
+  if check_participation(participation) == 'hidden_count':
+    raise ValueError(
+        "participation='hidden_count' is not trained by this adapter: its "
+        'optimizer adds the noise shares of the k participants, not of all n '
+        "clients; use 'revealed' or 'hidden', and account such a deployment "
+        "with DistributedCheckInEvent(..., participation='hidden_count').")
+  return participation
 
 
 def _aggregate_to_participant(num_users: int, sample_rate: float) -> float:
@@ -512,7 +523,7 @@ class ShufflePrivacyEngine(PrivacyEngine):
             f'use accountant={DISTRIBUTED_MECHANISM!r} or '
             f'{DISTRIBUTED_RDP_MECHANISM!r}, or leave participation unset; '
             f'got accountant={accountant!r}.')
-      self.accountant.participation = check_participation(participation)
+      self.accountant.participation = _trained_participation(participation)
     if opacus_samplers.is_sampler_accountant(self.accountant):
       return  # central DP-SGD on that sampler (opacus_samplers)
     if not isinstance(self.accountant, ShuffleCheckinAccountant):

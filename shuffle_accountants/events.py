@@ -237,7 +237,7 @@ class SubsampledShuffleGaussianEvent(dp_event.DpEvent):
 
 
 # Who the secure aggregation protocol lets the server see (D30, D17).
-PARTICIPATION_MODELS = ('revealed', 'hidden')
+PARTICIPATION_MODELS = ('revealed', 'hidden', 'hidden_count')
 
 
 def _participation_name(value):
@@ -255,8 +255,9 @@ def check_participation(value, name: str = 'participation') -> str:
     raise ValueError(
         f'{name} must be one of {PARTICIPATION_MODELS} ("revealed": the '
         'server sees who took part, as with standard secure aggregation; '
-        '"hidden": an anonymous check-in channel hides it); got '
-        f'{value!r}.')
+        '"hidden": an anonymous check-in channel hides it; "hidden_count": '
+        'every client uploads every round, non-participants their noise '
+        f'share alone); got {value!r}.')
   return value
 
 
@@ -291,6 +292,15 @@ class DistributedCheckInEvent(dp_event.DpEvent):
     contributors. Accounted by D17 (PLD) and LIEW-THM4 with k = 0 (RDP),
     upper bounds. A protocol that also hides k is a post-processing of this
     one, so the bounds hold for it too.
+  * ``'hidden_count'``: every one of the n clients uploads every round
+    through secure aggregation, a participant its clipped vector plus its
+    noise share, a non-participant its noise share N(0, sigma^2 C^2 I)
+    alone, so the server sees all n uploaders and a sum carrying noise
+    sigma C sqrt(n) (not sqrt(k)); who took part and k stay hidden as long
+    as the uploads of participants and non-participants are
+    indistinguishable. Accounted as the Poisson-subsampled Gaussian sum
+    (D30 (v), upper bounds): the D17 pair with ratio gamma and shift
+    2 / (sigma sqrt(n)); `noise_multiplier` is every client's share.
 
   `min_reporting` = m models dropouts: selected clients may drop out (their
   vectors and noise shares are then missing from the sum), chosen by an
@@ -299,7 +309,9 @@ class DistributedCheckInEvent(dp_event.DpEvent):
   carries the noise of at least m shares, and the worst adversary keeps
   the target and exactly m - 1 others whenever k >= m (D30 (iii), exact).
   The same bound is used with ``'hidden'``: knowing identities, the
-  adversary can also abort whenever the target did not join. None
+  adversary can also abort whenever the target did not join. With
+  ``'hidden_count'`` the adversary cannot tell participants from the
+  others, and a released sum carries the noise of at least m shares. None
   (default): every selected client reports.
 
   Neighbouring relation: replace-one over the public population of
@@ -315,7 +327,8 @@ class DistributedCheckInEvent(dp_event.DpEvent):
     checkin_rate: participation probability gamma in (0, 1].
     noise_multiplier: sigma > 0, each participant's noise standard deviation
       divided by the clipping norm C.
-    participation: 'revealed' (default) or 'hidden', see above.
+    participation: 'revealed' (default), 'hidden' or 'hidden_count', see
+      above.
     min_reporting: None (no dropouts) or the fewest surviving shares m in
       [1, num_users] for which the protocol releases the sum.
   """

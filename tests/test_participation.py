@@ -229,7 +229,7 @@ PROPERTY_SETTINGS = settings(max_examples=15, deadline=None, derandomize=True)
 populations = st.integers(min_value=1, max_value=10**9)
 rates = st.floats(min_value=1e-9, max_value=1.0)
 sigmas = st.floats(min_value=1e-2, max_value=1e3)
-models = st.sampled_from(['revealed', 'hidden'])
+models = st.sampled_from(['revealed', 'hidden', 'hidden_count'])
 
 
 def _epsilon(kind, event, count=3):
@@ -292,3 +292,64 @@ def test_defaults_positional_fields_and_named_tuples():
                     [DistributedCheckInEvent(10, 0.5, 1.0, 'hidden')])):
     assert dp_accounting.DpEvent.from_named_tuple(
         event.to_named_tuple()) == event
+
+
+def hidden_count_delta(target, other_target, others, sigma, gamma, eps):
+  """delta(eps) of one round where every client uploads, by quadrature.
+
+  Each client joins with its own coin; the sum of the joined vectors plus
+  N(0, n sigma^2) (every client's noise share) is released (C = 1).
+  """
+  n = len(others) + 1
+  scale = sigma * math.sqrt(n)
+  grid = np.linspace(-n - 12 * scale, n + 12 * scale, 40001)
+  step = grid[1] - grid[0]
+
+  def law(value):
+    density = np.zeros_like(grid)
+    for coins in itertools.product((0, 1), repeat=n):
+      probability = math.prod(gamma if c else 1 - gamma for c in coins)
+      mean = sum(v for v, c in zip([value] + others, coins) if c)
+      density += probability * stats.norm.pdf(grid, mean, scale)
+    return density * step
+
+  first, second = law(target), law(other_target)
+  return np.array([np.sum(np.maximum(first - np.exp(e) * second, 0.0))
+                   for e in eps])
+
+
+HIDDEN_COUNT_CONFIGURATIONS = [
+    (1.0, -1.0, [-1.0, -1.0, -1.0]), (1.0, -1.0, [1.0, 1.0, 1.0]),
+    (1.0, -1.0, [0.0, 0.0, 0.0]), (1.0, 0.0, [0.0, 0.0, 0.0]),
+    (0.3, -0.8, [0.5, -0.2, 0.9])]
+
+
+@pytest.mark.parametrize('sigma,gamma', [(0.5, 0.3), (1.0, 0.8), (0.3, 0.05)])
+@pytest.mark.parametrize('x,x_prime,others', HIDDEN_COUNT_CONFIGURATIONS)
+def test_hidden_count_bounds_every_configuration(x, x_prime, others, sigma,
+                                                 gamma):
+  event = DistributedCheckInEvent(len(others) + 1, gamma, sigma,
+                                  participation='hidden_count')
+  pld = ShufflePldAccountant().compose(event)
+  rdp = ShuffleRdpAccountant().compose(event)
+  for pair in ((x, x_prime), (x_prime, x)):
+    exact = hidden_count_delta(*pair, others, sigma, gamma, EPSILONS)
+    for eps, truth in zip(EPSILONS, exact):
+      allowance = 1e-7 + 1e-6 * truth  # quadrature
+      assert pld.get_delta(eps) >= truth - allowance, (pair, eps)
+      assert rdp.get_delta(eps) >= truth - allowance, (pair, eps)
+
+
+def test_hidden_count_with_dropouts_bounds_the_fewest_survivors():
+  """An adversary keeps the target and one other (m = 2) of 4 clients."""
+  event = DistributedCheckInEvent(4, 0.5, 0.6, participation='hidden_count',
+                                  min_reporting=2)
+  exact = hidden_count_delta(1.0, -1.0, [-1.0], 0.6, 0.5, EPSILONS)
+  for kind in (ShufflePldAccountant, ShuffleRdpAccountant):
+    accountant = kind().compose(event)
+    for eps, truth in zip(EPSILONS, exact):
+      assert accountant.get_delta(eps) >= truth - 1e-7 - 1e-6 * truth
+  # More noise than the participants' own: far below the revealed model.
+  assert (ShufflePldAccountant().compose(event).get_epsilon(1e-5)
+          < ShufflePldAccountant().compose(DistributedCheckInEvent(
+              4, 0.5, 0.6, min_reporting=2)).get_epsilon(1e-5))

@@ -47,6 +47,8 @@ _DISTRIBUTED_PAIRS = {
     'dropouts': ('D30 (iii): the Gaussian sum of min_reporting shares with '
                  'probability gamma P[k >= m] (exact against adversarial '
                  'dropouts)',),
+    'hidden_count': ('D30 (v): the D17 pair at ratio gamma on the noise of '
+                     'every (or min_reporting) share',),
 }
 
 
@@ -245,8 +247,9 @@ def liew_event_pmf(event, discretization: float,
         event.num_users, event.checkin_rate, event.noise_multiplier,
         discretization, relative_width, event.participation,
         event.min_reporting), _DISTRIBUTED_PAIRS[
-            event.participation if event.min_reporting is None
-            else 'dropouts']
+            'dropouts' if event.min_reporting is not None
+            and event.participation != 'hidden_count'
+            else event.participation]
   if isinstance(event, events.CheckInEvent):
     names = _CHECKIN_PAIRS[event.noise_multiplier is None]
   else:

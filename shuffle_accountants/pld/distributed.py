@@ -16,6 +16,10 @@ shift of a (the largest); counts outside the Chernoff window go to
 D30 (iii)) the round is N(mu_m, 1) vs N(0, 1) with probability
 gamma P[k >= m] and releases nothing otherwise, in both models.
 
+Count hidden too (`participation='hidden_count'`, D30 (v), [DOM]): every
+client uploads, so one pair: the D17 pair with ratio gamma (the target's
+own coin) and the shift of n shares (of m with dropouts).
+
 Participants hidden (`participation='hidden'`, D17, [DOM]):
 
 * The count k ~ Bin(n, gamma) is revealed and data-independent, so the
@@ -93,6 +97,12 @@ def _labels(num_users: int, checkin_rate: float, noise_multiplier: float,
 
   Ratio 1 means the target's participation is seen (a Gaussian pair).
   """
+  if participation == 'hidden_count':
+    # D30 (v): the target's own coin (ratio gamma) on noise of all n shares,
+    # or of at least m survivors.
+    count = num_users if min_reporting is None else min_reporting
+    return (checkin.Labels(np.array([count]), np.array([count]), np.ones(1),
+                           0.0, 0.0), np.array([checkin_rate]))
   if min_reporting is not None:
     weight = reporting_probability(num_users, checkin_rate, min_reporting)
     labels = checkin.Labels(np.array([min_reporting]),
@@ -136,6 +146,11 @@ def loss_spread(num_users: int, checkin_rate: float, noise_multiplier: float,
   the only rounds with a loss, however rare (the mixture's own spread
   would shrink with gamma and make the grid needlessly fine).
   """
+  if participation == 'hidden_count':
+    count = num_users if min_reporting is None else min_reporting
+    return checkin.loss_spread(
+        num_users, checkin_rate,
+        noise_multiplier=noise_multiplier * np.sqrt(count))
   if min_reporting is None and participation == 'hidden':
     count = max(1.0, num_users * checkin_rate)
     return checkin.loss_spread(

@@ -57,6 +57,8 @@ from shuffle_accountants.rdp import shuffle_round
 LIEW_THM4 = 'LIEW-THM4 with k = 0 (WBK19-THM9 on the Gaussian-sum RDP)'
 REVEALED = 'D30: participants revealed, exact mixture of Gaussian sums'
 DROPOUTS = 'D30 (iii): Gaussian sum of min_reporting shares (dropouts)'
+HIDDEN_COUNT = 'D30 (v): LIEW-THM4 on the noise of all n shares'
+HIDDEN_COUNT_DROPOUTS = 'D30 (v): Gaussian sum of min_reporting shares'
 ONE_PARTICIPANT = 'Gaussian sum of one participant (D7)'
 
 
@@ -112,6 +114,64 @@ def _revealed_rdp(num_users: int, checkin_rate: float, sigma: float,
   return checkin.mixture_rdp(log_weights, rows, orders)
 
 
+def _liew_thm4_rdp(num_users: int, checkin_rate: float, sigma: float,
+                   orders: np.ndarray, relative_width: float,
+                   noise_count: Optional[int] = None) -> np.ndarray:
+  """LIEW-THM4 with k = 0 [UB]: per count k, WBK19-THM9 at ratio k / n.
+
+  The sum's noise is that of k shares, or of `noise_count` shares whatever
+  k (D30 (v)). Counts are grouped [a, b] with the base of a and the ratio
+  b / n (WBK19-THM9's bound grows with both).
+  """
+  n = num_users
+  groups = clone_pairs.label_groups(n, checkin_rate, 1 - checkin_rate,
+                                    relative_width, checkin.MAX_CHECKIN_GROUPS,
+                                    first=1)
+  log_weights, rows = [], []
+
+  def add(log_weight, count, ratio):
+    if log_weight > -np.inf:
+      base = lambda o: gaussian_sum_rdp(sigma, noise_count or count, o)
+      log_weights.append(log_weight)
+      rows.append(checkin._log_wbk19_moment(ratio, base, np.inf, orders))  # pylint: disable=protected-access
+
+  # 1 <= k < starts[0] (k = 0 has moment 1 and adds nothing).
+  for log_weight, start, end in _small_counts(n, checkin_rate,
+                                              int(groups.starts[0]), 0):
+    add(log_weight, start, end / n)
+  with np.errstate(divide='ignore'):
+    for start, end, weight in zip(groups.starts, groups.ends, groups.weights):
+      add(np.log(weight), int(start), end / n)
+    # k > ends[-1]: no subsampling gain claimed, the base of ends[-1].
+    add(np.log(groups.upper_tail), int(groups.ends[-1]), 1.0)
+  return (checkin.mixture_rdp(log_weights, rows, orders) if rows
+          else np.zeros(orders.size))
+
+
+def _hidden_count_rdp(num_users: int, checkin_rate: float, sigma: float,
+                      orders: np.ndarray, relative_width: float,
+                      min_reporting: Optional[int]) -> shuffle_round.RdpBound:
+  """D30 (v) [UB]: every client uploads, the sum carries n (or >= m) shares.
+
+  Without dropouts: revealing k is more information, and given k the
+  participants are a uniform k-subset, so LIEW-THM4 applies with the noise
+  of n shares; the round is also a post-processing of the other two models
+  (add the non-participants' shares, drop who took part). With dropouts:
+  no subsampling gain is claimed, the Gaussian sum of m shares (Renyi
+  divergences are jointly quasi-convex).
+  """
+  if min_reporting is not None:
+    return shuffle_round.smallest_bound(orders, {
+        HIDDEN_COUNT_DROPOUTS: gaussian_sum_rdp(sigma, min_reporting, orders)})
+  hidden = distributed_checkin_rdp_upper_bound(
+      num_users, checkin_rate, sigma, orders, relative_width, 'hidden')
+  own = (gaussian_sum_rdp(sigma, num_users, orders) if checkin_rate == 1
+         else _liew_thm4_rdp(num_users, checkin_rate, sigma, orders,
+                             relative_width, noise_count=num_users))
+  return shuffle_round.smallest_bound(orders, {HIDDEN_COUNT: own,
+                                               **hidden.candidates})
+
+
 def distributed_checkin_rdp_upper_bound(
     num_users: int, checkin_rate: float, noise_multiplier: float, orders,
     relative_width: float = checkin.CHECKIN_RELATIVE_WIDTH,
@@ -125,10 +185,10 @@ def distributed_checkin_rdp_upper_bound(
     noise_multiplier: per-participant sigma > 0 (clip norm C, noise sigma C).
     orders: RDP orders > 1.
     relative_width: relative width of groups of check-in counts.
-    participation: 'revealed' (D30, exact up to grouping) or 'hidden'
-      (LIEW-THM4 with k = 0).
+    participation: 'revealed' (D30, exact up to grouping), 'hidden'
+      (LIEW-THM4 with k = 0) or 'hidden_count' (D30 (v)).
     min_reporting: None (no dropouts), or the fewest surviving shares m in
-      [1, n] (D30 (iii), both models).
+      [1, n] (D30 (iii), (v)).
 
   Returns:
     An `RdpBound` whose `rdp` is a proven upper bound at every order.
@@ -145,6 +205,9 @@ def distributed_checkin_rdp_upper_bound(
   if min_reporting is not None:
     min_reporting = _validation.check_integer('min_reporting', min_reporting,
                                               1, n)
+  if participation == 'hidden_count':
+    return _hidden_count_rdp(n, checkin_rate, sigma, orders, relative_width,
+                             min_reporting)
   # Hiding the participants is a post-processing of revealing them, so D30
   # bounds both models; it is the only bound with dropouts (D30 (iii)).
   candidates = {
@@ -156,27 +219,6 @@ def distributed_checkin_rdp_upper_bound(
   if checkin_rate == 1:  # everyone reports: the Gaussian sum of n vectors
     return shuffle_round.smallest_bound(
         orders, {LIEW_THM4: gaussian_sum_rdp(sigma, n, orders), **candidates})
-  groups = clone_pairs.label_groups(n, checkin_rate, 1 - checkin_rate,
-                                    relative_width, checkin.MAX_CHECKIN_GROUPS,
-                                    first=1)
-  log_weights, rows = [], []
-
-  def add(log_weight, count, ratio):
-    if log_weight > -np.inf:
-      base = lambda o: gaussian_sum_rdp(sigma, count, o)
-      log_weights.append(log_weight)
-      rows.append(checkin._log_wbk19_moment(ratio, base, np.inf, orders))  # pylint: disable=protected-access
-
-  # 1 <= k < starts[0] (k = 0 has moment 1 and adds nothing).
-  for log_weight, start, end in _small_counts(n, checkin_rate,
-                                              int(groups.starts[0]), 0):
-    add(log_weight, start, end / n)
-  with np.errstate(divide='ignore'):
-    for start, end, weight in zip(groups.starts, groups.ends, groups.weights):
-      add(np.log(weight), int(start), end / n)
-    # k > ends[-1]: no subsampling gain claimed, the base of ends[-1].
-    add(np.log(groups.upper_tail), int(groups.ends[-1]), 1.0)
-  mixture = (checkin.mixture_rdp(log_weights, rows, orders) if rows
-             else np.zeros(orders.size))
+  mixture = _liew_thm4_rdp(n, checkin_rate, sigma, orders, relative_width)
   return shuffle_round.smallest_bound(orders, {LIEW_THM4: mixture,
                                                **candidates})

@@ -299,3 +299,13 @@ def test_a_bad_participation_names_the_fix(arguments, match):
     adapter.ShufflePrivacyEngine(**arguments)
   with pytest.raises(ValueError, match='participation must be one of'):
     adapter.DistributedCheckinAccountant(participation=None)
+
+
+def test_hidden_count_is_not_trained_by_the_adapter():
+  # Its sum carries every client's noise share, which the optimizer omits.
+  for build in (lambda: adapter.DistributedCheckinAccountant(
+                    participation='hidden_count'),
+                lambda: adapter.ShufflePrivacyEngine(
+                    accountant=DISTRIBUTED, participation='hidden_count')):
+    with pytest.raises(ValueError, match="'hidden_count' is not trained"):
+      build()
