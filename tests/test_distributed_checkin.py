@@ -273,7 +273,7 @@ EXTREMES = textwrap.dedent('''
     for n, rate, sigma, count, model in itertools.product(
         [1, 10**10], [1e-12, 1.0], [1e-3, 1e4], [1, 10**9],
         [dict(participation='hidden'), dict(participation='revealed'),
-         dict(min_reporting=1)]):
+         dict(min_reporting=1), dict(participation='hidden_count')]):
       for kind in (ShufflePldAccountant, ShuffleRdpAccountant):
         start = time.perf_counter()
         accountant = kind().compose(
