@@ -1,4 +1,4 @@
-"""Opacus adapter: DP-SGD on check-ins with per-participant noise, shuffled (D7, D8, LIEW-THM2) or securely aggregated (LIEW-THM4).
+"""Opacus adapter: DP-SGD on check-ins with per-participant noise, shuffled (D7, D8, LIEW-THM2) or securely aggregated (D30, D17, LIEW-THM4).
 
 Importing this module registers four Opacus accountants (idempotently):
 
@@ -40,11 +40,14 @@ The mechanism trained is the mechanism accounted:
 The realized number of participants sets the noise, as the mechanism
 prescribes, but never feeds ε: the accountant sees only (σ, q, n).
 
-Distributed check-in (LIEW-THM4) keeps Opacus' meaning of σ: the aggregate
+Distributed check-in keeps Opacus' meaning of σ: the aggregate
 noise multiplier at the expected cohort q·n. Each participant adds
 N(0, σ²C²/(q·n)), so the sum of k participants carries σ·C·√(k/(q·n)) (σ·C
 at k = q·n, Opacus' central noise) and the accountant composes
-`DistributedCheckInEvent(n, q, σ/√(q·n))`. Secure aggregation itself is
+`DistributedCheckInEvent(n, q, σ/√(q·n), participation=...)`: by default
+``'revealed'`` (the server sees who took part, as with standard secure
+aggregation; D30), or ``'hidden'`` (an anonymous check-in channel; D17,
+LIEW-THM4). Secure aggregation itself is
 simulated: the optimizer adds that sum of per-participant noises to the
 clipped sum, which is exactly what the protocol would deliver.
 """
@@ -67,6 +70,7 @@ import torch
 from shuffle_accountants import _validation
 from shuffle_accountants import DistributedCheckInEvent
 from shuffle_accountants.events import CheckInEvent
+from shuffle_accountants.events import check_participation
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
 from shuffle_accountants.adapters import opacus_samplers
@@ -75,6 +79,7 @@ MECHANISM = 'shuffle_checkin'
 RDP_MECHANISM = 'shuffle_checkin_rdp'
 DISTRIBUTED_MECHANISM = 'distributed_checkin'
 DISTRIBUTED_RDP_MECHANISM = 'distributed_checkin_rdp'
+DEFAULT_PARTICIPATION = 'revealed'
 
 _FIX = ('use shuffle_accountants.adapters.opacus.ShufflePrivacyEngine (one '
         'process, Poisson sampling, flat or per-layer clipping, '
@@ -187,8 +192,8 @@ class ShuffleCheckinAccountant(opacus_samplers.SavedHistory, IAccountant):
           'accountant.num_users, or use ShufflePrivacyEngine.')
     return self.num_users
 
-  def get_epsilon(self, delta: float, *, num_users: Optional[int] = None
-                  ) -> float:
+  def get_epsilon(self, delta: float, *, num_users: Optional[int] = None,
+                  **event_options) -> float:
     """Certified ε (upper bound) after all steps so far, at `delta`.
 
     Args:
@@ -197,6 +202,9 @@ class ShuffleCheckinAccountant(opacus_samplers.SavedHistory, IAccountant):
         population yet (Opacus' `make_private_with_epsilon` forwards it). It
         is counted as `stock_engine_population` (at most 1/q users fewer),
         the population the stock engine's step hook will count.
+      **event_options: for distributed check-in, ``participation`` for this
+        call (Opacus' `make_private_with_epsilon` forwards it to the fresh
+        accountant it calibrates with).
 
     Returns:
       An upper bound on ε under replace-one adjacency; inf if a step had
@@ -212,8 +220,9 @@ class ShuffleCheckinAccountant(opacus_samplers.SavedHistory, IAccountant):
     population = self._population(num_users)
     accountant = self._library_accountant()
     for noise_multiplier, sample_rate, num_steps in history:
-      accountant.compose(
-          self._event(population, sample_rate, noise_multiplier), num_steps)
+      accountant.compose(self._event(population, sample_rate,
+                                     noise_multiplier, **event_options),
+                         num_steps)
     return accountant.get_epsilon(delta)
 
   def get_optimizer_hook_fn(self, sample_rate: float):
@@ -291,30 +300,54 @@ class DistributedCheckinAccountant(ShuffleCheckinAccountant):
   multiplier at the expected cohort q·n. Each of the n users checks in with
   probability q, clips its gradient to C and adds N(0, σ²C²/(q·n)); secure
   aggregation reveals the sum and the count. Every step is one
-  `DistributedCheckInEvent(n, q, σ/√(q·n))` (LIEW-THM4), composed in
-  `ShufflePldAccountant` (this class) or `ShuffleRdpAccountant`
+  `DistributedCheckInEvent(n, q, σ/√(q·n), participation=participation)`,
+  composed in `ShufflePldAccountant` (this class) or `ShuffleRdpAccountant`
   (`DistributedCheckinRdpAccountant`); ε is certified under replace-one
-  adjacency. The population n is set as for `ShuffleCheckinAccountant`, and
-  the per-participant noise depends on it, so the optimizer reads it from
-  here (`participant_noise_scale`) and the step hook checks they agree.
+  adjacency. `participation` says what the server sees besides the sum and
+  the count: ``'revealed'`` (default: who took part, as with standard secure
+  aggregation such as Flower's SecAgg+; D30, exact) or ``'hidden'`` (an
+  anonymous check-in channel the deployment must provide; D17, LIEW-THM4).
+  Set it at construction, as ``accountant.participation``, or through
+  `ShufflePrivacyEngine(participation=...)`. The population n is set as for
+  `ShuffleCheckinAccountant`, and the per-participant noise depends on it,
+  so the optimizer reads it from here (`participant_noise_scale`) and the
+  step hook checks they agree.
   """
 
   _mechanism_name = DISTRIBUTED_MECHANISM
+
+  def __init__(self, num_users: Optional[int] = None,
+               participation: str = DEFAULT_PARTICIPATION):
+    super().__init__(num_users)
+    self.participation = _trained_participation(participation)
 
   def participant_noise_scale(self, sample_rate: float) -> float:
     """1/√(q·n): each participant's share of the aggregate noise σ·C."""
     return _aggregate_to_participant(self._population(None), sample_rate)
 
   def _event(self, num_users: int, sample_rate: float,
-             noise_multiplier: float):
+             noise_multiplier: float, participation: Optional[str] = None):
     return DistributedCheckInEvent(
         num_users=num_users, checkin_rate=sample_rate,
         noise_multiplier=noise_multiplier * _aggregate_to_participant(
-            num_users, sample_rate))
+            num_users, sample_rate),
+        participation=_trained_participation(
+            participation or self.participation))
 
   def _first_step_warning(self, sample_rate: float) -> Optional[str]:
     del sample_rate
     return None
+
+  def state_dict(self, destination=None):
+    destination = super().state_dict(destination)
+    destination['participation'] = self.participation
+    return destination
+
+  def load_state_dict(self, state_dict):
+    super().load_state_dict(state_dict)
+    # Checkpoints from before the choice existed load as the default.
+    self.participation = _trained_participation(
+        state_dict.get('participation', DEFAULT_PARTICIPATION))
 
 
 class DistributedCheckinRdpAccountant(DistributedCheckinAccountant):
@@ -322,6 +355,17 @@ class DistributedCheckinRdpAccountant(DistributedCheckinAccountant):
 
   _mechanism_name = DISTRIBUTED_RDP_MECHANISM
   _library_accountant_class = ShuffleRdpAccountant
+
+
+def _trained_participation(participation):
+  """A `participation` this adapter trains: 'revealed' or 'hidden'."""
+  if check_participation(participation) == 'hidden_count':
+    raise ValueError(
+        "participation='hidden_count' is not trained by this adapter: its "
+        'optimizer adds the noise shares of the k participants, not of all n '
+        "clients; use 'revealed' or 'hidden', and account such a deployment "
+        "with DistributedCheckInEvent(..., participation='hidden_count').")
+  return participation
 
 
 def _aggregate_to_participant(num_users: int, sample_rate: float) -> float:
@@ -464,12 +508,24 @@ class ShufflePrivacyEngine(PrivacyEngine):
     √k·σ·C on the sum of k participants, or σ·C·√(k/(q·n)) for distributed
     check-in), also under BatchMemoryManager;
   * the accountant gets the exact data set size as n, and
-    `make_private_with_epsilon` calibrates σ with it.
+    `make_private_with_epsilon` calibrates σ with it;
+  * ``participation`` (distributed check-in only, default ``'revealed'``):
+    what the server sees besides the sum and the count, see
+    `DistributedCheckinAccountant`; calibration uses it too.
   """
 
   def __init__(self, *, accountant: str = MECHANISM,
-               secure_mode: bool = False):
+               secure_mode: bool = False,
+               participation: Optional[str] = None):
     super().__init__(accountant=accountant, secure_mode=secure_mode)
+    if participation is not None:
+      if not isinstance(self.accountant, DistributedCheckinAccountant):
+        raise ValueError(
+            f'participation={participation!r} describes secure aggregation: '
+            f'use accountant={DISTRIBUTED_MECHANISM!r} or '
+            f'{DISTRIBUTED_RDP_MECHANISM!r}, or leave participation unset; '
+            f'got accountant={accountant!r}.')
+      self.accountant.participation = _trained_participation(participation)
     if opacus_samplers.is_sampler_accountant(self.accountant):
       return  # central DP-SGD on that sampler (opacus_samplers)
     if not isinstance(self.accountant, ShuffleCheckinAccountant):
@@ -528,6 +584,9 @@ class ShufflePrivacyEngine(PrivacyEngine):
   def make_private_with_epsilon(self, *, data_loader, **kwargs):
     if not opacus_samplers.is_sampler_accountant(self.accountant):
       kwargs.setdefault('num_users', len(data_loader.dataset))
+    if isinstance(self.accountant, DistributedCheckinAccountant):
+      # The calibration's fresh accountant must see this engine's model.
+      kwargs['participation'] = self.accountant.participation
     return super().make_private_with_epsilon(data_loader=data_loader,
                                              **kwargs)
 

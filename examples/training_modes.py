@@ -6,10 +6,12 @@
   N(0, s^2 C^2) and a shuffler hands the server the reports, so the sum of k
   participants carries s C sqrt(k);
 * "distributed_checkin" (secure aggregation): every participant adds
-  N(0, sigma^2 C^2 / (q n)) and secure aggregation reveals only the sum and
-  the count, so the update carries sigma C sqrt(k / (q n)), sigma C at the
-  expected cohort q n, like central DP-SGD. The protocol is simulated by the
-  optimizer's sum.
+  N(0, sigma^2 C^2 / (q n)) and secure aggregation reveals the sum, so the
+  update carries sigma C sqrt(k / (q n)), sigma C at the expected cohort
+  q n, like central DP-SGD. The protocol is simulated by the optimizer's
+  sum. Two rows, one training: the server sees who took part (standard
+  secure aggregation, the default participation="revealed"), or only the
+  count (participation="hidden", an anonymous check-in channel).
 
 The table puts them at equal noise in the update (sigma for central and
 distributed, s = sigma / sqrt(q n) for local noise) and adds local noise at
@@ -35,6 +37,8 @@ from opacus import PrivacyEngine
 from shuffle_accountants.adapters.opacus import ShufflePrivacyEngine
 
 DELTA = 1e-5
+DISTRIBUTED = '"distributed_checkin" (participants revealed, default)'
+DISTRIBUTED_HIDDEN = '"distributed_checkin", participation="hidden"'
 
 
 def _parse_args():
@@ -92,10 +96,10 @@ def main():
        'the shuffler (server sees every report)'),
       ('"shuffle_checkin", s = σ/√(qn)', 'shuffle_checkin', local_sigma,
        'the shuffler (server sees every report)'),
-      ('"distributed_checkin"', 'distributed_checkin', sigma,
-       'secure aggregation (server sees sum and count)')):
-    accuracy, epsilon, _, _, _ = _train(
-        ShufflePrivacyEngine(accountant=accountant), participant_sigma, args)
+      (DISTRIBUTED, 'distributed_checkin', sigma,
+       'secure aggregation (server sees sum and participants)')):
+    engine = ShufflePrivacyEngine(accountant=accountant)
+    accuracy, epsilon, _, _, _ = _train(engine, participant_sigma, args)
     if accountant == 'distributed_checkin':
       per_participant, update = local_sigma, 'σC√(k/(qn))'
     else:
@@ -103,6 +107,11 @@ def main():
     at_cohort = per_participant * math.sqrt(cohort)
     rows.append((label, trusted, f'{per_participant:.3g}·C', update,
                  at_cohort, accuracy, epsilon, None))
+  # The same training, accounted for a server that sees only the count.
+  rows.append((DISTRIBUTED_HIDDEN, 'secure aggregation and an anonymous '
+               'check-in channel (server sees sum and count)', *rows[-1][2:6],
+               engine.accountant.get_epsilon(DELTA, participation='hidden'),
+               None))
   print(f'digits: n = {num_users}, q = 1/{round(1 / rate)}, '
         f'q·n = {cohort:.2f}, σ = {sigma:g}, C = {args.max_grad_norm:g}, '
         f'{args.epochs} epochs = {steps} steps, δ = {DELTA:g}\n')

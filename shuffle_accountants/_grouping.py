@@ -16,7 +16,8 @@ valid for the representative is valid for each member, whatever the bound.
 Tightness: one round's epsilon scales about as n^(-1/2) and gamma, so a
 member's epsilon rises by at most about s / 2 (0.5 % at the default s).
 Distributed check-in rounds are binned by n only (D17: not monotone in
-gamma).
+gamma), and not at all with dropouts (`min_reporting`): more users make a
+released round likelier, so that bound grows with n (D30 (iii)).
 A ledger whose rounds share n and gamma is accounted exactly.
 """
 
@@ -66,6 +67,8 @@ class Grouping:
   def _key(self, event) -> Optional[tuple]:
     if self.relative_step == 0 or not isinstance(event, GROUPED_EVENT_TYPES):
       return None
+    if getattr(event, 'min_reporting', None) is not None:
+      return None  # dropouts: the bound grows with n (D30 (iii))
     users_bin = math.floor(math.log(event.num_users)
                            / math.log1p(self.relative_step))
     fields = attr.asdict(event, recurse=False)

@@ -236,24 +236,87 @@ class SubsampledShuffleGaussianEvent(dp_event.DpEvent):
     _validation.check_integer(attribute.name, value, 1, self.num_users)
 
 
+# Who the secure aggregation protocol lets the server see (D30, D17).
+PARTICIPATION_MODELS = ('revealed', 'hidden', 'hidden_count')
+
+
+def _participation_name(value):
+  """Undoes `DpEvent.from_named_tuple`, which rebuilds a str field as the
+  repr of the list of its characters (it treats every Sequence so)."""
+  for model in PARTICIPATION_MODELS:
+    if value == str(list(model)):
+      return model
+  return value
+
+
+def check_participation(value, name: str = 'participation') -> str:
+  """`value` if it is one of `PARTICIPATION_MODELS`; raises otherwise."""
+  if value not in PARTICIPATION_MODELS:
+    raise ValueError(
+        f'{name} must be one of {PARTICIPATION_MODELS} ("revealed": the '
+        'server sees who took part, as with standard secure aggregation; '
+        '"hidden": an anonymous check-in channel hides it; "hidden_count": '
+        'every client uploads every round, non-participants their noise '
+        f'share alone); got {value!r}.')
+  return value
+
+
+def _participation(instance, attribute, value):
+  del instance
+  check_participation(value, attribute.name)
+
+
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class DistributedCheckInEvent(dp_event.DpEvent):
-  """One round of distributed check-in with secure aggregation (Liew et al. 5).
+  """One round of distributed check-in with secure aggregation (D30, D17).
 
   Each of `num_users` users independently checks in with probability
   `checkin_rate`, whatever its data. Each participant clips its vector to L2
   norm C and adds its *own* Gaussian noise N(0, sigma^2 C^2 I), sigma =
   `noise_multiplier`; a secure aggregation protocol (trusted, the server is
-  not) reveals only the sum of the k participants' noisy vectors and the
-  count k. The sum carries noise N(0, k sigma^2 C^2 I). Who participated is
-  hidden; nothing else is released (k = 0 releases nothing).
+  not) reveals the sum of the k participants' noisy vectors, which carries
+  noise N(0, k sigma^2 C^2 I), and the count k (k = 0 releases nothing).
+  What else the server sees is `participation`:
+
+  * ``'revealed'`` (default; it holds under the weaker assumption): the
+    server also learns *who* took part, as with standard secure aggregation
+    (Bonawitz et al., Flower's SecAgg+), where the set of clients whose
+    inputs are summed is known to the server. Accounted exactly
+    (docs/mathematics.md D30): the target's participation and k are seen,
+    and a round it joins is the Gaussian sum of k noisy vectors.
+  * ``'hidden'``: the server cannot link a report or a participation to an
+    identity, only the count k is revealed (an anonymous check-in channel,
+    as in Liew et al.). The deployment must guarantee it: participants reach
+    the aggregation anonymously (no identity, address or timing that links
+    a contribution to a user) and the protocol reveals no set of
+    contributors. Accounted by D17 (PLD) and LIEW-THM4 with k = 0 (RDP),
+    upper bounds. A protocol that also hides k is a post-processing of this
+    one, so the bounds hold for it too.
+  * ``'hidden_count'``: every one of the n clients uploads every round
+    through secure aggregation, a participant its clipped vector plus its
+    noise share, a non-participant its noise share N(0, sigma^2 C^2 I)
+    alone, so the server sees all n uploaders and a sum carrying noise
+    sigma C sqrt(n) (not sqrt(k)); who took part and k stay hidden as long
+    as the uploads of participants and non-participants are
+    indistinguishable. Accounted as the Poisson-subsampled Gaussian sum
+    (D30 (v), upper bounds): the D17 pair with ratio gamma and shift
+    2 / (sigma sqrt(n)); `noise_multiplier` is every client's share.
+
+  `min_reporting` = m models dropouts: selected clients may drop out (their
+  vectors and noise shares are then missing from the sum), chosen by an
+  adversary who may know identities but not the data; the protocol aborts
+  (releases nothing) when fewer than m shares survive. A released sum then
+  carries the noise of at least m shares, and the worst adversary keeps
+  the target and exactly m - 1 others whenever k >= m (D30 (iii), exact).
+  The same bound is used with ``'hidden'``: knowing identities, the
+  adversary can also abort whenever the target did not join. With
+  ``'hidden_count'`` the adversary cannot tell participants from the
+  others, and a released sum carries the noise of at least m shares. None
+  (default): every selected client reports.
 
   Neighbouring relation: replace-one over the public population of
   `num_users` users: one user's vector changes, so the sum of the
-  participants moves by up to 2C (its replace-one sensitivity). Accounted by
-  docs/mathematics.md D17 (PLD) and LIEW-THM4 with k = 0 (RDP). A protocol
-  that hides k is a post-processing of this one, so the bounds hold for it
-  too.
+  participants moves by up to 2C (its replace-one sensitivity).
 
   `noise_multiplier` is per participant. Opacus' aggregate noise multiplier
   sigma_agg at the expected cohort q n corresponds to
@@ -264,11 +327,31 @@ class DistributedCheckInEvent(dp_event.DpEvent):
     checkin_rate: participation probability gamma in (0, 1].
     noise_multiplier: sigma > 0, each participant's noise standard deviation
       divided by the clipping norm C.
+    participation: 'revealed' (default), 'hidden' or 'hidden_count', see
+      above.
+    min_reporting: None (no dropouts) or the fewest surviving shares m in
+      [1, num_users] for which the protocol releases the sum.
   """
   num_users: int = attr.ib(
       converter=_validation.whole_if_integral, validator=_num_users)
   checkin_rate: float = attr.ib(validator=_checkin_rate)
   noise_multiplier: float = attr.ib(validator=_noise_multiplier)
+  participation: str = attr.ib(default='revealed',
+                               converter=_participation_name,
+                               validator=_participation)
+  min_reporting: Optional[int] = attr.ib(
+      default=None, converter=_validation.whole_if_integral)
+
+  @min_reporting.validator
+  def _min_reporting(self, attribute, value):
+    if value is not None:
+      _validation.check_integer(attribute.name, value, 1, self.num_users)
+
+  def to_named_tuple(self):
+    # dp_accounting rebuilds every Sequence field element by element, which
+    # turns a str into the repr of a list of its characters; keep the str
+    # (`_participation_name` repairs the way back).
+    return super().to_named_tuple()._replace(participation=self.participation)
 
 
 # The events of Liew et al., which carry their own sampling of users.

@@ -723,7 +723,8 @@ def _distributed_large_cohort_ratio():
 def _distributed_target_event():
   import math
   from shuffle_accountants import DistributedCheckInEvent
-  return DistributedCheckInEvent(60_000, 256 / 60_000, 1.0 / math.sqrt(256))
+  return DistributedCheckInEvent(60_000, 256 / 60_000, 1.0 / math.sqrt(256),
+                                 participation='hidden')
 
 
 @value('checkin.distributed_rdp', slow=True)
@@ -804,6 +805,58 @@ def _training_modes():
   cells = _cells('\n'.join(line for line in result.stdout.splitlines()
                            if line.startswith('|')))
   return cells[0], cells[2:]
+
+
+@functools.lru_cache(maxsize=None)
+def _threat_models():
+  """epsilon(1e-5) on training.md's setting per threat model (PLD)."""
+  import dp_accounting
+  from shuffle_accountants import DistributedCheckInEvent
+  from shuffle_accountants import ShufflePldAccountant
+  num_users, rate, sigma, steps = 1437, 1 / 12, 1.5, 180
+  per_participant = sigma / math.sqrt(rate * num_users)
+  central = dp_accounting.pld.PLDAccountant(
+      dp_accounting.NeighboringRelation.REPLACE_ONE)
+  central.compose(dp_accounting.PoissonSampledDpEvent(
+      rate, dp_accounting.GaussianDpEvent(sigma)), steps)
+
+  def distributed(participation):
+    return ShufflePldAccountant().compose(DistributedCheckInEvent(
+        num_users, rate, per_participant, participation=participation),
+        steps).get_epsilon(1e-5)
+
+  return dict(
+      central=central.get_epsilon(1e-5), hidden=distributed('hidden'),
+      revealed=distributed('revealed'),
+      unamplified=ShufflePldAccountant().compose(
+          dp_accounting.GaussianDpEvent(sigma), steps).get_epsilon(1e-5))
+
+
+@table('training.threat_models', slow=True)
+def _training_threat_models():
+  epsilons = _threat_models()
+  rows = [
+      ('central DP-SGD, Poisson sampling', 'every clipped gradient (trusted)',
+       'dp_accounting `PoissonSampledDpEvent(q, GaussianDpEvent(σ))`',
+       epsilons['central']),
+      ('secure aggregation, count only (`participation="hidden"`)',
+       'the sum and the count k', '`DistributedCheckInEvent(n, q, σ/√(qn), '
+       'participation="hidden")` (D17)', epsilons['hidden']),
+      ('secure aggregation, participants revealed (default)',
+       'the sum and who took part',
+       '`DistributedCheckInEvent(n, q, σ/√(qn))` (D30, exact)',
+       epsilons['revealed']),
+      ('no amplification', 'the sum, every round counted as one the user '
+       'joins', '`GaussianDpEvent(σ)` per step', epsilons['unamplified']),
+  ]
+  return (['threat model', 'the server sees', 'accounted as',
+           'certified ε, replace-one'],
+          [[model, sees, event, sig(epsilon, 3)]
+           for model, sees, event, epsilon in rows])
+
+
+value('training.revealed_over_hidden', slow=True)(lambda: sig(
+    _threat_models()['revealed'] / _threat_models()['hidden'], 2))
 
 
 # ---- docs/mathematics.md and docs/rdp_accountant.md: W17, W18

@@ -16,8 +16,9 @@ It handles
   (pure LDP) or on the unshuffled Gaussian pair (local noise, docs/mathematics.md D7);
 * `SubsampledShuffleGaussianEvent`: KHH-SUBSAMPLED on the Gaussian pair
   (`pld.checkin`);
-* `DistributedCheckInEvent`: the D17 pair mixed over the revealed count
-  (`pld.distributed`);
+* `DistributedCheckInEvent`: the exact mixture over the target's revealed
+  participation and count (D30), or the D17 pair mixed over the count when
+  participants are hidden (`pld.distributed`);
 and delegates every other event to `dp_accounting.pld.PLDAccountant`.
 
 Grid: by default (`value_discretization_interval=None`) the grid is chosen

@@ -41,8 +41,16 @@ _CHECKIN_PAIRS = {
     False: ('KHH-SUBSAMPLED mixture over k (D8) of the Gaussian pair (D7)',),
 }
 _SAMPLED_GAUSSIAN_PAIRS = ('KHH-SUBSAMPLED of the Gaussian pair (D7)',)
-_DISTRIBUTED_PAIRS = ('D17 mixture over k (D8) of the subsampled '
-                      'Gaussian-sum pair',)
+_DISTRIBUTED_PAIRS = {
+    'hidden': ('D17 mixture over k (D8) of the subsampled Gaussian-sum pair',),
+    'revealed': ('D30 mixture over participation and k (D8) of the '
+                 'Gaussian-sum pair (exact)',),
+    'dropouts': ('D30 (iii): the Gaussian sum of min_reporting shares with '
+                 'probability gamma P[k >= m] (exact against adversarial '
+                 'dropouts)',),
+    'hidden_count': ('D30 (v): the D17 pair at ratio gamma on the noise of '
+                     'every (or min_reporting) share',),
+}
 
 
 # Byte budgets of the caches below (see docs/performance.md).
@@ -279,7 +287,11 @@ def liew_event_pmf(event, discretization: float,
   if isinstance(event, events.DistributedCheckInEvent):
     return distributed.distributed_checkin_pmf(
         event.num_users, event.checkin_rate, event.noise_multiplier,
-        discretization, relative_width), _DISTRIBUTED_PAIRS
+        discretization, relative_width, event.participation,
+        event.min_reporting), _DISTRIBUTED_PAIRS[
+            'dropouts' if event.min_reporting is not None
+            and event.participation != 'hidden_count'
+            else event.participation]
   # D31: a pure-LDP check-in round as a shuffle of R' by all n users. Its
   # pairs set the round's grid (`grid`); the check-in mixture, whose losses
   # spread wider, is built on a grid coarser by a power of two that resolves

@@ -1,8 +1,26 @@
-"""PLD of distributed check-in with secure aggregation: the D17 dominating pair mixed over the revealed count (D17, D8, D9).
+"""PLD of distributed check-in with secure aggregation: exact with participants revealed (D30), the D17 pair mixed over the count when they are hidden (D17, D8, D9).
 
 `DistributedCheckInEvent`: users check in with probability gamma, each
 participant adds N(0, s^2 I) to its vector clipped to norm C (s = sigma C),
 and secure aggregation reveals the sum and the count k.
+
+Participants revealed (`participation='revealed'`, D30, [EXACT] up to the
+grid and the tails): the target joins with probability gamma whatever the
+data, and then k - 1 ~ Bin(n - 1, gamma); both are seen (D8). A round it
+joins is N(mu_k, 1) vs N(0, 1), mu_k = 2 / (sigma sqrt(k)), a symmetric
+pair; a round it skips releases nothing about it. So one round's profile is
+(1 - gamma) (1 - e^eps)_+ + gamma sum_k Bin(n - 1, gamma)(k - 1)
+delta_{mu_k}(eps), a symmetric PMF. Counts are grouped [a, b] with the
+shift of a (the largest); counts outside the Chernoff window go to
++infinity (D9). With `min_reporting` = m (dropouts chosen by an adversary,
+D30 (iii)) the round is N(mu_m, 1) vs N(0, 1) with probability
+gamma P[k >= m] and releases nothing otherwise, in both models.
+
+Count hidden too (`participation='hidden_count'`, D30 (v), [DOM]): every
+client uploads, so one pair: the D17 pair with ratio gamma (the target's
+own coin) and the shift of n shares (of m with dropouts).
+
+Participants hidden (`participation='hidden'`, D17, [DOM]):
 
 * The count k ~ Bin(n, gamma) is revealed and data-independent, so the
   round's profile is the Bin(n, gamma)-mixture of the per-k profiles (D8);
@@ -25,11 +43,17 @@ and secure aggregation reveals the sum and the count k.
   window go to +infinity with a proven bound on their mass (D9).
 """
 
-import numpy as np
+from typing import Optional, Tuple
 
+import numpy as np
+from scipy import stats
+
+from shuffle_accountants import _numerics
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import clone_pairs
 from shuffle_accountants.pld import discrete
+
+DEFAULT_PARTICIPATION = 'revealed'
 
 
 def sum_shift(noise_multiplier: float, counts) -> np.ndarray:
@@ -37,56 +61,124 @@ def sum_shift(noise_multiplier: float, counts) -> np.ndarray:
   return 2.0 / (noise_multiplier * np.sqrt(np.asarray(counts, np.float64)))
 
 
+def reporting_probability(num_users: int, checkin_rate: float,
+                          min_reporting: int) -> float:
+  """P[the target joins and k >= m], rounded up (D30 (iii)). [UB]
+
+  Given that the target joins, k - 1 ~ Bin(n - 1, gamma).
+  """
+  if min_reporting <= 1:
+    return checkin_rate
+  survival = float(stats.binom.sf(min_reporting - 2, num_users - 1,
+                                  checkin_rate))
+  return min(checkin_rate, checkin_rate * survival
+             * (1 + _numerics.RELATIVE_SAFETY_MARGIN) + 1e-300)
+
+
+def _revealed_labels(num_users: int, checkin_rate: float,
+                     relative_width: float) -> checkin.Labels:
+  """Groups of the count k of a round the target joins, weights times gamma."""
+  n, gamma = num_users, checkin_rate
+  if n == 1 or gamma == 1:  # k = n whenever the target joins
+    return checkin.Labels(np.array([n]), np.array([n]), np.array([gamma]),
+                          1 - gamma, 0.0)
+  groups = clone_pairs.label_groups(n - 1, gamma, 1 - gamma, relative_width,
+                                    checkin.MAX_GAUSSIAN_GROUPS, first=0)
+  return checkin.Labels(groups.starts + 1, groups.ends + 1,
+                        gamma * groups.weights, 1 - gamma,
+                        gamma * (groups.lower_tail + groups.upper_tail))
+
+
 def _labels(num_users: int, checkin_rate: float, noise_multiplier: float,
-            relative_width: float) -> checkin.Labels:
-  return checkin.labels(num_users, checkin_rate, noise_multiplier,
-                        relative_width, None)
+            relative_width: float, participation: str,
+            min_reporting: Optional[int]
+            ) -> Tuple[checkin.Labels, np.ndarray]:
+  """The round's groups of counts and each group's subsampling ratio.
+
+  Ratio 1 means the target's participation is seen (a Gaussian pair).
+  """
+  if participation == 'hidden_count':
+    # D30 (v): the target's own coin (ratio gamma) on noise of all n shares,
+    # or of at least m survivors.
+    count = num_users if min_reporting is None else min_reporting
+    return (checkin.Labels(np.array([count]), np.array([count]), np.ones(1),
+                           0.0, 0.0), np.array([checkin_rate]))
+  if min_reporting is not None:
+    weight = reporting_probability(num_users, checkin_rate, min_reporting)
+    labels = checkin.Labels(np.array([min_reporting]),
+                            np.array([min_reporting]), np.array([weight]),
+                            1 - weight, 0.0)
+  elif participation == 'revealed':
+    labels = _revealed_labels(num_users, checkin_rate, relative_width)
+  else:
+    labels = checkin.labels(num_users, checkin_rate, noise_multiplier,
+                            relative_width, None)
+    return labels, labels.ends / num_users
+  return labels, np.ones(labels.starts.size)
 
 
-def _group_reaches(labels, num_users: int, noise_multiplier: float
-                   ) -> np.ndarray:
+def _group_reaches(labels, ratios, noise_multiplier: float) -> np.ndarray:
   """Largest finite loss of each group's pair (Gaussian up to its reach)."""
   shifts = sum_shift(noise_multiplier, labels.starts)
   bases = shifts**2 / 2 + checkin.GAUSSIAN_REACH * shifts
-  return np.array([checkin.largest_loss(base, end / num_users)
-                   for base, end in zip(bases, labels.ends)])
+  return np.array([checkin.largest_loss(base, ratio)
+                   for base, ratio in zip(bases, ratios)])
 
 
 def pmf_reach(num_users: int, checkin_rate: float, noise_multiplier: float,
-              relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH
-              ) -> float:
+              relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH,
+              participation: str = DEFAULT_PARTICIPATION,
+              min_reporting: Optional[int] = None) -> float:
   """The largest finite loss `distributed_checkin_pmf` places on its grid."""
-  labels = _labels(num_users, checkin_rate, noise_multiplier, relative_width)
-  return float(np.max(_group_reaches(labels, num_users, noise_multiplier)))
+  labels, ratios = _labels(num_users, checkin_rate, noise_multiplier,
+                           relative_width, participation, min_reporting)
+  return float(np.max(_group_reaches(labels, ratios, noise_multiplier)))
 
 
-def loss_spread(num_users: int, checkin_rate: float, noise_multiplier: float
-                ) -> float:
+def loss_spread(num_users: int, checkin_rate: float, noise_multiplier: float,
+                participation: str = DEFAULT_PARTICIPATION,
+                min_reporting: Optional[int] = None) -> float:
   """Standard deviation of a typical round's loss (grid choice only).
 
-  The first order at the expected count max(1, n gamma).
+  Hidden: the first order at the expected count max(1, n gamma). Revealed
+  (or dropouts): mu at the expected count 1 + (n - 1) gamma (or mu_m), the
+  standard deviation of the Gaussian loss of a round the target joins:
+  the only rounds with a loss, however rare (the mixture's own spread
+  would shrink with gamma and make the grid needlessly fine).
   """
-  count = max(1.0, num_users * checkin_rate)
-  return checkin.loss_spread(num_users, min(1.0, count / num_users),
-                             noise_multiplier=noise_multiplier * np.sqrt(count))
+  if participation == 'hidden_count':
+    count = num_users if min_reporting is None else min_reporting
+    return checkin.loss_spread(
+        num_users, checkin_rate,
+        noise_multiplier=noise_multiplier * np.sqrt(count))
+  if min_reporting is None and participation == 'hidden':
+    count = max(1.0, num_users * checkin_rate)
+    return checkin.loss_spread(
+        num_users, min(1.0, count / num_users),
+        noise_multiplier=noise_multiplier * np.sqrt(count))
+  count = (1 + (num_users - 1) * checkin_rate if min_reporting is None
+           else min_reporting)
+  return float(sum_shift(noise_multiplier, count))
 
 
 def loss_variance_bound(num_users: int, checkin_rate: float,
                         noise_multiplier: float,
-                        relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH
-                        ) -> float:
+                        relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH,
+                        participation: str = DEFAULT_PARTICIPATION,
+                        min_reporting: Optional[int] = None) -> float:
   """About E[L^2] of a round's finite losses, from above (grid choice only).
 
   As `checkin.loss_variance_bound`, group by group with each group's shift:
   |log(1 + r (e^l - 1))| <= r |e^l - 1| / (1 - r), whose square has mean at
   most (r / (1 - r))^2 (r E_P[(e^l - 1)^2] + E_Q[(e^l - 1)^2]), with
   E_Q = e^{mu^2} - 1 and E_P = e^{3 mu^2} - 2 e^{mu^2} + 1, and at most the
-  group's largest squared loss.
+  group's largest squared loss (alone where the participation is seen,
+  r = 1: a wider bound keeps the grid of very long ledgers coarse enough).
   """
-  labels = _labels(num_users, checkin_rate, noise_multiplier, relative_width)
-  largest = _group_reaches(labels, num_users, noise_multiplier)
+  labels, ratios = _labels(num_users, checkin_rate, noise_multiplier,
+                           relative_width, participation, min_reporting)
+  largest = _group_reaches(labels, ratios, noise_multiplier)
   mu2 = sum_shift(noise_multiplier, labels.starts)**2
-  ratios = labels.ends / num_users
   with np.errstate(over='ignore', divide='ignore', invalid='ignore'):
     under_q = np.expm1(mu2)
     under_p = np.exp(3 * mu2) - 2 * np.exp(mu2) + 1
@@ -99,32 +191,40 @@ def loss_variance_bound(num_users: int, checkin_rate: float,
 def distributed_checkin_profile(num_users: int, checkin_rate: float,
                                 noise_multiplier: float, epsilons,
                                 relative_width: float = (
-                                    clone_pairs.DEFAULT_RELATIVE_WIDTH)
+                                    clone_pairs.DEFAULT_RELATIVE_WIDTH),
+                                participation: str = DEFAULT_PARTICIPATION,
+                                min_reporting: Optional[int] = None
                                 ) -> np.ndarray:
   """An upper bound on one round's delta(eps), both orders, at real eps. [UB]
 
   For eps < 0 it is the symmetric pair's profile, which dominates the
-  reverse order (see the module docstring).
+  reverse order (see the module docstring). Revealed participants (D30):
+  exact up to the grouping of counts and the tails at +infinity.
   """
-  n = num_users
   epsilons = np.asarray(epsilons, dtype=np.float64)
-  labels = _labels(n, checkin_rate, noise_multiplier, relative_width)
+  labels, ratios = _labels(num_users, checkin_rate, noise_multiplier,
+                           relative_width, participation, min_reporting)
   shifts = sum_shift(noise_multiplier, labels.starts)
   # Losses beyond e^709 (tiny noise) overflow to inf, and r = 1 meets
   # inf * 0 there; such points get profile 1 below (pessimistic).
   with np.errstate(over='ignore', divide='ignore', invalid='ignore'):
     profile = (labels.identical * np.maximum(-np.expm1(epsilons), 0.0)
                + labels.tails)
-    for shift, end, weight in zip(shifts, labels.ends, labels.weights):
+    for shift, ratio, weight in zip(shifts, ratios, labels.weights):
+      if ratio == 1:  # the Gaussian pair itself, symmetric
+        profile += weight * checkin.gaussian_profile(shift, epsilons)
+        continue
       base = lambda eps, shift=shift: checkin.gaussian_profile(shift, eps)
-      profile += weight * checkin.subsampled_profile(base, end / n, epsilons)
+      profile += weight * checkin.subsampled_profile(base, ratio, epsilons)
   return np.minimum(np.where(np.isnan(profile), 1.0, profile), 1.0)
 
 
 def distributed_checkin_pmf(num_users: int, checkin_rate: float,
                             noise_multiplier: float, discretization: float,
                             relative_width: float = (
-                                clone_pairs.DEFAULT_RELATIVE_WIDTH)
+                                clone_pairs.DEFAULT_RELATIVE_WIDTH),
+                            participation: str = DEFAULT_PARTICIPATION,
+                            min_reporting: Optional[int] = None
                             ) -> discrete.GridPmf:
   """Symmetric PMF dominating one round of distributed check-in. [DOM]
 
@@ -134,11 +234,15 @@ def distributed_checkin_pmf(num_users: int, checkin_rate: float,
     noise_multiplier: per-participant sigma > 0.
     discretization: grid spacing d.
     relative_width: relative width of groups of counts.
+    participation: 'revealed' (D30) or 'hidden' (D17).
+    min_reporting: None, or the fewest surviving shares m (D30 (iii)).
 
   Returns:
     A PMF whose profile is at least the round's, in both orders.
   """
-  reach = pmf_reach(num_users, checkin_rate, noise_multiplier, relative_width)
+  model = dict(participation=participation, min_reporting=min_reporting)
+  reach = pmf_reach(num_users, checkin_rate, noise_multiplier, relative_width,
+                    **model)
   # At most MAX_PMF_BUCKETS grid points: the profile above `top` becomes the
   # +infinity mass and losses below the grid are raised onto it (D9).
   top = min(int(np.ceil(reach / discretization)) + 2,
@@ -146,7 +250,7 @@ def distributed_checkin_pmf(num_users: int, checkin_rate: float,
   epsilons = np.arange(-top, top + 1) * discretization
   profile = distributed_checkin_profile(num_users, checkin_rate,
                                         noise_multiplier, epsilons,
-                                        relative_width)
+                                        relative_width, **model)
   # Rounding must not make the profile increase anywhere.
   profile = np.maximum.accumulate(profile[::-1])[::-1]
   return discrete.profile_to_pmf(discretization, -top, profile)

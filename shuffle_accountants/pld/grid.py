@@ -66,10 +66,12 @@ def _round_scales(event, ratio, krr_adversary: str, relative_width: float
     return spread, reach, max(spreads, default=0.0)
   if isinstance(event, events.DistributedCheckInEvent):
     arguments = (event.num_users, event.checkin_rate, event.noise_multiplier)
-    return (distributed.loss_spread(*arguments),
-            distributed.pmf_reach(*arguments, relative_width),
+    model = dict(participation=event.participation,
+                 min_reporting=event.min_reporting)
+    return (distributed.loss_spread(*arguments, **model),
+            distributed.pmf_reach(*arguments, relative_width, **model),
             np.sqrt(distributed.loss_variance_bound(*arguments,
-                                                    relative_width)))
+                                                    relative_width, **model)))
   local_epsilon = getattr(event, 'local_epsilon', None)
   spread = checkin.loss_spread(event.num_users, ratio, local_epsilon,
                                event.noise_multiplier, relative_width)

@@ -13,7 +13,8 @@ It handles
   round at rate 1 (D19), so epsilon never exceeds its value at rate 1;
 * `SubsampledShuffleGaussianEvent`: WBK19-THM9 on the Gaussian RDP without
   shuffling gain (docs/mathematics.md D7);
-* `DistributedCheckInEvent`: LIEW-THM4 with the k = 0 term (`distributed`);
+* `DistributedCheckInEvent`: D30 (participants revealed, exact) or
+  LIEW-THM4 with the k = 0 term (hidden) (`distributed`);
 and delegates every other event to `dp_accounting.rdp.RdpAccountant`, so that
 Gaussian, Laplace, composed and self-composed events keep their behaviour.
 
@@ -139,7 +140,8 @@ def replace_one_gaussian(event: dp_event.DpEvent) -> Optional[dp_event.DpEvent]:
 def _liew_bound(event, orders) -> shuffle_round.RdpBound:
   if isinstance(event, events.DistributedCheckInEvent):
     return distributed.distributed_checkin_rdp_upper_bound(
-        event.num_users, event.checkin_rate, event.noise_multiplier, orders)
+        event.num_users, event.checkin_rate, event.noise_multiplier, orders,
+        participation=event.participation, min_reporting=event.min_reporting)
   if isinstance(event, events.CheckInEvent):
     if event.checkin_rate == 1 and event.local_epsilon is not None:
       # Everyone reports: a plain shuffle round, with its randomizer's rate.

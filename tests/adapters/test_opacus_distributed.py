@@ -254,3 +254,74 @@ def test_the_error_without_registration_is_the_one_the_docs_explain():
     opening = ''.join(page.readlines()[:12])
   assert 'ValueError: Unexpected accounting mechanism: shuffle_checkin' in opening
   assert 'import shuffle_accountants' in opening
+
+
+def test_participation_defaults_to_revealed_and_reaches_every_event():
+  accountant = adapter.DistributedCheckinAccountant(num_users=NUM_USERS)
+  accountant.history = [(0.7, SAMPLE_RATE, 20)]
+  assert accountant.participation == 'revealed'
+  revealed = accountant.get_epsilon(1e-5)
+  hidden_call = accountant.get_epsilon(1e-5, participation='hidden')
+  assert accountant.participation == 'revealed'  # per call only
+  assert hidden_call < revealed
+  for library in (ShufflePldAccountant, ShuffleRdpAccountant):
+    for participation in ('revealed', 'hidden'):
+      expected = library().compose(DistributedCheckInEvent(
+          NUM_USERS, SAMPLE_RATE, 0.7 / math.sqrt(COHORT),
+          participation=participation), 20).get_epsilon(1e-5)
+      accountant = (adapter.DistributedCheckinAccountant
+                    if library is ShufflePldAccountant
+                    else adapter.DistributedCheckinRdpAccountant)(
+                        num_users=NUM_USERS, participation=participation)
+      accountant.history = [(0.7, SAMPLE_RATE, 20)]
+      assert accountant.get_epsilon(1e-5) == pytest.approx(expected, rel=1e-12)
+  state = accountant.state_dict()
+  assert state['participation'] == 'hidden'
+  restored = create_accountant(adapter.DISTRIBUTED_RDP_MECHANISM)
+  restored.load_state_dict(state)
+  assert restored.participation == 'hidden'
+  del state['participation']  # a checkpoint from before the choice
+  restored.load_state_dict(state)
+  assert restored.participation == 'revealed'
+
+
+def test_the_engine_takes_participation_and_calibrates_with_it():
+  engine = adapter.ShufflePrivacyEngine(accountant=DISTRIBUTED,
+                                        participation='hidden')
+  model, optimizer, data_loader = make_private(
+      engine, target_epsilon=4.0, target_delta=1e-5, epochs=2)
+  train(model, optimizer, data_loader, epochs=2)
+  assert engine.accountant.participation == 'hidden'
+  assert 4.0 * 0.98 <= engine.get_epsilon(1e-5) <= 4.0
+  hidden_sigma = engine.accountant.history[0][0]
+  revealed = adapter.ShufflePrivacyEngine(accountant=DISTRIBUTED)
+  make_private(revealed, target_epsilon=4.0, target_delta=1e-5, epochs=2)
+  assert revealed.accountant.participation == 'revealed'
+  assert revealed.accountant.history == []
+  # Seeing who took part needs more noise for the same epsilon.
+  assert get_noise_multiplier(
+      target_epsilon=4.0, target_delta=1e-5, sample_rate=SAMPLE_RATE,
+      steps=20, accountant=DISTRIBUTED, num_users=NUM_USERS) > hidden_sigma
+
+
+@pytest.mark.parametrize('arguments,match', [
+    (dict(accountant=DISTRIBUTED, participation='anonymous'),
+     "participation must be one of.*'anonymous'"),
+    (dict(accountant=adapter.MECHANISM, participation='hidden'),
+     "participation='hidden' describes secure aggregation.*shuffle_checkin"),
+])
+def test_a_bad_participation_names_the_fix(arguments, match):
+  with pytest.raises(ValueError, match=match):
+    adapter.ShufflePrivacyEngine(**arguments)
+  with pytest.raises(ValueError, match='participation must be one of'):
+    adapter.DistributedCheckinAccountant(participation=None)
+
+
+def test_hidden_count_is_not_trained_by_the_adapter():
+  # Its sum carries every client's noise share, which the optimizer omits.
+  for build in (lambda: adapter.DistributedCheckinAccountant(
+                    participation='hidden_count'),
+                lambda: adapter.ShufflePrivacyEngine(
+                    accountant=DISTRIBUTED, participation='hidden_count')):
+    with pytest.raises(ValueError, match="'hidden_count' is not trained"):
+      build()
