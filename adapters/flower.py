@@ -56,11 +56,27 @@ clients itself sees that, and Flower's wrappers accept only
 import math
 from typing import Dict, List, Optional, Tuple
 
+from logging import INFO
+
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant
+from flwr.app import Array
+from flwr.app import ArrayRecord
+from flwr.app import Message
+from flwr.app import MessageType
+from flwr.app import MetricRecord
+from flwr.app import RecordDict
+from flwr.serverapp.exception import PrivacyBudgetExhausted
+from flwr.serverapp.strategy import FedAvg
+from flwr.serverapp.strategy import Strategy
+from flwr.serverapp.strategy.strategy_utils import sample_nodes
+from flwr.supercore import log
 from flwr.supercore import privacy_accounting as flower_privacy
+from flwr.supercore.differential_privacy import compute_clip_model_update
+import numpy as np
 
 from shuffle_accountants import _validation
+from shuffle_accountants.events import DistributedCheckInEvent
 from shuffle_accountants.events import SubsampledShuffleGaussianEvent
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.rdp import accountant as rdp_accountant
@@ -317,8 +333,19 @@ class PldAccountant:
     self._built = None
 
 
-def aggregate_to_participant(noise_multiplier: float, num_users: int,
-                             checkin_rate: float) -> float:
+
+
+# Keys of the training config the server sends to `distributed_noise_mod`.
+KEY_CLIPPING_NORM = 'dp-clipping-norm'
+KEY_NOISE_SHARE = 'dp-noise-share-stdv'
+KEY_PARTICIPATION = 'dp-participation'
+KEY_CHECKIN_RATE = 'dp-checkin-rate'
+# Metric of each reply: 1 if the client's update and noise share are in it.
+KEY_PARTICIPANT = 'dp-participant'
+
+
+def participant_noise_multiplier(noise_multiplier: float, num_users: int,
+                                 checkin_rate: float) -> float:
   """σ_agg / √(q·n): each participant's share of the aggregate noise σ_agg·C.
 
   The sum of k shares N(0, (σ_agg C)² / (q n)) has standard deviation
@@ -326,3 +353,282 @@ def aggregate_to_participant(noise_multiplier: float, num_users: int,
   ``accountant="distributed_checkin"`` in the Opacus adapter.
   """
   return noise_multiplier / math.sqrt(num_users * checkin_rate)
+
+
+def _only_array_record(content, where: str) -> str:
+  names = list(content.array_records)
+  if len(names) != 1:
+    raise ValueError(
+        f'{where} holds {len(names)} ArrayRecords ({names}); distributed '
+        'noise clips and noises one model update, so send exactly one.')
+  return names[0]
+
+
+def distributed_noise_mod(msg, ctxt, call_next):
+  """Client mod of `DistributedNoiseFixedClipping`: clip, then add a noise share.
+
+  On a training message from the wrapper it reads the clipping norm C, the
+  noise share s = σ_agg·C/√(q·n) and the participation model from the
+  config. With ``'hidden'`` participation the client checks in by its own
+  coin (probability q, from the operating system's randomness) and, when it
+  does not, replies with a zero update without training; under secure
+  aggregation the server cannot tell the two replies apart. A participant
+  trains (the inner app), clips its update (model − global) to C and adds
+  N(0, s² I) to it. The reply's metric ``dp-participant`` (1 or 0) is summed
+  by secure aggregation into the revealed count k.
+
+  Put it last among the mods that touch the parameters, as Flower's
+  ``fixedclipping_mod``. It also serves a train function of its own
+  (``@app.train('distributed_noise', mods=[distributed_noise_mod])`` with
+  ``DistributedNoiseFixedClipping(..., train_action='distributed_noise')``).
+  """
+  if msg.metadata.message_type.split('.')[0] != MessageType.TRAIN:
+    return call_next(msg, ctxt)
+  key = _only_array_record(msg.content, 'the training message')
+  config = next(iter(msg.content.config_records.values()), {})
+  missing = [name for name in (KEY_CLIPPING_NORM, KEY_NOISE_SHARE,
+                               KEY_PARTICIPATION, KEY_CHECKIN_RATE)
+             if name not in config]
+  if missing:
+    raise KeyError(
+        f'distributed_noise_mod needs {missing} in the training config; '
+        'wrap the server strategy in DistributedNoiseFixedClipping.')
+  record = msg.content[key]
+  global_arrays = record.to_numpy_ndarrays()
+  rng = np.random.default_rng()  # seeded from the OS's entropy
+  if (config[KEY_PARTICIPATION] == 'hidden'
+      and rng.random() >= float(config[KEY_CHECKIN_RATE])):
+    return _reply(msg, key, record.keys(), global_arrays, participant=0)
+  out_msg = call_next(msg, ctxt)
+  if out_msg.has_error():
+    return out_msg
+  local = out_msg.content[_only_array_record(
+      out_msg.content, 'the training reply')].to_numpy_ndarrays()
+  compute_clip_model_update(local, global_arrays,
+                            float(config[KEY_CLIPPING_NORM]))
+  noisy = [np.asarray(array, dtype=np.float64) + rng.normal(
+      0.0, float(config[KEY_NOISE_SHARE]), np.shape(array)) for array in local]
+  return _reply(msg, key, record.keys(), noisy, participant=1)
+
+
+def _reply(msg, key: str, names, arrays, participant: int):
+  """The training reply: the (noisy) model and the participation bit.
+
+  Client metrics (train loss, example counts) would be releases of their
+  own, which nothing accounts: only the bit that secure aggregation sums is
+  sent, with FedAvg's weight key at the same value for every client.
+  """
+  content = RecordDict({
+      key: ArrayRecord(array_dict={
+          name: Array(np.asarray(array))
+          for name, array in zip(names, arrays, strict=True)}),
+      'metrics': MetricRecord({KEY_PARTICIPANT: participant,
+                               'num-examples': 1}),
+  })
+  return Message(content=content, reply_to=msg)
+
+
+class DistributedNoiseFixedClipping(Strategy):
+  """Distributed DP with fixed clipping: noise shares summed by secure aggregation (D30, D17).
+
+  Each round is distributed check-in (`DistributedCheckInEvent`): each of the
+  n = `num_users` clients takes part with probability q = `checkin_rate`;
+  each participant clips its update to C = `clipping_norm` and adds its own
+  noise share N(0, s² I), s = σ_agg·C/√(q·n) (`participant_noise_multiplier`,
+  σ_agg = `noise_multiplier`), so the sum of the k participants carries
+  noise σ_agg·C·√(k/(q·n)): σ_agg·C at the expected cohort, as in
+  ``accountant="distributed_checkin"`` of the Opacus adapter. The server
+  needs only that sum and k (Flower's SecAgg+ computes them without
+  showing any single update); the new global model is the old one plus the
+  sum over k (nothing when k = 0). Every round is accounted as one
+  ``DistributedCheckInEvent(n, q, σ_agg/√(q·n), participation,
+  min_reporting)`` in `ShufflePldAccountant` when it is configured, whatever
+  its outcome, and the certified ε at `target_delta` is logged and returned
+  as the round's training metrics ``dp-epsilon`` / ``dp-delta`` (with
+  ``dp-participants`` = k).
+
+  `participation` is the trust model (`DistributedCheckInEvent`):
+
+  * ``'revealed'`` (default): the server samples the clients (each with
+    probability q, operating-system randomness) and so knows who took part,
+    as with standard secure aggregation. Amplification then holds only
+    through what D30 proves with the participants known.
+  * ``'hidden'``: every client is asked, each checks in by its own coin
+    (`distributed_noise_mod`), and non-participants send a zero update; the
+    deployment must make the replies unlinkable (secure aggregation over
+    all n clients, anonymous channel), so that only k is learnt. The
+    amplification of check-in then holds against the server and everyone
+    after it.
+
+  `min_reporting` = m tolerates dropouts: a round releases the sum when at
+  least m noise shares arrive and nothing otherwise. Without it every
+  participant must reply; a round with a failed reply stops with an error
+  (the sum of fewer shares is less noisy than accounted).
+
+  Refused, with the fix named: a wrapped strategy whose training
+  aggregation is not FedAvg's (weighted or server-optimizer aggregation is
+  not the sum accounted), a population of connected clients other than
+  `num_users`, and (with ``max_epsilon``) a round that would take ε above it
+  (``PrivacyBudgetExhausted``). Client-side evaluation and client training
+  metrics are not accounted; `distributed_noise_mod` sends no training
+  metrics, and evaluating on a public set on the server
+  (``evaluate_fn``) costs nothing. `train_action` routes the training
+  messages to a ClientApp train function of that name (default: the
+  default one).
+
+  Secure aggregation itself is simulated: the server adds up the replies,
+  which is what the protocol would deliver. The clients need
+  ``ClientApp(mods=[distributed_noise_mod])``.
+  """
+
+  # pylint: disable=too-many-arguments,too-many-instance-attributes
+  def __init__(self, strategy, noise_multiplier: float, clipping_norm: float,
+               num_users: int, checkin_rate: float, *, target_delta: float,
+               participation: str = 'revealed',
+               min_reporting: Optional[int] = None,
+               max_epsilon: Optional[float] = None,
+               train_action: str = 'default') -> None:
+    super().__init__()
+    if not isinstance(strategy, FedAvg) or (
+        type(strategy).aggregate_train is not FedAvg.aggregate_train):
+      raise ValueError(
+          f'strategy={type(strategy).__name__}: distributed noise releases '
+          'the plain sum of the participants\' updates, so the wrapped '
+          'strategy must aggregate as FedAvg does (FedAvg itself; weighted '
+          'aggregation and server optimizers are not what is accounted).')
+    self.strategy = strategy
+    self.noise_multiplier = _validation.check_real(
+        'noise_multiplier', noise_multiplier, 0.0, min_inclusive=False)
+    self.clipping_norm = _validation.check_real(
+        'clipping_norm', clipping_norm, 0.0, min_inclusive=False)
+    self.num_users = _validation.check_integer('num_users', num_users, 1)
+    self.checkin_rate = _validation.check_real(
+        'checkin_rate', checkin_rate, 0.0, 1.0, min_inclusive=False)
+    self.target_delta = _validation.check_real(
+        'target_delta', target_delta, 0.0, 1.0, min_inclusive=False,
+        max_inclusive=False)
+    self.max_epsilon = (None if max_epsilon is None else _validation.check_real(
+        'max_epsilon', max_epsilon, 0.0, min_inclusive=False))
+    # Validates participation and min_reporting with their own messages.
+    self.event = DistributedCheckInEvent(
+        self.num_users, self.checkin_rate, participant_noise_multiplier(
+            self.noise_multiplier, self.num_users, self.checkin_rate),
+        participation=participation, min_reporting=min_reporting)
+    if not isinstance(train_action, str) or not train_action:
+      raise ValueError('train_action must be a non-empty string (the '
+                       f'ClientApp train action); got {train_action!r}.')
+    self._message_type = (MessageType.TRAIN if train_action == 'default'
+                          else f'{MessageType.TRAIN}.{train_action}')
+    self.accountant = ShufflePldAccountant()
+    self._rng = np.random.default_rng()  # seeded from the OS's entropy
+    self._current_arrays = None
+    self._sent: Dict[int, int] = {}
+    self.num_rounds = 0  # rounds accounted
+
+  def __repr__(self) -> str:
+    return 'Distributed DP Strategy Wrapper (secure aggregation, fixed clipping)'
+
+  @property
+  def noise_share_stdv(self) -> float:
+    """Each participant's noise standard deviation s = σ_agg·C/√(q·n)."""
+    return self.event.noise_multiplier * self.clipping_norm
+
+  def epsilon(self) -> float:
+    """Certified ε at `target_delta` of the rounds configured so far."""
+    return float(self.accountant.get_epsilon(self.target_delta))
+
+  def summary(self) -> None:
+    log(INFO, '\t├──> Distributed DP settings (secure aggregation):')
+    log(INFO, '\t│\t├── Aggregate noise multiplier: %s (share stdv %.4g)',
+        self.noise_multiplier, self.noise_share_stdv)
+    log(INFO, '\t│\t├── Clipping norm: %s', self.clipping_norm)
+    log(INFO, '\t│\t└── %s', self.event)
+    self.strategy.summary()
+
+  def configure_train(self, server_round: int, arrays, config, grid):
+    """Samples (revealed) or asks everyone (hidden); accounts the round."""
+    # Waits until num_users clients are connected.
+    _, node_ids = sample_nodes(grid, self.num_users, self.num_users)
+    if len(node_ids) != self.num_users:
+      raise ValueError(
+          f'{len(node_ids)} clients are connected but num_users='
+          f'{self.num_users} is accounted; the population must be the '
+          'connected clients: set num_users to their number.')
+    if self.max_epsilon is not None:
+      projected = ShufflePldAccountant().compose(self.accountant.ledger)
+      projected.compose(self.event)
+      if projected.get_epsilon(self.target_delta) > self.max_epsilon:
+        raise PrivacyBudgetExhausted(
+            f'round {server_round} would take the certified epsilon above '
+            f'max_epsilon={self.max_epsilon} (now {self.epsilon():.6g} at '
+            f'delta={self.target_delta:g}).')
+    if self.event.participation == 'revealed':
+      node_ids = [node for node in node_ids
+                  if self._rng.random() < self.checkin_rate]
+    self.accountant.compose(self.event)
+    self.num_rounds += 1
+    self._sent[server_round] = len(node_ids)
+    self._current_arrays = arrays
+    config[KEY_CLIPPING_NORM] = self.clipping_norm
+    config[KEY_NOISE_SHARE] = self.noise_share_stdv
+    config[KEY_PARTICIPATION] = self.event.participation
+    config[KEY_CHECKIN_RATE] = self.checkin_rate
+    config['server-round'] = server_round
+    record = RecordDict({self.strategy.arrayrecord_key: arrays,
+                         self.strategy.configrecord_key: config})
+    return [Message(content=record, message_type=self._message_type,
+                    dst_node_id=node) for node in node_ids]
+
+  def aggregate_train(self, server_round: int, replies):
+    """The sum of the replies (secure aggregation's output) over k."""
+    replies = list(replies)
+    sent = self._sent.pop(server_round)
+    arrived = [reply for reply in replies if not reply.has_error()]
+    if self.event.min_reporting is None and len(arrived) != sent:
+      raise ValueError(
+          f'round {server_round}: {len(arrived)} of {sent} clients replied, '
+          'but without min_reporting every participant\'s noise share is '
+          'accounted; pass min_reporting=m to release rounds with at least m '
+          'shares (D30 accounts the dropouts).')
+    participants = int(sum(_participant_bit(reply) for reply in arrived))
+    global_arrays = self._current_arrays.to_numpy_ndarrays()
+    released = participants > 0 and participants >= (
+        self.event.min_reporting or 1)
+    arrays = None
+    if released:
+      total = [np.zeros_like(array, dtype=np.float64)
+               for array in global_arrays]
+      for reply in arrived:
+        local = reply.content[self.strategy.arrayrecord_key].to_numpy_ndarrays()
+        for index, (new, old) in enumerate(zip(local, global_arrays,
+                                               strict=True)):
+          total[index] += new - old
+      arrays = ArrayRecord(array_dict={
+          name: Array(np.asarray(old + update / participants))
+          for name, old, update in zip(self._current_arrays.keys(),
+                                       global_arrays, total, strict=True)})
+    epsilon = self.epsilon()
+    log(INFO, 'aggregate_train: %d participants, %s; certified epsilon=%.6f '
+        'at delta=%g after %d rounds', participants,
+        'sum released' if released else 'nothing released', epsilon,
+        self.target_delta, self.num_rounds)
+    return arrays, MetricRecord({'dp-epsilon': epsilon,
+                                 'dp-delta': self.target_delta,
+                                 'dp-participants': participants})
+
+  def configure_evaluate(self, server_round: int, arrays, config, grid):
+    return self.strategy.configure_evaluate(server_round, arrays, config, grid)
+
+  def aggregate_evaluate(self, server_round: int, replies):
+    return self.strategy.aggregate_evaluate(server_round, replies)
+
+
+def _participant_bit(reply) -> int:
+  metrics = [record[KEY_PARTICIPANT] for record in
+             reply.content.metric_records.values()
+             if KEY_PARTICIPANT in record]
+  if len(metrics) != 1 or metrics[0] not in (0, 1):
+    raise ValueError(
+        f'a training reply carries {KEY_PARTICIPANT}={metrics}; the clients '
+        'need ClientApp(mods=[distributed_noise_mod]).')
+  return int(metrics[0])
