@@ -177,7 +177,6 @@ def main(argv) -> None:
   arguments.add_argument('--checkin-rate', type=float, default=0.5)
   arguments.add_argument('--quick', action='store_true',
                          help='10 clients, 5 rounds')
-  arguments.add_argument('--output', help='ignored (no figures)')
   args = arguments.parse_args(argv)
   if args.quick:
     args.clients, args.rounds = 10, 5

@@ -3,6 +3,9 @@
 import inspect
 import json
 import math
+import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -243,3 +246,226 @@ def test_accepted_by_flowers_dp_wrappers():
                       accountant=accountant)
     assert wrapped.accountant is accountant
     assert wrapped.privacy_spent().epsilon == 0.0
+
+
+# --- Distributed noise under secure aggregation -----------------------------
+
+flwr_app = pytest.importorskip('flwr.app')
+from flwr.serverapp.exception import PrivacyBudgetExhausted  # pylint: disable=wrong-import-position
+from flwr.serverapp.strategy import FedAdam  # pylint: disable=wrong-import-position
+from flwr.serverapp.strategy import FedAvg  # pylint: disable=wrong-import-position
+from flwr.supercore.task_identity import TaskIdentity  # pylint: disable=wrong-import-position
+
+from shuffle_accountants import DistributedCheckInEvent  # pylint: disable=wrong-import-position
+from shuffle_accountants import ShufflePldAccountant  # pylint: disable=wrong-import-position
+
+
+@pytest.fixture(autouse=False)
+def server_identity(monkeypatch):
+  """Messages need the identity a running ServerApp would have."""
+  for name, value in (('_run_id', 1), ('_task_id', 1), ('_node_id', 0)):
+    monkeypatch.setattr(TaskIdentity, name, value, raising=False)
+
+
+class Grid:
+  def __init__(self, num_nodes):
+    self.num_nodes = num_nodes
+
+  def get_node_ids(self):
+    return list(range(1, self.num_nodes + 1))
+
+
+def trained_update(update):
+  """A ClientApp train function whose model moves by `update`."""
+  def call_next(msg, context):
+    del context
+    model = [array + update for array in
+             msg.content['arrays'].to_numpy_ndarrays()]
+    return flwr_app.Message(content=flwr_app.RecordDict({
+        'arrays': flwr_app.ArrayRecord(numpy_ndarrays=model),
+        'metrics': flwr_app.MetricRecord({'num-examples': 7, 'loss': 0.5})}),
+                            reply_to=msg)
+  return call_next
+
+
+def wrapper(**overrides):
+  settings = dict(noise_multiplier=2.0, clipping_norm=1.5, num_users=20,
+                  checkin_rate=0.25, target_delta=DELTA)
+  settings.update(overrides)
+  return flower.DistributedNoiseFixedClipping(FedAvg(), **settings)
+
+
+def one_round(strategy, server_round, update, dimension=4, drop=0):
+  arrays = flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(dimension)])
+  messages = list(strategy.configure_train(
+      server_round, arrays, flwr_app.ConfigRecord(), Grid(strategy.num_users)))
+  replies = [flower.distributed_noise_mod(message, None, trained_update(update))
+             for message in messages]
+  return messages, replies[drop:], strategy.aggregate_train(
+      server_round, replies[drop:])
+
+
+def test_each_share_and_the_event_follow_the_opacus_convention(server_identity):
+  strategy = wrapper(participation='hidden', min_reporting=3)
+  share = 2.0 * 1.5 / math.sqrt(20 * 0.25)
+  assert strategy.noise_share_stdv == pytest.approx(share, rel=1e-15)
+  assert strategy.event == DistributedCheckInEvent(
+      20, 0.25, 2.0 / math.sqrt(5), participation='hidden', min_reporting=3)
+  # One participant's reply: its update clipped to C = 1.5, plus N(0, share²).
+  strategy = wrapper(checkin_rate=1.0)
+  big = np.full(200_000, 0.01)  # norm 4.47, clipped to 1.5
+  messages, replies, _ = one_round(strategy, 1, big, dimension=big.size)
+  noise = replies[0].content['arrays'].to_numpy_ndarrays()[0] - big * (
+      1.5 / np.linalg.norm(big))
+  assert np.std(noise) == pytest.approx(2.0 * 1.5 / math.sqrt(20), rel=0.01)
+  assert len(messages) == 20
+
+
+def test_the_model_moves_by_the_sum_over_the_count(server_identity):
+  strategy = wrapper(checkin_rate=0.5)
+  _, replies, (arrays, metrics) = one_round(strategy, 1, np.full(4, 0.1))
+  updates = [reply.content['arrays'].to_numpy_ndarrays()[0] for reply in replies]
+  assert metrics['dp-participants'] == len(replies)
+  np.testing.assert_allclose(arrays.to_numpy_ndarrays()[0],
+                             np.sum(updates, axis=0) / len(updates), rtol=1e-14)
+  # Clients send no training metrics beyond the participation bit.
+  assert set(replies[0].content['metrics']) == {'dp-participant', 'num-examples'}
+
+
+@pytest.mark.parametrize('participation, min_reporting',
+                         [('revealed', None), ('hidden', 2)])
+def test_every_round_is_one_event_in_the_ledger(server_identity, participation,
+                                                min_reporting):
+  strategy = wrapper(participation=participation, min_reporting=min_reporting)
+  ledger = ShufflePldAccountant()
+  for server_round in (1, 2, 3):
+    messages, _, (_, metrics) = one_round(strategy, server_round, np.full(4, 0.1))
+    ledger.compose(DistributedCheckInEvent(
+        20, 0.25, 2.0 / math.sqrt(5), participation=participation,
+        min_reporting=min_reporting))
+    assert metrics['dp-epsilon'] == ledger.get_epsilon(DELTA)
+    # Hidden: everyone is asked and checks in by its own coin.
+    assert (len(messages) == 20) == (participation == 'hidden')
+
+
+def test_hidden_non_participants_send_a_zero_update(server_identity):
+  strategy = wrapper(participation='hidden', checkin_rate=0.25)
+  counts = []
+  for server_round in range(1, 6):
+    _, replies, (_, metrics) = one_round(strategy, server_round, np.full(4, 1.0))
+    bits = [reply.content['metrics']['dp-participant'] for reply in replies]
+    for bit, reply in zip(bits, replies):
+      if bit == 0:
+        assert not np.any(reply.content['arrays'].to_numpy_ndarrays()[0])
+    assert metrics['dp-participants'] == sum(bits)
+    counts.append(sum(bits))
+  assert 0 < sum(counts) < 100  # Bin(100, 1/4): 25 expected
+
+
+def test_dropouts_need_min_reporting_and_release_nothing_below_it(server_identity):
+  strategy = wrapper(checkin_rate=1.0)
+  with pytest.raises(ValueError, match='min_reporting'):
+    one_round(strategy, 1, np.full(4, 0.1), drop=1)
+  strategy = wrapper(checkin_rate=1.0, min_reporting=19)
+  _, _, (arrays, metrics) = one_round(strategy, 1, np.full(4, 0.1), drop=1)
+  assert arrays is not None and metrics['dp-participants'] == 19
+  _, _, (arrays, metrics) = one_round(strategy, 2, np.full(4, 0.1), drop=2)
+  assert arrays is None and metrics['dp-participants'] == 18
+  # Aborted rounds stay accounted.
+  ledger = ShufflePldAccountant().compose(strategy.event, 2)
+  assert metrics['dp-epsilon'] == ledger.get_epsilon(DELTA)
+
+
+def test_refusals_name_the_fix(server_identity):
+  class Weighted(FedAvg):
+    def aggregate_train(self, server_round, replies):
+      return super().aggregate_train(server_round, replies)
+  for strategy in (Weighted(), FedAdam()):
+    with pytest.raises(ValueError, match='FedAvg'):
+      flower.DistributedNoiseFixedClipping(
+          strategy, 1.0, 1.0, num_users=10, checkin_rate=0.5, target_delta=DELTA)
+  strategy = wrapper()
+  with pytest.raises(ValueError, match='num_users'):
+    strategy.configure_train(1, flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(2)]),
+                             flwr_app.ConfigRecord(), Grid(21))
+  with pytest.raises(ValueError, match='participation'):
+    wrapper(participation='anonymous')
+  with pytest.raises(ValueError, match='min_reporting'):
+    wrapper(min_reporting=0)
+  with pytest.raises(ValueError, match='checkin_rate'):
+    wrapper(checkin_rate=0.0)
+  with pytest.raises(ValueError, match='noise_multiplier'):
+    wrapper(noise_multiplier=0.0)
+  strategy = wrapper(max_epsilon=1.0)
+  with pytest.raises(PrivacyBudgetExhausted, match='max_epsilon'):
+    one_round(strategy, 1, np.full(4, 0.1))
+  assert strategy.num_rounds == 0  # refused before anything was sent
+  # A client without the mod.
+  strategy = wrapper(checkin_rate=1.0)
+  messages = strategy.configure_train(
+      1, flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(2)]),
+      flwr_app.ConfigRecord(), Grid(20))
+  bare = [trained_update(np.zeros(2))(message, None) for message in messages]
+  with pytest.raises(ValueError, match='distributed_noise_mod'):
+    strategy.aggregate_train(1, bare)
+
+
+def test_the_mod_refuses_a_server_without_the_wrapper(server_identity):
+  message = flwr_app.Message(content=flwr_app.RecordDict({
+      'arrays': flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(2)]),
+      'config': flwr_app.ConfigRecord({'server-round': 1})}),
+                             message_type='train', dst_node_id=1)
+  with pytest.raises(KeyError, match='DistributedNoiseFixedClipping'):
+    flower.distributed_noise_mod(message, None, trained_update(np.zeros(2)))
+  evaluate = flwr_app.Message(content=message.content, message_type='evaluate',
+                              dst_node_id=1)
+  assert flower.distributed_noise_mod(
+      evaluate, None, lambda msg, context: 'passed') == 'passed'
+
+
+# --- A real Flower simulation -------------------------------------------------
+
+EXAMPLE = pathlib.Path(__file__).parents[2] / 'examples' / 'flower_digits.py'
+
+
+def run_example(*arguments):
+  pytest.importorskip('ray')
+  pytest.importorskip('sklearn')
+  result = subprocess.run([sys.executable, str(EXAMPLE), *arguments],
+                          capture_output=True, text=True, timeout=900,
+                          check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  rows = {}
+  for line in result.stdout.splitlines():
+    parts = line.split()
+    if len(parts) == 4 and parts[0] in ('central', 'secagg'):
+      rows.setdefault(parts[0], []).append(
+          (int(parts[1]), float(parts[2]), float(parts[3])))
+  return rows
+
+
+def check_simulation(rows, num_clients, rounds):
+  central = PldAccountant(config(NO_AMPLIFICATION, population=num_clients))
+  secagg = ShufflePldAccountant()
+  secagg_event = DistributedCheckInEvent(num_clients, 0.5, 1.0 / math.sqrt(
+      num_clients * 0.5))
+  for mode, ledger in (('central', central), ('secagg', secagg)):
+    assert [row[0] for row in rows[mode]] == list(range(rounds + 1))
+    for server_round, _, epsilon in rows[mode][1:]:
+      if mode == 'central':
+        ledger.compose(GaussianPrivacyEvent(1.0, num_clients, num_clients))
+      else:
+        ledger.compose(secagg_event)
+      assert epsilon == pytest.approx(ledger.get_epsilon(DELTA), abs=5e-7)
+    accuracies = [row[1] for row in rows[mode]]
+    assert accuracies[0] == pytest.approx(0.1, abs=0.02)  # the zero model
+    assert accuracies[-1] > accuracies[0] + 0.25
+
+
+def test_flower_simulation_both_threat_models_quick():
+  check_simulation(run_example('--quick'), num_clients=10, rounds=5)
+
+
+@pytest.mark.slow
+def test_flower_simulation_both_threat_models_default():
+  check_simulation(run_example(), num_clients=20, rounds=10)
