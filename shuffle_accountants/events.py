@@ -240,6 +240,15 @@ class SubsampledShuffleGaussianEvent(dp_event.DpEvent):
 PARTICIPATION_MODELS = ('revealed', 'hidden')
 
 
+def _participation_name(value):
+  """Undoes `DpEvent.from_named_tuple`, which rebuilds a str field as the
+  repr of the list of its characters (it treats every Sequence so)."""
+  for model in PARTICIPATION_MODELS:
+    if value == str(list(model)):
+      return model
+  return value
+
+
 def _participation(instance, attribute, value):
   del instance
   if value not in PARTICIPATION_MODELS:
@@ -306,7 +315,9 @@ class DistributedCheckInEvent(dp_event.DpEvent):
       converter=_validation.whole_if_integral, validator=_num_users)
   checkin_rate: float = attr.ib(validator=_checkin_rate)
   noise_multiplier: float = attr.ib(validator=_noise_multiplier)
-  participation: str = attr.ib(default='revealed', validator=_participation)
+  participation: str = attr.ib(default='revealed',
+                               converter=_participation_name,
+                               validator=_participation)
   min_reporting: Optional[int] = attr.ib(
       default=None, converter=_validation.whole_if_integral)
 
@@ -314,6 +325,12 @@ class DistributedCheckInEvent(dp_event.DpEvent):
   def _min_reporting(self, attribute, value):
     if value is not None:
       _validation.check_integer(attribute.name, value, 1, self.num_users)
+
+  def to_named_tuple(self):
+    # dp_accounting rebuilds every Sequence field element by element, which
+    # turns a str into the repr of a list of its characters; keep the str
+    # (`_participation_name` repairs the way back).
+    return super().to_named_tuple()._replace(participation=self.participation)
 
 
 # The events of Liew et al., which carry their own sampling of users.

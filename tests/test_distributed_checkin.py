@@ -1,11 +1,12 @@
-"""Distributed check-in (D17, LIEW-THM4) against references written without the library.
+"""Distributed check-in with participants hidden (D17, LIEW-THM4) against references written without the library.
 
 The exact delta(eps) of one round for small n is computed by quadrature of
 the released law: the count k ~ Bin(n, gamma) and, given k, the mixture over
 the k-subsets T of N(sum_T x_i, k sigma^2 I) (clip norm C = 1). Both
 accountants must be at least every configuration's exact value, in both
 orders; the limits are the Gaussian mechanism (gamma = 1) and the add/remove
-Poisson-subsampled Gaussian (large n).
+Poisson-subsampled Gaussian (large n). The revealed model (D30, the
+default) is tested in tests/test_participation.py.
 """
 
 import importlib.util
@@ -17,6 +18,8 @@ import sys
 import textwrap
 import warnings
 
+import functools
+
 import dp_accounting
 from dp_accounting import dp_event
 from hypothesis import given
@@ -27,12 +30,14 @@ import pytest
 from scipy import stats
 
 from shuffle_accountants import CheckInEvent
-from shuffle_accountants import DistributedCheckInEvent
+from shuffle_accountants import events
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
 from shuffle_accountants.pld import distributed as pld_distributed
 from shuffle_accountants.rdp import distributed as rdp_distributed
 
+DistributedCheckInEvent = functools.partial(events.DistributedCheckInEvent,
+                                            participation='hidden')
 EPSILONS = np.array([0.0, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0])
 ADD_OR_REMOVE = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
 REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
@@ -119,8 +124,8 @@ def test_the_worst_configuration_is_nearly_attained():
   """Others at x' is the D17 pair itself: the PLD is tight there."""
   exact = exact_delta(1.0, -1.0, [-1.0] * 3, 0.8, 0.5, 1)
   event = DistributedCheckInEvent(4, 0.5, 0.8)
-  profile = pld_distributed.distributed_checkin_profile(4, 0.5, 0.8, EPSILONS,
-                                                        relative_width=1e-6)
+  profile = pld_distributed.distributed_checkin_profile(
+      4, 0.5, 0.8, EPSILONS, relative_width=1e-6, participation='hidden')
   np.testing.assert_allclose(profile, exact, rtol=1e-4, atol=1e-7)
   pld = ShufflePldAccountant().compose(event)
   for eps, truth in zip(EPSILONS, exact):
@@ -209,7 +214,8 @@ def _pld_epsilon(num_users, rate, sigma, count=3):
 
 def _rdp(num_users, rate, sigma):
   return rdp_distributed.distributed_checkin_rdp_upper_bound(
-      num_users, rate, sigma, [1.5, 2.0, 8.0, 64.0]).rdp
+      num_users, rate, sigma, [1.5, 2.0, 8.0, 64.0],
+      participation='hidden').rdp
 
 
 @PROPERTY_SETTINGS
@@ -264,12 +270,14 @@ EXTREMES = textwrap.dedent('''
     from shuffle_accountants import (DistributedCheckInEvent,
         ShufflePldAccountant, ShuffleRdpAccountant)
     worst = 0.0
-    for n, rate, sigma, count in itertools.product(
-        [1, 10**10], [1e-12, 1.0], [1e-3, 1e4], [1, 10**9]):
+    for n, rate, sigma, count, model in itertools.product(
+        [1, 10**10], [1e-12, 1.0], [1e-3, 1e4], [1, 10**9],
+        [dict(participation='hidden'), dict(participation='revealed'),
+         dict(min_reporting=1)]):
       for kind in (ShufflePldAccountant, ShuffleRdpAccountant):
         start = time.perf_counter()
         accountant = kind().compose(
-            DistributedCheckInEvent(n, rate, sigma), count)
+            DistributedCheckInEvent(n, rate, sigma, **model), count)
         epsilons = [accountant.get_epsilon(d) for d in (1e-12, 1e-5, 0.5)]
         delta = accountant.get_delta(1.0)
         assert all(e == e and e >= 0 for e in epsilons), epsilons

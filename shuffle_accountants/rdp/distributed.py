@@ -33,6 +33,8 @@ Participants hidden (`participation='hidden'`, LIEW-THM4, [UB]):
   Counts below the Chernoff window are grouped [a, 2a - 1] with the
   Chernoff bound on P[K <= 2a - 1] as weight; counts above it use the base
   of the window's last count without subsampling.
+* Hiding the participants is a post-processing of revealing them, so the
+  D30 moment is a candidate too (per order the smaller is used).
 
 Exact Renyi moments of the D17 pair are *not* used: D17 bounds the
 hockey-stick divergences at alpha >= 1 only, and a Renyi divergence also
@@ -144,17 +146,17 @@ def distributed_checkin_rdp_upper_bound(
   if min_reporting is not None:
     min_reporting = _validation.check_integer('min_reporting', min_reporting,
                                               1, n)
-  alone = gaussian_sum_rdp(sigma, 1, orders)
+  # Hiding the participants is a post-processing of revealing them, so D30
+  # bounds both models; it is the only bound with dropouts (D30 (iii)).
+  candidates = {
+      REVEALED if min_reporting is None else DROPOUTS: _revealed_rdp(
+          n, checkin_rate, sigma, orders, relative_width, min_reporting),
+      ONE_PARTICIPANT: gaussian_sum_rdp(sigma, 1, orders)}
   if participation == 'revealed' or min_reporting is not None:
-    name = REVEALED if min_reporting is None else DROPOUTS
-    return shuffle_round.smallest_bound(orders, {
-        name: _revealed_rdp(n, checkin_rate, sigma, orders, relative_width,
-                            min_reporting),
-        ONE_PARTICIPANT: alone})
+    return shuffle_round.smallest_bound(orders, candidates)
   if checkin_rate == 1:  # everyone reports: the Gaussian sum of n vectors
     return shuffle_round.smallest_bound(
-        orders, {LIEW_THM4: gaussian_sum_rdp(sigma, n, orders),
-                 ONE_PARTICIPANT: alone})
+        orders, {LIEW_THM4: gaussian_sum_rdp(sigma, n, orders), **candidates})
   groups = clone_pairs.label_groups(n, checkin_rate, 1 - checkin_rate,
                                     relative_width, checkin.MAX_CHECKIN_GROUPS,
                                     first=1)
@@ -178,4 +180,4 @@ def distributed_checkin_rdp_upper_bound(
   mixture = (checkin.mixture_rdp(log_weights, rows, orders) if rows
              else np.zeros(orders.size))
   return shuffle_round.smallest_bound(orders, {LIEW_THM4: mixture,
-                                               ONE_PARTICIPANT: alone})
+                                               **candidates})
