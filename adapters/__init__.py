@@ -9,7 +9,8 @@
 * `shuffle_accountants.adapters.flower` (extra ``[flower]``): `PldAccountant`,
   a certified backend of Flower's privacy-accounting protocol, and
   distributed noise under secure aggregation
-  (`DistributedNoiseFixedClipping`, `distributed_noise_mod`).
+  (`DistributedNoiseFixedClipping`, `distributed_noise_mod`) and secret
+  client sampling (`SampledServerSideFixedClipping`).
 
 Submodules are imported on demand, so the core never needs torch.
 """

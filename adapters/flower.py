@@ -11,6 +11,9 @@ Needs the extra ``[flower]`` (``flwr>=1.42,<2``).
   (clients): every participant clips its update and adds its own share of
   the Gaussian noise; the server only needs the sum (secure aggregation).
   One `DistributedCheckInEvent` is accounted per round.
+* `SampledServerSideFixedClipping`: central DP with server-side clipping on
+  secretly sampled clients (Poisson or fixed size), accounted with a
+  `PldAccountant` of that sampling method, which Flower's wrappers refuse.
 
 **What Flower's Gaussian release means here.** A round releases the sum of
 the sampled clients' updates, each clipped to L2 norm C, plus
@@ -428,7 +431,99 @@ def _reply(msg, key: str, names, arrays, participant: int):
   return Message(content=content, reply_to=msg)
 
 
-class DistributedNoiseFixedClipping(Strategy):
+class _FixedClippingWrapper(Strategy):
+  """What the two wrappers share: a FedAvg to wrap, the whole population
+  connected, training messages, the sum of the replies' updates."""
+
+  def __init__(self, strategy, noise_multiplier: float, clipping_norm: float,
+               num_users: int, train_action: str) -> None:
+    super().__init__()
+    if not isinstance(strategy, FedAvg) or (
+        type(strategy).aggregate_train is not FedAvg.aggregate_train):
+      raise ValueError(
+          f'strategy={type(strategy).__name__}: the release accounted is the '
+          'plain sum of the clients\' clipped updates, so the wrapped '
+          'strategy must aggregate as FedAvg does (FedAvg itself; weighted '
+          'aggregation and server optimizers are not what is accounted).')
+    if not isinstance(train_action, str) or not train_action:
+      raise ValueError('train_action must be a non-empty string (the '
+                       f'ClientApp train action); got {train_action!r}.')
+    self.strategy = strategy
+    self.noise_multiplier = _validation.check_real(
+        'noise_multiplier', noise_multiplier, 0.0, min_inclusive=False)
+    self.clipping_norm = _validation.check_real(
+        'clipping_norm', clipping_norm, 0.0, min_inclusive=False)
+    self.num_users = _validation.check_integer('num_users', num_users, 1)
+    self._message_type = (MessageType.TRAIN if train_action == 'default'
+                          else f'{MessageType.TRAIN}.{train_action}')
+    self._current_arrays = None
+    self._sent: Dict[int, int] = {}
+    self.num_rounds = 0  # rounds accounted
+
+  def _population(self, grid) -> List[int]:
+    """The connected clients (waiting for `num_users` of them)."""
+    _, node_ids = sample_nodes(grid, self.num_users, self.num_users)
+    if len(node_ids) != self.num_users:
+      raise ValueError(
+          f'{len(node_ids)} clients are connected but num_users='
+          f'{self.num_users} is accounted; the population must be the '
+          'connected clients: set num_users to their number.')
+    return node_ids
+
+  def _messages(self, server_round: int, arrays, config, node_ids):
+    self._sent[server_round] = len(node_ids)
+    self._current_arrays = arrays
+    config['server-round'] = server_round
+    record = RecordDict({self.strategy.arrayrecord_key: arrays,
+                         self.strategy.configrecord_key: config})
+    return [Message(content=record, message_type=self._message_type,
+                    dst_node_id=node) for node in node_ids]
+
+  def _arrived(self, server_round: int, replies, dropouts_allowed: bool,
+               fix: str):
+    """The replies without errors; all that were sent unless allowed."""
+    sent = self._sent.pop(server_round)
+    arrived = [reply for reply in replies if not reply.has_error()]
+    if not dropouts_allowed and len(arrived) != sent:
+      raise ValueError(
+          f'round {server_round}: {len(arrived)} of {sent} clients replied, '
+          f'but the round accounted has every sampled client\'s update; {fix}')
+    return arrived
+
+  def _updates(self, replies, clip: bool):
+    """Each reply's update (model − global), clipped to C if `clip`."""
+    global_arrays = self._current_arrays.to_numpy_ndarrays()
+    for reply in replies:
+      local = reply.content[self.strategy.arrayrecord_key].to_numpy_ndarrays()
+      if clip:
+        compute_clip_model_update(local, global_arrays, self.clipping_norm)
+      yield [np.asarray(new, dtype=np.float64) - old
+             for new, old in zip(local, global_arrays, strict=True)]
+
+  def _moved_by(self, total, divisor: float):
+    """The global model plus `total` / `divisor`."""
+    return ArrayRecord(array_dict={
+        name: Array(np.asarray(old + update / divisor))
+        for name, old, update in zip(
+            self._current_arrays.keys(),
+            self._current_arrays.to_numpy_ndarrays(), total, strict=True)})
+
+  def configure_evaluate(self, server_round: int, arrays, config, grid):
+    return self.strategy.configure_evaluate(server_round, arrays, config, grid)
+
+  def aggregate_evaluate(self, server_round: int, replies):
+    return self.strategy.aggregate_evaluate(server_round, replies)
+
+
+def _summed(updates):
+  total = None
+  for update in updates:
+    total = update if total is None else [
+        first + second for first, second in zip(total, update, strict=True)]
+  return total
+
+
+class DistributedNoiseFixedClipping(_FixedClippingWrapper):
   """Distributed DP with fixed clipping: noise shares summed by secure aggregation (D30, D17).
 
   Each round is distributed check-in (`DistributedCheckInEvent`): each of the
@@ -488,20 +583,8 @@ class DistributedNoiseFixedClipping(Strategy):
                min_reporting: Optional[int] = None,
                max_epsilon: Optional[float] = None,
                train_action: str = 'default') -> None:
-    super().__init__()
-    if not isinstance(strategy, FedAvg) or (
-        type(strategy).aggregate_train is not FedAvg.aggregate_train):
-      raise ValueError(
-          f'strategy={type(strategy).__name__}: distributed noise releases '
-          'the plain sum of the participants\' updates, so the wrapped '
-          'strategy must aggregate as FedAvg does (FedAvg itself; weighted '
-          'aggregation and server optimizers are not what is accounted).')
-    self.strategy = strategy
-    self.noise_multiplier = _validation.check_real(
-        'noise_multiplier', noise_multiplier, 0.0, min_inclusive=False)
-    self.clipping_norm = _validation.check_real(
-        'clipping_norm', clipping_norm, 0.0, min_inclusive=False)
-    self.num_users = _validation.check_integer('num_users', num_users, 1)
+    super().__init__(strategy, noise_multiplier, clipping_norm, num_users,
+                     train_action)
     self.checkin_rate = _validation.check_real(
         'checkin_rate', checkin_rate, 0.0, 1.0, min_inclusive=False)
     self.target_delta = _validation.check_real(
@@ -514,16 +597,8 @@ class DistributedNoiseFixedClipping(Strategy):
         self.num_users, self.checkin_rate, participant_noise_multiplier(
             self.noise_multiplier, self.num_users, self.checkin_rate),
         participation=participation, min_reporting=min_reporting)
-    if not isinstance(train_action, str) or not train_action:
-      raise ValueError('train_action must be a non-empty string (the '
-                       f'ClientApp train action); got {train_action!r}.')
-    self._message_type = (MessageType.TRAIN if train_action == 'default'
-                          else f'{MessageType.TRAIN}.{train_action}')
     self.accountant = ShufflePldAccountant()
     self._rng = np.random.default_rng()  # seeded from the OS's entropy
-    self._current_arrays = None
-    self._sent: Dict[int, int] = {}
-    self.num_rounds = 0  # rounds accounted
 
   def __repr__(self) -> str:
     return 'Distributed DP Strategy Wrapper (secure aggregation, fixed clipping)'
@@ -547,13 +622,7 @@ class DistributedNoiseFixedClipping(Strategy):
 
   def configure_train(self, server_round: int, arrays, config, grid):
     """Samples (revealed) or asks everyone (hidden); accounts the round."""
-    # Waits until num_users clients are connected.
-    _, node_ids = sample_nodes(grid, self.num_users, self.num_users)
-    if len(node_ids) != self.num_users:
-      raise ValueError(
-          f'{len(node_ids)} clients are connected but num_users='
-          f'{self.num_users} is accounted; the population must be the '
-          'connected clients: set num_users to their number.')
+    node_ids = self._population(grid)
     if self.max_epsilon is not None:
       projected = ShufflePldAccountant().compose(self.accountant.ledger)
       projected.compose(self.event)
@@ -567,46 +636,23 @@ class DistributedNoiseFixedClipping(Strategy):
                   if self._rng.random() < self.checkin_rate]
     self.accountant.compose(self.event)
     self.num_rounds += 1
-    self._sent[server_round] = len(node_ids)
-    self._current_arrays = arrays
     config[KEY_CLIPPING_NORM] = self.clipping_norm
     config[KEY_NOISE_SHARE] = self.noise_share_stdv
     config[KEY_PARTICIPATION] = self.event.participation
     config[KEY_CHECKIN_RATE] = self.checkin_rate
-    config['server-round'] = server_round
-    record = RecordDict({self.strategy.arrayrecord_key: arrays,
-                         self.strategy.configrecord_key: config})
-    return [Message(content=record, message_type=self._message_type,
-                    dst_node_id=node) for node in node_ids]
+    return self._messages(server_round, arrays, config, node_ids)
 
   def aggregate_train(self, server_round: int, replies):
     """The sum of the replies (secure aggregation's output) over k."""
-    replies = list(replies)
-    sent = self._sent.pop(server_round)
-    arrived = [reply for reply in replies if not reply.has_error()]
-    if self.event.min_reporting is None and len(arrived) != sent:
-      raise ValueError(
-          f'round {server_round}: {len(arrived)} of {sent} clients replied, '
-          'but without min_reporting every participant\'s noise share is '
-          'accounted; pass min_reporting=m to release rounds with at least m '
-          'shares (D30 accounts the dropouts).')
+    arrived = self._arrived(
+        server_round, replies, self.event.min_reporting is not None,
+        'pass min_reporting=m to release rounds with at least m noise shares '
+        '(D30 accounts the dropouts).')
     participants = int(sum(_participant_bit(reply) for reply in arrived))
-    global_arrays = self._current_arrays.to_numpy_ndarrays()
     released = participants > 0 and participants >= (
         self.event.min_reporting or 1)
-    arrays = None
-    if released:
-      total = [np.zeros_like(array, dtype=np.float64)
-               for array in global_arrays]
-      for reply in arrived:
-        local = reply.content[self.strategy.arrayrecord_key].to_numpy_ndarrays()
-        for index, (new, old) in enumerate(zip(local, global_arrays,
-                                               strict=True)):
-          total[index] += new - old
-      arrays = ArrayRecord(array_dict={
-          name: Array(np.asarray(old + update / participants))
-          for name, old, update in zip(self._current_arrays.keys(),
-                                       global_arrays, total, strict=True)})
+    arrays = (self._moved_by(_summed(self._updates(arrived, clip=False)),
+                             participants) if released else None)
     epsilon = self.epsilon()
     log(INFO, 'aggregate_train: %d participants, %s; certified epsilon=%.6f '
         'at delta=%g after %d rounds', participants,
@@ -616,11 +662,100 @@ class DistributedNoiseFixedClipping(Strategy):
                                  'dp-delta': self.target_delta,
                                  'dp-participants': participants})
 
-  def configure_evaluate(self, server_round: int, arrays, config, grid):
-    return self.strategy.configure_evaluate(server_round, arrays, config, grid)
 
-  def aggregate_evaluate(self, server_round: int, replies):
-    return self.strategy.aggregate_evaluate(server_round, replies)
+class SampledServerSideFixedClipping(_FixedClippingWrapper):
+  """Central DP with server-side clipping on secretly sampled clients (KHH-SUBSAMPLED, D7).
+
+  The mode Flower's ``DifferentialPrivacyServerSideFixedClipping`` refuses
+  to account: amplification by client sampling. Each round the server
+  samples clients as `accountant`'s config says (``poisson``: each of the n
+  = ``population_size`` connected clients with probability q = m / n;
+  ``without-replacement``: exactly m of them; ``no-amplification``: m of
+  them, no gain claimed), with m = `num_sampled_clients`; it clips every
+  update to C = `clipping_norm`, adds N(0, σ² C² I) to their sum
+  (σ = `noise_multiplier`) and moves the global model by that sum over m (a
+  constant: dividing by the realized count would make the release depend
+  on it). One ``GaussianPrivacyEvent(σ, m, n)`` is composed per released
+  round, and the certified ε is logged and returned as ``dp-epsilon``.
+
+  **Against whom.** The server sees the updates: it is trusted, as in any
+  central DP. The amplification holds against parties that see the models
+  but not who was sampled (users of the model, other clients), so the
+  sample must stay secret (the server draws it from the operating system's
+  randomness and tells no client who else was asked). Against a party that
+  learns the sample, account with ``no-amplification``.
+
+  Refused, with the fix named: a wrapped strategy that is not FedAvg, a
+  population other than the connected clients, a round in which a sampled
+  client does not reply (the release accounted includes every sampled
+  update; a clipped update cannot be replaced), and a round that would take
+  ε above the config's ``max_epsilon`` (``PrivacyBudgetExhausted``).
+  """
+
+  def __init__(self, strategy, noise_multiplier: float, clipping_norm: float,
+               num_sampled_clients: int, *, accountant: PldAccountant,
+               train_action: str = 'default') -> None:
+    if not isinstance(accountant, PldAccountant):
+      raise TypeError('accountant must be a shuffle_accountants.adapters.'
+                      f'flower.PldAccountant; got {type(accountant).__name__}.')
+    population = accountant.config.population_size
+    super().__init__(strategy, noise_multiplier, clipping_norm, population,
+                     train_action)
+    self.num_sampled_clients = _validation.check_integer(
+        'num_sampled_clients', num_sampled_clients, 1, population)
+    self.accountant = accountant
+    self.event = GaussianPrivacyEvent(self.noise_multiplier,
+                                      self.num_sampled_clients, population)
+    self._rng = np.random.default_rng()  # seeded from the OS's entropy
+
+  def __repr__(self) -> str:
+    return 'DP Strategy Wrapper (secret client sampling, server-side clipping)'
+
+  def summary(self) -> None:
+    log(INFO, '\t├──> DP settings (sampled clients, server-side clipping):')
+    log(INFO, '\t│\t├── Noise multiplier: %s', self.noise_multiplier)
+    log(INFO, '\t│\t├── Clipping norm: %s', self.clipping_norm)
+    log(INFO, '\t│\t└── Sampling: %s, %d of %d', self.accountant.config
+        .sampling_method.value, self.num_sampled_clients, self.num_users)
+    self.strategy.summary()
+
+  def configure_train(self, server_round: int, arrays, config, grid):
+    node_ids = self._population(grid)
+    if (self.accountant.config.max_epsilon is not None
+        and self.accountant.would_exceed(self.event)):
+      raise PrivacyBudgetExhausted(
+          f'round {server_round} would take the certified epsilon above '
+          f'max_epsilon={self.accountant.config.max_epsilon} (now '
+          f'{self.accountant.get_privacy_spent().epsilon:.6g}).')
+    if self.accountant.config.sampling_method is SamplingMethod.POISSON:
+      rate = self.num_sampled_clients / self.num_users
+      node_ids = [node for node in node_ids if self._rng.random() < rate]
+    else:
+      node_ids = [int(node) for node in self._rng.choice(
+          node_ids, self.num_sampled_clients, replace=False)]
+    return self._messages(server_round, arrays, config, node_ids)
+
+  def aggregate_train(self, server_round: int, replies):
+    arrived = self._arrived(
+        server_round, replies, False,
+        'rerun the round, or use DistributedNoiseFixedClipping(..., '
+        'min_reporting=m), which accounts dropouts.')
+    total = _summed(self._updates(arrived, clip=True)) or [
+        np.zeros(np.shape(array)) for array in
+        self._current_arrays.to_numpy_ndarrays()]
+    stdv = self.noise_multiplier * self.clipping_norm
+    noisy = [array + self._rng.normal(0.0, stdv, np.shape(array))
+             for array in total]
+    self.accountant.compose(self.event)
+    self.num_rounds += 1
+    spent = self.accountant.get_privacy_spent()
+    log(INFO, 'aggregate_train: %d sampled clients, noise stdv %.4g on the '
+        'sum; certified epsilon=%.6f at delta=%g after %d releases',
+        len(arrived), stdv, spent.epsilon, spent.delta, spent.num_releases)
+    return (self._moved_by(noisy, self.num_sampled_clients),
+            MetricRecord({'dp-epsilon': spent.epsilon,
+                          'dp-delta': spent.delta,
+                          'dp-sampled': len(arrived)}))
 
 
 def _participant_bit(reply) -> int:

@@ -778,8 +778,8 @@ def _federated_threat_models():
        '`PldAccountant` with `without-replacement`, sample_size = n',
        _federated_central('without-replacement', 'replace-one', population)),
       ('central DP, secret Poisson sample (not against the server)',
-       'poisson, add-or-remove-one', '`PldAccountant` directly (Flower\'s '
-       'wrappers refuse amplification)',
+       'poisson, add-or-remove-one',
+       '`SampledServerSideFixedClipping(..., accountant=PldAccountant(config))`',
        _federated_central('poisson', 'add-or-remove-one', cohort)),
       ('secure aggregation, participants revealed', 'check-in, replace-one',
        '`DistributedNoiseFixedClipping(..., participation="revealed")`',

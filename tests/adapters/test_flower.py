@@ -423,6 +423,67 @@ def test_the_mod_refuses_a_server_without_the_wrapper(server_identity):
       evaluate, None, lambda msg, context: 'passed') == 'passed'
 
 
+def sampled(model, sample_size=5, max_epsilon=None, **overrides):
+  settings = dict(noise_multiplier=2.0, clipping_norm=1.5,
+                  num_sampled_clients=sample_size)
+  settings.update(overrides)
+  return flower.SampledServerSideFixedClipping(
+      FedAvg(), accountant=PldAccountant(config(
+          model, population=20, max_epsilon=max_epsilon)), **settings)
+
+
+def sampled_round(strategy, server_round, update, dimension=4, drop=0):
+  arrays = flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(dimension)])
+  messages = list(strategy.configure_train(
+      server_round, arrays, flwr_app.ConfigRecord(), Grid(20)))
+  replies = [trained_update(update)(message, None) for message in messages]
+  return messages, strategy.aggregate_train(server_round, replies[drop:])
+
+
+@pytest.mark.parametrize('model', MODELS)
+def test_sampled_clipping_samples_as_accounted(server_identity, model):
+  strategy = sampled(model)
+  ledger = PldAccountant(config(model, population=20))
+  sizes = set()
+  for server_round in (1, 2, 3, 4):
+    messages, (_, metrics) = sampled_round(strategy, server_round,
+                                           np.full(4, 0.1))
+    sizes.add(len(messages))
+    assert len(set(m.metadata.dst_node_id for m in messages)) == len(messages)
+    ledger.compose(GaussianPrivacyEvent(2.0, 5, 20))
+    assert metrics['dp-epsilon'] == ledger.get_epsilon(DELTA)
+  if model is not POISSON:
+    assert sizes == {5}
+
+
+def test_sampled_clipping_noise_is_sigma_c_on_the_sum(server_identity):
+  strategy = sampled(WITHOUT_REPLACEMENT, sample_size=20)
+  big = np.full(200_000, 0.01)  # norm 4.47 per client, clipped to 1.5
+  _, (arrays, _) = sampled_round(strategy, 1, big, dimension=big.size)
+  clipped_sum = 20 * big * (1.5 / np.linalg.norm(big))
+  noise = arrays.to_numpy_ndarrays()[0] * 20 - clipped_sum
+  assert np.std(noise) == pytest.approx(2.0 * 1.5, rel=0.01)
+
+
+def test_sampled_clipping_refusals(server_identity):
+  with pytest.raises(TypeError, match='PldAccountant'):
+    flower.SampledServerSideFixedClipping(
+        FedAvg(), 1.0, 1.0, 5,
+        accountant=rdp_accountant.RdpAccountant(config(POISSON, population=20)))
+  with pytest.raises(ValueError, match='FedAvg'):
+    flower.SampledServerSideFixedClipping(
+        FedAdam(), 1.0, 1.0, 5,
+        accountant=PldAccountant(config(POISSON, population=20)))
+  with pytest.raises(ValueError, match='num_sampled_clients'):
+    sampled(POISSON, sample_size=21)
+  with pytest.raises(ValueError, match='DistributedNoiseFixedClipping'):
+    sampled_round(sampled(WITHOUT_REPLACEMENT), 1, np.full(4, 0.1), drop=1)
+  strategy = sampled(WITHOUT_REPLACEMENT, noise_multiplier=0.5, max_epsilon=1.0)
+  with pytest.raises(PrivacyBudgetExhausted, match='max_epsilon'):
+    sampled_round(strategy, 1, np.full(4, 0.1))
+  assert strategy.accountant.num_releases == 0
+
+
 # --- A real Flower simulation -------------------------------------------------
 
 EXAMPLE = pathlib.Path(__file__).parents[2] / 'examples' / 'flower_digits.py'
