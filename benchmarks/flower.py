@@ -22,10 +22,7 @@ Run: python benchmarks/flower.py [--quick]
 
 import logging
 import sys
-import time
 
-from dp_accounting import dp_event
-from dp_accounting.pld import pld_privacy_accountant
 from flwr.supercore.privacy_accounting import GaussianPrivacyEvent
 from flwr.supercore.privacy_accounting import NeighboringRelation
 from flwr.supercore.privacy_accounting import PrivacyConfig
@@ -34,6 +31,9 @@ from flwr.supercore.privacy_accounting.rdp_accountant import RdpAccountant
 import numpy as np
 
 from shuffle_accountants.adapters.flower import PldAccountant
+# The timer and the time unit of the other benchmark tables (this folder).
+from rdp_vs_pld import _reference_seconds
+from rdp_vs_pld import _timed
 
 DELTA = 1e-5
 POPULATION = 1000
@@ -42,20 +42,6 @@ MODELS = (
     (SamplingMethod.POISSON, NeighboringRelation.ADD_OR_REMOVE_ONE, 1.0),
     (SamplingMethod.WITHOUT_REPLACEMENT, NeighboringRelation.REPLACE_ONE, 0.5),
 )
-
-
-def _timed(function):
-  start = time.perf_counter()
-  value = function()
-  return value, time.perf_counter() - start
-
-
-def _reference_seconds() -> float:
-  event = dp_event.SelfComposedDpEvent(
-      dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0)),
-      1000)
-  accountant = pld_privacy_accountant.PLDAccountant()
-  return _timed(lambda: accountant.compose(event).get_epsilon(DELTA))[1]
 
 
 def _epsilon(accountant_class, config, sigma, sample_size, rounds):
@@ -99,8 +85,8 @@ def main(argv) -> None:
   logging.getLogger('absl').setLevel(logging.ERROR)
   quick = '--quick' in argv
   reference = _reference_seconds()
-  print(f'reference: dp_accounting PLD of 1000 Poisson Gaussians, '
-        f'{reference:.2f} s\n')
+  print(f'reference: dp_accounting PLD of 1000 Poisson Gaussians '
+        f'(rdp_vs_pld.py), {reference:.2f} s\n')
   if quick:
     ratio_table([1.0], [10], [10], reference)
   else:
