@@ -196,11 +196,11 @@ class PldAccountant:
     sigma = event.noise_multiplier
     method = self._config.sampling_method
     gaussian = dp_event.GaussianDpEvent(sigma)
-    if method is SamplingMethod.NO_AMPLIFICATION:
+    if method == SamplingMethod.NO_AMPLIFICATION:
       return SubsampledShuffleGaussianEvent(1, 1, self._scale * sigma), gaussian
     pair = SubsampledShuffleGaussianEvent(
         event.population_size, event.sample_size, self._scale * sigma)
-    if method is SamplingMethod.POISSON:
+    if method == SamplingMethod.POISSON:
       return pair, dp_event.PoissonSampledDpEvent(
           event.sample_size / event.population_size, gaussian)
     return pair, dp_event.SampledWithoutReplacementDpEvent(
@@ -289,8 +289,9 @@ class PldAccountant:
         'config': {
             'target_delta': config.target_delta,
             'population_size': config.population_size,
-            'neighboring_relation': config.neighboring_relation.value,
-            'sampling_method': config.sampling_method.value,
+            'neighboring_relation': NeighboringRelation(
+                config.neighboring_relation).value,
+            'sampling_method': SamplingMethod(config.sampling_method).value,
             'max_epsilon': config.max_epsilon,
         },
         'compositions': [{
@@ -716,7 +717,7 @@ class SampledServerSideFixedClipping(_FixedClippingWrapper):
     log(INFO, '\t│\t├── Noise multiplier: %s', self.noise_multiplier)
     log(INFO, '\t│\t├── Clipping norm: %s', self.clipping_norm)
     log(INFO, '\t│\t└── Sampling: %s, %d of %d', self.accountant.config
-        .sampling_method.value, self.num_sampled_clients, self.num_users)
+        .sampling_method, self.num_sampled_clients, self.num_users)
     self.strategy.summary()
 
   def configure_train(self, server_round: int, arrays, config, grid):
@@ -727,7 +728,7 @@ class SampledServerSideFixedClipping(_FixedClippingWrapper):
           f'round {server_round} would take the certified epsilon above '
           f'max_epsilon={self.accountant.config.max_epsilon} (now '
           f'{self.accountant.get_privacy_spent().epsilon:.6g}).')
-    if self.accountant.config.sampling_method is SamplingMethod.POISSON:
+    if self.accountant.config.sampling_method == SamplingMethod.POISSON:
       rate = self.num_sampled_clients / self.num_users
       node_ids = [node for node in node_ids if self._rng.random() < rate]
     else:
