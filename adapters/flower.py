@@ -1,6 +1,6 @@
-"""Flower adapter: a certified PLD backend for Flower's privacy accounting, and distributed noise under secure aggregation (D7, KHH-SUBSAMPLED, W11, D30, D17).
+"""Flower adapter: a certified PLD backend for Flower's privacy accounting, secret client sampling, and distributed noise under secure aggregation (D7, KHH-SUBSAMPLED, W11, D30, D17).
 
-Needs the extra ``[flower]`` (``flwr>=1.42,<2``).
+Needs the extra ``[flower]`` (``flwr[simulation]>=1.42,<2``).
 
 * `PldAccountant(config)` implements Flower's
   ``flwr.supercore.privacy_accounting.PrivacyAccountant`` protocol with the
