@@ -30,6 +30,8 @@ def _python_blocks():
 def test_python_block_runs(block, tmp_path):
   if 'opacus' in block:
     pytest.importorskip('opacus')
+  if 'flwr' in block:
+    pytest.importorskip('flwr')
   # Outside the checkout, so the folder adapters/ cannot shadow anything.
   result = subprocess.run([sys.executable, '-c', block], capture_output=True,
                           text=True, cwd=tmp_path, check=False)

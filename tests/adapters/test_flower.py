@@ -1,0 +1,532 @@
+"""Flower adapter: PldAccountant against Flower's protocol, closed forms and Flower's RDP backend."""
+
+import inspect
+import json
+import math
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import integrate
+from scipy import optimize
+from scipy import special
+from scipy import stats
+
+privacy_accounting = pytest.importorskip('flwr.supercore.privacy_accounting')
+flower = pytest.importorskip('shuffle_accountants.adapters.flower')
+from flwr.supercore.privacy_accounting import rdp_accountant  # pylint: disable=wrong-import-position
+
+PrivacyConfig = privacy_accounting.PrivacyConfig
+GaussianPrivacyEvent = privacy_accounting.GaussianPrivacyEvent
+SamplingMethod = privacy_accounting.SamplingMethod
+Relation = privacy_accounting.NeighboringRelation
+PldAccountant = flower.PldAccountant
+
+NO_AMPLIFICATION = (SamplingMethod.NO_AMPLIFICATION, Relation.ADD_OR_REMOVE_ONE)
+POISSON = (SamplingMethod.POISSON, Relation.ADD_OR_REMOVE_ONE)
+WITHOUT_REPLACEMENT = (SamplingMethod.WITHOUT_REPLACEMENT, Relation.REPLACE_ONE)
+MODELS = (NO_AMPLIFICATION, POISSON, WITHOUT_REPLACEMENT)
+DELTA = 1e-5
+
+
+def config(model, population=1000, max_epsilon=None):
+  sampling, relation = model
+  return PrivacyConfig(target_delta=DELTA, population_size=population,
+                       neighboring_relation=relation, sampling_method=sampling,
+                       max_epsilon=max_epsilon)
+
+
+def gaussian_delta(mu: float, epsilon: float) -> float:
+  """Exact delta(eps) of N(mu, 1) vs N(0, 1) (Balle & Wang 2018)."""
+  return (stats.norm.cdf(mu / 2 - epsilon / mu)
+          - math.exp(epsilon + special.log_ndtr(-mu / 2 - epsilon / mu)))
+
+
+def gaussian_epsilon(mu: float, delta: float) -> float:
+  return optimize.brentq(lambda e: gaussian_delta(mu, e) - delta, 0.0,
+                         mu**2 / 2 + 40 * mu, xtol=1e-13, rtol=1e-15)
+
+
+def mixture_delta(shift: float, ratio: float, epsilon: float) -> float:
+  """Larger delta(eps) of both orders of (r N(shift) + (1-r) N(0), N(0)), by quadrature."""
+  p = lambda x: ratio * stats.norm.pdf(x - shift) + (1 - ratio) * stats.norm.pdf(x)
+  q = stats.norm.pdf
+  def hockey(first, second):
+    return integrate.quad(lambda x: max(0.0, first(x) - math.exp(epsilon) * second(x)),
+                          -40, 40 + shift, points=[0.0, shift], limit=400,
+                          epsabs=1e-14)[0]
+  return max(hockey(p, q), hockey(q, p))
+
+
+def test_implements_flowers_protocol_with_its_signatures():
+  protocol = privacy_accounting.PrivacyAccountant
+  members = [name for name in vars(protocol) if not name.startswith('_')]
+  assert set(members) >= {'config', 'num_releases', 'compose', 'get_epsilon',
+                          'get_delta', 'get_privacy_spent', 'would_exceed',
+                          'state_dict', 'load_state_dict'}
+  for name in members:
+    ours = getattr(PldAccountant, name)
+    theirs = getattr(protocol, name)
+    if isinstance(theirs, property):
+      assert isinstance(ours, property), name
+      continue
+    assert (list(inspect.signature(ours).parameters)
+            == list(inspect.signature(theirs).parameters)), name
+  assert (list(inspect.signature(PldAccountant).parameters)
+          == list(inspect.signature(rdp_accountant.RdpAccountant).parameters)[:1])
+
+
+@pytest.mark.parametrize('backend', [PldAccountant, rdp_accountant.RdpAccountant])
+@pytest.mark.parametrize('model', MODELS)
+def test_protocol_behaviour_shared_with_flowers_backend(backend, model):
+  """What the protocol promises, checked on Flower's backend and ours alike."""
+  accountant = backend(config(model, max_epsilon=2.0))
+  event = GaussianPrivacyEvent(noise_multiplier=2.0, sample_size=50,
+                               population_size=1000)
+  assert accountant.num_releases == 0
+  assert accountant.get_epsilon(DELTA) == 0.0
+  accountant.compose(event)
+  accountant.compose(event, count=2)
+  assert accountant.num_releases == 3
+  spent = accountant.get_privacy_spent()
+  assert spent.delta == DELTA and spent.num_releases == 3
+  assert spent.epsilon == accountant.get_epsilon(DELTA) > 0
+  assert accountant.get_delta(spent.epsilon) <= DELTA * (1 + 1e-9)
+  # A prospective check leaves the ledger alone.
+  before = accountant.get_epsilon(DELTA)
+  accountant.would_exceed(event, count=1000)
+  assert accountant.num_releases == 3
+  assert accountant.get_epsilon(DELTA) == before
+  state = json.loads(json.dumps(accountant.state_dict()))
+  restored = backend(config(model, max_epsilon=2.0))
+  restored.load_state_dict(state)
+  assert restored.num_releases == 3
+  assert restored.get_epsilon(DELTA) == before  # bit for bit
+  with pytest.raises(ValueError):
+    restored.load_state_dict(backend(config(model, population=999)).state_dict())
+  with pytest.raises(ValueError):
+    accountant.compose(GaussianPrivacyEvent(2.0, 5, 999))
+  with pytest.raises(ValueError):
+    accountant.compose(event, count=0)
+  with pytest.raises(ValueError):
+    accountant.get_epsilon(0.0)
+
+
+@pytest.mark.parametrize('sigma', [0.3, 0.7, 1.0, 2.0, 5.0, 20.0])
+@pytest.mark.parametrize('rounds', [1, 10, 300])
+def test_no_amplification_within_one_percent_of_the_gdp_closed_form(sigma, rounds):
+  accountant = PldAccountant(config(NO_AMPLIFICATION))
+  accountant.compose(GaussianPrivacyEvent(sigma, 10, 1000), rounds)
+  exact = gaussian_epsilon(math.sqrt(rounds) / sigma, DELTA)
+  epsilon = accountant.get_epsilon(DELTA)
+  assert exact <= epsilon <= 1.01 * exact
+  assert accountant.get_delta(exact) >= gaussian_delta(
+      math.sqrt(rounds) / sigma, exact) * (1 - 1e-9)
+
+
+def test_rounds_of_different_noise_compose_to_the_gdp_of_their_sum():
+  accountant = PldAccountant(config(NO_AMPLIFICATION))
+  for sigma in (1.0, 2.0, 4.0):
+    accountant.compose(GaussianPrivacyEvent(sigma, 10, 1000), 3)
+  mu = math.sqrt(3 * (1 + 1 / 4 + 1 / 16))
+  exact = gaussian_epsilon(mu, DELTA)
+  assert exact <= accountant.get_epsilon(DELTA) <= 1.01 * exact
+
+
+@pytest.mark.parametrize('model, shift_per_inverse_sigma',
+                         [(POISSON, 1.0), (WITHOUT_REPLACEMENT, 2.0)])
+@pytest.mark.parametrize('sigma, sample_size', [(0.8, 100), (1.5, 30), (3.0, 500)])
+@pytest.mark.parametrize('epsilon', [0.0, 0.3, 1.5])
+def test_one_sampled_release_is_above_its_pair_by_quadrature(
+    model, shift_per_inverse_sigma, sigma, sample_size, epsilon):
+  """Poisson: the pair is the mechanism's (exact); without replacement, the
+  pair at sensitivity 2C is what Balle et al.'s bound gives."""
+  accountant = PldAccountant(config(model))
+  accountant.compose(GaussianPrivacyEvent(sigma, sample_size, 1000))
+  truth = mixture_delta(shift_per_inverse_sigma / sigma, sample_size / 1000,
+                        epsilon)
+  delta = accountant.get_delta(epsilon)
+  assert truth <= delta <= truth * 1.05 + 1e-9
+
+
+@pytest.mark.parametrize('model', MODELS)
+@pytest.mark.parametrize('sigma', [0.6, 1.0, 2.5])
+@pytest.mark.parametrize('rounds, sample_size', [(1, 100), (50, 10), (500, 10)])
+def test_never_above_flowers_rdp_accountant(model, sigma, rounds, sample_size):
+  ours = PldAccountant(config(model))
+  ours.compose(GaussianPrivacyEvent(sigma, sample_size, 1000), rounds)
+  theirs = rdp_accountant.RdpAccountant(config(model))
+  # Flower's RDP backend under replace-one reads σ against the replace-one
+  # sensitivity (dp_accounting's RDP convention): the same release as σ/2
+  # against the clipping norm C, which is what our σ means (module docstring).
+  flower_sigma = sigma / 2 if model is WITHOUT_REPLACEMENT else sigma
+  theirs.compose(GaussianPrivacyEvent(flower_sigma, sample_size, 1000), rounds)
+  for delta in (1e-3, DELTA, 1e-10):
+    assert ours.get_epsilon(delta) <= theirs.get_epsilon(delta)
+
+
+@pytest.mark.parametrize('model', MODELS)
+def test_would_exceed_is_the_epsilon_after_composing(model):
+  accountant = PldAccountant(config(model, max_epsilon=1.0))
+  event = GaussianPrivacyEvent(3.0, 20, 1000)
+  for _ in range(3):
+    probe = PldAccountant(config(model, max_epsilon=1.0))
+    probe.load_state_dict(accountant.state_dict())
+    probe.compose(event, 4)
+    after = probe.get_epsilon(DELTA)
+    for limit in (after * 0.999, after * 1.001):
+      assert accountant.would_exceed(event, max_epsilon=limit, count=4) == (
+          after > limit)
+    assert accountant.would_exceed(event, count=4) == (after > 1.0)
+    accountant.compose(event, 4)
+  without_limit = PldAccountant(config(model))
+  with pytest.raises(ValueError, match='max_epsilon'):
+    without_limit.would_exceed(event)
+  with pytest.raises(ValueError, match='max_epsilon'):
+    accountant.would_exceed(event, max_epsilon=-1.0)
+
+
+def test_state_is_json_and_restores_epsilon_bit_for_bit_across_events():
+  accountant = PldAccountant(config(POISSON))
+  for sigma, size, count in ((1.0, 10, 5), (1.3, 20, 1), (1.0, 10, 2)):
+    accountant.compose(GaussianPrivacyEvent(sigma, size, 1000), count)
+  text = json.dumps(accountant.state_dict())
+  restored = PldAccountant(config(POISSON))
+  restored.load_state_dict(json.loads(text))
+  for delta in (1e-2, DELTA, 1e-12):
+    assert restored.get_epsilon(delta) == accountant.get_epsilon(delta)
+  assert restored.get_delta(0.5) == accountant.get_delta(0.5)
+  assert restored.state_dict() == accountant.state_dict()
+
+
+def test_refuses_foreign_state_and_types_with_named_parameters():
+  accountant = PldAccountant(config(NO_AMPLIFICATION))
+  flower_state = rdp_accountant.RdpAccountant(config(NO_AMPLIFICATION)).state_dict()
+  with pytest.raises(ValueError, match='backend'):
+    accountant.load_state_dict(flower_state)
+  state = accountant.state_dict()
+  state['compositions'] = [{'event': {'noise_multiplier': -1.0, 'sample_size': 1,
+                                      'population_size': 1000}, 'count': 1}]
+  with pytest.raises(ValueError, match='state'):
+    accountant.load_state_dict(state)
+  with pytest.raises(TypeError, match='config'):
+    PldAccountant({'target_delta': 1e-5})
+  with pytest.raises(TypeError, match='event'):
+    accountant.compose((1.0, 10, 1000))
+  with pytest.raises(ValueError, match='delta'):
+    accountant.get_epsilon(1.5)
+  with pytest.raises(ValueError, match='epsilon'):
+    accountant.get_delta(-0.1)
+  with pytest.raises(ValueError, match='population_size=999'):
+    accountant.compose(GaussianPrivacyEvent(1.0, 10, 999))
+
+
+def test_a_model_flower_might_add_is_refused_by_name():
+  # PrivacyConfig validates in __post_init__; a future Flower may accept
+  # more models, which must not be accounted by guess.
+  unsupported = object.__new__(PrivacyConfig)
+  for name, value in (('target_delta', DELTA), ('population_size', 100),
+                      ('neighboring_relation', Relation.REPLACE_ONE),
+                      ('sampling_method', SamplingMethod.POISSON),
+                      ('max_epsilon', None)):
+    object.__setattr__(unsupported, name, value)
+  with pytest.raises(ValueError, match='poisson.*replace-one'):
+    PldAccountant(unsupported)
+
+
+def test_accepted_by_flowers_dp_wrappers():
+  strategy_module = pytest.importorskip('flwr.serverapp.strategy')
+  for wrapper in (strategy_module.DifferentialPrivacyServerSideFixedClipping,
+                  strategy_module.DifferentialPrivacyClientSideFixedClipping):
+    accountant = PldAccountant(config(NO_AMPLIFICATION, max_epsilon=5.0))
+    wrapped = wrapper(strategy_module.FedAvg(), noise_multiplier=1.0,
+                      clipping_norm=1.0, num_sampled_clients=10,
+                      accountant=accountant)
+    assert wrapped.accountant is accountant
+    assert wrapped.privacy_spent().epsilon == 0.0
+
+
+# --- Distributed noise under secure aggregation -----------------------------
+
+flwr_app = pytest.importorskip('flwr.app')
+from flwr.serverapp.exception import PrivacyBudgetExhausted  # pylint: disable=wrong-import-position
+from flwr.serverapp.strategy import FedAdam  # pylint: disable=wrong-import-position
+from flwr.serverapp.strategy import FedAvg  # pylint: disable=wrong-import-position
+from flwr.supercore.task_identity import TaskIdentity  # pylint: disable=wrong-import-position
+
+from shuffle_accountants import DistributedCheckInEvent  # pylint: disable=wrong-import-position
+from shuffle_accountants import ShufflePldAccountant  # pylint: disable=wrong-import-position
+
+
+@pytest.fixture(autouse=False)
+def server_identity(monkeypatch):
+  """Messages need the identity a running ServerApp would have."""
+  for name, value in (('_run_id', 1), ('_task_id', 1), ('_node_id', 0)):
+    monkeypatch.setattr(TaskIdentity, name, value, raising=False)
+
+
+class Grid:
+  def __init__(self, num_nodes):
+    self.num_nodes = num_nodes
+
+  def get_node_ids(self):
+    return list(range(1, self.num_nodes + 1))
+
+
+def trained_update(update):
+  """A ClientApp train function whose model moves by `update`."""
+  def call_next(msg, context):
+    del context
+    model = [array + update for array in
+             msg.content['arrays'].to_numpy_ndarrays()]
+    return flwr_app.Message(content=flwr_app.RecordDict({
+        'arrays': flwr_app.ArrayRecord(numpy_ndarrays=model),
+        'metrics': flwr_app.MetricRecord({'num-examples': 7, 'loss': 0.5})}),
+                            reply_to=msg)
+  return call_next
+
+
+def wrapper(**overrides):
+  settings = dict(noise_multiplier=2.0, clipping_norm=1.5, num_users=20,
+                  checkin_rate=0.25, target_delta=DELTA)
+  settings.update(overrides)
+  return flower.DistributedNoiseFixedClipping(FedAvg(), **settings)
+
+
+def one_round(strategy, server_round, update, dimension=4, drop=0):
+  arrays = flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(dimension)])
+  messages = list(strategy.configure_train(
+      server_round, arrays, flwr_app.ConfigRecord(), Grid(strategy.num_users)))
+  replies = [flower.distributed_noise_mod(message, None, trained_update(update))
+             for message in messages]
+  return messages, replies[drop:], strategy.aggregate_train(
+      server_round, replies[drop:])
+
+
+def test_each_share_and_the_event_follow_the_opacus_convention(server_identity):
+  strategy = wrapper(participation='hidden', min_reporting=3)
+  share = 2.0 * 1.5 / math.sqrt(20 * 0.25)
+  assert strategy.noise_share_stdv == pytest.approx(share, rel=1e-15)
+  assert strategy.event == DistributedCheckInEvent(
+      20, 0.25, 2.0 / math.sqrt(5), participation='hidden', min_reporting=3)
+  # One participant's reply: its update clipped to C = 1.5, plus N(0, share²).
+  strategy = wrapper(checkin_rate=1.0)
+  big = np.full(200_000, 0.01)  # norm 4.47, clipped to 1.5
+  messages, replies, _ = one_round(strategy, 1, big, dimension=big.size)
+  noise = replies[0].content['arrays'].to_numpy_ndarrays()[0] - big * (
+      1.5 / np.linalg.norm(big))
+  assert np.std(noise) == pytest.approx(2.0 * 1.5 / math.sqrt(20), rel=0.01)
+  assert len(messages) == 20
+
+
+def test_the_model_moves_by_the_sum_over_the_count(server_identity):
+  strategy = wrapper(checkin_rate=0.5)
+  _, replies, (arrays, metrics) = one_round(strategy, 1, np.full(4, 0.1))
+  updates = [reply.content['arrays'].to_numpy_ndarrays()[0] for reply in replies]
+  assert metrics['dp-participants'] == len(replies)
+  np.testing.assert_allclose(arrays.to_numpy_ndarrays()[0],
+                             np.sum(updates, axis=0) / len(updates), rtol=1e-14)
+  # Clients send no training metrics beyond the participation bit.
+  assert set(replies[0].content['metrics']) == {'dp-participant', 'num-examples'}
+
+
+@pytest.mark.parametrize('participation, min_reporting',
+                         [('revealed', None), ('hidden', 2)])
+def test_every_round_is_one_event_in_the_ledger(server_identity, participation,
+                                                min_reporting):
+  strategy = wrapper(participation=participation, min_reporting=min_reporting)
+  ledger = ShufflePldAccountant()
+  for server_round in (1, 2, 3):
+    messages, _, (_, metrics) = one_round(strategy, server_round, np.full(4, 0.1))
+    ledger.compose(DistributedCheckInEvent(
+        20, 0.25, 2.0 / math.sqrt(5), participation=participation,
+        min_reporting=min_reporting))
+    assert metrics['dp-epsilon'] == ledger.get_epsilon(DELTA)
+    # Hidden: everyone is asked and checks in by its own coin.
+    assert (len(messages) == 20) == (participation == 'hidden')
+
+
+def test_hidden_non_participants_send_a_zero_update(server_identity):
+  strategy = wrapper(participation='hidden', checkin_rate=0.25)
+  counts = []
+  for server_round in range(1, 6):
+    _, replies, (_, metrics) = one_round(strategy, server_round, np.full(4, 1.0))
+    bits = [reply.content['metrics']['dp-participant'] for reply in replies]
+    for bit, reply in zip(bits, replies):
+      if bit == 0:
+        assert not np.any(reply.content['arrays'].to_numpy_ndarrays()[0])
+    assert metrics['dp-participants'] == sum(bits)
+    counts.append(sum(bits))
+  assert 0 < sum(counts) < 100  # Bin(100, 1/4): 25 expected
+
+
+def test_dropouts_need_min_reporting_and_release_nothing_below_it(server_identity):
+  strategy = wrapper(checkin_rate=1.0)
+  with pytest.raises(ValueError, match='min_reporting'):
+    one_round(strategy, 1, np.full(4, 0.1), drop=1)
+  strategy = wrapper(checkin_rate=1.0, min_reporting=19)
+  _, _, (arrays, metrics) = one_round(strategy, 1, np.full(4, 0.1), drop=1)
+  assert arrays is not None and metrics['dp-participants'] == 19
+  _, _, (arrays, metrics) = one_round(strategy, 2, np.full(4, 0.1), drop=2)
+  assert arrays is None and metrics['dp-participants'] == 18
+  # Aborted rounds stay accounted.
+  ledger = ShufflePldAccountant().compose(strategy.event, 2)
+  assert metrics['dp-epsilon'] == ledger.get_epsilon(DELTA)
+
+
+def test_refusals_name_the_fix(server_identity):
+  class Weighted(FedAvg):
+    def aggregate_train(self, server_round, replies):
+      return super().aggregate_train(server_round, replies)
+  for strategy in (Weighted(), FedAdam()):
+    with pytest.raises(ValueError, match='FedAvg'):
+      flower.DistributedNoiseFixedClipping(
+          strategy, 1.0, 1.0, num_users=10, checkin_rate=0.5, target_delta=DELTA)
+  strategy = wrapper()
+  with pytest.raises(ValueError, match='num_users'):
+    strategy.configure_train(1, flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(2)]),
+                             flwr_app.ConfigRecord(), Grid(21))
+  with pytest.raises(ValueError, match='participation'):
+    wrapper(participation='anonymous')
+  with pytest.raises(ValueError, match='min_reporting'):
+    wrapper(min_reporting=0)
+  with pytest.raises(ValueError, match='checkin_rate'):
+    wrapper(checkin_rate=0.0)
+  with pytest.raises(ValueError, match='noise_multiplier'):
+    wrapper(noise_multiplier=0.0)
+  strategy = wrapper(max_epsilon=1.0)
+  with pytest.raises(PrivacyBudgetExhausted, match='max_epsilon'):
+    one_round(strategy, 1, np.full(4, 0.1))
+  assert strategy.num_rounds == 0  # refused before anything was sent
+  # A client without the mod.
+  strategy = wrapper(checkin_rate=1.0)
+  messages = strategy.configure_train(
+      1, flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(2)]),
+      flwr_app.ConfigRecord(), Grid(20))
+  bare = [trained_update(np.zeros(2))(message, None) for message in messages]
+  with pytest.raises(ValueError, match='distributed_noise_mod'):
+    strategy.aggregate_train(1, bare)
+
+
+def test_the_mod_refuses_a_server_without_the_wrapper(server_identity):
+  message = flwr_app.Message(content=flwr_app.RecordDict({
+      'arrays': flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(2)]),
+      'config': flwr_app.ConfigRecord({'server-round': 1})}),
+                             message_type='train', dst_node_id=1)
+  with pytest.raises(KeyError, match='DistributedNoiseFixedClipping'):
+    flower.distributed_noise_mod(message, None, trained_update(np.zeros(2)))
+  evaluate = flwr_app.Message(content=message.content, message_type='evaluate',
+                              dst_node_id=1)
+  assert flower.distributed_noise_mod(
+      evaluate, None, lambda msg, context: 'passed') == 'passed'
+
+
+def sampled(model, sample_size=5, max_epsilon=None, **overrides):
+  settings = dict(noise_multiplier=2.0, clipping_norm=1.5,
+                  num_sampled_clients=sample_size)
+  settings.update(overrides)
+  return flower.SampledServerSideFixedClipping(
+      FedAvg(), accountant=PldAccountant(config(
+          model, population=20, max_epsilon=max_epsilon)), **settings)
+
+
+def sampled_round(strategy, server_round, update, dimension=4, drop=0):
+  arrays = flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(dimension)])
+  messages = list(strategy.configure_train(
+      server_round, arrays, flwr_app.ConfigRecord(), Grid(20)))
+  replies = [trained_update(update)(message, None) for message in messages]
+  return messages, strategy.aggregate_train(server_round, replies[drop:])
+
+
+@pytest.mark.parametrize('model', MODELS)
+def test_sampled_clipping_samples_as_accounted(server_identity, model):
+  strategy = sampled(model)
+  ledger = PldAccountant(config(model, population=20))
+  sizes = set()
+  for server_round in (1, 2, 3, 4):
+    messages, (_, metrics) = sampled_round(strategy, server_round,
+                                           np.full(4, 0.1))
+    sizes.add(len(messages))
+    assert len(set(m.metadata.dst_node_id for m in messages)) == len(messages)
+    ledger.compose(GaussianPrivacyEvent(2.0, 5, 20))
+    assert metrics['dp-epsilon'] == ledger.get_epsilon(DELTA)
+  if model is not POISSON:
+    assert sizes == {5}
+
+
+def test_sampled_clipping_noise_is_sigma_c_on_the_sum(server_identity):
+  strategy = sampled(WITHOUT_REPLACEMENT, sample_size=20)
+  big = np.full(200_000, 0.01)  # norm 4.47 per client, clipped to 1.5
+  _, (arrays, _) = sampled_round(strategy, 1, big, dimension=big.size)
+  clipped_sum = 20 * big * (1.5 / np.linalg.norm(big))
+  noise = arrays.to_numpy_ndarrays()[0] * 20 - clipped_sum
+  assert np.std(noise) == pytest.approx(2.0 * 1.5, rel=0.01)
+
+
+def test_sampled_clipping_refusals(server_identity):
+  with pytest.raises(TypeError, match='PldAccountant'):
+    flower.SampledServerSideFixedClipping(
+        FedAvg(), 1.0, 1.0, 5,
+        accountant=rdp_accountant.RdpAccountant(config(POISSON, population=20)))
+  with pytest.raises(ValueError, match='FedAvg'):
+    flower.SampledServerSideFixedClipping(
+        FedAdam(), 1.0, 1.0, 5,
+        accountant=PldAccountant(config(POISSON, population=20)))
+  with pytest.raises(ValueError, match='num_sampled_clients'):
+    sampled(POISSON, sample_size=21)
+  with pytest.raises(ValueError, match='DistributedNoiseFixedClipping'):
+    sampled_round(sampled(WITHOUT_REPLACEMENT), 1, np.full(4, 0.1), drop=1)
+  strategy = sampled(WITHOUT_REPLACEMENT, noise_multiplier=0.5, max_epsilon=1.0)
+  with pytest.raises(PrivacyBudgetExhausted, match='max_epsilon'):
+    sampled_round(strategy, 1, np.full(4, 0.1))
+  assert strategy.accountant.num_releases == 0
+
+
+# --- A real Flower simulation -------------------------------------------------
+
+EXAMPLE = pathlib.Path(__file__).parents[2] / 'examples' / 'flower_digits.py'
+
+
+def run_example(*arguments):
+  pytest.importorskip('ray')
+  pytest.importorskip('sklearn')
+  result = subprocess.run([sys.executable, str(EXAMPLE), *arguments],
+                          capture_output=True, text=True, timeout=900,
+                          check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  rows = {}
+  for line in result.stdout.splitlines():
+    parts = line.split()
+    if len(parts) == 4 and parts[0] in ('central', 'secagg'):
+      rows.setdefault(parts[0], []).append(
+          (int(parts[1]), float(parts[2]), float(parts[3])))
+  return rows
+
+
+def check_simulation(rows, num_clients, rounds):
+  central = PldAccountant(config(NO_AMPLIFICATION, population=num_clients))
+  secagg = ShufflePldAccountant()
+  secagg_event = DistributedCheckInEvent(num_clients, 0.5, 1.0 / math.sqrt(
+      num_clients * 0.5))
+  for mode, ledger in (('central', central), ('secagg', secagg)):
+    assert [row[0] for row in rows[mode]] == list(range(rounds + 1))
+    for server_round, _, epsilon in rows[mode][1:]:
+      if mode == 'central':
+        ledger.compose(GaussianPrivacyEvent(1.0, num_clients, num_clients))
+      else:
+        ledger.compose(secagg_event)
+      assert epsilon == pytest.approx(ledger.get_epsilon(DELTA), abs=5e-7)
+    accuracies = [row[1] for row in rows[mode]]
+    assert accuracies[0] == pytest.approx(0.1, abs=0.02)  # the zero model
+    assert accuracies[-1] > accuracies[0] + 0.25
+
+
+def test_flower_simulation_both_threat_models_quick():
+  check_simulation(run_example('--quick'), num_clients=10, rounds=5)
+
+
+@pytest.mark.slow
+def test_flower_simulation_both_threat_models_default():
+  check_simulation(run_example(), num_clients=20, rounds=10)
