@@ -6,6 +6,8 @@ products: relative error ~1e-19 per operation) and exactly (fractions)."""
 import fractions
 import math
 
+from dp_accounting import dp_event
+from dp_accounting import privacy_accountant
 import hypothesis
 from hypothesis import strategies as st
 import numpy as np
@@ -254,3 +256,39 @@ def test_certified_masses_bound_exact_rationals_property(
   second = probs[::-1].copy()
   _check_against_fractions(roundoff.Rounds(discretization, [
       (lower, probs, 0.0, count), (0, second, 0.0, 1)]))
+
+
+def _certified(accountant) -> bool:
+  return discrete.DirectProfile(accountant._resolve()._pld).certified  # pylint: disable=protected-access
+
+
+def test_dp_accounting_gaussian_and_randomized_response_are_certified():
+  """Built without FFT, they enter the certified composition (D24)."""
+  accountant = pld_accountant.ShufflePldAccountant()
+  accountant.compose(events.ShuffleEvent(num_users=10**4, local_epsilon=1.0),
+                     50)
+  accountant.compose(dp_event.GaussianDpEvent(4.0), 20)
+  accountant.compose(dp_event.RandomizedResponseDpEvent(0.5, 3), 5)
+  assert _certified(accountant)
+  laplace = pld_accountant.ShufflePldAccountant(
+      privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE)
+  laplace.compose(dp_event.LaplaceDpEvent(2.0), 3)
+  assert not _certified(laplace)  # through dp_accounting's FFT: estimate
+
+
+@pytest.mark.parametrize('count', [1, 10])
+def test_randomized_response_composes_count_times(count):
+  """k-RR with noise 1/2 over 2 buckets: P-masses 3/4 at loss log 3, 1/4 at
+  -log 3; `count` rounds: Bin(count, 3/4) of them at +log 3. (dp_accounting
+  0.6's PLD accountant composes it once whatever the count.)"""
+  accountant = pld_accountant.ShufflePldAccountant(
+      value_discretization_interval=1e-3)
+  accountant.compose(dp_event.RandomizedResponseDpEvent(0.5, 2), count)
+  assert discrete.DirectProfile(accountant._pld).certified  # pylint: disable=protected-access
+  step = math.log(3)
+  for epsilon in [0.0, 0.5, 2.0, 5.0, 9.0]:
+    exact = sum(math.comb(count, j) * 0.75**j * 0.25**(count - j)
+                * max(0.0, 1 - math.exp(epsilon - (2 * j - count) * step))
+                for j in range(count + 1))
+    delta = accountant.get_delta(epsilon)
+    assert exact <= delta <= exact + 1e-3
