@@ -98,27 +98,33 @@ def _twiddles(length: int) -> Tuple[np.ndarray, np.ndarray]:
   return real, imag
 
 
-def multiply(a_real, a_imag, b_real, b_imag) -> Tuple[np.ndarray, np.ndarray]:
+def multiply(a_real, a_imag, b_real, b_imag, out=None
+             ) -> Tuple[np.ndarray, np.ndarray]:
   """(a_real + i a_imag)(b_real + i b_imag) by the standard formula, four
-  products and two sums, each rounded once (Higham Lemma 3.5)."""
-  real = np.multiply(a_real, b_real)
-  scratch = np.multiply(a_imag, b_imag)
+  products and two sums, each rounded once (Higham Lemma 3.5); into
+  `out` = (real, imaginary, scratch) arrays of the result's shape if given."""
+  if out is None:
+    shape = np.broadcast_shapes(np.shape(a_real), np.shape(b_real))
+    out = np.empty(shape), np.empty(shape), np.empty(shape)
+  real, imag, scratch = out
+  np.multiply(a_real, b_real, out=real)
+  np.multiply(a_imag, b_imag, out=scratch)
   real -= scratch
-  imag = np.multiply(a_real, b_imag)
+  np.multiply(a_real, b_imag, out=imag)
   np.multiply(a_imag, b_real, out=scratch)
   imag += scratch
   return real, imag
 
 
 def square(real, imag) -> Tuple[np.ndarray, np.ndarray]:
-  """(real + i imag)^2, bit for bit the standard formula's value (its two
-  products a b and b a are equal and their sum is an exact doubling)."""
-  result_real = np.multiply(real, real)
+  """(real + i imag)^2, in place, bit for bit the standard formula's value
+  (its two products a b and b a are equal; their sum is an exact doubling)."""
   scratch = np.multiply(imag, imag)
-  result_real -= scratch
-  np.multiply(real, imag, out=scratch)
-  scratch *= 2
-  return result_real, scratch
+  np.multiply(real, imag, out=imag)
+  imag *= 2
+  real *= real
+  real -= scratch
+  return real, imag
 
 
 def transform(real: np.ndarray, imag: np.ndarray, inverse: bool = False
@@ -148,11 +154,20 @@ def transform(real: np.ndarray, imag: np.ndarray, inverse: bool = False
     twiddle_imag = -twiddle_imag
   x_real = np.array(real, dtype=np.float64).reshape(1, length)
   x_imag = np.array(imag, dtype=np.float64).reshape(1, length)
+  # Reused buffers (fresh large arrays cost page faults at every stage).
+  spare_real, spare_imag = np.empty(length), np.empty(length)
+  scratch = np.empty((3, length // 2))
   transposed = False
   half = 1
   while half < length:
     if not transposed and 2 * half > length // half:
-      x_real, x_imag = x_real.T.copy(), x_imag.T.copy()
+      transposed_shape = (length // half, half)
+      np.copyto(spare_real.reshape(transposed_shape), x_real.T)
+      np.copyto(spare_imag.reshape(transposed_shape), x_imag.T)
+      x_real, spare_real = spare_real.reshape(transposed_shape), (
+          x_real.reshape(length))
+      x_imag, spare_imag = spare_imag.reshape(transposed_shape), (
+          x_imag.reshape(length))
       transposed = True
     columns = length // half
     if transposed:  # (columns, half): subsequences along axis 0
@@ -170,12 +185,15 @@ def transform(real: np.ndarray, imag: np.ndarray, inverse: bool = False
       shape, first, second = ((2 * half, columns // 2), np.s_[:half],
                               np.s_[half:])
     # w^0 = 1: the products of the first stage are exact, skipped.
-    product = odd if half == 1 else multiply(*odd, *twiddle)
-    out_real, out_imag = np.empty(shape), np.empty(shape)
+    product = odd if half == 1 else multiply(
+        *odd, *twiddle, out=[part.reshape(odd[0].shape) for part in scratch])
+    out_real = spare_real.reshape(shape)
+    out_imag = spare_imag.reshape(shape)
     np.add(even[0], product[0], out=out_real[first])
     np.subtract(even[0], product[0], out=out_real[second])
     np.add(even[1], product[1], out=out_imag[first])
     np.subtract(even[1], product[1], out=out_imag[second])
+    spare_real, spare_imag = x_real.reshape(length), x_imag.reshape(length)
     x_real, x_imag = out_real, out_imag
     half *= 2
   x_real, x_imag = x_real.reshape(length), x_imag.reshape(length)

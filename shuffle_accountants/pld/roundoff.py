@@ -128,10 +128,11 @@ def _fft_power(values: np.ndarray, count: int, window: int
   result = None
   while count:
     if count & 1:
-      result = base if result is None else radix2.multiply(*result, *base)
+      result = (tuple(part.copy() for part in base) if result is None
+                else radix2.multiply(*result, *base))
     count >>= 1
     if count:
-      base = radix2.square(*base)
+      base = radix2.square(*base)  # in place
   return radix2.transform(*result, inverse=True)[0][:size], length
 
 

@@ -20,16 +20,22 @@ from shuffle_accountants.pld import radix2
 from shuffle_accountants.pld import roundoff
 
 
-def _exact_power(values, count):
-  """count-fold convolution in long double (direct sums, by squaring)."""
-  result, power = np.ones(1, np.longdouble), values.astype(np.longdouble)
+def _binary_power(values, count, convolve, one):
+  """count-fold convolution of `values` by squaring."""
+  result, power = one, values
   while count:
     if count & 1:
-      result = np.convolve(result, power)
+      result = convolve(result, power)
     count >>= 1
     if count:
-      power = np.convolve(power, power)
+      power = convolve(power, power)
   return result
+
+
+def _exact_power(values, count):
+  """count-fold convolution in long double (direct sums)."""
+  return _binary_power(values.astype(np.longdouble), count, np.convolve,
+                       np.ones(1, np.longdouble))
 
 
 def _adversarial_pmf(rng, size):
@@ -183,17 +189,6 @@ def test_accountant_stays_above_the_exact_composition(num_users,
     assert accountant.get_delta(epsilon) >= exact_delta(epsilon) * (1 - 1e-12)
 
 
-def _fraction_power(values, count):
-  result, power = [fractions.Fraction(1)], values
-  while count:
-    if count & 1:
-      result = _fraction_convolve(result, power)
-    count >>= 1
-    if count:
-      power = _fraction_convolve(power, power)
-  return result
-
-
 def _fraction_convolve(first, second):
   out = [fractions.Fraction(0)] * (len(first) + len(second) - 1)
   for i, a in enumerate(first):
@@ -210,9 +205,9 @@ def _check_against_fractions(rounds):
   that underflow are not rounded up to a subnormal (both seen once)."""
   exact, lowest = [fractions.Fraction(1)], 0
   for first, probs, _, count in rounds.rounds:
-    exact = _fraction_convolve(
-        exact, _fraction_power([fractions.Fraction(float(p)) for p in probs],
-                               count))
+    exact = _fraction_convolve(exact, _binary_power(
+        [fractions.Fraction(float(p)) for p in probs], count,
+        _fraction_convolve, [fractions.Fraction(1)]))
     lowest += count * first
   d = rounds.discretization
   top = (lowest + len(exact) - 1) * d
