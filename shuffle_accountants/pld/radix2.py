@@ -10,8 +10,9 @@ multiply-add can merge them): a complex product by the standard formula
 errs by at most sqrt(2) gamma_2 (Higham Lemma 3.5), a complex sum by u.
 
 Twiddles are w^j = T_high[j >> m] * T_low[j & (2^m - 1)], both tables
-correctly rounded from 45-digit decimal Taylor series (each component within
-half an ulp, so |T - w| <= u + 1e-30), their product by the standard
+rounded to nearest from 45-digit decimal Taylor series (each component
+within half an ulp of a value within 1e-30, so |T - w| <= u + 2e-30), their
+product by the standard
 formula: |w^ - w| <= `twiddle_error()` ~ 4.9 u. Only tables of about
 sqrt(n) entries are evaluated in decimal.
 """
@@ -54,11 +55,13 @@ def twiddle_error() -> float:
   return mu * (1 + 1e-12)
 
 
-def _cos_sin(angle: decimal.Decimal) -> Tuple[float, float]:
-  """cos and sin of `angle` in [0, pi], correctly rounded from the series
-  (float(Decimal) rounds to nearest)."""
+def _cos_sin(numerator: int, denominator: int) -> Tuple[float, float]:
+  """cos and sin of the angle 2 pi numerator / denominator in [0, pi],
+  rounded to nearest from the 45-digit series (float(Decimal) rounds
+  correctly)."""
   with decimal.localcontext() as context:
     context.prec = _DIGITS
+    angle = 2 * _PI * numerator / denominator
     tiny = decimal.Decimal('1e-44')
     square = angle * angle
     sums = []
@@ -75,7 +78,7 @@ def _cos_sin(angle: decimal.Decimal) -> Tuple[float, float]:
 @functools.lru_cache(maxsize=64)
 def _table(length: int, step: int, size: int) -> Tuple[np.ndarray, np.ndarray]:
   """exp(-2 pi i j step / length), j < size: (real, imaginary)."""
-  values = [_cos_sin(2 * _PI * j * step / length) for j in range(size)]
+  values = [_cos_sin(j * step, length) for j in range(size)]
   real = np.array([c for c, _ in values])
   imag = -np.array([s for _, s in values])
   real.flags.writeable = imag.flags.writeable = False

@@ -9,8 +9,9 @@ tilted composition is O(1) where delta reads it, and an absolute, proven
 bound E on its FFT error (`fft_convolution_error`, `fft_power_error`) maps
 back to a *relative* bound on the tail. The certified masses
 u(L) = (c~(L) + E) e^{log_scale - lam L} >= c(L) give a delta(eps) that is an
-upper bound on the exact composition's, at every eps; docs/mathematics.md D24
-states the error model and the argument.
+upper bound on the exact composition's, at every eps. The transforms are
+`radix2`'s, the algorithm of Higham's Thm 24.2 as stated, so E is proven;
+docs/mathematics.md D24 gives the argument.
 """
 
 import math
