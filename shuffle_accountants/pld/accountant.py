@@ -93,6 +93,14 @@ class ShufflePldContribution:
 RDP_ALSO_BELOW_DELTA = 1e-9
 
 
+class _EventPld:
+  """Stands for the composed PLD while the parent builds one event's: its
+  `self._pld.compose(event_pld)` then returns the event's PLD itself."""
+
+  def compose(self, other, *unused_args, **unused_kwargs):
+    return other
+
+
 class ShufflePldAccountant(checkpoints.Checkpointable,
                            pld_privacy_accountant.PLDAccountant):
   """PLD accountant for shuffle-model events, composable with all others.
@@ -472,13 +480,48 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     if error is not None or gaussians is not None:
       return error or self._maybe_compose(gaussians, count, do_compose)
     if do_compose and count > 0:
-      pld = discrete.to_privacy_loss_distribution(
+      # Composed with the shuffle rounds, so the certificate covers it (D24).
+      self._pending.append((discrete.to_privacy_loss_distribution(
           sampler_accounting.random_allocation_pmf(
               event, self._value_discretization_interval,
-              self._relative_accuracy))
-      self._pld = discrete.compose(self._pld,
-                                   discrete.self_compose(pld, count))
+              self._relative_accuracy)), count))
     return None
+
+  def _compose_parent_event(self, event: dp_event.DpEvent, count: int,
+                            do_compose: bool
+                            ) -> Optional[CompositionErrorDetails]:
+    """One of dp_accounting's events, built by the parent.
+
+    Gaussians and randomized response are built without an FFT (the parent
+    folds a Gaussian's count into its noise, sigma / sqrt(count), exactly),
+    so their PMFs enter `compose_all` as exact inputs and the certificate
+    covers them (D24); this also composes randomized response `count`
+    times, which dp_accounting 0.6's accountant does once whatever the
+    count. The parent passes its other events through an FFT
+    self-composition even for one round, and Poisson-subsampled ones are
+    asymmetric: those it composes itself, as before (W18 (2)'s estimate), as
+    are asymmetric PLDs of the two above (composed by dp_accounting).
+    """
+    if (not do_compose or count == 0 or not isinstance(
+        event, (dp_event.GaussianDpEvent, dp_event.RandomizedResponseDpEvent))):
+      return super()._maybe_compose(event, count, do_compose)
+    self._flush()
+    held, self._composed_pld = self._composed_pld, _EventPld()
+    built_count = count if isinstance(event, dp_event.GaussianDpEvent) else 1
+    try:
+      error = super()._maybe_compose(event, built_count, do_compose)
+      built = self._composed_pld
+    finally:
+      self._composed_pld = held
+    if isinstance(built, _EventPld):  # nothing to compose (or an error)
+      return error
+    if built._symmetric:  # pylint: disable=protected-access
+      self._pending.append((discrete.exact_input(built), count // built_count))
+    else:
+      times = count // built_count
+      self._pld = discrete.compose(
+          self._pld, built.self_compose(times) if times > 1 else built)
+    return error
 
   def _maybe_compose(self, event: dp_event.DpEvent, count: int,
                      do_compose: bool) -> Optional[CompositionErrorDetails]:
@@ -513,7 +556,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     if isinstance(event, sampler_accounting.SAMPLER_EVENT_TYPES):
       return self._compose_sampler(event, count, do_compose)
     try:
-      return super()._maybe_compose(event, count, do_compose)
+      return self._compose_parent_event(event, count, do_compose)
     except IndexError:
       # The parent's composition fails once no finite mass is left (see
       # `discrete.compose`); delta is then 1 below +infinity: say so.

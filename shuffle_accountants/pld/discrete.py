@@ -350,6 +350,19 @@ def to_privacy_loss_distribution(
   return pld
 
 
+def exact_input(pld: privacy_loss_distribution.PrivacyLossDistribution
+                ) -> privacy_loss_distribution.PrivacyLossDistribution:
+  """A symmetric PLD built without FFT (dp_accounting's Gaussian or
+  randomized response), dense and recorded as an exact input of the
+  certificate (D24)."""
+  dense = _dense(pld)
+  # pylint: disable=protected-access
+  return to_privacy_loss_distribution(GridPmf(
+      dense._discretization, dense._lower_loss,
+      np.asarray(dense._probs, dtype=np.float64), dense._infinity_mass))
+  # pylint: enable=protected-access
+
+
 def self_compose(pld: privacy_loss_distribution.PrivacyLossDistribution,
                  count: int) -> privacy_loss_distribution.PrivacyLossDistribution:
   """`count`-fold composition within MAX_COMPOSED_BUCKETS. [DOM]

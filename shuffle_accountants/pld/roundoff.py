@@ -9,8 +9,9 @@ tilted composition is O(1) where delta reads it, and an absolute, proven
 bound E on its FFT error (`fft_convolution_error`, `fft_power_error`) maps
 back to a *relative* bound on the tail. The certified masses
 u(L) = (c~(L) + E) e^{log_scale - lam L} >= c(L) give a delta(eps) that is an
-upper bound on the exact composition's, at every eps; docs/mathematics.md D24
-states the error model and the argument.
+upper bound on the exact composition's, at every eps. The transforms are
+`radix2`'s, the algorithm of Higham's Thm 24.2 as stated, so E is proven;
+docs/mathematics.md D24 gives the argument.
 """
 
 import math
@@ -20,6 +21,7 @@ import numpy as np
 from scipy import special
 
 from shuffle_accountants import _cache
+from shuffle_accountants.pld import radix2
 
 UNIT_ROUNDOFF = 2.0**-53
 # Largest transform used by a certificate (64 MiB of complex data).
@@ -29,6 +31,7 @@ MAX_CERTIFIED_BUCKETS = 2**22
 _TILT_MARGIN = 8 * UNIT_ROUNDOFF
 # Absolute allowance per transform output for underflow (subnormals).
 _UNDERFLOW = 1e-290
+_SUBNORMAL = 2.0**-1074
 
 
 def _gamma(k: float) -> float:
@@ -37,20 +40,17 @@ def _gamma(k: float) -> float:
 
 
 def fft_relative_error(length: int) -> float:
-  """epsilon_F of the FFT error model (D24) for a power-of-two length.
+  """epsilon_F of `radix2.transform` for a power-of-two length (D24 (iii)).
 
-  Higham Thm 24.2: a radix-2 FFT of length 2^t with twiddle factors accurate
-  to mu has ||y^ - F x||_2 <= t eta / (1 - t eta) ||F x||_2, eta = mu +
-  gamma_4 (sqrt 2 + mu). pocketfft combines 2 or 3 radix-2 levels into one
-  radix-4 or radix-8 pass (one twiddle product per pass instead of one per
-  level, plus a product by sqrt(1/2) in radix-8); D24 takes twice Higham's
-  eta per level, with mu = 2u, as the model.
+  Higham Thm 24.2: the radix-2 FFT of length 2^t with twiddle factors
+  accurate to mu has ||y^ - F x||_2 <= t eta / (1 - t eta) ||F x||_2,
+  eta = mu + gamma_4 (sqrt 2 + mu); mu = `radix2.twiddle_error()`.
   """
   levels = int(length).bit_length() - 1
   if length != 1 << levels:
     raise ValueError(f'length={length} is not a power of two')
-  mu = 2 * UNIT_ROUNDOFF
-  eta = 2 * (mu + _gamma(4) * (math.sqrt(2) + mu))
+  mu = radix2.twiddle_error()
+  eta = mu + _gamma(4) * (math.sqrt(2) + mu)
   return levels * eta / (1 - levels * eta)
 
 
@@ -101,15 +101,22 @@ def _transform_length(size: int) -> int:
   return 1 << max(0, int(size - 1).bit_length())
 
 
+def _spectrum(values: np.ndarray, length: int) -> Tuple[np.ndarray,
+                                                           np.ndarray]:
+  padded = np.zeros(length)
+  padded[:values.size] = values
+  return radix2.transform(padded, np.zeros(length))
+
+
 def _fft_convolve(first: np.ndarray, second: np.ndarray, window: int
                   ) -> Tuple[np.ndarray, int]:
-  """Convolution by complex power-of-two FFTs (the model's case): linear,
-  or cyclic modulo `window` when longer (entries wrap around)."""
+  """Convolution by proven radix-2 FFTs (`radix2`): linear, or cyclic
+  modulo `window` when longer (entries wrap around)."""
   size = first.size + second.size - 1
   length = min(_transform_length(size), window)
-  spectrum = (np.fft.fft(first.astype(np.complex128), length)
-              * np.fft.fft(second.astype(np.complex128), length))
-  return np.fft.ifft(spectrum).real[:size], length
+  product = radix2.multiply(*_spectrum(first, length),
+                            *_spectrum(second, length))
+  return radix2.transform(*product, inverse=True)[0][:size], length
 
 
 def _fft_power(values: np.ndarray, count: int, window: int
@@ -118,15 +125,16 @@ def _fft_power(values: np.ndarray, count: int, window: int
   (cyclic modulo `window` when longer)."""
   size = count * (values.size - 1) + 1
   length = min(_transform_length(size), window)
-  base = np.fft.fft(values.astype(np.complex128), length)
+  base = _spectrum(values, length)
   result = None
   while count:
     if count & 1:
-      result = base if result is None else result * base
+      result = (tuple(part.copy() for part in base) if result is None
+                else radix2.multiply(*result, *base))
     count >>= 1
     if count:
-      base = base * base
-  return np.fft.ifft(result).real[:size], length
+      base = radix2.square(*base)  # in place
+  return radix2.transform(*result, inverse=True)[0][:size], length
 
 
 class _Node:
@@ -212,8 +220,10 @@ def _composed_node(rounds, keys, start: int, stop: int,
                              + abs(log_moment) + 1)
         tilted = np.exp(exponents - log_moment + np.nan_to_num(slack)) * (
             1 + _TILT_MARGIN)
-      leaf = _Node(tilted, 0.0, _norms(tilted)[0], lower, log_moment,
-                   abs(log_moment))
+      # An exp that underflows errs by at most the smallest subnormal.
+      leaf = _Node(tilted, math.sqrt(tilted.size) * _SUBNORMAL,
+                   _norms(tilted)[0] + tilted.size * _SUBNORMAL, lower,
+                   log_moment, abs(log_moment))
       return _power_node(leaf, count, length)
     middle = start + (1 << ((stop - start - 1).bit_length() - 1))
     return _product_node(
@@ -423,8 +433,13 @@ class Rounds:
       factor = np.exp(log_scale - tilt * losses + slack) * (1 + _TILT_MARGIN)
       bounded = np.maximum(values + error, 0.0)
       # 0 bounds the exact tilted mass: 0 whatever the factor (even inf).
+      # Where the exp or the product underflows, each errs by at most half
+      # the smallest subnormal (times the bound, for the exp): the added
+      # ceil(1 + bound) subnormals cover both (a sum of subnormals is exact;
+      # otherwise the margin covers the rounding and the sum only rounds up).
       masses = np.where(bounded > 0, bounded * np.where(bounded > 0, factor,
-                                                        1.0), 0.0)
+                                                        1.0)
+                        + np.ldexp(np.ceil(1.0 + bounded), -1074), 0.0)
     # No mass of a composition exceeds the product of the rounds' totals.
     log_total = sum(count * math.log(max(_norms(probs)[0], 1e-300))
                     for _, probs, _, count in self.rounds) * (1 + 1e-12)

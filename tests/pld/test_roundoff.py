@@ -1,28 +1,41 @@
-"""The proven FFT round-off bound (pld/roundoff.py, docs/mathematics.md D24),
-against compositions computed directly in extended precision (np.longdouble,
-sums of non-negative products: relative error ~1e-19 per operation)."""
+"""The proven FFT round-off bound (pld/roundoff.py, pld/radix2.py,
+docs/mathematics.md D24), against transforms and compositions computed
+directly in extended precision (np.longdouble, sums of non-negative
+products: relative error ~1e-19 per operation) and exactly (fractions)."""
 
+import fractions
 import math
 
+from dp_accounting import dp_event
+from dp_accounting import privacy_accountant
+import hypothesis
+from hypothesis import strategies as st
 import numpy as np
 import pytest
 
 from shuffle_accountants import events
 from shuffle_accountants.pld import accountant as pld_accountant
 from shuffle_accountants.pld import discrete
+from shuffle_accountants.pld import radix2
 from shuffle_accountants.pld import roundoff
 
 
-def _exact_power(values, count):
-  """count-fold convolution in long double (direct sums, by squaring)."""
-  result, power = np.ones(1, np.longdouble), values.astype(np.longdouble)
+def _binary_power(values, count, convolve, one):
+  """count-fold convolution of `values` by squaring."""
+  result, power = one, values
   while count:
     if count & 1:
-      result = np.convolve(result, power)
+      result = convolve(result, power)
     count >>= 1
     if count:
-      power = np.convolve(power, power)
+      power = convolve(power, power)
   return result
+
+
+def _exact_power(values, count):
+  """count-fold convolution in long double (direct sums)."""
+  return _binary_power(values.astype(np.longdouble), count, np.convolve,
+                       np.ones(1, np.longdouble))
 
 
 def _adversarial_pmf(rng, size):
@@ -48,13 +61,59 @@ def test_fft_error_bounds_exceed_the_true_error(seed):
   assert error <= roundoff.fft_convolution_error(first, second, length)
 
 
-def test_fft_model_constant_is_higham_times_two_per_level():
+def test_fft_constant_is_higham_theorem_24_2():
+  """eta = mu + gamma_4 (sqrt 2 + mu), no allowance on top (abs=0: pytest's
+  default absolute tolerance would accept any constant this small)."""
   u = 2.0**-53
-  eta = 2 * (2 * u + 4 * u / (1 - 4 * u) * (math.sqrt(2) + 2 * u))
+  mu = radix2.twiddle_error()
+  assert 4.8 * u < mu < 4.9 * u
+  eta = mu + 4 * u / (1 - 4 * u) * (math.sqrt(2) + mu)
   assert roundoff.fft_relative_error(2**20) == pytest.approx(
-      20 * eta / (1 - 20 * eta), rel=1e-12)
+      20 * eta / (1 - 20 * eta), rel=1e-12, abs=0)
   with pytest.raises(ValueError, match='power of two'):
     roundoff.fft_relative_error(3 * 2**10)
+
+
+def _long_double_dft(real, imag, inverse=False):
+  """Direct DFT in long double (twiddles to ~1e-19, sums of n terms)."""
+  n = real.size
+  angle = 2 * np.longdouble(np.pi) * (np.outer(np.arange(n), np.arange(n))
+                                      % n).astype(np.longdouble) / n
+  sign = 1 if inverse else -1
+  c, s = np.cos(angle), sign * np.sin(angle)
+  x, y = real.astype(np.longdouble), imag.astype(np.longdouble)
+  out_real, out_imag = c @ x - s @ y, s @ x + c @ y
+  if inverse:
+    out_real, out_imag = out_real / n, out_imag / n
+  return out_real, out_imag
+
+
+def test_twiddles_are_within_mu():
+  mu = radix2.twiddle_error()
+  for length in [2, 8, 2**10, 2**13]:
+    real, imag = radix2._twiddles(length)  # pylint: disable=protected-access
+    angle = 2 * np.longdouble(np.pi) * np.arange(length // 2) / length
+    error = np.hypot(real - np.cos(angle), imag + np.sin(angle))
+    assert np.max(error) <= mu - 1e-18
+    if length >= 8:  # (length 2: w = 1, exact)
+      assert np.max(error) > 0.1 * 2.0**-53  # the reference sees rounding
+
+
+@pytest.mark.parametrize('length', [1, 2, 4, 8, 64, 512])
+@pytest.mark.parametrize('inverse', [False, True])
+def test_radix2_transform_within_higham_bound(length, inverse):
+  rng = np.random.default_rng(length + inverse)
+  real = rng.normal(size=length) * 10.0 ** rng.uniform(-30, 0, length)
+  imag = rng.normal(size=length)
+  got_real, got_imag = radix2.transform(real, imag, inverse)
+  want_real, want_imag = _long_double_dft(real, imag, inverse)
+  error = math.sqrt(float(np.sum((got_real - want_real)**2
+                                 + (got_imag - want_imag)**2)))
+  norm = math.sqrt(float(np.sum(want_real**2 + want_imag**2)))
+  assert error <= (roundoff.fft_relative_error(length) * norm
+                   if length > 1 else 0.0)
+  if length >= 8:
+    assert error > 0  # compared with a reference that sees the round-off
 
 
 def _exact_composition(rounds):
@@ -128,3 +187,103 @@ def test_accountant_stays_above_the_exact_composition(num_users,
     assert accountant.get_delta(epsilon) <= delta * (1 + 1e-9)
   for epsilon in np.linspace(0, float(losses[-1]), 9):
     assert accountant.get_delta(epsilon) >= exact_delta(epsilon) * (1 - 1e-12)
+
+
+def _fraction_convolve(first, second):
+  out = [fractions.Fraction(0)] * (len(first) + len(second) - 1)
+  for i, a in enumerate(first):
+    if a:
+      for j, b in enumerate(second):
+        out[i + j] += a * b
+  return out
+
+
+def _check_against_fractions(rounds):
+  """Every certified mass >= the exact rational composition's, entrywise.
+
+  Fails if the error bound is subtracted instead of added, or if masses
+  that underflow are not rounded up to a subnormal (both seen once)."""
+  exact, lowest = [fractions.Fraction(1)], 0
+  for first, probs, _, count in rounds.rounds:
+    exact = _fraction_convolve(exact, _binary_power(
+        [fractions.Fraction(float(p)) for p in probs], count,
+        _fraction_convolve, [fractions.Fraction(1)]))
+    lowest += count * first
+  d = rounds.discretization
+  top = (lowest + len(exact) - 1) * d
+  for epsilon in np.linspace(0.0, top, 4):
+    tilt = rounds.saddle_point(epsilon)
+    first, length = rounds.window(tilt, epsilon)
+    lower, masses, _ = rounds.certified_masses(tilt, first, length)
+    for offset, mass in enumerate(masses):
+      index = lower + offset - lowest
+      if 0 <= index < len(exact):
+        assert fractions.Fraction(float(mass)) >= exact[index], (
+            epsilon, index, float(exact[index]), mass)
+
+
+def _spanning_pmf(rng, size):
+  """Masses from 1 down to 1e-300 (exact binary fractions: the reference
+  convolves the very floats the library reads)."""
+  probs = 10.0 ** -rng.uniform(0, 300, size)
+  probs[rng.integers(size)] = 1.0
+  return probs / probs.sum()
+
+
+@pytest.mark.parametrize('seed', range(6))
+def test_certified_masses_bound_exact_rationals(seed):
+  rng = np.random.default_rng(100 + seed)
+  rounds = roundoff.Rounds(float(rng.uniform(0.05, 0.5)), [
+      (int(rng.integers(-3, 2)), _spanning_pmf(rng, int(rng.integers(2, 7))),
+       0.0, int(rng.integers(1, 9)))
+      for _ in range(int(rng.integers(1, 4)))])
+  _check_against_fractions(rounds)
+
+
+@hypothesis.settings(max_examples=25, deadline=None)
+@hypothesis.given(
+    probs=st.lists(st.floats(1e-300, 1.0), min_size=2, max_size=6),
+    count=st.integers(1, 12), lower=st.integers(-4, 2),
+    discretization=st.floats(0.01, 1.0))
+def test_certified_masses_bound_exact_rationals_property(
+    probs, count, lower, discretization):
+  probs = np.array(probs) / np.sum(probs)
+  second = probs[::-1].copy()
+  _check_against_fractions(roundoff.Rounds(discretization, [
+      (lower, probs, 0.0, count), (0, second, 0.0, 1)]))
+
+
+def _certified(accountant) -> bool:
+  return discrete.DirectProfile(accountant._resolve()._pld).certified  # pylint: disable=protected-access
+
+
+def test_dp_accounting_gaussian_and_randomized_response_are_certified():
+  """Built without FFT, they enter the certified composition (D24)."""
+  accountant = pld_accountant.ShufflePldAccountant()
+  accountant.compose(events.ShuffleEvent(num_users=10**4, local_epsilon=1.0),
+                     50)
+  accountant.compose(dp_event.GaussianDpEvent(4.0), 20)
+  accountant.compose(dp_event.RandomizedResponseDpEvent(0.5, 3), 5)
+  assert _certified(accountant)
+  laplace = pld_accountant.ShufflePldAccountant(
+      privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE)
+  laplace.compose(dp_event.LaplaceDpEvent(2.0), 3)
+  assert not _certified(laplace)  # through dp_accounting's FFT: estimate
+
+
+@pytest.mark.parametrize('count', [1, 10])
+def test_randomized_response_composes_count_times(count):
+  """k-RR with noise 1/2 over 2 buckets: P-masses 3/4 at loss log 3, 1/4 at
+  -log 3; `count` rounds: Bin(count, 3/4) of them at +log 3. (dp_accounting
+  0.6's PLD accountant composes it once whatever the count.)"""
+  accountant = pld_accountant.ShufflePldAccountant(
+      value_discretization_interval=1e-3)
+  accountant.compose(dp_event.RandomizedResponseDpEvent(0.5, 2), count)
+  assert discrete.DirectProfile(accountant._pld).certified  # pylint: disable=protected-access
+  step = math.log(3)
+  for epsilon in [0.0, 0.5, 2.0, 5.0, 9.0]:
+    exact = sum(math.comb(count, j) * 0.75**j * 0.25**(count - j)
+                * max(0.0, 1 - math.exp(epsilon - (2 * j - count) * step))
+                for j in range(count + 1))
+    delta = accountant.get_delta(epsilon)
+    assert exact <= delta <= exact + 1e-3
