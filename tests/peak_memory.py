@@ -3,14 +3,20 @@
 Tests used to cap address space (`ulimit -v`), which fails on many-core
 machines where thread pools reserve gigabytes of address space they never
 touch. The resident peak is what a user's machine pays; a watchdog kills the
-child once its resident set passes the cap, so a runaway case fails its test
-instead of exhausting the machine.
+command once its resident set passes the cap, so a runaway case fails its
+test instead of exhausting the machine.
+
+The command runs under a small watchdog process (this file as a script): a
+child's `ru_maxrss` counts the pages it shared with its parent when forked,
+so forking it straight from a large test process would report that
+process's size.
 """
 
+import json
 import os
 import signal
 import subprocess
-import tempfile
+import sys
 import time
 from typing import List, NamedTuple
 
@@ -33,30 +39,55 @@ def _resident_bytes(pid: int) -> int:
   return 0
 
 
+def _watch(report_fd: int, timeout: float, cap_bytes: int,
+           command: List[str]) -> None:
+  """Runs `command`; writes its exit status, peak and reason to report_fd."""
+  report = os.fdopen(report_fd, 'w')
+  pid = os.fork()
+  if pid == 0:
+    os.close(report_fd)
+    os.execvp(command[0], command)
+  deadline = time.monotonic() + timeout
+  reason = ''
+  while True:
+    done, status, usage = os.wait4(pid, os.WNOHANG)
+    if done:
+      break
+    if _resident_bytes(pid) > cap_bytes:
+      reason = f'killed: resident memory above {cap_bytes} bytes'
+    elif time.monotonic() > deadline:
+      reason = f'killed: still running after {timeout} s'
+    if reason:
+      os.kill(pid, signal.SIGKILL)
+      _, status, usage = os.wait4(pid, 0)
+      break
+    time.sleep(0.05)
+  json.dump({'returncode': os.waitstatus_to_exitcode(status),
+             'peak_bytes': usage.ru_maxrss * 1024, 'reason': reason}, report)
+  report.close()
+
+
 def run(command: List[str], timeout: float, cap_bytes: int,
         cwd: str = '/') -> Finished:
   """Runs `command`; kills it past `timeout` seconds or `cap_bytes` resident."""
-  with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-    process = subprocess.Popen(command, stdout=out, stderr=err, cwd=cwd)
-    deadline = time.monotonic() + timeout
-    reason = ''
-    while True:
-      pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-      if pid:
-        break
-      if _resident_bytes(process.pid) > cap_bytes:
-        reason = f'killed: resident memory above {cap_bytes} bytes'
-      elif time.monotonic() > deadline:
-        reason = f'killed: still running after {timeout} s'
-      if reason:
-        os.kill(process.pid, signal.SIGKILL)
-        pid, status, usage = os.wait4(process.pid, 0)
-        break
-      time.sleep(0.05)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    out.seek(0)
-    err.seek(0)
-    stderr = err.read().decode(errors='replace')
-    return Finished(process.returncode, out.read().decode(),
-                    stderr + ('\n' + reason if reason else ''),
-                    usage.ru_maxrss * 1024)
+  read_end, write_end = os.pipe()
+  try:
+    result = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), str(write_end),
+         str(timeout), str(cap_bytes), *command], capture_output=True,
+        text=True, cwd=cwd, timeout=timeout + 60, pass_fds=(write_end,),
+        check=False)
+  finally:
+    os.close(write_end)
+  with os.fdopen(read_end) as report:
+    watched = json.loads(report.read() or '{}')
+  if not watched:
+    raise RuntimeError(f'the watchdog failed: {result.stderr[-3000:]}')
+  return Finished(
+      watched['returncode'], result.stdout,
+      result.stderr + ('\n' + watched['reason'] if watched['reason'] else ''),
+      watched['peak_bytes'])
+
+
+if __name__ == '__main__':
+  _watch(int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4:])

@@ -186,22 +186,22 @@ def test_events_round_trip_bit_exact(event):
 def test_a_field_added_later_round_trips_and_old_states_get_its_default(
     event):
   # A subclass with two more fields, made at run time from the attrs
-  # fields: stands for e.g. participation / min_reporting added to an event.
+  # fields: stands for fields a later version adds to an event.
   cls = type(event)
   extended = attr.make_class(
       f'Extended{cls.__name__}',
-      {'participation': attr.ib(default=1.0),
-       'min_reporting': attr.ib(default=(0, -0.0))},
+      {'added_ratio': attr.ib(default=1.0),
+       'added_pair': attr.ib(default=(0, -0.0))},
       bases=(cls,), frozen=True, slots=True)
   checkpoints.register_event_class(extended)
   try:
     values = attr.asdict(event, recurse=False)
-    new = extended(**values, participation=0.25, min_reporting=(3, math.inf))
+    new = extended(**values, added_ratio=0.25, added_pair=(3, math.inf))
     restored = checkpoints.event_from_dict(
         _through_json(checkpoints.event_to_dict(new)))
     assert _bit_identical(restored, new)
     old = checkpoints.event_to_dict(extended(**values))
-    for name in ('participation', 'min_reporting'):
+    for name in ('added_ratio', 'added_pair'):
       del old['event']['fields'][name]
     assert _bit_identical(checkpoints.event_from_dict(_through_json(old)),
                           extended(**values))

@@ -5,7 +5,7 @@ stated. This is the algorithm of the theorem, operation for operation:
 F_n = A_t ... A_1 P_n (n = 2^t), P_n the bit reversal (exact), each A_k the
 butterflies (a, b) -> (a + w b, a - w b) of half-length L/2 with
 w = omega_L^j. Every real operation is one numpy ufunc call on float64
-arrays, so each is one IEEE-754 operation rounded to nearest (no fused
+arrays, so each is one IEEE 754 operation rounded to nearest (no fused
 multiply-add can merge them): a complex product by the standard formula
 errs by at most sqrt(2) gamma_2 (Higham Lemma 3.5), a complex sum by u.
 
