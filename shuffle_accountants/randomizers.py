@@ -608,6 +608,62 @@ class FiniteRandomizer(Randomizer):
     return self._matrix()
 
 
+def _check_noise_multiplier(instance, attribute, value):
+  del instance
+  _validation.check_real(attribute.name, value, 0.0, min_inclusive=False)
+
+
+def _check_dimension(instance, attribute, value):
+  del instance
+  _validation.check_integer(attribute.name, value, 1)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class GaussianRandomizer(Randomizer):
+  """Gaussian reports: a vector clipped to L2 norm C plus N(0, sigma^2 C^2 I_d).
+
+  Each user clips its record x to the ball of radius C in R^d and reports
+  x + N(0, sigma^2 C^2 I_d), sigma = `noise_multiplier`. Replace-one: one
+  user's record changes, so its report's mean moves by up to 2C. Not pure
+  LDP (`local_epsilon` is infinite): shuffle rounds are accounted with the
+  D7 Gaussian pair (no amplification) and, for d = 1, the continuous
+  privacy blanket NUM-BLANKET (`pld.continuous_blanket`), the smaller
+  profile winning. For d > 1 the blanket has mass about e^{-sqrt(d)/sigma}
+  and is not used (the contribution record says so).
+
+  Attributes:
+    noise_multiplier: sigma > 0 (noise standard deviation over C).
+    dimension: d >= 1.
+  """
+  noise_multiplier: float = attr.ib(validator=_check_noise_multiplier)
+  dimension: int = attr.ib(default=1, converter=_validation.whole_if_integral,
+                           validator=_check_dimension)
+
+  @property
+  def local_epsilon(self) -> float:  # type: ignore[override]
+    return math.inf
+
+  def clone_rate(self) -> float:
+    return 0.0
+
+  def blanket(self) -> Optional[BlanketTable]:
+    return None
+
+  @property
+  def blanket_note(self) -> str:
+    if self.dimension == 1:
+      return 'continuous blanket: see NUM-BLANKET'
+    return (f'dimension {self.dimension} > 1: the continuous blanket '
+            '(NUM-BLANKET) is implemented for d = 1 only')
+
+  def pair_cells(self) -> Optional[PairCells]:
+    return None
+
+  def output_probabilities(self) -> np.ndarray:
+    raise ValueError('GaussianRandomizer has continuous outputs: no '
+                     'output matrix.')
+
+
 CATALOGUE = (KRandomizedResponse, SymmetricUnaryEncoding,
              OptimizedUnaryEncoding, OptimizedLocalHashing,
              BinaryLocalHashing, HadamardResponse, SubsetSelection,

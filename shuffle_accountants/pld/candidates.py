@@ -25,6 +25,7 @@ from shuffle_accountants import randomizers
 from shuffle_accountants.pld import blanket
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pld import continuous_blanket
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import distributed
 from shuffle_accountants.pld import fmt21
@@ -113,6 +114,21 @@ def _cannot_win(num_users: int, local_epsilon: float,
   return False
 
 
+def _gaussian_pairs(num_users: int, randomizer, discretization):
+  """D7 and, for d = 1, NUM-BLANKET (combined in one pair), with names."""
+  sigma = randomizer.noise_multiplier
+  if randomizer.dimension > 1:
+    return ((continuous_blanket.NO_AMPLIFICATION,
+             continuous_blanket.gaussian_shuffle_atoms(
+                 num_users, sigma, discretization or 1e-3, blanket=False)),
+            (f'{continuous_blanket.NAME}: not used '
+             f'({randomizer.blanket_note})', None))
+  return ((f'{continuous_blanket.NO_AMPLIFICATION} and '
+           f'{continuous_blanket.NAME}',
+           continuous_blanket.gaussian_shuffle_atoms(
+               num_users, sigma, discretization or 1e-3)),)
+
+
 # Pairs of recent rounds (the grid policy and the PMF both read them).
 @_cache.cached(PAIRS_CACHE_BYTES, _cache.atoms_bytes)
 def shuffle_round_pairs(num_users: int, local_epsilon: float,
@@ -130,6 +146,8 @@ def shuffle_round_pairs(num_users: int, local_epsilon: float,
   fewer atoms.
   """
   n, eps0, width = num_users, local_epsilon, relative_width
+  if isinstance(randomizer, randomizers.GaussianRandomizer):
+    return _gaussian_pairs(n, randomizer, discretization)
   if local_delta > 0:
     return tuple(fmt21.approximate_ldp_candidates(n, eps0, local_delta))
   if randomizer is None and num_categories is not None:

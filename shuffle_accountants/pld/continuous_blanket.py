@@ -1,0 +1,201 @@
+"""Shuffled scalar Gaussian reports: the continuous privacy blanket (NUM-BLANKET, BBGN19) [UB].
+
+Scale C = 1. The randomizer reports x + N(0, sigma^2), x in [-1, 1]. For
+every y, inf_x N(x, sigma^2)(y) = phi_sigma(|y| + 1) =: u(y), of total mass
+gamma = 2 Phi(-1 / sigma); with omega = u / gamma, every report law is
+gamma omega + (1 - gamma) LO(x). For the pair (x, x') = (1, -1) the
+likelihood ratios to omega are rho(y) = gamma e^{k y}, rho'(y) = gamma on
+y >= 0 and the mirror image on y < 0, k = 2 / sigma^2.
+
+Bound (docs/mathematics.md NUM-BLANKET), for eps >= 0 and a = e^eps: an
+adversary who also learns which other users drew from the blanket sees the
+target's report among M ~ Bin(n - 1, gamma) omega-draws, and
+
+  delta(eps) <= ell + E_M[ E[(sum_{j=0}^{M} L_j)_+] / (M + 1) ],
+
+with L_j = min(rho, gamma e^eta)(Y_j) - a min(rho', gamma e^eta)(Y_j), Y_j iid
+omega, and ell the target's mass above the clamp (P-mass where rho exceeds
+gamma e^eta, minus gamma e^eta times its omega-mass). With
+x_+ <= e^{lambda x - 1} / lambda for every lambda > 0 and the binomial sum in
+closed form,
+
+  delta(eps) <= ell + ((1 - gamma + gamma m(lambda))^n - (1 - gamma)^n)
+                      / (n gamma e lambda),    m(lambda) = E[e^{lambda L}].
+
+m(lambda) is bounded from above on cells of y (L is monotone in |y| on each
+half line, so each cell takes its sup) with the exact Gaussian mass of each
+cell, rounded up. Any lambda and any clamp give a valid bound; the smallest
+over a few of each is taken.
+"""
+
+import functools
+import math
+
+import numpy as np
+from scipy import special
+
+from shuffle_accountants.pld import checkin
+from shuffle_accountants.pld import discrete
+
+# Cells of y in [0, clamp] on each half line.
+_CELLS = 400
+# Clamp points y_eta = 1 + sigma z (the leak ell is a Gaussian tail at z).
+_CLAMP_SCORES = (4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 8.0, 9.0)
+# lambda is searched on a log grid, then refined around the best point.
+_LAMBDA_POINTS = 32
+# Relative and absolute allowance for rounding in the cell masses and sums.
+_RELATIVE_ERROR = 1e-9
+_ABSOLUTE_ERROR = 1e-300
+# Blanket bounds are evaluated at this many epsilons (chords in between).
+_BLANKET_POINTS = 100
+# The profile is built up to the no-amplification epsilon at this delta
+# (larger losses go to +infinity with their profile value).
+_SMALLEST_DELTA = 1e-14
+
+NAME = 'NUM-BLANKET continuous privacy blanket'
+NO_AMPLIFICATION = 'D7 Gaussian pair (no amplification)'
+
+
+def blanket_mass(noise_multiplier: float) -> float:
+  """gamma = 2 Phi(-1 / sigma): the mass of inf_x N(x, sigma^2) over [-1, 1]."""
+  return float(special.erfc(1.0 / (noise_multiplier * math.sqrt(2.0))))
+
+
+def _tail(z: np.ndarray) -> np.ndarray:
+  """P[N(0, 1) > z]."""
+  return special.ndtr(-np.asarray(z, dtype=np.float64))
+
+
+def _clamp_terms(noise_multiplier: float, clamp: float):
+  """(cell edges, omega-masses per cell and half line, top mass, leak)."""
+  sigma = noise_multiplier
+  gamma = blanket_mass(sigma)
+  edges = np.linspace(0.0, clamp, _CELLS + 1)
+  upper_tails = _tail((edges + 1.0) / sigma)
+  masses = (upper_tails[:-1] - upper_tails[1:]) / gamma
+  masses = masses * (1 + _RELATIVE_ERROR) + _ABSOLUTE_ERROR
+  top = float(upper_tails[-1]) / gamma * (1 + _RELATIVE_ERROR)
+  # ell = P[N(1, s^2) > c] - e^{k c} P[N(-1, s^2) > c], with log-space terms.
+  k = 2.0 / sigma**2
+  log_first = special.log_ndtr(-(clamp - 1.0) / sigma)
+  log_second = k * clamp + special.log_ndtr(-(clamp + 1.0) / sigma)
+  leak = math.exp(log_first) * -math.expm1(min(0.0, log_second - log_first))
+  return edges, masses, top, leak * (1 + _RELATIVE_ERROR) + 1e-300
+
+
+def _log_bound(num_users: int, gamma: float, log_m: np.ndarray,
+               lambdas: np.ndarray) -> np.ndarray:
+  """log of ((1 - g + g m)^n - (1 - g)^n) / (n g e lambda), elementwise."""
+  n = num_users
+  with np.errstate(over='ignore', invalid='ignore', divide='ignore'):
+    m_minus_one = np.expm1(log_m)
+    first = n * np.log1p(gamma * m_minus_one)
+    second = n * math.log1p(-gamma) if gamma < 1 else -np.inf
+    value = (first + np.log(-np.expm1(np.minimum(second - first, 0.0)))
+             - math.log(n * gamma) - 1.0 - np.log(lambdas))
+  return np.where(np.isnan(value), np.inf, value)
+
+
+def blanket_deltas(num_users: int, noise_multiplier: float,
+                   epsilons: np.ndarray) -> np.ndarray:
+  """NUM-BLANKET upper bounds on delta(eps), eps >= 0 (rounded up). [UB]"""
+  epsilons = np.asarray(epsilons, dtype=np.float64)
+  sigma, n = noise_multiplier, num_users
+  gamma = blanket_mass(sigma)
+  if gamma <= 0:
+    return np.ones_like(epsilons)
+  k = 2.0 / sigma**2
+  best = np.ones_like(epsilons)
+  for score in _CLAMP_SCORES:
+    clamp = 1.0 + sigma * score
+    if k * clamp > 700:
+      continue
+    edges, masses, top, leak = _clamp_terms(sigma, clamp)
+    if leak >= 1:
+      continue
+    growth = np.exp(k * edges)
+    weights = np.append(masses, top)
+    a = np.exp(np.minimum(epsilons, 700.0))[:, None]
+    # Sup of L on each cell: at the outer edge (y >= 0), inner (y < 0);
+    # -inf where a e^{k y} overflows (e^{lambda L} is then 0).
+    plus = gamma * (np.append(growth[1:], growth[-1])[None, :] - a)
+    with np.errstate(over='ignore'):
+      minus = gamma * (1.0 - a * np.append(growth[:-1], growth[-1])[None, :])
+    largest = plus.max(axis=1)
+    positive = largest > 0
+    best = np.where(positive, best, np.minimum(best, leak))
+    if not np.any(positive):
+      continue
+    plus, minus, largest = plus[positive], minus[positive], largest[positive]
+    low = np.log(1e-6 / largest)[:, None]
+    high = np.log(700.0 / largest)[:, None]
+    steps = np.linspace(0.0, 1.0, _LAMBDA_POINTS)[None, :]
+    values = None
+    for _ in range(2):
+      lambdas = np.exp(low + (high - low) * steps)  # [eps, lambda]
+      with np.errstate(over='ignore'):
+        log_m = special.logsumexp(
+            np.concatenate([lambdas[:, :, None] * plus[:, None, :],
+                            lambdas[:, :, None] * minus[:, None, :]], axis=2),
+            b=np.concatenate([weights, weights])[None, None, :], axis=2)
+      values = _log_bound(n, gamma, log_m + _RELATIVE_ERROR, lambdas)
+      where = np.argmin(values, axis=1)
+      rows = np.arange(where.size)
+      low = np.log(lambdas[rows, np.maximum(where - 1, 0)])[:, None]
+      high = np.log(lambdas[rows, np.minimum(where + 1,
+                                             _LAMBDA_POINTS - 1)])[:, None]
+    smallest = values.min(axis=1)
+    bound = leak + np.exp(np.minimum(smallest, 0.0)) * (1 + 1e-9)
+    best[positive] = np.minimum(best[positive], bound)
+  return np.minimum(best, 1.0)
+
+
+@functools.lru_cache(maxsize=64)
+def _coarse_bounds(num_users: int, noise_multiplier: float, top: float):
+  """(epsilons, NUM-BLANKET bounds) at `_BLANKET_POINTS` points of [0, top]."""
+  coarse = np.linspace(0.0, top, _BLANKET_POINTS)
+  return coarse, blanket_deltas(num_users, noise_multiplier, coarse)
+
+
+def _largest_epsilon(shift: float) -> float:
+  """The no-amplification epsilon at delta = _SMALLEST_DELTA (bisection)."""
+  low, high = 0.0, shift * shift / 2 + shift * 10 + 10
+  for _ in range(60):
+    middle = (low + high) / 2
+    if checkin.gaussian_profile(shift, np.array([middle]))[0] > _SMALLEST_DELTA:
+      low = middle
+    else:
+      high = middle
+  return high
+
+
+def gaussian_shuffle_atoms(num_users: int, noise_multiplier: float,
+                           discretization: float, blanket: bool = True
+                           ) -> discrete.PldAtoms:
+  """A dominating pair for n shuffled scalar Gaussian reports. [UB]
+
+  The pointwise smallest of the D7 Gaussian pair's profile and the
+  NUM-BLANKET bounds (when `blanket`; evaluated at `_BLANKET_POINTS` epsilons, chords in
+  e^eps between them: the true profile is convex in e^eps), convexified
+  and connected on the grid of `discretization` (both orders: the pair
+  (1, -1) is mirror-symmetric, D3).
+  """
+  shift = checkin.gaussian_shift(noise_multiplier)
+  top = _largest_epsilon(shift)
+  d = max(discretization, top / discrete.MAX_PMF_BUCKETS * 4)
+  upper = int(math.ceil(top / d))
+  grid = np.arange(upper + 1) * d
+  deltas = checkin.gaussian_profile(shift, grid)
+  if blanket:
+    coarse, bounds = _coarse_bounds(num_users, noise_multiplier, top)
+    # Chord in e^eps of the coarse bounds: above the true (convex) profile.
+    deltas = np.minimum(deltas, np.interp(np.exp(grid - top),
+                                          np.exp(coarse - top), bounds))
+  negative = -np.expm1(-grid[:0:-1]) + np.exp(-grid[:0:-1]) * deltas[:0:-1]
+  full = np.concatenate([negative, deltas])
+  x = np.exp((np.arange(-upper, upper + 1) - upper) * d)
+  envelope = np.maximum(discrete.lower_convex_envelope(x, full), 0.0)
+  pmf = discrete.profile_to_pmf(d, -upper, envelope)
+  losses = (pmf.lower_index + np.arange(pmf.probs.size)) * d
+  keep = pmf.probs > 0
+  return discrete.PldAtoms(losses[keep], pmf.probs[keep], pmf.infinity_mass)
