@@ -33,6 +33,7 @@ import math
 
 import numpy as np
 from scipy import special
+from scipy import stats
 
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import discrete
@@ -199,3 +200,62 @@ def gaussian_shuffle_atoms(num_users: int, noise_multiplier: float,
   losses = (pmf.lower_index + np.arange(pmf.probs.size)) * d
   keep = pmf.probs > 0
   return discrete.PldAtoms(losses[keep], pmf.probs[keep], pmf.infinity_mass)
+
+
+def _count_pair_delta(num_users: int, target_rate: float, other_rate: float,
+                      epsilons: np.ndarray) -> np.ndarray:
+  """Exact delta(eps) of Bin(n - 1, q) + Bern(p) vs Bin(n, q), on a window.
+
+  Counts outside mean +- 40 standard deviations (and 40 counts) are left
+  out, which can only lower the value: a lower bound.
+  """
+  n, p, q = num_users, target_rate, other_rate
+  spread = 40 * math.sqrt(n * q * (1 - q)) + 40
+  counts = np.arange(max(0, math.floor(n * q - spread)),
+                     min(n, math.ceil(n * q + spread + 1)) + 1)
+  others = stats.binom.logpmf(counts, n - 1, q)
+  shifted = stats.binom.logpmf(counts - 1, n - 1, q)
+  log_p = np.logaddexp(math.log1p(-p) + others if p < 1 else -np.inf,
+                       math.log(p) + shifted if p > 0 else -np.inf)
+  log_q = stats.binom.logpmf(counts, n, q)
+  with np.errstate(over='ignore', invalid='ignore'):
+    terms = np.exp(log_p)[None, :] * -np.expm1(np.minimum(
+        0.0, epsilons[:, None] + log_q[None, :] - log_p[None, :]))
+  return np.nansum(terms, axis=1)
+
+
+def threshold_count_epsilon_lower_bound(num_users: int,
+                                        noise_multiplier: float,
+                                        delta: float) -> float:
+  """NUM-LB: epsilon that n shuffled scalar Gaussian reports cannot beat. [LB]
+
+  The dataset pair "the target holds 1 or -1, every other user holds -1",
+  post-processed to the number of reports above a threshold t: an exact
+  binomial pair (the target's report exceeds t with probability
+  P[N(1, s^2) > t] or P[N(-1, s^2) > t], each other's with the latter).
+  The largest epsilon over a few thresholds at which its delta exceeds
+  `delta` (within 1e-4, rounded down). A lower bound [LB, PAIR], never
+  composed.
+  """
+  sigma = noise_multiplier
+  best = 0.0
+  for score in np.linspace(0.0, 6.0, 25):
+    threshold = -1.0 + sigma * score
+    p = float(_tail((threshold - 1.0) / sigma))
+    q = float(_tail((threshold + 1.0) / sigma))
+    if q <= 0 or q >= 1:
+      continue
+    pair = lambda eps: _count_pair_delta(num_users, p, q, np.array([eps]))[0]
+    if pair(best) <= delta:
+      continue
+    low, high = best, best + 1.0
+    while pair(high) > delta and high < 1e3:
+      low, high = high, 2 * high
+    for _ in range(40):
+      middle = (low + high) / 2
+      if pair(middle) > delta:
+        low = middle
+      else:
+        high = middle
+    best = max(best, low)
+  return best

@@ -1,0 +1,200 @@
+"""Shuffled Gaussian reports (GaussianRandomizer): NUM-BLANKET against references.
+
+The references are written here without the library: exact binomial pairs
+of thresholded counts (post-processings of the dataset pair "every other
+user holds -C"), the quadrature of the exact shuffled law for n = 2, 3, and
+a grid check of the worst-pair lemma of NUM-BLANKET.
+"""
+
+import math
+
+from dp_accounting import dp_event
+import hypothesis
+from hypothesis import strategies
+import numpy as np
+import pytest
+from scipy import stats
+
+from shuffle_accountants import events
+from shuffle_accountants import randomizers
+from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants.pld import continuous_blanket
+
+
+def _certified(num_users, sigma, delta=1e-6, dimension=1):
+  accountant = ShufflePldAccountant()
+  accountant.compose(events.ShuffleEvent(
+      num_users=num_users,
+      randomizer=randomizers.GaussianRandomizer(sigma, dimension)))
+  return accountant.get_epsilon(delta)
+
+
+def _gaussian_epsilon(sigma, delta):
+  """No-amplification epsilon of N(2/sigma, 1) vs N(0, 1) (bisection)."""
+  mu = 2.0 / sigma
+  profile = lambda e: (stats.norm.cdf(mu / 2 - e / mu)
+                       - math.exp(e) * stats.norm.cdf(-mu / 2 - e / mu))
+  low, high = 0.0, 100.0
+  for _ in range(80):
+    middle = (low + high) / 2
+    low, high = (middle, high) if profile(middle) > delta else (low, middle)
+  return high
+
+
+def _threshold_lower_bound(num_users, sigma, delta):
+  """Largest eps with delta(eps) > delta for thresholded counts (exact pair)."""
+  best = 0.0
+  for threshold in np.linspace(-1.0, -1.0 + 6 * sigma, 13):
+    p = stats.norm.sf(threshold, loc=1.0, scale=sigma)
+    q = stats.norm.sf(threshold, loc=-1.0, scale=sigma)
+    counts = np.arange(num_users + 1)
+    with_target = ((1 - p) * stats.binom.pmf(counts, num_users - 1, q)
+                   + p * stats.binom.pmf(counts - 1, num_users - 1, q))
+    without = stats.binom.pmf(counts, num_users, q)
+    pair = lambda e: np.sum(np.maximum(with_target - math.exp(e) * without,
+                                       0.0))
+    low, high = 0.0, 50.0
+    if pair(low) <= delta:
+      continue
+    for _ in range(50):
+      middle = (low + high) / 2
+      low, high = (middle, high) if pair(middle) > delta else (low, middle)
+    best = max(best, low)
+  return best
+
+
+@pytest.mark.parametrize('num_users, sigma', [
+    (10**4, 2.0), (10**3, 1.0), (100, 0.5), (3000, 5.0)])
+def test_certified_epsilon_between_lower_bound_and_no_amplification(
+    num_users, sigma):
+  certified = _certified(num_users, sigma)
+  assert _threshold_lower_bound(num_users, sigma, 1e-6) <= certified
+  assert certified <= _gaussian_epsilon(sigma, 1e-6) * (1 + 1e-3)
+
+
+def test_issue_targets():
+  """d = 1, delta = 1e-6 (issue 31): 0.1x and 0.25x the no-amplification."""
+  assert _certified(10**4, 2.0) <= 0.1 * _gaussian_epsilon(2.0, 1e-6)
+  assert _certified(10**5, 1.0) <= 0.25 * _gaussian_epsilon(1.0, 1e-6)
+
+
+def test_library_lower_bound_matches_the_reference():
+  library = continuous_blanket.threshold_count_epsilon_lower_bound(
+      10**4, 2.0, 1e-6)
+  assert library == pytest.approx(0.0326, abs=5e-4)
+  assert library <= _certified(10**4, 2.0)
+
+
+def _shuffled_delta_quadrature(target, other, values, sigma, epsilon):
+  """delta(eps) of the randomly ordered reports of target + others.
+
+  `values` are the other users' inputs; the law of a uniformly random order
+  of the n reports is that of the multiset (a bijection of it), so
+  delta = int (p - e^eps q)_+ over R^n of the permutation-averaged densities.
+  """
+  import itertools
+  n = len(values) + 1
+  grid = np.linspace(-1 - 7 * sigma, 1 + 7 * sigma, 161 if n == 3 else 2001)
+  step = grid[1] - grid[0]
+  points = np.meshgrid(*([grid] * n), indexing='ij')
+
+  def density(first):
+    inputs = (first,) + tuple(values)
+    total = 0.0
+    for order in itertools.permutations(range(n)):
+      term = 1.0
+      for slot, who in enumerate(order):
+        term = term * stats.norm.pdf(points[slot], inputs[who], sigma)
+      total = total + term
+    return total / math.factorial(n)
+
+  p, q = density(target), density(other)
+  return float(np.sum(np.maximum(p - math.exp(epsilon) * q, 0.0))
+               * step**n)
+
+
+@pytest.mark.parametrize('values', [(-1.0,), (1.0,), (0.0,), (-1.0, -1.0),
+                                    (1.0, -1.0)])
+@pytest.mark.parametrize('sigma, epsilon', [(1.0, 0.5), (2.0, 0.2)])
+def test_small_population_quadrature_below_certified_delta(values, sigma,
+                                                           epsilon):
+  n = len(values) + 1
+  accountant = ShufflePldAccountant()
+  accountant.compose(events.ShuffleEvent(
+      num_users=n, randomizer=randomizers.GaussianRandomizer(sigma)))
+  certified = accountant.get_delta(epsilon)
+  for target, other in ((1.0, -1.0), (-1.0, 1.0), (1.0, 0.0)):
+    truth = _shuffled_delta_quadrature(target, other, values, sigma, epsilon)
+    assert truth <= certified + 1e-4  # quadrature error allowance
+
+
+def test_worst_pair_lemma_on_a_grid():
+  """NUM-BLANKET's worst pair: the stop-loss transforms of the blanket loss
+  E_omega[(rho_x - a rho_x' - t)_+] peak at (x, x') = (1, -1)."""
+  sigma = 2.0
+  y = np.linspace(-30, 30, 60001)
+  step = y[1] - y[0]
+  blanket = stats.norm.pdf(np.abs(y) + 1.0, scale=sigma)
+  inputs = np.linspace(-1, 1, 7)
+  for a in (1.0, 1.5, 4.0):
+    for t in (-3.0, -0.3, 0.0, 0.3, 3.0):
+      def stop_loss(x, other):
+        return np.sum(np.maximum(
+            stats.norm.pdf(y, x, sigma) - a * stats.norm.pdf(y, other, sigma)
+            - t * blanket, 0.0)) * step
+      corner = stop_loss(1.0, -1.0)
+      assert max(stop_loss(x, o) for x in inputs for o in inputs) <= (
+          corner * (1 + 1e-9) + 1e-12)
+
+
+def test_high_dimension_names_the_missing_blanket():
+  accountant = ShufflePldAccountant()
+  accountant.compose(events.ShuffleEvent(
+      num_users=10**4, randomizer=randomizers.GaussianRandomizer(2.0, 1000)))
+  assert accountant.get_epsilon(1e-6) == pytest.approx(
+      _gaussian_epsilon(2.0, 1e-6), rel=2e-3)
+  names = ' '.join(' '.join(c.pairs) for c in accountant.contributions)
+  assert 'NUM-BLANKET' in names and 'not used' in names and '1000' in names
+
+
+def test_rdp_route_falls_back_to_the_gaussian():
+  accountant = ShuffleRdpAccountant()
+  event = events.ShuffleEvent(num_users=10**4,
+                              randomizer=randomizers.GaussianRandomizer(2.0))
+  accountant.compose(event, count=2)
+  assert math.isfinite(accountant.get_epsilon(1e-6))
+  sampled = dp_event.SampledWithoutReplacementDpEvent(10**5, 10**4, event)
+  assert not accountant.supports(sampled)
+
+
+def test_checkin_takes_the_noise_multiplier():
+  event = events.CheckInEvent(num_users=1000, checkin_rate=0.5,
+                              randomizer=randomizers.GaussianRandomizer(2.0))
+  assert event.noise_multiplier == 2.0 and event.local_epsilon is None
+  with pytest.raises(ValueError, match='noise_multiplier'):
+    events.CheckInEvent(num_users=1000, checkin_rate=0.5, noise_multiplier=3.0,
+                        randomizer=randomizers.GaussianRandomizer(2.0))
+
+
+@pytest.mark.parametrize('arguments, name', [
+    ((0.0,), 'noise_multiplier'), ((-1.0,), 'noise_multiplier'),
+    ((float('nan'),), 'noise_multiplier'), ((1.0, 0), 'dimension'),
+    ((1.0, 2.5), 'dimension')])
+def test_bad_input_names_parameter_value_and_range(arguments, name):
+  with pytest.raises(ValueError, match=name):
+    randomizers.GaussianRandomizer(*arguments)
+
+
+@pytest.mark.slow
+@hypothesis.settings(max_examples=6, deadline=None)
+@hypothesis.given(
+    log_sigma=strategies.floats(math.log(0.1), math.log(100.0)),
+    log_users=strategies.floats(0.0, math.log(1e10)),
+    dimension=strategies.sampled_from([1, 1, 2, 10**4]))
+def test_property_finite_and_below_no_amplification(log_sigma, log_users,
+                                                    dimension):
+  sigma, num_users = math.exp(log_sigma), max(1, int(math.exp(log_users)))
+  certified = _certified(num_users, sigma, dimension=dimension)
+  assert math.isfinite(certified) and certified >= 0
+  assert certified <= _gaussian_epsilon(sigma, 1e-6) * (1 + 2e-3) + 1e-3
