@@ -664,6 +664,46 @@ class GaussianRandomizer(Randomizer):
                      'output matrix.')
 
 
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class LaplaceRandomizer(Randomizer):
+  """Laplace reports: a scalar clipped to [-C, C] plus Laplace noise.
+
+  Each user clips its value x to [-C, C] and reports x + Lap(b), density
+  e^{-|z| / b} / (2 b), with scale b = 2C / eps0: the report is exactly
+  eps0-LDP (replace-one: x moves by up to 2C). Shuffle rounds are accounted
+  with every pure-LDP pair (FMT21-CLONES, the generic clone rate
+  e^-eps0 / 2 of D15) and the continuous privacy blanket NUM-BLANKET
+  (`pld.continuous_blanket`), the smallest profile winning.
+
+  Attributes:
+    local_epsilon: eps0 in (0, 700] (the noise scale is b = 2C / eps0).
+  """
+  local_epsilon: float = attr.ib(validator=_epsilon_validator)
+
+  def __attrs_post_init__(self):
+    if self.local_epsilon == 0:
+      raise ValueError('local_epsilon must be in (0, 700] for '
+                       'LaplaceRandomizer (eps0 = 0 is infinite noise); got '
+                       '0.')
+
+  def clone_rate(self) -> float:
+    return _generic_clone_rate(self.local_epsilon)
+
+  def blanket(self) -> Optional[BlanketTable]:
+    return None
+
+  @property
+  def blanket_note(self) -> str:
+    return 'continuous blanket: see NUM-BLANKET'
+
+  def pair_cells(self) -> Optional[PairCells]:
+    return None
+
+  def output_probabilities(self) -> np.ndarray:
+    raise ValueError('LaplaceRandomizer has continuous outputs: no output '
+                     'matrix.')
+
+
 CATALOGUE = (KRandomizedResponse, SymmetricUnaryEncoding,
              OptimizedUnaryEncoding, OptimizedLocalHashing,
              BinaryLocalHashing, HadamardResponse, SubsetSelection,

@@ -86,7 +86,8 @@ def test_library_lower_bound_matches_the_reference():
   assert library <= _certified(10**4, 2.0)
 
 
-def _shuffled_delta_quadrature(target, other, values, sigma, epsilon):
+def _shuffled_delta_quadrature(target, other, values, sigma, epsilon,
+                               noise=stats.norm):
   """delta(eps) of the randomly ordered reports of target + others.
 
   `values` are the other users' inputs; the law of a uniformly random order
@@ -105,7 +106,7 @@ def _shuffled_delta_quadrature(target, other, values, sigma, epsilon):
     for order in itertools.permutations(range(n)):
       term = 1.0
       for slot, who in enumerate(order):
-        term = term * stats.norm.pdf(points[slot], inputs[who], sigma)
+        term = term * noise.pdf(points[slot], inputs[who], sigma)
       total = total + term
     return total / math.factorial(n)
 
@@ -127,6 +128,38 @@ def test_small_population_quadrature_below_certified_delta(values, sigma,
   for target, other in ((1.0, -1.0), (-1.0, 1.0), (1.0, 0.0)):
     truth = _shuffled_delta_quadrature(target, other, values, sigma, epsilon)
     assert truth <= certified + 1e-4  # quadrature error allowance
+
+
+@pytest.mark.parametrize('local_epsilon, epsilon', [(2.0, 0.5), (4.0, 1.0)])
+def test_laplace_small_population_quadrature(local_epsilon, epsilon):
+  scale = 2.0 / local_epsilon
+  accountant = ShufflePldAccountant()
+  accountant.compose(events.ShuffleEvent(
+      num_users=2, randomizer=randomizers.LaplaceRandomizer(local_epsilon)))
+  certified = accountant.get_delta(epsilon)
+  for values in ((-1.0,), (1.0,), (0.0,)):
+    truth = _shuffled_delta_quadrature(1.0, -1.0, values, scale, epsilon,
+                                       noise=stats.laplace)
+    assert truth <= certified + 1e-4
+
+
+def test_laplace_beats_the_generic_pure_ldp_pair():
+  def epsilon(**fields):
+    accountant = ShufflePldAccountant()
+    accountant.compose(events.ShuffleEvent(num_users=10**4, **fields))
+    return accountant.get_epsilon(1e-6)
+  laplace = epsilon(randomizer=randomizers.LaplaceRandomizer(4.0))
+  assert laplace <= epsilon(local_epsilon=4.0)
+  # Lower bound: the thresholded-count pair of Laplace reports.
+  scale, n = 0.5, 10**4
+  p = stats.laplace.sf(0.0, 1.0, scale)
+  q = stats.laplace.sf(0.0, -1.0, scale)
+  counts = np.arange(n + 1)
+  with_target = ((1 - p) * stats.binom.pmf(counts, n - 1, q)
+                 + p * stats.binom.pmf(counts - 1, n - 1, q))
+  without = stats.binom.pmf(counts, n, q)
+  assert np.sum(np.maximum(with_target - math.exp(laplace) * without,
+                           0.0)) <= 1e-6
 
 
 def test_worst_pair_lemma_on_a_grid():
@@ -184,6 +217,12 @@ def test_checkin_takes_the_noise_multiplier():
 def test_bad_input_names_parameter_value_and_range(arguments, name):
   with pytest.raises(ValueError, match=name):
     randomizers.GaussianRandomizer(*arguments)
+
+
+@pytest.mark.parametrize('value', [0.0, -1.0, 701.0, float('inf')])
+def test_laplace_bad_input(value):
+  with pytest.raises(ValueError, match='local_epsilon'):
+    randomizers.LaplaceRandomizer(value)
 
 
 @pytest.mark.slow

@@ -70,6 +70,10 @@ def _mechanism_specific_pairs(num_users: int, local_epsilon: float,
         clone_probability=min(1.0, 2 * rate), discretization=discretization)))
   if isinstance(randomizer, randomizers.KRandomizedResponse):
     return pairs  # its blanket is KHH-KRR-WEAK
+  if isinstance(randomizer, randomizers.LaplaceRandomizer):
+    return pairs + [(continuous_blanket.NAME,
+                     continuous_blanket.laplace_shuffle_atoms(
+                         num_users, local_epsilon, discretization or 1e-3))]
   table = randomizer.blanket()
   if table is None:
     pairs.append((f'{BLANKET_PAIR}: not used ({randomizer.blanket_note})',

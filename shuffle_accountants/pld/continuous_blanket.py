@@ -97,99 +97,144 @@ def _log_bound(num_users: int, gamma: float, log_m: np.ndarray,
   return np.where(np.isnan(value), np.inf, value)
 
 
+def _chernoff_deltas(num_users: int, gamma: float, growth: np.ndarray,
+                     weights: np.ndarray, leak: float,
+                     epsilons: np.ndarray) -> np.ndarray:
+  """ell + min over lambda of the Chernoff bound, per epsilon (>= 0).
+
+  `growth` holds e^{k y} at the cell edges of [0, clamp] (rho / gamma on
+  y >= 0), `weights` the omega-mass of each cell and half line, then of
+  the region above the clamp (where L is at its clamped value).
+  """
+  n = num_users
+  best = np.ones_like(epsilons)
+  a = np.exp(np.minimum(epsilons, 700.0))[:, None]
+  # Sup of L on each cell: at the outer edge (y >= 0), inner (y < 0);
+  # -inf where a e^{k y} overflows (e^{lambda L} is then 0).
+  plus = gamma * (np.append(growth[1:], growth[-1])[None, :] - a)
+  with np.errstate(over='ignore'):
+    minus = gamma * (1.0 - a * np.append(growth[:-1], growth[-1])[None, :])
+  largest = plus.max(axis=1)
+  positive = largest > 0
+  best = np.where(positive, best, leak)  # L <= 0: the sum is never positive
+  if not np.any(positive):
+    return best
+  plus, minus, largest = plus[positive], minus[positive], largest[positive]
+  low = np.log(1e-6 / largest)[:, None]
+  high = np.log(700.0 / largest)[:, None]
+  steps = np.linspace(0.0, 1.0, _LAMBDA_POINTS)[None, :]
+  values = None
+  for _ in range(2):
+    lambdas = np.exp(low + (high - low) * steps)  # [eps, lambda]
+    with np.errstate(over='ignore'):
+      log_m = special.logsumexp(
+          np.concatenate([lambdas[:, :, None] * plus[:, None, :],
+                          lambdas[:, :, None] * minus[:, None, :]], axis=2),
+          b=np.concatenate([weights, weights])[None, None, :], axis=2)
+    values = _log_bound(n, gamma, log_m + _RELATIVE_ERROR, lambdas)
+    where = np.argmin(values, axis=1)
+    rows = np.arange(where.size)
+    low = np.log(lambdas[rows, np.maximum(where - 1, 0)])[:, None]
+    high = np.log(lambdas[rows, np.minimum(where + 1,
+                                           _LAMBDA_POINTS - 1)])[:, None]
+  smallest = values.min(axis=1)
+  best[positive] = leak + np.exp(np.minimum(smallest, 0.0)) * (1 + 1e-9)
+  return np.minimum(best, 1.0)
+
+
 def blanket_deltas(num_users: int, noise_multiplier: float,
                    epsilons: np.ndarray) -> np.ndarray:
   """NUM-BLANKET upper bounds on delta(eps), eps >= 0 (rounded up). [UB]"""
   epsilons = np.asarray(epsilons, dtype=np.float64)
-  sigma, n = noise_multiplier, num_users
+  sigma = noise_multiplier
   gamma = blanket_mass(sigma)
-  if gamma <= 0:
-    return np.ones_like(epsilons)
   k = 2.0 / sigma**2
   best = np.ones_like(epsilons)
+  if gamma <= 0:
+    return best
   for score in _CLAMP_SCORES:
     clamp = 1.0 + sigma * score
     if k * clamp > 700:
       continue
     edges, masses, top, leak = _clamp_terms(sigma, clamp)
-    if leak >= 1:
-      continue
-    growth = np.exp(k * edges)
-    weights = np.append(masses, top)
-    a = np.exp(np.minimum(epsilons, 700.0))[:, None]
-    # Sup of L on each cell: at the outer edge (y >= 0), inner (y < 0);
-    # -inf where a e^{k y} overflows (e^{lambda L} is then 0).
-    plus = gamma * (np.append(growth[1:], growth[-1])[None, :] - a)
-    with np.errstate(over='ignore'):
-      minus = gamma * (1.0 - a * np.append(growth[:-1], growth[-1])[None, :])
-    largest = plus.max(axis=1)
-    positive = largest > 0
-    best = np.where(positive, best, np.minimum(best, leak))
-    if not np.any(positive):
-      continue
-    plus, minus, largest = plus[positive], minus[positive], largest[positive]
-    low = np.log(1e-6 / largest)[:, None]
-    high = np.log(700.0 / largest)[:, None]
-    steps = np.linspace(0.0, 1.0, _LAMBDA_POINTS)[None, :]
-    values = None
-    for _ in range(2):
-      lambdas = np.exp(low + (high - low) * steps)  # [eps, lambda]
-      with np.errstate(over='ignore'):
-        log_m = special.logsumexp(
-            np.concatenate([lambdas[:, :, None] * plus[:, None, :],
-                            lambdas[:, :, None] * minus[:, None, :]], axis=2),
-            b=np.concatenate([weights, weights])[None, None, :], axis=2)
-      values = _log_bound(n, gamma, log_m + _RELATIVE_ERROR, lambdas)
-      where = np.argmin(values, axis=1)
-      rows = np.arange(where.size)
-      low = np.log(lambdas[rows, np.maximum(where - 1, 0)])[:, None]
-      high = np.log(lambdas[rows, np.minimum(where + 1,
-                                             _LAMBDA_POINTS - 1)])[:, None]
-    smallest = values.min(axis=1)
-    bound = leak + np.exp(np.minimum(smallest, 0.0)) * (1 + 1e-9)
-    best[positive] = np.minimum(best[positive], bound)
-  return np.minimum(best, 1.0)
+    if leak < 1:
+      best = np.minimum(best, _chernoff_deltas(
+          num_users, gamma, np.exp(k * edges), np.append(masses, top), leak,
+          epsilons))
+  return best
+
+
+def laplace_blanket_deltas(num_users: int, local_epsilon: float,
+                           epsilons: np.ndarray) -> np.ndarray:
+  """NUM-BLANKET for Laplace reports of scale b = 2 / eps0, eps >= 0. [UB]
+
+  u(y) = e^{-(|y| + 1) / b} / (2 b), gamma = e^{-1 / b}; for the pair
+  (1, -1), rho / gamma = e^{2 min(y, 1) / b} on y >= 0: bounded by e^eps0,
+  so no clamp is needed (leak 0) and L is constant above y = 1.
+  """
+  epsilons = np.asarray(epsilons, dtype=np.float64)
+  scale = 2.0 / local_epsilon
+  gamma = math.exp(-1.0 / scale)
+  edges = np.linspace(0.0, 1.0, _CELLS + 1)
+  # omega on y >= 0 is e^{-y / b} / (2 b): cell masses, rounded up.
+  tails = 0.5 * np.exp(-edges / scale)
+  weights = np.append(tails[:-1] - tails[1:], tails[-1])
+  weights = weights * (1 + _RELATIVE_ERROR) + _ABSOLUTE_ERROR
+  return _chernoff_deltas(num_users, gamma, np.exp(edges * local_epsilon),
+                          weights, 0.0, epsilons)
 
 
 @functools.lru_cache(maxsize=64)
-def _coarse_bounds(num_users: int, noise_multiplier: float, top: float):
+def _coarse_bounds(kind: str, num_users: int, parameter: float, top: float):
   """(epsilons, NUM-BLANKET bounds) at `_BLANKET_POINTS` points of [0, top]."""
   coarse = np.linspace(0.0, top, _BLANKET_POINTS)
-  return coarse, blanket_deltas(num_users, noise_multiplier, coarse)
+  bounds = (blanket_deltas if kind == 'gaussian' else laplace_blanket_deltas)
+  return coarse, bounds(num_users, parameter, coarse)
 
 
-def _largest_epsilon(shift: float) -> float:
-  """The no-amplification epsilon at delta = _SMALLEST_DELTA (bisection)."""
-  low, high = 0.0, shift * shift / 2 + shift * 10 + 10
+def _largest_epsilon(profile) -> float:
+  """The epsilon at which `profile` falls to _SMALLEST_DELTA (bisection)."""
+  low, high = 0.0, 1.0
+  while profile(np.array([high]))[0] > _SMALLEST_DELTA and high < 1e4:
+    low, high = high, 2 * high
   for _ in range(60):
     middle = (low + high) / 2
-    if checkin.gaussian_profile(shift, np.array([middle]))[0] > _SMALLEST_DELTA:
+    if profile(np.array([middle]))[0] > _SMALLEST_DELTA:
       low = middle
     else:
       high = middle
   return high
 
 
-def gaussian_shuffle_atoms(num_users: int, noise_multiplier: float,
-                           discretization: float, blanket: bool = True
-                           ) -> discrete.PldAtoms:
-  """A dominating pair for n shuffled scalar Gaussian reports. [UB]
+def _laplace_profile(local_epsilon: float, epsilons: np.ndarray) -> np.ndarray:
+  """delta(eps) of Lap(2 / b) vs Lap(0) at scale b = 2 / eps0 (D7's analogue):
+  1 - e^{(eps - eps0) / 2} on [0, eps0], 0 above, rounded up."""
+  value = -np.expm1(np.minimum(epsilons - local_epsilon, 0.0) / 2)
+  return np.minimum(value * (1 + _RELATIVE_ERROR) + 1e-15, 1.0)
 
-  The pointwise smallest of the D7 Gaussian pair's profile and the
-  NUM-BLANKET bounds (when `blanket`; evaluated at `_BLANKET_POINTS` epsilons, chords in
-  e^eps between them: the true profile is convex in e^eps), convexified
-  and connected on the grid of `discretization` (both orders: the pair
+
+def _shuffle_atoms(kind: str, num_users: int, parameter: float,
+                   discretization: float, blanket: bool) -> discrete.PldAtoms:
+  """The smaller of the local pair's profile and NUM-BLANKET, as atoms.
+
+  The NUM-BLANKET bounds (when `blanket`) are evaluated at
+  `_BLANKET_POINTS` epsilons, chords in e^eps between them (the true
+  profile is convex in e^eps); the pointwise minimum is convexified and
+  connected on the grid of `discretization` (both orders: the pair
   (1, -1) is mirror-symmetric, D3).
   """
-  shift = checkin.gaussian_shift(noise_multiplier)
-  top = _largest_epsilon(shift)
+  if kind == 'gaussian':
+    shift = checkin.gaussian_shift(parameter)
+    local = lambda epsilons: checkin.gaussian_profile(shift, epsilons)
+  else:
+    local = lambda epsilons: _laplace_profile(parameter, epsilons)
+  top = _largest_epsilon(local)
   d = max(discretization, top / discrete.MAX_PMF_BUCKETS * 4)
   upper = int(math.ceil(top / d))
   grid = np.arange(upper + 1) * d
-  deltas = checkin.gaussian_profile(shift, grid)
+  deltas = local(grid)
   if blanket:
-    coarse, bounds = _coarse_bounds(num_users, noise_multiplier, top)
-    # Chord in e^eps of the coarse bounds: above the true (convex) profile.
+    coarse, bounds = _coarse_bounds(kind, num_users, parameter, top)
     deltas = np.minimum(deltas, np.interp(np.exp(grid - top),
                                           np.exp(coarse - top), bounds))
   negative = -np.expm1(-grid[:0:-1]) + np.exp(-grid[:0:-1]) * deltas[:0:-1]
@@ -200,6 +245,22 @@ def gaussian_shuffle_atoms(num_users: int, noise_multiplier: float,
   losses = (pmf.lower_index + np.arange(pmf.probs.size)) * d
   keep = pmf.probs > 0
   return discrete.PldAtoms(losses[keep], pmf.probs[keep], pmf.infinity_mass)
+
+
+def gaussian_shuffle_atoms(num_users: int, noise_multiplier: float,
+                           discretization: float, blanket: bool = True
+                           ) -> discrete.PldAtoms:
+  """A dominating pair for n shuffled scalar Gaussian reports: D7 and
+  (when `blanket`) NUM-BLANKET. [UB]"""
+  return _shuffle_atoms('gaussian', num_users, noise_multiplier,
+                        discretization, blanket)
+
+
+def laplace_shuffle_atoms(num_users: int, local_epsilon: float,
+                          discretization: float) -> discrete.PldAtoms:
+  """A dominating pair for n shuffled Laplace reports (NUM-BLANKET). [UB]"""
+  return _shuffle_atoms('laplace', num_users, local_epsilon, discretization,
+                        True)
 
 
 def _count_pair_delta(num_users: int, target_rate: float, other_rate: float,
