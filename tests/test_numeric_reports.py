@@ -237,3 +237,21 @@ def test_property_finite_and_below_no_amplification(log_sigma, log_users,
   certified = _certified(num_users, sigma, dimension=dimension)
   assert math.isfinite(certified) and certified >= 0
   assert certified <= _gaussian_epsilon(sigma, 1e-6) * (1 + 2e-3) + 1e-3
+
+
+def test_subsampled_shuffle_gaussian_uses_the_blanket_in_one_dimension():
+  def epsilon(dimension):
+    accountant = ShufflePldAccountant()
+    accountant.compose(events.SubsampledShuffleGaussianEvent(
+        10**5, 10**4, 2.0, dimension=dimension), count=10)
+    names = ' '.join(accountant.contributions[0].pairs)
+    return accountant.get_epsilon(1e-6), names
+  unknown, unknown_names = epsilon(None)
+  scalar, scalar_names = epsilon(1)
+  wide, wide_names = epsilon(8)
+  assert scalar < 0.1 * unknown and wide == unknown
+  assert 'not used (dimension unknown)' in unknown_names
+  assert 'not used (dimension 8 > 1)' in wide_names
+  assert 'KHH-SUBSAMPLED of' in scalar_names and 'NUM-BLANKET' in scalar_names
+  with pytest.raises(ValueError, match='dimension'):
+    events.SubsampledShuffleGaussianEvent(10, 5, 1.0, dimension=0)

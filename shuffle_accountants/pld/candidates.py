@@ -251,6 +251,24 @@ def liew_event_arguments(event) -> dict:
               sample_size=event.sample_size)
 
 
+def _with_sampled_blanket(event, pmf, names, discretization, discretize,
+                          relative_width):
+  """Adds KHH-SUBSAMPLED of NUM-BLANKET to a sampled Gaussian round (d = 1)."""
+  if event.dimension != 1:
+    why = ('dimension unknown' if event.dimension is None
+           else f'dimension {event.dimension} > 1')
+    return pmf, names + (f'{continuous_blanket.NAME}: not used ({why})',)
+  shuffled = events.ShuffleEvent(
+      num_users=event.sample_size,
+      randomizer=randomizers.GaussianRandomizer(event.noise_multiplier))
+  sampled, sampled_names = shuffle_round_pmf(
+      shuffled, event.sample_size / event.num_users, discretization,
+      discretize, 'shuffled_output', relative_width)
+  return (discrete.smallest_profile([pmf, sampled]),
+          names + tuple(f'KHH-SUBSAMPLED of {name}'
+                        for name in sampled_names))
+
+
 def liew_event_pmf(event, discretization: float,
                    discretize: checkin.Discretize, relative_width: float
                    ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
@@ -268,6 +286,9 @@ def liew_event_pmf(event, discretization: float,
                             discretize=discretize,
                             relative_width=relative_width,
                             **liew_event_arguments(event))
+  if isinstance(event, events.SubsampledShuffleGaussianEvent):
+    return _with_sampled_blanket(event, pmf, names, discretization,
+                                 discretize, relative_width)
   everyone = (_dominating.everyone_checks_in(event)
               if isinstance(event, events.CheckInEvent) else None)
   if everyone is None:
