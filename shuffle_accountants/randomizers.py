@@ -626,10 +626,10 @@ class GaussianRandomizer(Randomizer):
   x + N(0, sigma^2 C^2 I_d), sigma = `noise_multiplier`. Replace-one: one
   user's record changes, so its report's mean moves by up to 2C. Not pure
   LDP (`local_epsilon` is infinite): shuffle rounds are accounted with the
-  D7 Gaussian pair (no amplification) and, for d = 1, the continuous
-  privacy blanket NUM-BLANKET (`pld.continuous_blanket`), the smaller
-  profile winning. For d > 1 the blanket has mass about e^{-sqrt(d)/sigma}
-  and is not used (the contribution record says so).
+  D7 Gaussian pair (no amplification) and the continuous privacy blanket
+  NUM-BLANKET (`pld.continuous_blanket`), the smaller profile winning.
+  The blanket has mass about e^{-sqrt(d)/sigma}: it is skipped when fewer
+  than one blanket report is expected, and its gain fades with d.
 
   Attributes:
     noise_multiplier: sigma > 0 (noise standard deviation over C).
@@ -651,10 +651,7 @@ class GaussianRandomizer(Randomizer):
 
   @property
   def blanket_note(self) -> str:
-    if self.dimension == 1:
-      return 'continuous blanket: see NUM-BLANKET'
-    return (f'dimension {self.dimension} > 1: the continuous blanket '
-            '(NUM-BLANKET) is implemented for d = 1 only')
+    return 'continuous blanket: see NUM-BLANKET'
 
   def pair_cells(self) -> Optional[PairCells]:
     return None

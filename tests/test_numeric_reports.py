@@ -191,6 +191,16 @@ def test_high_dimension_names_the_missing_blanket():
   assert 'NUM-BLANKET' in names and 'not used' in names and '1000' in names
 
 
+@pytest.mark.parametrize('dimension', [2, 8])
+def test_small_vectors_gain_and_stay_above_the_scalar_lower_bound(dimension):
+  # A scalar report is a post-processing of a d-dimensional one (first
+  # coordinate; a scalar record embedded in R^d): NUM-LB still applies.
+  certified = _certified(10**4, 2.0, dimension=dimension)
+  assert _threshold_lower_bound(10**4, 2.0, 1e-6) <= certified
+  assert certified <= 0.5 * _gaussian_epsilon(2.0, 1e-6)
+  assert _certified(10**4, 2.0) <= certified * (1 + 1e-6)
+
+
 def test_rdp_route_falls_back_to_the_gaussian():
   accountant = ShuffleRdpAccountant()
   event = events.ShuffleEvent(num_users=10**4,

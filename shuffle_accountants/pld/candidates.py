@@ -119,18 +119,16 @@ def _cannot_win(num_users: int, local_epsilon: float,
 
 
 def _gaussian_pairs(num_users: int, randomizer, discretization):
-  """D7 and, for d = 1, NUM-BLANKET (combined in one pair), with names."""
-  sigma = randomizer.noise_multiplier
-  if randomizer.dimension > 1:
-    return ((continuous_blanket.NO_AMPLIFICATION,
-             continuous_blanket.gaussian_shuffle_atoms(
-                 num_users, sigma, discretization or 1e-3, blanket=False)),
-            (f'{continuous_blanket.NAME}: not used '
-             f'({randomizer.blanket_note})', None))
-  return ((f'{continuous_blanket.NO_AMPLIFICATION} and '
-           f'{continuous_blanket.NAME}',
-           continuous_blanket.gaussian_shuffle_atoms(
-               num_users, sigma, discretization or 1e-3)),)
+  """D7 and NUM-BLANKET (combined in one pair), with their names."""
+  sigma, dimension = randomizer.noise_multiplier, randomizer.dimension
+  atoms = continuous_blanket.gaussian_shuffle_atoms(
+      num_users, sigma, discretization or 1e-3, dimension)
+  if continuous_blanket.blanket_helps(num_users, sigma, dimension):
+    return ((f'{continuous_blanket.NO_AMPLIFICATION} and '
+             f'{continuous_blanket.NAME}', atoms),)
+  return ((continuous_blanket.NO_AMPLIFICATION, atoms),
+          (f'{continuous_blanket.NAME}: not used (dimension {dimension}: '
+           'fewer than one blanket report expected)', None))
 
 
 # Pairs of recent rounds (the grid policy and the PMF both read them).

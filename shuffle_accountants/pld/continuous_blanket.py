@@ -97,49 +97,58 @@ def _log_bound(num_users: int, gamma: float, log_m: np.ndarray,
   return np.where(np.isnan(value), np.inf, value)
 
 
+def _chernoff_bound(num_users: int, gamma: float, values: np.ndarray,
+                    weights: np.ndarray, leak: float) -> np.ndarray:
+  """ell + min over lambda of the Chernoff bound, per row of `values`.
+
+  `values[i, j]` bounds L from above on cell j for the i-th epsilon,
+  `weights[j]` bounds the cell's omega-mass from above; `gamma` is the
+  blanket probability of the others (at most the blanket's mass).
+  """
+  n = num_users
+  largest = values.max(axis=1)
+  positive = largest > 0
+  best = np.full(values.shape[0], float(leak))  # L <= 0: the sum never is > 0
+  if not np.any(positive):
+    return np.minimum(best, 1.0)
+  values, largest = values[positive], largest[positive]
+  low = np.log(1e-6 / largest)[:, None]
+  high = np.log(700.0 / largest)[:, None]
+  steps = np.linspace(0.0, 1.0, _LAMBDA_POINTS)[None, :]
+  scores = None
+  for _ in range(2):
+    lambdas = np.exp(low + (high - low) * steps)  # [eps, lambda]
+    with np.errstate(over='ignore'):
+      log_m = special.logsumexp(lambdas[:, :, None] * values[:, None, :],
+                                b=weights[None, None, :], axis=2)
+    scores = _log_bound(n, gamma, log_m + _RELATIVE_ERROR, lambdas)
+    where = np.argmin(scores, axis=1)
+    rows = np.arange(where.size)
+    low = np.log(lambdas[rows, np.maximum(where - 1, 0)])[:, None]
+    high = np.log(lambdas[rows, np.minimum(where + 1,
+                                           _LAMBDA_POINTS - 1)])[:, None]
+  smallest = scores.min(axis=1)
+  best[positive] = leak + np.exp(np.minimum(smallest, 0.0)) * (1 + 1e-9)
+  return np.minimum(best, 1.0)
+
+
 def _chernoff_deltas(num_users: int, gamma: float, growth: np.ndarray,
                      weights: np.ndarray, leak: float,
                      epsilons: np.ndarray) -> np.ndarray:
-  """ell + min over lambda of the Chernoff bound, per epsilon (>= 0).
+  """`_chernoff_bound` for a scalar pair, per epsilon (>= 0).
 
   `growth` holds e^{k y} at the cell edges of [0, clamp] (rho / gamma on
   y >= 0), `weights` the omega-mass of each cell and half line, then of
   the region above the clamp (where L is at its clamped value).
   """
-  n = num_users
-  best = np.ones_like(epsilons)
   a = np.exp(np.minimum(epsilons, 700.0))[:, None]
   # Sup of L on each cell: at the outer edge (y >= 0), inner (y < 0);
   # -inf where a e^{k y} overflows (e^{lambda L} is then 0).
   plus = gamma * (np.append(growth[1:], growth[-1])[None, :] - a)
   with np.errstate(over='ignore'):
     minus = gamma * (1.0 - a * np.append(growth[:-1], growth[-1])[None, :])
-  largest = plus.max(axis=1)
-  positive = largest > 0
-  best = np.where(positive, best, leak)  # L <= 0: the sum is never positive
-  if not np.any(positive):
-    return best
-  plus, minus, largest = plus[positive], minus[positive], largest[positive]
-  low = np.log(1e-6 / largest)[:, None]
-  high = np.log(700.0 / largest)[:, None]
-  steps = np.linspace(0.0, 1.0, _LAMBDA_POINTS)[None, :]
-  values = None
-  for _ in range(2):
-    lambdas = np.exp(low + (high - low) * steps)  # [eps, lambda]
-    with np.errstate(over='ignore'):
-      log_m = special.logsumexp(
-          np.concatenate([lambdas[:, :, None] * plus[:, None, :],
-                          lambdas[:, :, None] * minus[:, None, :]], axis=2),
-          b=np.concatenate([weights, weights])[None, None, :], axis=2)
-    values = _log_bound(n, gamma, log_m + _RELATIVE_ERROR, lambdas)
-    where = np.argmin(values, axis=1)
-    rows = np.arange(where.size)
-    low = np.log(lambdas[rows, np.maximum(where - 1, 0)])[:, None]
-    high = np.log(lambdas[rows, np.minimum(where + 1,
-                                           _LAMBDA_POINTS - 1)])[:, None]
-  smallest = values.min(axis=1)
-  best[positive] = leak + np.exp(np.minimum(smallest, 0.0)) * (1 + 1e-9)
-  return np.minimum(best, 1.0)
+  return _chernoff_bound(num_users, gamma, np.concatenate([plus, minus], 1),
+                         np.concatenate([weights, weights]), leak)
 
 
 def blanket_deltas(num_users: int, noise_multiplier: float,
@@ -161,6 +170,120 @@ def blanket_deltas(num_users: int, noise_multiplier: float,
       best = np.minimum(best, _chernoff_deltas(
           num_users, gamma, np.exp(k * edges), np.append(masses, top), leak,
           epsilons))
+  return best
+
+
+# Radial and angular cells of the d-dimensional blanket (d > 1).
+_RADIAL_CELLS = 80
+_ANGULAR_CELLS = 80
+_VECTOR_CLAMP_SCORES = (3.0, 5.0, 7.0)
+# Epsilons per block of the d > 1 evaluation (bounds its memory).
+_BLOCK = 8
+
+
+def _radial_mass(edges: np.ndarray, noise_multiplier: float,
+                 dimension: int) -> np.ndarray:
+  """P[sigma chi_d in each cell], from the CDF below the median, SF above."""
+  scaled = edges / noise_multiplier
+  cdf = stats.chi.cdf(scaled, dimension)
+  sf = stats.chi.sf(scaled, dimension)
+  return np.where(cdf[1:] < 0.5, np.diff(cdf), -np.diff(sf)).clip(0.0)
+
+
+def blanket_helps(num_users: int, noise_multiplier: float,
+                  dimension: int) -> bool:
+  """Whether NUM-BLANKET is evaluated: at least one blanket report expected.
+
+  n gamma >= 1, gamma = e^{-1 / (2 s^2)} E[e^{-chi_d / s}] (chi_d the norm
+  of a standard normal in R^d; quadrature). Skipping is always sound.
+  """
+  sigma, d = noise_multiplier, dimension
+  if d == 1:
+    return True
+  mass = stats.chi.expect(lambda r: math.exp(-r / sigma), args=(d,))
+  return num_users * math.exp(-1 / (2 * sigma**2)) * mass >= 1
+
+
+def vector_blanket_deltas(num_users: int, noise_multiplier: float,
+                          dimension: int, epsilons: np.ndarray) -> np.ndarray:
+  """NUM-BLANKET for d-dimensional Gaussian reports, eps >= 0. [UB]
+
+  u(y) = phi_d(|y| + 1); for the pair (e1, -e1), with r = |y| and
+  t = y_1 / r, rho = gamma e^{r (1 + t) / sigma^2} and
+  rho' = gamma e^{r (1 - t) / sigma^2}. Under omega, r and t are
+  independent: t = 2 B - 1, B ~ Beta((d - 1) / 2, (d - 1) / 2), and r has
+  density proportional to that of sigma chi_d times e^{-(2 r + 1) / (2 sigma^2)}.
+  L = gamma e^{r / s^2} (e^{y_1 / s^2} - a e^{-y_1 / s^2}) is increasing in
+  y_1 = r t: on a cell [r0, r1] x [t0, t1] it is at most its value at
+  y_1 = max(r0 t1, r1 t1) with the prefactor at r1 (bracket > 0) or r0
+  (bracket <= 0); cell masses use the tilt at the start of 32
+  sub-cells, over a lower bound on gamma, which is also the others' blanket probability (a smaller
+  blanket is valid). Above the clamp radius r_c, rho is clamped at
+  gamma e^{2 r_c / s^2}; the leak is at most P[|N(e1, s^2 I)| > r_c].
+  """
+  epsilons = np.asarray(epsilons, dtype=np.float64)
+  sigma, d = noise_multiplier, dimension
+  best = np.ones_like(epsilons)
+  t_edges = np.linspace(-1.0, 1.0, _ANGULAR_CELLS + 1)
+  angular = np.diff(stats.beta.cdf((t_edges + 1) / 2, (d - 1) / 2,
+                                   (d - 1) / 2)).clip(0.0)
+  angular = angular * (1 + _RELATIVE_ERROR) + _ABSOLUTE_ERROR
+  for score in _VECTOR_CLAMP_SCORES:
+    clamp = 1.0 + sigma * (math.sqrt(d) + score)
+    eta = 2 * clamp / sigma**2
+    if eta > 700:
+      continue
+    # Fine cells where omega's radius lives (sigma sqrt(d) +- 6 sigma),
+    # coarse ones beyond (little mass, so little looseness).
+    low_radius = max(0.0, sigma * (math.sqrt(d) - 6.0))
+    bulk_end = min(clamp, sigma * (math.sqrt(d) + 6.0))
+    r_edges = np.unique(np.concatenate([
+        [0.0], np.linspace(low_radius, bulk_end, _RADIAL_CELLS + 1),
+        np.linspace(bulk_end, clamp, _RADIAL_CELLS // 4 + 1)]))
+    # u-masses of the radial cells, bounded on 32 sub-cells each (the tilt
+    # e^{-(2 r + 1) / (2 s^2)} at their ends): within 1e-3 of each other.
+    fine = np.append(np.concatenate([
+        np.linspace(left, right, 32, endpoint=False)
+        for left, right in zip(r_edges[:-1], r_edges[1:])]), r_edges[-1])
+    fine_mass = _radial_mass(fine, sigma, d)
+    log_tilt = -(2 * fine + 1) / (2 * sigma**2)
+    starts = np.arange(0, fine.size - 1, 32)
+    cell_high = np.add.reduceat(fine_mass * np.exp(log_tilt[:-1]), starts)
+    cell_low = np.add.reduceat(fine_mass * np.exp(log_tilt[1:]), starts)
+    above = float(stats.chi.sf(clamp / sigma, d)) * math.exp(log_tilt[-1])
+    gamma_low = float(np.sum(cell_low)) * (1 - 1e-9)
+    gamma_high = float(np.sum(cell_high) + above) * (1 + 1e-9)
+    if num_users * gamma_high < 1:
+      continue  # fewer than one blanket report expected: skipped (sound)
+    leak = float(stats.ncx2.sf(clamp**2 / sigma**2, d, 1 / sigma**2))
+    leak = leak * (1 + _RELATIVE_ERROR) + 1e-300
+    if leak >= 1:
+      continue
+    masses = np.outer(cell_high, angular).ravel()
+    masses = np.append(masses * (1 + _RELATIVE_ERROR), above) / gamma_low
+    # L = gamma e^{r / s^2} h(y_1), h(v) = e^{v / s^2} - a e^{-v / s^2}
+    # increasing; on a cell y_1 <= v_max = max(r0 t1, r1 t1), and the
+    # prefactor is taken at r1 where h > 0, at r0 where h <= 0.
+    inner, outer = r_edges[:-1, None], r_edges[1:, None]
+    t_high = t_edges[None, 1:]
+    v_max = np.maximum(inner * t_high, outer * t_high).ravel() / sigma**2
+    log_outer = np.broadcast_to(outer / sigma**2, v_max.shape[:0] + (
+        outer.size, t_high.size)).ravel()
+    log_inner = np.broadcast_to(inner / sigma**2, (
+        inner.size, t_high.size)).ravel()
+    for start in range(0, epsilons.size, _BLOCK):
+      block = epsilons[start:start + _BLOCK, None]
+      with np.errstate(over='ignore'):
+        h = np.exp(v_max)[None, :] - np.exp(np.minimum(block - v_max[None, :],
+                                                       700.0))
+        bracket = np.where(h > 0, np.exp(log_outer)[None, :] * h,
+                           np.exp(log_inner)[None, :] * h)
+        top = math.exp(eta) - np.exp(np.minimum(block, 700.0))
+      values = np.concatenate([bracket, top], axis=1)
+      values = np.where(values > 0, gamma_high * values, gamma_low * values)
+      best[start:start + _BLOCK] = np.minimum(
+          best[start:start + _BLOCK],
+          _chernoff_bound(num_users, gamma_low, values, masses, leak))
   return best
 
 
@@ -187,9 +310,14 @@ def laplace_blanket_deltas(num_users: int, local_epsilon: float,
 @functools.lru_cache(maxsize=64)
 def _coarse_bounds(kind: str, num_users: int, parameter: float, top: float):
   """(epsilons, NUM-BLANKET bounds) at `_BLANKET_POINTS` points of [0, top]."""
-  coarse = np.linspace(0.0, top, _BLANKET_POINTS)
-  bounds = (blanket_deltas if kind == 'gaussian' else laplace_blanket_deltas)
-  return coarse, bounds(num_users, parameter, coarse)
+  # Geometric points: the blanket's epsilons scale like 1 / sqrt(n).
+  coarse = np.append(0.0, np.geomspace(top * 1e-6, top, _BLANKET_POINTS - 1))
+  if kind == 'laplace':
+    return coarse, laplace_blanket_deltas(num_users, parameter, coarse)
+  sigma, dimension = parameter
+  if dimension == 1:
+    return coarse, blanket_deltas(num_users, sigma, coarse)
+  return coarse, vector_blanket_deltas(num_users, sigma, dimension, coarse)
 
 
 def _largest_epsilon(profile) -> float:
@@ -224,7 +352,7 @@ def _shuffle_atoms(kind: str, num_users: int, parameter: float,
   (1, -1) is mirror-symmetric, D3).
   """
   if kind == 'gaussian':
-    shift = checkin.gaussian_shift(parameter)
+    shift = checkin.gaussian_shift(parameter[0])
     local = lambda epsilons: checkin.gaussian_profile(shift, epsilons)
   else:
     local = lambda epsilons: _laplace_profile(parameter, epsilons)
@@ -248,12 +376,12 @@ def _shuffle_atoms(kind: str, num_users: int, parameter: float,
 
 
 def gaussian_shuffle_atoms(num_users: int, noise_multiplier: float,
-                           discretization: float, blanket: bool = True
+                           discretization: float, dimension: int = 1
                            ) -> discrete.PldAtoms:
-  """A dominating pair for n shuffled scalar Gaussian reports: D7 and
-  (when `blanket`) NUM-BLANKET. [UB]"""
-  return _shuffle_atoms('gaussian', num_users, noise_multiplier,
-                        discretization, blanket)
+  """A dominating pair for n shuffled Gaussian reports in R^d: D7 and
+  NUM-BLANKET. [UB]"""
+  return _shuffle_atoms('gaussian', num_users,
+                        (noise_multiplier, dimension), discretization, True)
 
 
 def laplace_shuffle_atoms(num_users: int, local_epsilon: float,
