@@ -240,10 +240,11 @@ class SubsampledShuffleGaussianEvent(dp_event.DpEvent):
   are shuffled. This is DP-SGD on shuffled fixed-size batches with local
   noise. Replace-one over the `num_users` users.
 
-  `dimension` d is the records' dimension when known: for d = 1 the PLD
-  route also uses the continuous privacy blanket (NUM-BLANKET, subsampled
-  by KHH-SUBSAMPLED); for d > 1 or None it is not used (the contribution
-  record says so).
+  `dimension` d is the records' dimension when known: the PLD route then
+  also uses the continuous privacy blanket (NUM-BLANKET, subsampled by
+  KHH-SUBSAMPLED), which helps for small d and is skipped, by name, where
+  fewer than one blanket report is expected (high d); None (unknown): not
+  used (the contribution record says so).
 
   Attributes:
     num_users: population size n, an integer >= 1.

@@ -251,14 +251,15 @@ def liew_event_arguments(event) -> dict:
 
 def _with_sampled_blanket(event, pmf, names, discretization, discretize,
                           relative_width):
-  """Adds KHH-SUBSAMPLED of NUM-BLANKET to a sampled Gaussian round (d = 1)."""
-  if event.dimension != 1:
-    why = ('dimension unknown' if event.dimension is None
-           else f'dimension {event.dimension} > 1')
-    return pmf, names + (f'{continuous_blanket.NAME}: not used ({why})',)
+  """Adds KHH-SUBSAMPLED of NUM-BLANKET to a sampled Gaussian round whose
+  dimension is known."""
+  if event.dimension is None:
+    return pmf, names + (
+        f'{continuous_blanket.NAME}: not used (dimension unknown)',)
   shuffled = events.ShuffleEvent(
       num_users=event.sample_size,
-      randomizer=randomizers.GaussianRandomizer(event.noise_multiplier))
+      randomizer=randomizers.GaussianRandomizer(event.noise_multiplier,
+                                                event.dimension))
   sampled, sampled_names = shuffle_round_pmf(
       shuffled, event.sample_size / event.num_users, discretization,
       discretize, 'shuffled_output', relative_width)
