@@ -462,6 +462,57 @@ value('results.choice_oue_over_lower', slow=True)(
     f'{max(_randomizer_choice()[1]):.2f}')
 
 
+# ---- docs/numeric.md
+
+NUMERIC_POPULATIONS = (10**3, 10**4, 10**5, 10**6)
+NUMERIC_DIMENSIONS = (1, 2, 8, 32, 1000)
+
+
+@functools.lru_cache(maxsize=None)
+def _gaussian_shuffle(num_users, sigma, dimension=1, delta=1e-6):
+  """Certified epsilon of one shuffled round of GaussianRandomizer reports."""
+  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  from shuffle_accountants import randomizers
+  accountant = ShufflePldAccountant()
+  accountant.compose(ShuffleEvent(num_users, randomizer=(
+      randomizers.GaussianRandomizer(sigma, dimension))))
+  return accountant.get_epsilon(delta)
+
+
+@functools.lru_cache(maxsize=None)
+def _gaussian_lower(num_users, sigma, delta=1e-6):
+  from shuffle_accountants.pld import continuous_blanket
+  return continuous_blanket.threshold_count_epsilon_lower_bound(
+      num_users, sigma, delta)
+
+
+@table('numeric.epsilons', slow=True)
+def _numeric_epsilons():
+  header = (['n', 'lower bound (NUM-LB)']
+            + [f'd = {d}' for d in NUMERIC_DIMENSIONS]
+            + ['no amplification (D7)'])
+  rows = [[f'10^{round(math.log10(n))}', sig(_gaussian_lower(n, 2.0), 3)]
+          + [sig(_gaussian_shuffle(n, 2.0, d), 3) for d in NUMERIC_DIMENSIONS]
+          + [sig(_gaussian_shuffle(1, 2.0), 3)] for n in NUMERIC_POPULATIONS]
+  return header, rows
+
+
+@table('numeric.targets', slow=True)
+def _numeric_targets():
+  header = ['sigma', 'n', 'certified (d = 1)', 'lower bound (NUM-LB)',
+            'certified / lower', 'no amplification (D7)',
+            'certified / D7']
+  rows = []
+  for sigma, n in ((2.0, 10**4), (1.0, 10**5), (2.0, 10**6), (5.0, 10**4),
+                   (0.5, 10**5)):
+    upper, lower = _gaussian_shuffle(n, sigma), _gaussian_lower(n, sigma)
+    plain = _gaussian_shuffle(1, sigma)
+    rows.append([f'{sigma:g}', f'10^{round(math.log10(n))}', sig(upper, 3),
+                 sig(lower, 3), f'{upper / lower:.1f}', sig(plain, 3),
+                 f'{upper / plain:.3f}'])
+  return header, rows
+
+
 # ---- docs/performance.md and docs/limits.md
 
 RATIO_POPULATIONS = (10**3, 10**5, 10**7, 10**9)
