@@ -68,7 +68,8 @@ def _tail(z: np.ndarray) -> np.ndarray:
 
 
 def _clamp_terms(noise_multiplier: float, clamp: float):
-  """(cell edges, omega-masses per cell and half line, top mass, leak)."""
+  """(cell edges, omega-masses per cell and half line, E_omega[rho | cell]
+  on y >= 0, top mass, leak)."""
   sigma = noise_multiplier
   gamma = blanket_mass(sigma)
   edges = np.linspace(0.0, clamp, _CELLS + 1)
@@ -76,12 +77,19 @@ def _clamp_terms(noise_multiplier: float, clamp: float):
   masses = (upper_tails[:-1] - upper_tails[1:]) / gamma
   masses = masses * (1 + _RELATIVE_ERROR) + _ABSOLUTE_ERROR
   top = float(upper_tails[-1]) / gamma * (1 + _RELATIVE_ERROR)
+  # P[N(1, s^2) in cell] / omega(cell) = E_omega[rho | cell], rounded up
+  # and down (`masses` is rounded up by the relative error).
+  target_tails = _tail((edges - 1.0) / sigma)
+  target = target_tails[:-1] - target_tails[1:]
+  means = (target * (1 + _RELATIVE_ERROR)
+           / np.maximum(masses * (1 - 3 * _RELATIVE_ERROR), 1e-300),
+           target * (1 - _RELATIVE_ERROR) / masses)
   # ell = P[N(1, s^2) > c] - e^{k c} P[N(-1, s^2) > c], with log-space terms.
   k = 2.0 / sigma**2
   log_first = special.log_ndtr(-(clamp - 1.0) / sigma)
   log_second = k * clamp + special.log_ndtr(-(clamp + 1.0) / sigma)
   leak = math.exp(log_first) * -math.expm1(min(0.0, log_second - log_first))
-  return edges, masses, top, leak * (1 + _RELATIVE_ERROR) + 1e-300
+  return edges, masses, means, top, leak * (1 + _RELATIVE_ERROR) + 1e-300
 
 
 def _log_bound(num_users: int, gamma: float, log_m: np.ndarray,
@@ -101,17 +109,20 @@ def _chernoff_bound(num_users: int, gamma: float, values: np.ndarray,
                     weights: np.ndarray, leak: float) -> np.ndarray:
   """ell + min over lambda of the Chernoff bound, per row of `values`.
 
-  `values[i, j]` bounds L from above on cell j for the i-th epsilon,
-  `weights[j]` bounds the cell's omega-mass from above; `gamma` is the
+  `values[i, j]` bounds L from above on atom j for the i-th epsilon,
+  `weights[j]` (or `weights[i, j]`) bounds the atom's omega-mass from
+  above; `gamma` is the
   blanket probability of the others (at most the blanket's mass).
   """
   n = num_users
-  largest = values.max(axis=1)
+  weights = np.broadcast_to(weights, values.shape)
+  largest = np.max(np.where(weights > 0, values, -np.inf), axis=1)
   positive = largest > 0
   best = np.full(values.shape[0], float(leak))  # L <= 0: the sum never is > 0
   if not np.any(positive):
     return np.minimum(best, 1.0)
   values, largest = values[positive], largest[positive]
+  weights = weights[positive]
   low = np.log(1e-6 / largest)[:, None]
   high = np.log(700.0 / largest)[:, None]
   steps = np.linspace(0.0, 1.0, _LAMBDA_POINTS)[None, :]
@@ -120,7 +131,7 @@ def _chernoff_bound(num_users: int, gamma: float, values: np.ndarray,
     lambdas = np.exp(low + (high - low) * steps)  # [eps, lambda]
     with np.errstate(over='ignore'):
       log_m = special.logsumexp(lambdas[:, :, None] * values[:, None, :],
-                                b=weights[None, None, :], axis=2)
+                                b=weights[:, None, :], axis=2)
     scores = _log_bound(n, gamma, log_m + _RELATIVE_ERROR, lambdas)
     where = np.argmin(scores, axis=1)
     rows = np.arange(where.size)
@@ -130,25 +141,6 @@ def _chernoff_bound(num_users: int, gamma: float, values: np.ndarray,
   smallest = scores.min(axis=1)
   best[positive] = leak + np.exp(np.minimum(smallest, 0.0)) * (1 + 1e-9)
   return np.minimum(best, 1.0)
-
-
-def _chernoff_deltas(num_users: int, gamma: float, growth: np.ndarray,
-                     weights: np.ndarray, leak: float,
-                     epsilons: np.ndarray) -> np.ndarray:
-  """`_chernoff_bound` for a scalar pair, per epsilon (>= 0).
-
-  `growth` holds e^{k y} at the cell edges of [0, clamp] (rho / gamma on
-  y >= 0), `weights` the omega-mass of each cell and half line, then of
-  the region above the clamp (where L is at its clamped value).
-  """
-  a = np.exp(np.minimum(epsilons, 700.0))[:, None]
-  # Sup of L on each cell: at the outer edge (y >= 0), inner (y < 0);
-  # -inf where a e^{k y} overflows (e^{lambda L} is then 0).
-  plus = gamma * (np.append(growth[1:], growth[-1])[None, :] - a)
-  with np.errstate(over='ignore'):
-    minus = gamma * (1.0 - a * np.append(growth[:-1], growth[-1])[None, :])
-  return _chernoff_bound(num_users, gamma, np.concatenate([plus, minus], 1),
-                         np.concatenate([weights, weights]), leak)
 
 
 def blanket_deltas(num_users: int, noise_multiplier: float,
@@ -165,12 +157,50 @@ def blanket_deltas(num_users: int, noise_multiplier: float,
     clamp = 1.0 + sigma * score
     if k * clamp > 700:
       continue
-    edges, masses, top, leak = _clamp_terms(sigma, clamp)
+    edges, masses, means, top, leak = _clamp_terms(sigma, clamp)
     if leak < 1:
-      best = np.minimum(best, _chernoff_deltas(
-          num_users, gamma, np.exp(k * edges), np.append(masses, top), leak,
+      best = np.minimum(best, _two_point_deltas(
+          num_users, gamma, np.exp(k * edges), masses, means, top, leak,
           epsilons))
   return best
+
+
+def _two_point_deltas(num_users: int, gamma: float, growth: np.ndarray,
+                      masses: np.ndarray, means, top: float,
+                      leak: float, epsilons: np.ndarray) -> np.ndarray:
+  """`_chernoff_bound` with each cell's law of L replaced by the two-point
+  law on the ends of its range with the same mean (larger in convex order,
+  so E[e^{lambda L}] only rises: Edmundson-Madansky).
+
+  On the cell [y0, y1] of y >= 0, L = gamma e^{k y} - a gamma has mean
+  E[rho | cell] - a gamma; on its mirror image L = gamma - a rho' with
+  E[rho' | mirror] = E[rho | cell] (symmetry). `means` is a pair (upper,
+  lower) of bounds on E[rho | cell].
+  """
+  a = np.exp(np.minimum(epsilons, 700.0))[:, None]
+  low_growth, high_growth = growth[None, :-1], growth[None, 1:]
+  span = np.maximum(high_growth - low_growth, 1e-300)
+  # Share of the high end of e^{k y} (mean E[e^{k y} | cell]), rounded up
+  # for y >= 0 (L rises with it) and down for the mirror (L falls with it).
+  share, share_low = (
+      np.clip((np.clip(mean / gamma, low_growth, high_growth) - low_growth)
+              / span, 0.0, 1.0) for mean in means)
+  with np.errstate(over='ignore'):
+    plus = gamma * np.concatenate([
+        np.broadcast_to(high_growth - a, (a.size, share.size)),
+        np.broadcast_to(low_growth - a, (a.size, share.size)),
+        np.full((a.size, 1), growth[-1]) - a], axis=1)
+    # Mirror: L = gamma (1 - a e^{k |y|}), largest at the cell's inner end,
+    # which carries the share of the low end of e^{k |y|}.
+    minus = gamma * np.concatenate([
+        1.0 - a * low_growth, 1.0 - a * high_growth,
+        1.0 - a * np.full((1, 1), growth[-1])], axis=1)
+  weights = np.concatenate([masses * share[0], masses * (1 - share[0]),
+                            [top]])
+  weights_minus = np.concatenate([masses * (1 - share_low[0]),
+                                  masses * share_low[0], [top]])
+  return _chernoff_bound(num_users, gamma, np.concatenate([plus, minus], 1),
+                         np.concatenate([weights, weights_minus]), leak)
 
 
 # Radial and angular cells of the d-dimensional blanket (d > 1).
@@ -299,12 +329,17 @@ def laplace_blanket_deltas(num_users: int, local_epsilon: float,
   scale = 2.0 / local_epsilon
   gamma = math.exp(-1.0 / scale)
   edges = np.linspace(0.0, 1.0, _CELLS + 1)
-  # omega on y >= 0 is e^{-y / b} / (2 b): cell masses, rounded up.
+  # omega on y >= 0 is e^{-y / b} / (2 b): cell masses, rounded up; the
+  # target Lap(1, b) has density e^{-(1 - y) / b} / (2 b) on [0, 1].
   tails = 0.5 * np.exp(-edges / scale)
-  weights = np.append(tails[:-1] - tails[1:], tails[-1])
-  weights = weights * (1 + _RELATIVE_ERROR) + _ABSOLUTE_ERROR
-  return _chernoff_deltas(num_users, gamma, np.exp(edges * local_epsilon),
-                          weights, 0.0, epsilons)
+  exact = tails[:-1] - tails[1:]
+  masses = exact * (1 + _RELATIVE_ERROR) + _ABSOLUTE_ERROR
+  target = np.diff(0.5 * np.exp(-(1.0 - edges) / scale))
+  means = (target * (1 + _RELATIVE_ERROR) / (exact * (1 - _RELATIVE_ERROR)),
+           target * (1 - _RELATIVE_ERROR) / masses)
+  top = float(tails[-1]) * (1 + _RELATIVE_ERROR)
+  return _two_point_deltas(num_users, gamma, np.exp(edges * local_epsilon),
+                           masses, means, top, 0.0, epsilons)
 
 
 @functools.lru_cache(maxsize=64)
