@@ -35,8 +35,8 @@ def _gaussian_epsilon(sigma, delta):
   mu = 2.0 / sigma
   profile = lambda e: (stats.norm.cdf(mu / 2 - e / mu)
                        - math.exp(e) * stats.norm.cdf(-mu / 2 - e / mu))
-  low, high = 0.0, 100.0
-  for _ in range(80):
+  low, high = 0.0, mu * mu / 2 + 10 * mu + 10
+  for _ in range(100):
     middle = (low + high) / 2
     low, high = (middle, high) if profile(middle) > delta else (low, middle)
   return high
