@@ -618,8 +618,27 @@ def _check_dimension(instance, attribute, value):
   _validation.check_integer(attribute.name, value, 1)
 
 
+class _ContinuousRandomizer(Randomizer):
+  """A randomizer with real-valued reports: no D16 table, no output matrix;
+  its continuous blanket is NUM-BLANKET (`pld.continuous_blanket`)."""
+
+  def blanket(self) -> Optional[BlanketTable]:
+    return None
+
+  @property
+  def blanket_note(self) -> str:
+    return 'continuous blanket: see NUM-BLANKET'
+
+  def pair_cells(self) -> Optional[PairCells]:
+    return None
+
+  def output_probabilities(self) -> np.ndarray:
+    raise ValueError(f'{type(self).__name__} has continuous outputs: no '
+                     'output matrix.')
+
+
 @attr.s(frozen=True, slots=True, auto_attribs=True)
-class GaussianRandomizer(Randomizer):
+class GaussianRandomizer(_ContinuousRandomizer):
   """Gaussian reports: a vector clipped to L2 norm C plus N(0, sigma^2 C^2 I_d).
 
   Each user clips its record x to the ball of radius C in R^d and reports
@@ -646,23 +665,10 @@ class GaussianRandomizer(Randomizer):
   def clone_rate(self) -> float:
     return 0.0
 
-  def blanket(self) -> Optional[BlanketTable]:
-    return None
-
-  @property
-  def blanket_note(self) -> str:
-    return 'continuous blanket: see NUM-BLANKET'
-
-  def pair_cells(self) -> Optional[PairCells]:
-    return None
-
-  def output_probabilities(self) -> np.ndarray:
-    raise ValueError('GaussianRandomizer has continuous outputs: no '
-                     'output matrix.')
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
-class LaplaceRandomizer(Randomizer):
+class LaplaceRandomizer(_ContinuousRandomizer):
   """Laplace reports: a scalar clipped to [-C, C] plus Laplace noise.
 
   Each user clips its value x to [-C, C] and reports x + Lap(b), density
@@ -686,19 +692,6 @@ class LaplaceRandomizer(Randomizer):
   def clone_rate(self) -> float:
     return _generic_clone_rate(self.local_epsilon)
 
-  def blanket(self) -> Optional[BlanketTable]:
-    return None
-
-  @property
-  def blanket_note(self) -> str:
-    return 'continuous blanket: see NUM-BLANKET'
-
-  def pair_cells(self) -> Optional[PairCells]:
-    return None
-
-  def output_probabilities(self) -> np.ndarray:
-    raise ValueError('LaplaceRandomizer has continuous outputs: no output '
-                     'matrix.')
 
 
 CATALOGUE = (KRandomizedResponse, SymmetricUnaryEncoding,
