@@ -162,19 +162,21 @@ def test_laplace_beats_the_generic_pure_ldp_pair():
                            0.0)) <= 1e-6
 
 
-def test_worst_pair_lemma_on_a_grid():
+@pytest.mark.parametrize('noise, scale', [(stats.norm, 2.0),
+                                          (stats.norm, 0.7),
+                                          (stats.laplace, 1.0)])
+def test_worst_pair_lemma_on_a_grid(noise, scale):
   """NUM-BLANKET's worst pair: the stop-loss transforms of the blanket loss
   E_omega[(rho_x - a rho_x' - t)_+] peak at (x, x') = (1, -1)."""
-  sigma = 2.0
   y = np.linspace(-30, 30, 60001)
   step = y[1] - y[0]
-  blanket = stats.norm.pdf(np.abs(y) + 1.0, scale=sigma)
+  blanket = noise.pdf(np.abs(y) + 1.0, scale=scale)
   inputs = np.linspace(-1, 1, 7)
   for a in (1.0, 1.5, 4.0):
     for t in (-3.0, -0.3, 0.0, 0.3, 3.0):
       def stop_loss(x, other):
         return np.sum(np.maximum(
-            stats.norm.pdf(y, x, sigma) - a * stats.norm.pdf(y, other, sigma)
+            noise.pdf(y, x, scale) - a * noise.pdf(y, other, scale)
             - t * blanket, 0.0)) * step
       corner = stop_loss(1.0, -1.0)
       assert max(stop_loss(x, o) for x in inputs for o in inputs) <= (
