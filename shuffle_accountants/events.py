@@ -224,12 +224,6 @@ class CheckInEvent(dp_event.DpEvent):
           f'noise_multiplier={self.noise_multiplier}.')
 
 
-def _optional_dimension(instance, attribute, value):
-  del instance
-  if value is not None:
-    _validation.check_integer(attribute.name, value, 1)
-
-
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class SubsampledShuffleGaussianEvent(dp_event.DpEvent):
   """Shuffled Gaussian reports of a hidden fixed-size sample (Liew et al. 5).
@@ -240,25 +234,15 @@ class SubsampledShuffleGaussianEvent(dp_event.DpEvent):
   are shuffled. This is DP-SGD on shuffled fixed-size batches with local
   noise. Replace-one over the `num_users` users.
 
-  `dimension` d is the records' dimension when known: the PLD route then
-  also uses the continuous privacy blanket (NUM-BLANKET, subsampled by
-  KHH-SUBSAMPLED), which helps for small d and is skipped, by name, where
-  fewer than one blanket report is expected (high d); None (unknown): not
-  used (the contribution record says so).
-
   Attributes:
     num_users: population size n, an integer >= 1.
     sample_size: number m of sampled users, 1 <= m <= n.
     noise_multiplier: sigma > 0.
-    dimension: d >= 1, or None (unknown).
   """
   num_users: int = attr.ib(
       converter=_validation.whole_if_integral, validator=_num_users)
   sample_size: int = attr.ib(converter=_validation.whole_if_integral)
   noise_multiplier: float = attr.ib(validator=_noise_multiplier)
-  dimension: Optional[int] = attr.ib(
-      default=None, converter=_validation.whole_if_integral,
-      validator=_optional_dimension)
 
   @sample_size.validator
   def _sample_size(self, attribute, value):

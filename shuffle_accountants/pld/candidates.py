@@ -71,6 +71,8 @@ def _mechanism_specific_pairs(num_users: int, local_epsilon: float,
   if isinstance(randomizer, randomizers.KRandomizedResponse):
     return pairs  # its blanket is KHH-KRR-WEAK
   if isinstance(randomizer, randomizers.LaplaceRandomizer):
+    if not randomizer.randomized_rounding:
+      return pairs + [(f'{continuous_blanket.NAME}: {_CLIPPING}', None)]
     return pairs + [(continuous_blanket.NAME,
                      continuous_blanket.laplace_shuffle_atoms(
                          num_users, local_epsilon, discretization or 1e-3))]
@@ -118,17 +120,22 @@ def _cannot_win(num_users: int, local_epsilon: float,
   return False
 
 
+# Why plain clipping gets no continuous blanket.
+_CLIPPING = ('not used (plain clipping: its worst pair is unproven, '
+             'NUM-BLANKET (iv); randomized_rounding=True makes it proven)')
+
+
 def _gaussian_pairs(num_users: int, randomizer, discretization):
-  """D7 and NUM-BLANKET (combined in one pair), with their names."""
-  sigma, dimension = randomizer.noise_multiplier, randomizer.dimension
+  """D7, with NUM-BLANKET (combined in one pair) for randomized rounding."""
+  rounding = randomizer.randomized_rounding
   atoms = continuous_blanket.gaussian_shuffle_atoms(
-      num_users, sigma, discretization or 1e-3, dimension)
-  if continuous_blanket.blanket_helps(num_users, sigma, dimension):
+      num_users, randomizer.noise_multiplier, discretization or 1e-3,
+      blanket=rounding)
+  if rounding:
     return ((f'{continuous_blanket.NO_AMPLIFICATION} and '
              f'{continuous_blanket.NAME}', atoms),)
   return ((continuous_blanket.NO_AMPLIFICATION, atoms),
-          (f'{continuous_blanket.NAME}: not used (dimension {dimension}: '
-           'fewer than one blanket report expected)', None))
+          (f'{continuous_blanket.NAME}: {_CLIPPING}', None))
 
 
 # Pairs of recent rounds (the grid policy and the PMF both read them).
@@ -249,25 +256,6 @@ def liew_event_arguments(event) -> dict:
               sample_size=event.sample_size)
 
 
-def _with_sampled_blanket(event, pmf, names, discretization, discretize,
-                          relative_width):
-  """Adds KHH-SUBSAMPLED of NUM-BLANKET to a sampled Gaussian round whose
-  dimension is known."""
-  if event.dimension is None:
-    return pmf, names + (
-        f'{continuous_blanket.NAME}: not used (dimension unknown)',)
-  shuffled = events.ShuffleEvent(
-      num_users=event.sample_size,
-      randomizer=randomizers.GaussianRandomizer(event.noise_multiplier,
-                                                event.dimension))
-  sampled, sampled_names = shuffle_round_pmf(
-      shuffled, event.sample_size / event.num_users, discretization,
-      discretize, 'shuffled_output', relative_width)
-  return (discrete.smallest_profile([pmf, sampled]),
-          names + tuple(f'KHH-SUBSAMPLED of {name}'
-                        for name in sampled_names))
-
-
 def liew_event_pmf(event, discretization: float,
                    discretize: checkin.Discretize, relative_width: float
                    ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
@@ -285,9 +273,6 @@ def liew_event_pmf(event, discretization: float,
                             discretize=discretize,
                             relative_width=relative_width,
                             **liew_event_arguments(event))
-  if isinstance(event, events.SubsampledShuffleGaussianEvent):
-    return _with_sampled_blanket(event, pmf, names, discretization,
-                                 discretize, relative_width)
   everyone = (_dominating.everyone_checks_in(event)
               if isinstance(event, events.CheckInEvent) else None)
   if everyone is None:

@@ -30,11 +30,13 @@ over a few of each is taken.
 
 import functools
 import math
+from typing import Optional
 
 import numpy as np
 from scipy import special
 from scipy import stats
 
+from shuffle_accountants import _validation
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import discrete
 
@@ -220,20 +222,6 @@ def _radial_mass(edges: np.ndarray, noise_multiplier: float,
   return np.where(cdf[1:] < 0.5, np.diff(cdf), -np.diff(sf)).clip(0.0)
 
 
-def blanket_helps(num_users: int, noise_multiplier: float,
-                  dimension: int) -> bool:
-  """Whether NUM-BLANKET is evaluated: at least one blanket report expected.
-
-  n gamma >= 1, gamma = e^{-1 / (2 s^2)} E[e^{-chi_d / s}] (chi_d the norm
-  of a standard normal in R^d; quadrature). Skipping is always sound.
-  """
-  sigma, d = noise_multiplier, dimension
-  if d == 1:
-    return True
-  mass = stats.chi.expect(lambda r: math.exp(-r / sigma), args=(d,))
-  return num_users * math.exp(-1 / (2 * sigma**2)) * mass >= 1
-
-
 def vector_blanket_deltas(num_users: int, noise_multiplier: float,
                           dimension: int, epsilons: np.ndarray) -> np.ndarray:
   """NUM-BLANKET for d-dimensional Gaussian reports, eps >= 0. [UB]
@@ -411,19 +399,63 @@ def _shuffle_atoms(kind: str, num_users: int, parameter: float,
 
 
 def gaussian_shuffle_atoms(num_users: int, noise_multiplier: float,
-                           discretization: float, dimension: int = 1
+                           discretization: float, blanket: bool
                            ) -> discrete.PldAtoms:
-  """A dominating pair for n shuffled Gaussian reports in R^d: D7 and
-  NUM-BLANKET. [UB]"""
-  return _shuffle_atoms('gaussian', num_users,
-                        (noise_multiplier, dimension), discretization, True)
+  """A dominating pair for n shuffled scalar Gaussian reports: D7, and
+  NUM-BLANKET when `blanket` (proven for randomized rounding to +-1 only).
+  [UB]"""
+  return _shuffle_atoms('gaussian', num_users, (noise_multiplier, 1),
+                        discretization, blanket)
 
 
 def laplace_shuffle_atoms(num_users: int, local_epsilon: float,
                           discretization: float) -> discrete.PldAtoms:
-  """A dominating pair for n shuffled Laplace reports (NUM-BLANKET). [UB]"""
+  """A dominating pair for n shuffled Laplace reports rounded to +-1 before
+  the noise (NUM-BLANKET). [UB]"""
   return _shuffle_atoms('laplace', num_users, local_epsilon, discretization,
                         True)
+
+
+def extreme_pair_epsilon(num_users: int, delta: float,
+                         noise_multiplier: Optional[float] = None,
+                         dimension: int = 1,
+                         local_epsilon: Optional[float] = None) -> float:
+  """The blanket bound at the pair (C, -C) (opposite unit vectors for d > 1),
+  one round, beside the local pair. [ESTIMATE for plain clipping]
+
+  Give `noise_multiplier` (Gaussian reports in R^`dimension`) or
+  `local_epsilon` (Laplace reports). An upper bound for randomized rounding
+  to +-C (d = 1); for plain clipping an estimate whose worst-pair step is
+  unproven (NUM-BLANKET (iv)): never composed by default. The smallest
+  epsilon on a grid of 4096 points at which the smaller of the local
+  pair's and the blanket's delta is at most `delta`.
+  """
+  if (noise_multiplier is None) == (local_epsilon is None):
+    raise ValueError('extreme_pair_epsilon needs exactly one of '
+                     f'noise_multiplier={noise_multiplier} and '
+                     f'local_epsilon={local_epsilon}.')
+  num_users = _validation.check_integer('num_users', num_users, 1)
+  _validation.check_real('delta', delta, 0.0, 1.0, min_inclusive=False)
+  if noise_multiplier is None:
+    _validation.check_local_epsilon(local_epsilon)
+    if local_epsilon == 0:
+      raise ValueError('local_epsilon must be in (0, 700]; got 0.')
+    kind, parameter = 'laplace', local_epsilon
+    local = lambda epsilons: _laplace_profile(local_epsilon, epsilons)
+  else:
+    _validation.check_real('noise_multiplier', noise_multiplier, 0.0,
+                           min_inclusive=False)
+    dimension = _validation.check_integer('dimension', dimension, 1)
+    kind, parameter = 'gaussian', (noise_multiplier, dimension)
+    shift = checkin.gaussian_shift(noise_multiplier)
+    local = lambda epsilons: checkin.gaussian_profile(shift, epsilons)
+  top = _largest_epsilon(local)
+  coarse, bounds = _coarse_bounds(kind, num_users, parameter, top)
+  grid = np.linspace(0.0, top, 4096)
+  deltas = np.minimum(local(grid), np.interp(np.exp(grid - top),
+                                             np.exp(coarse - top), bounds))
+  return float(grid[np.argmax(deltas <= delta)]) if np.any(
+      deltas <= delta) else top
 
 
 def _count_pair_delta(num_users: int, target_rate: float, other_rate: float,
