@@ -1,9 +1,13 @@
-"""Shuffled Gaussian reports (GaussianRandomizer): NUM-BLANKET against references.
+"""Shuffled numeric reports (GaussianRandomizer, LaplaceRandomizer): NUM-BLANKET
+against references.
 
-The references are written here without the library: exact binomial pairs
-of thresholded counts (post-processings of the dataset pair "every other
-user holds -C"), the quadrature of the exact shuffled law for n = 2, 3, and
-a grid check of the worst-pair lemma of NUM-BLANKET.
+NUM-BLANKET is composed only for randomized rounding (proven); plain
+clipping gets D7 / the pure-LDP pairs. The references are written here
+without the library: exact binomial pairs of thresholded counts
+(post-processings of the dataset pair "every other user holds -C"), the
+quadrature of the exact shuffled law for n = 2, 3 (for rounding, each
+report's law is the mixture of the laws at +-C), and a grid check of the
+open worst-pair conjecture of NUM-BLANKET for plain clipping.
 """
 
 import math
@@ -22,11 +26,12 @@ from shuffle_accountants import ShuffleRdpAccountant
 from shuffle_accountants.pld import continuous_blanket
 
 
-def _certified(num_users, sigma, delta=1e-6, dimension=1):
+def _certified(num_users, sigma, delta=1e-6, dimension=1, rounding=True):
   accountant = ShufflePldAccountant()
   accountant.compose(events.ShuffleEvent(
       num_users=num_users,
-      randomizer=randomizers.GaussianRandomizer(sigma, dimension)))
+      randomizer=randomizers.GaussianRandomizer(
+          sigma, dimension, randomized_rounding=rounding)))
   return accountant.get_epsilon(delta)
 
 
@@ -74,9 +79,12 @@ def test_certified_epsilon_between_lower_bound_and_no_amplification(
 
 
 def test_issue_targets():
-  """d = 1, delta = 1e-6 (issue 31): 0.1x and 0.25x the no-amplification."""
+  """d = 1, delta = 1e-6 (issue 31): 0.1x and 0.25x the no-amplification,
+  met with randomized rounding; plain clipping gets no certified gain."""
   assert _certified(10**4, 2.0) <= 0.1 * _gaussian_epsilon(2.0, 1e-6)
   assert _certified(10**5, 1.0) <= 0.25 * _gaussian_epsilon(1.0, 1e-6)
+  assert _certified(10**4, 2.0, rounding=False) == pytest.approx(
+      _gaussian_epsilon(2.0, 1e-6), rel=2e-3)
 
 
 def test_library_lower_bound_matches_the_reference():
@@ -87,10 +95,12 @@ def test_library_lower_bound_matches_the_reference():
 
 
 def _shuffled_delta_quadrature(target, other, values, sigma, epsilon,
-                               noise=stats.norm):
+                               noise=stats.norm, rounding=False):
   """delta(eps) of the randomly ordered reports of target + others.
 
-  `values` are the other users' inputs; the law of a uniformly random order
+  `values` are the other users' inputs; with `rounding`, input x is
+  reported as +1 + noise with probability (1 + x) / 2, else -1 + noise (a
+  mixture density), otherwise as x + noise. The law of a uniformly random order
   of the n reports is that of the multiset (a bijection of it), so
   delta = int (p - e^eps q)_+ over R^n of the permutation-averaged densities.
   """
@@ -100,13 +110,20 @@ def _shuffled_delta_quadrature(target, other, values, sigma, epsilon,
   step = grid[1] - grid[0]
   points = np.meshgrid(*([grid] * n), indexing='ij')
 
+  def report(y, x):
+    if not rounding:
+      return noise.pdf(y, x, sigma)
+    up = (1 + x) / 2
+    return up * noise.pdf(y, 1.0, sigma) + (1 - up) * noise.pdf(y, -1.0,
+                                                                sigma)
+
   def density(first):
     inputs = (first,) + tuple(values)
     total = 0.0
     for order in itertools.permutations(range(n)):
       term = 1.0
       for slot, who in enumerate(order):
-        term = term * noise.pdf(points[slot], inputs[who], sigma)
+        term = term * report(points[slot], inputs[who])
       total = total + term
     return total / math.factorial(n)
 
@@ -115,32 +132,79 @@ def _shuffled_delta_quadrature(target, other, values, sigma, epsilon,
                * step**n)
 
 
+def _certified_delta(num_users, randomizer, epsilon):
+  accountant = ShufflePldAccountant()
+  accountant.compose(events.ShuffleEvent(num_users=num_users,
+                                         randomizer=randomizer))
+  return accountant.get_delta(epsilon)
+
+
+_PAIRS = ((1.0, -1.0), (-1.0, 1.0), (1.0, 0.0), (0.5, -0.5))
+
+
+@pytest.mark.parametrize('rounding', [True, False])
 @pytest.mark.parametrize('values', [(-1.0,), (1.0,), (0.0,), (-1.0, -1.0),
-                                    (1.0, -1.0)])
+                                    (1.0, -1.0), (0.3, -0.6)])
 @pytest.mark.parametrize('sigma, epsilon', [(1.0, 0.5), (2.0, 0.2)])
 def test_small_population_quadrature_below_certified_delta(values, sigma,
-                                                           epsilon):
+                                                           epsilon, rounding):
   n = len(values) + 1
-  accountant = ShufflePldAccountant()
-  accountant.compose(events.ShuffleEvent(
-      num_users=n, randomizer=randomizers.GaussianRandomizer(sigma)))
-  certified = accountant.get_delta(epsilon)
-  for target, other in ((1.0, -1.0), (-1.0, 1.0), (1.0, 0.0)):
-    truth = _shuffled_delta_quadrature(target, other, values, sigma, epsilon)
+  certified = _certified_delta(n, randomizers.GaussianRandomizer(
+      sigma, randomized_rounding=rounding), epsilon)
+  for target, other in _PAIRS:
+    truth = _shuffled_delta_quadrature(target, other, values, sigma, epsilon,
+                                       rounding=rounding)
     assert truth <= certified + 1e-4  # quadrature error allowance
 
 
+@pytest.mark.parametrize('rounding', [True, False])
 @pytest.mark.parametrize('local_epsilon, epsilon', [(2.0, 0.5), (4.0, 1.0)])
-def test_laplace_small_population_quadrature(local_epsilon, epsilon):
+def test_laplace_small_population_quadrature(local_epsilon, epsilon,
+                                             rounding):
   scale = 2.0 / local_epsilon
-  accountant = ShufflePldAccountant()
-  accountant.compose(events.ShuffleEvent(
-      num_users=2, randomizer=randomizers.LaplaceRandomizer(local_epsilon)))
-  certified = accountant.get_delta(epsilon)
-  for values in ((-1.0,), (1.0,), (0.0,)):
-    truth = _shuffled_delta_quadrature(1.0, -1.0, values, scale, epsilon,
-                                       noise=stats.laplace)
-    assert truth <= certified + 1e-4
+  for values in ((-1.0,), (1.0,), (0.0,), (-1.0, 0.5)):
+    certified = _certified_delta(len(values) + 1, randomizers.LaplaceRandomizer(
+        local_epsilon, randomized_rounding=rounding), epsilon)
+    for target, other in _PAIRS:
+      truth = _shuffled_delta_quadrature(target, other, values, scale,
+                                         epsilon, noise=stats.laplace,
+                                         rounding=rounding)
+      assert truth <= certified + 1e-4
+
+
+def test_plain_clipping_never_composes_the_blanket(monkeypatch):
+  def refuse(*arguments):
+    raise AssertionError(f'NUM-BLANKET evaluated for {arguments}')
+  monkeypatch.setattr(continuous_blanket, '_coarse_bounds', refuse)
+  for randomizer in (randomizers.GaussianRandomizer(2.0),
+                     randomizers.GaussianRandomizer(2.0, 8),
+                     randomizers.LaplaceRandomizer(1.0)):
+    accountant = ShufflePldAccountant()
+    accountant.compose(events.ShuffleEvent(num_users=10**4,
+                                           randomizer=randomizer))
+    assert math.isfinite(accountant.get_epsilon(1e-6))
+    names = ' '.join(accountant.contributions[0].pairs)
+    assert 'NUM-BLANKET' in names and 'not used (plain clipping' in names
+  # The patch does intercept the blanket (a parameter no other test caches).
+  with pytest.raises(AssertionError, match='NUM-BLANKET evaluated'):
+    _certified_delta(10**4, randomizers.LaplaceRandomizer(
+        1.2345, randomized_rounding=True), 0.1)
+
+
+def test_randomized_rounding_composes_the_blanket():
+  for randomizer, plain in (
+      (randomizers.GaussianRandomizer(2.0, randomized_rounding=True),
+       randomizers.GaussianRandomizer(2.0)),
+      (randomizers.LaplaceRandomizer(1.0, randomized_rounding=True),
+       randomizers.LaplaceRandomizer(1.0))):
+    accountant = ShufflePldAccountant()
+    accountant.compose(events.ShuffleEvent(num_users=10**4,
+                                           randomizer=randomizer))
+    names = ' '.join(accountant.contributions[0].pairs)
+    assert 'NUM-BLANKET' in names and 'not used' not in names.split(
+        'NUM-BLANKET')[1][:40]
+    assert _certified_delta(10**4, randomizer, 0.05) < _certified_delta(
+        10**4, plain, 0.05)
 
 
 def test_laplace_beats_the_generic_pure_ldp_pair():
@@ -148,7 +212,8 @@ def test_laplace_beats_the_generic_pure_ldp_pair():
     accountant = ShufflePldAccountant()
     accountant.compose(events.ShuffleEvent(num_users=10**4, **fields))
     return accountant.get_epsilon(1e-6)
-  laplace = epsilon(randomizer=randomizers.LaplaceRandomizer(4.0))
+  laplace = epsilon(randomizer=randomizers.LaplaceRandomizer(
+      4.0, randomized_rounding=True))
   assert laplace <= epsilon(local_epsilon=4.0)
   # Lower bound: the thresholded-count pair of Laplace reports.
   scale, n = 0.5, 10**4
@@ -165,9 +230,11 @@ def test_laplace_beats_the_generic_pure_ldp_pair():
 @pytest.mark.parametrize('noise, scale', [(stats.norm, 2.0),
                                           (stats.norm, 0.7),
                                           (stats.laplace, 1.0)])
-def test_worst_pair_lemma_on_a_grid(noise, scale):
-  """NUM-BLANKET's worst pair: the stop-loss transforms of the blanket loss
-  E_omega[(rho_x - a rho_x' - t)_+] peak at (x, x') = (1, -1)."""
+def test_worst_pair_conjecture_on_a_grid(noise, scale):
+  """The open worst-pair conjecture of NUM-BLANKET (iv) for plain clipping,
+  checked (not proven) on a 7 x 7 grid: the stop-loss transforms of the
+  blanket loss E_omega[(rho_x - a rho_x' - t)_+] peak at (x, x') = (1, -1).
+  Nothing composed by default relies on it."""
   y = np.linspace(-30, 30, 60001)
   step = y[1] - y[0]
   blanket = noise.pdf(np.abs(y) + 1.0, scale=scale)
@@ -183,24 +250,51 @@ def test_worst_pair_lemma_on_a_grid(noise, scale):
           corner * (1 + 1e-9) + 1e-12)
 
 
-def test_high_dimension_names_the_missing_blanket():
+@pytest.mark.parametrize('dimension', [2, 1000])
+def test_vectors_get_the_gaussian_pair(dimension):
   accountant = ShufflePldAccountant()
   accountant.compose(events.ShuffleEvent(
-      num_users=10**4, randomizer=randomizers.GaussianRandomizer(2.0, 1000)))
+      num_users=10**4,
+      randomizer=randomizers.GaussianRandomizer(2.0, dimension)))
   assert accountant.get_epsilon(1e-6) == pytest.approx(
       _gaussian_epsilon(2.0, 1e-6), rel=2e-3)
   names = ' '.join(' '.join(c.pairs) for c in accountant.contributions)
-  assert 'NUM-BLANKET' in names and 'not used' in names and '1000' in names
+  assert 'NUM-BLANKET' in names and 'not used (plain clipping' in names
 
 
 @pytest.mark.parametrize('dimension', [2, 8])
-def test_small_vectors_gain_and_stay_above_the_scalar_lower_bound(dimension):
-  # A scalar report is a post-processing of a d-dimensional one (first
-  # coordinate; a scalar record embedded in R^d): NUM-LB still applies.
-  certified = _certified(10**4, 2.0, dimension=dimension)
-  assert _threshold_lower_bound(10**4, 2.0, 1e-6) <= certified
-  assert certified <= 0.5 * _gaussian_epsilon(2.0, 1e-6)
-  assert _certified(10**4, 2.0) <= certified * (1 + 1e-6)
+def test_extreme_pair_estimate_of_small_vectors(dimension):
+  # An estimate (unproven for clipping), never composed; a scalar report is
+  # a post-processing of a d-dimensional one, so NUM-LB still applies.
+  estimate = continuous_blanket.extreme_pair_epsilon(
+      10**4, 1e-6, noise_multiplier=2.0, dimension=dimension)
+  assert _threshold_lower_bound(10**4, 2.0, 1e-6) <= estimate
+  assert estimate <= 0.5 * _gaussian_epsilon(2.0, 1e-6)
+  assert _certified(10**4, 2.0) <= estimate * (1 + 1e-2)
+
+
+def test_extreme_pair_epsilon_matches_the_rounding_certificate():
+  for fields, randomizer in (
+      (dict(noise_multiplier=2.0),
+       randomizers.GaussianRandomizer(2.0, randomized_rounding=True)),
+      (dict(local_epsilon=1.0),
+       randomizers.LaplaceRandomizer(1.0, randomized_rounding=True))):
+    accountant = ShufflePldAccountant()
+    accountant.compose(events.ShuffleEvent(num_users=10**4,
+                                           randomizer=randomizer))
+    assert continuous_blanket.extreme_pair_epsilon(
+        10**4, 1e-6, **fields) == pytest.approx(accountant.get_epsilon(1e-6),
+                                                rel=0.05)
+
+
+@pytest.mark.parametrize('fields, name', [
+    (dict(), 'noise_multiplier'),
+    (dict(noise_multiplier=0.0), 'noise_multiplier'),
+    (dict(noise_multiplier=1.0, dimension=0), 'dimension'),
+    (dict(local_epsilon=0.0), 'local_epsilon')])
+def test_extreme_pair_epsilon_bad_input(fields, name):
+  with pytest.raises(ValueError, match=name):
+    continuous_blanket.extreme_pair_epsilon(10, 1e-6, **fields)
 
 
 def test_rdp_route_falls_back_to_the_gaussian():
@@ -231,6 +325,13 @@ def test_bad_input_names_parameter_value_and_range(arguments, name):
     randomizers.GaussianRandomizer(*arguments)
 
 
+def test_randomized_rounding_is_for_scalars_and_a_bool():
+  with pytest.raises(ValueError, match='randomized_rounding.*dimension=2'):
+    randomizers.GaussianRandomizer(1.0, 2, randomized_rounding=True)
+  with pytest.raises(TypeError, match='randomized_rounding'):
+    randomizers.LaplaceRandomizer(1.0, randomized_rounding='yes')
+
+
 @pytest.mark.parametrize('value', [0.0, -1.0, 701.0, float('inf')])
 def test_laplace_bad_input(value):
   with pytest.raises(ValueError, match='local_epsilon'):
@@ -242,28 +343,18 @@ def test_laplace_bad_input(value):
 @hypothesis.given(
     log_sigma=strategies.floats(math.log(0.1), math.log(100.0)),
     log_users=strategies.floats(0.0, math.log(1e10)),
-    dimension=strategies.sampled_from([1, 1, 2, 10**4]))
+    dimension=strategies.sampled_from([1, 1, 2, 10**4]),
+    rounding=strategies.booleans())
 def test_property_finite_and_below_no_amplification(log_sigma, log_users,
-                                                    dimension):
+                                                    dimension, rounding):
   sigma, num_users = math.exp(log_sigma), max(1, int(math.exp(log_users)))
-  certified = _certified(num_users, sigma, dimension=dimension)
+  certified = _certified(num_users, sigma, dimension=dimension,
+                         rounding=rounding and dimension == 1)
   assert math.isfinite(certified) and certified >= 0
   assert certified <= _gaussian_epsilon(sigma, 1e-6) * (1 + 2e-3) + 1e-3
 
 
-def test_subsampled_shuffle_gaussian_uses_the_blanket_in_one_dimension():
-  def epsilon(dimension):
-    accountant = ShufflePldAccountant()
-    accountant.compose(events.SubsampledShuffleGaussianEvent(
-        10**5, 10**4, 2.0, dimension=dimension), count=10)
-    names = ' '.join(accountant.contributions[0].pairs)
-    return accountant.get_epsilon(1e-6), names
-  unknown, unknown_names = epsilon(None)
-  scalar, scalar_names = epsilon(1)
-  wide, wide_names = epsilon(1000)
-  assert scalar < 0.1 * unknown and wide == pytest.approx(unknown, rel=1e-6)
-  assert 'not used (dimension unknown)' in unknown_names
-  assert 'not used (dimension 1000' in wide_names
-  assert 'KHH-SUBSAMPLED of' in scalar_names and 'NUM-BLANKET' in scalar_names
-  with pytest.raises(ValueError, match='dimension'):
-    events.SubsampledShuffleGaussianEvent(10, 5, 1.0, dimension=0)
+def test_subsampled_shuffle_gaussian_has_no_blanket():
+  # DP-SGD gradients are clipped, not rounded: no dimension field.
+  with pytest.raises(TypeError):
+    events.SubsampledShuffleGaussianEvent(10, 5, 1.0, dimension=1)
