@@ -427,8 +427,9 @@ def extreme_pair_epsilon(num_users: int, delta: float,
   `local_epsilon` (Laplace reports). An upper bound for randomized rounding
   to +-C (d = 1); for plain clipping an estimate whose worst-pair step is
   unproven (NUM-BLANKET (iv)): never composed by default. The smallest
-  epsilon on a grid of 4096 points at which the smaller of the local
-  pair's and the blanket's delta is at most `delta`.
+  epsilon on a grid at which the smaller of the local
+  pair's and the blanket's delta is at most `delta` (4096 geometric points
+  from 10^-6 times the local pair's epsilon at delta = 1e-14).
   """
   if (noise_multiplier is None) == (local_epsilon is None):
     raise ValueError('extreme_pair_epsilon needs exactly one of '
@@ -451,7 +452,7 @@ def extreme_pair_epsilon(num_users: int, delta: float,
     local = lambda epsilons: checkin.gaussian_profile(shift, epsilons)
   top = _largest_epsilon(local)
   coarse, bounds = _coarse_bounds(kind, num_users, parameter, top)
-  grid = np.linspace(0.0, top, 4096)
+  grid = np.append(0.0, np.geomspace(top * 1e-6, top, 4096))
   deltas = np.minimum(local(grid), np.interp(np.exp(grid - top),
                                              np.exp(coarse - top), bounds))
   return float(grid[np.argmax(deltas <= delta)]) if np.any(
