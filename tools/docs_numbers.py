@@ -510,6 +510,17 @@ def _numeric_epsilons():
   return header, rows
 
 
+# Issue 31's targets: 0.1x and 0.25x the no-amplification epsilon (D7).
+@value('numeric.target_sigma2')
+def _numeric_target_sigma2():
+  return sig(0.1 * _gaussian_shuffle(1, 2.0, rounding=False), 3)
+
+
+@value('numeric.target_sigma1')
+def _numeric_target_sigma1():
+  return sig(0.25 * _gaussian_shuffle(1, 1.0, rounding=False), 3)
+
+
 @table('numeric.targets', slow=True)
 def _numeric_targets():
   header = ['sigma', 'n', 'certified: randomized rounding',
