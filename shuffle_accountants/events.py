@@ -46,7 +46,11 @@ def _randomizer(instance, attribute, value):
 
 
 def _optional_local_epsilon(instance, attribute, value):
-  if value is not None:
+  # Gaussian reports are not pure LDP: their eps0 is infinite (evolve
+  # passes it back in).
+  gaussian = isinstance(getattr(instance, 'randomizer', None),
+                        randomizers_.GaussianRandomizer)
+  if value is not None and not (gaussian and value == float('inf')):
     _local_epsilon(instance, attribute, value)
 
 
@@ -197,7 +201,16 @@ class CheckInEvent(dp_event.DpEvent):
       default=None, validator=_randomizer)
 
   def __attrs_post_init__(self):
-    _adopt_randomizer(self, 'CheckInEvent', required=False)
+    if isinstance(self.randomizer, randomizers_.GaussianRandomizer):
+      # Gaussian reports: the noise_multiplier route (no blanket at rate < 1).
+      sigma = self.randomizer.noise_multiplier
+      if self.noise_multiplier not in (None, sigma):
+        raise ValueError(
+            f'noise_multiplier={self.noise_multiplier} does not match '
+            f'randomizer={self.randomizer!r}; give only one.')
+      object.__setattr__(self, 'noise_multiplier', sigma)
+    else:
+      _adopt_randomizer(self, 'CheckInEvent', required=False)
     if (self.local_epsilon is None) == (self.noise_multiplier is None):
       raise ValueError(
           'CheckInEvent needs exactly one of local_epsilon (a pure LDP '

@@ -646,6 +646,132 @@ class FiniteRandomizer(Randomizer):
     return self._matrix()
 
 
+def _check_noise_multiplier(instance, attribute, value):
+  del instance
+  _validation.check_real(attribute.name, value, 0.0, min_inclusive=False)
+
+
+def _check_dimension(instance, attribute, value):
+  del instance
+  _validation.check_integer(attribute.name, value, 1)
+
+
+class _ContinuousRandomizer(Randomizer):
+  """A randomizer with real-valued reports: no D16 table, no output matrix;
+  its continuous blanket is NUM-BLANKET (`pld.continuous_blanket`)."""
+
+  def blanket(self) -> Optional[BlanketTable]:
+    return None
+
+  @property
+  def blanket_note(self) -> str:
+    return 'continuous blanket: see NUM-BLANKET'
+
+  def pair_cells(self) -> Optional[PairCells]:
+    return None
+
+  def output_probabilities(self) -> np.ndarray:
+    raise ValueError(f'{type(self).__name__} has continuous outputs: no '
+                     'output matrix.')
+
+
+def _check_bool(instance, attribute, value):
+  del instance
+  if not isinstance(value, (bool, np.bool_)):
+    raise TypeError(f'{attribute.name} must be True or False; got '
+                    f'{value!r}.')
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class GaussianRandomizer(_ContinuousRandomizer):
+  """Gaussian reports: a vector of L2 norm at most C plus N(0, sigma^2 C^2 I_d).
+
+  Each user reports x + N(0, sigma^2 C^2 I_d), x its record clipped to the
+  ball of radius C in R^d (or rounded, below), sigma = `noise_multiplier`.
+  Replace-one: one user's record changes, so its report's mean moves by up to 2C. Not pure
+  LDP (`local_epsilon` is infinite): shuffle rounds are accounted with the
+  D7 Gaussian pair (no amplification) and, for d = 1 with randomized
+  rounding only, the continuous privacy blanket NUM-BLANKET
+  (`pld.continuous_blanket`), the smaller profile winning; otherwise the
+  contribution record names the blanket as not used.
+
+  The mechanism, by `randomized_rounding`:
+    False (default, plain clipping): x is clipped to norm C and the noise
+      is added to it. The blanket's worst-pair step is unproven for
+      interior inputs (NUM-BLANKET (iv)), so only D7 is used; the extreme
+      pair's blanket value is `continuous_blanket.extreme_pair_epsilon`,
+      an estimate never composed.
+    True (d = 1 only): x clipped to [-C, C] is rounded to +C with
+      probability (1 + x / C) / 2, else to -C (unbiased), and the noise is
+      added to the rounded value. Every report law is a mixture of the
+      laws at +C and -C, so the pair (C, -C) is the worst (joint
+      convexity) and NUM-BLANKET is proven.
+
+  Attributes:
+    noise_multiplier: sigma > 0 (noise standard deviation over C).
+    dimension: d >= 1.
+    randomized_rounding: False (plain clipping) or True (d = 1 only: round
+      to +-C, unbiased, before the noise).
+  """
+  noise_multiplier: float = attr.ib(validator=_check_noise_multiplier)
+  dimension: int = attr.ib(default=1, converter=_validation.whole_if_integral,
+                           validator=_check_dimension)
+  randomized_rounding: bool = attr.ib(default=False, validator=_check_bool)
+
+  def __attrs_post_init__(self):
+    if self.randomized_rounding and self.dimension > 1:
+      raise ValueError(
+          f'randomized_rounding=True needs dimension=1; got '
+          f'dimension={self.dimension} (randomized rounding of vectors is '
+          'not implemented: use randomized_rounding=False).')
+
+  @property
+  def local_epsilon(self) -> float:  # type: ignore[override]
+    return math.inf
+
+  def clone_rate(self) -> float:
+    return 0.0
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class LaplaceRandomizer(_ContinuousRandomizer):
+  """Laplace reports: a scalar in [-C, C] plus Laplace noise.
+
+  Each user reports its value x in [-C, C] (see below) plus Lap(b),
+  density e^{-|z| / b} / (2 b), with scale b = 2C / eps0: the report is
+  exactly eps0-LDP (replace-one: x moves by up to 2C). Shuffle rounds are
+  accounted with every pure-LDP pair (FMT21-CLONES, the generic clone rate
+  e^-eps0 / 2 of D15) and, with randomized rounding only, the continuous
+  privacy blanket NUM-BLANKET (`pld.continuous_blanket`), the smallest
+  profile winning.
+
+  The mechanism, by `randomized_rounding`:
+    False (default, plain clipping): x is clipped to [-C, C] and the noise
+      is added to it; only the pure-LDP pairs are used (NUM-BLANKET's
+      worst-pair step is unproven for interior inputs, NUM-BLANKET (iv)).
+    True: x clipped to [-C, C] is rounded to +C with probability
+      (1 + x / C) / 2, else to -C (unbiased), and the noise is added to the
+      rounded value; NUM-BLANKET (pair (C, -C), the worst by joint
+      convexity) is proven and used.
+
+  Attributes:
+    local_epsilon: eps0 in (0, 700] (the noise scale is b = 2C / eps0).
+    randomized_rounding: False (plain clipping) or True (round to +-C,
+      unbiased, before the noise).
+  """
+  local_epsilon: float = attr.ib(validator=_epsilon_validator)
+  randomized_rounding: bool = attr.ib(default=False, validator=_check_bool)
+
+  def __attrs_post_init__(self):
+    if self.local_epsilon == 0:
+      raise ValueError('local_epsilon must be in (0, 700] for '
+                       'LaplaceRandomizer (eps0 = 0 is infinite noise); got '
+                       '0.')
+
+  def clone_rate(self) -> float:
+    return _generic_clone_rate(self.local_epsilon)
+
+
 CATALOGUE = (KRandomizedResponse, SymmetricUnaryEncoding,
              OptimizedUnaryEncoding, OptimizedLocalHashing,
              BinaryLocalHashing, HadamardResponse, SubsetSelection,

@@ -26,6 +26,7 @@ from shuffle_accountants import randomizers
 from shuffle_accountants.pld import blanket
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pld import continuous_blanket
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import distributed
 from shuffle_accountants.pld import fmt21
@@ -78,6 +79,12 @@ def _mechanism_specific_pairs(num_users: int, local_epsilon: float,
         clone_probability=min(1.0, 2 * rate), discretization=discretization)))
   if isinstance(randomizer, randomizers.KRandomizedResponse):
     return pairs  # its blanket is KHH-KRR-WEAK
+  if isinstance(randomizer, randomizers.LaplaceRandomizer):
+    if not randomizer.randomized_rounding:
+      return pairs + [(f'{continuous_blanket.NAME}: {_CLIPPING}', None)]
+    return pairs + [(continuous_blanket.NAME,
+                     continuous_blanket.laplace_shuffle_atoms(
+                         num_users, local_epsilon, discretization or 1e-3))]
   table = randomizer.blanket()
   if table is None:
     pairs.append((f'{BLANKET_PAIR}: not used ({randomizer.blanket_note})',
@@ -122,6 +129,24 @@ def _cannot_win(num_users: int, local_epsilon: float,
   return False
 
 
+# Why plain clipping gets no continuous blanket.
+_CLIPPING = ('not used (plain clipping: its worst pair is unproven, '
+             'NUM-BLANKET (iv); randomized_rounding=True makes it proven)')
+
+
+def _gaussian_pairs(num_users: int, randomizer, discretization):
+  """D7, with NUM-BLANKET (combined in one pair) for randomized rounding."""
+  rounding = randomizer.randomized_rounding
+  atoms = continuous_blanket.gaussian_shuffle_atoms(
+      num_users, randomizer.noise_multiplier, discretization or 1e-3,
+      blanket=rounding)
+  if rounding:
+    return ((f'{continuous_blanket.NO_AMPLIFICATION} and '
+             f'{continuous_blanket.NAME}', atoms),)
+  return ((continuous_blanket.NO_AMPLIFICATION, atoms),
+          (f'{continuous_blanket.NAME}: {_CLIPPING}', None))
+
+
 # Pairs of recent rounds (the grid policy and the PMF both read them).
 @_cache.cached(PAIRS_CACHE_BYTES, _cache.atoms_bytes)
 def shuffle_round_pairs(num_users: int, local_epsilon: float,
@@ -139,6 +164,8 @@ def shuffle_round_pairs(num_users: int, local_epsilon: float,
   fewer atoms.
   """
   n, eps0, width = num_users, local_epsilon, relative_width
+  if isinstance(randomizer, randomizers.GaussianRandomizer):
+    return _gaussian_pairs(n, randomizer, discretization)
   if local_delta > 0:
     return tuple(fmt21.approximate_ldp_candidates(n, eps0, local_delta))
   if randomizer is None and num_categories is not None:

@@ -104,6 +104,10 @@ class ShuffleRdpContribution:
   accounted_as: dp_event.DpEvent
 
 
+GAUSSIAN_NO_AMPLIFICATION = ('D7 Gaussian pair (no amplification; the blanket '
+                             'NUM-BLANKET has no RDP form)')
+
+
 def _clone_rate(event: events.ShuffleEvent) -> Optional[float]:
   """s(R) of the round's randomizer (D15): k-RR's, or None if generic."""
   if event.randomizer is None and event.num_categories is None:
@@ -403,6 +407,12 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
   def _check_shuffle_event(self, event: events.ShuffleEvent,
                            reported: dp_event.DpEvent
                            ) -> Optional[CompositionErrorDetails]:
+    if (reported is not event
+        and isinstance(event.randomizer, randomizers.GaussianRandomizer)):
+      return _event_checks.error(reported, (
+          'a hidden sample of shuffled GaussianRandomizer reports has no '
+          'RDP bound here; use SubsampledShuffleGaussianEvent or '
+          'ShufflePldAccountant.'))
     if event.local_delta > 0:
       return _event_checks.error(reported, (
           f'local_delta={event.local_delta} > 0: approximate-LDP randomizers '
@@ -416,6 +426,11 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
 
   def _shuffle_bound(self, event) -> shuffle_round.RdpBound:
     """The (cached) bound of a pure-LDP `ShuffleEvent`."""
+    if isinstance(event.randomizer, randomizers.GaussianRandomizer):
+      # D7: no RDP form of the continuous blanket (NUM-BLANKET is PLD only).
+      sigma = event.randomizer.noise_multiplier
+      return shuffle_round.smallest_bound(self._orders, {
+          GAUSSIAN_NO_AMPLIFICATION: self._orders * 2.0 / sigma**2})
     rate = _clone_rate(event)
     return self._bound(
         ('shuffle', event.num_users, event.local_epsilon, rate),
