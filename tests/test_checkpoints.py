@@ -65,13 +65,24 @@ RANDOMIZERS = {
                                         ANY_FLOAT, ANY_FLOAT, ANY_FLOAT),
     randomizers.PairCells: st.builds(randomizers.PairCells, ANY_FLOAT,
                                      ANY_FLOAT, st.none() | ANY_FLOAT),
+    randomizers.GaussianRandomizer: st.one_of(
+        st.builds(randomizers.GaussianRandomizer, POSITIVE,
+                  st.integers(1, 10**4)),
+        st.builds(randomizers.GaussianRandomizer, POSITIVE,
+                  randomized_rounding=st.just(True))),
+    randomizers.LaplaceRandomizer: st.builds(
+        randomizers.LaplaceRandomizer, st.floats(1e-3, 700.0),
+        randomized_rounding=st.booleans()),
 }
 RANDOMIZER = st.one_of(*[RANDOMIZERS[cls] for cls in randomizers.CATALOGUE])
+NUMERIC_RANDOMIZER = (RANDOMIZERS[randomizers.GaussianRandomizer]
+                      | RANDOMIZERS[randomizers.LaplaceRandomizer])
 
 SHUFFLE_EVENT = st.one_of(
     st.builds(events.ShuffleEvent, USERS, EPSILON,
               st.none() | st.integers(2, 1000), st.floats(0.0, 0.999)),
-    st.builds(events.ShuffleEvent, USERS, randomizer=RANDOMIZER))
+    st.builds(events.ShuffleEvent, USERS,
+              randomizer=RANDOMIZER | NUMERIC_RANDOMIZER))
 CHECKIN_EVENT = st.one_of(
     st.builds(events.CheckInEvent, USERS, RATE, EPSILON,
               num_categories=st.none() | st.integers(2, 1000)),
@@ -105,8 +116,10 @@ LEAVES = {
     events.SubsampledShuffleGaussianEvent: USERS.flatmap(lambda n: st.builds(
         events.SubsampledShuffleGaussianEvent, st.just(n), st.integers(1, n),
         POSITIVE)),
-    events.DistributedCheckInEvent: st.builds(events.DistributedCheckInEvent,
-                                              USERS, RATE, POSITIVE),
+    events.DistributedCheckInEvent: USERS.flatmap(lambda n: st.builds(
+        events.DistributedCheckInEvent, st.just(n), RATE, POSITIVE,
+        st.sampled_from(events.PARTICIPATION_MODELS),
+        st.none() | st.integers(1, n))),
     sampler_events.ShuffledBatchesDpEvent: st.builds(
         sampler_events.ShuffledBatchesDpEvent, POSITIVE,
         st.integers(1, 10**6), st.integers(1, 10**4)),
