@@ -243,6 +243,20 @@ def test_no_library_warnings_on_stderr():
   assert 'certified epsilon' in result.stdout
 
 
+def _drain(terminal: int) -> bytes:
+  """What is left to read on a pseudo-terminal whose process has ended."""
+  chunks = []
+  while True:
+    try:
+      chunk = os.read(terminal, 4096)
+    except OSError:  # the terminal closed with the process
+      break
+    if not chunk:
+      break
+    chunks.append(chunk)
+  return b''.join(chunks)
+
+
 def test_ctrl_c_exits_130_with_one_line():
   # stderr on a terminal, so the CLI shows its progress line; SIGINT goes
   # once the calibration has started (what it prints, not a sleep: under
@@ -262,14 +276,7 @@ def test_ctrl_c_exits_130_with_one_line():
       shown += os.read(controller, 4096)
     process.send_signal(signal.SIGINT)
     process.wait(timeout=120)
-    while True:
-      try:
-        chunk = os.read(controller, 4096)
-      except OSError:  # the terminal closed with the process
-        break
-      if not chunk:
-        break
-      shown += chunk
+    shown += _drain(controller)
   finally:
     if process.poll() is None:
       process.kill()
@@ -334,26 +341,16 @@ def test_whole_numbers_are_accepted_and_refused_alike_in_python_and_the_cli():
 
 def _on_a_terminal(*arguments):
   """Runs the CLI with stderr on a pseudo-terminal; returns (stdout, stderr)."""
-  import os  # pylint: disable=g-import-not-at-top
-  import pty  # pylint: disable=g-import-not-at-top
   leader, follower = pty.openpty()
   process = subprocess.Popen(
       [sys.executable, '-m', 'shuffle_accountants', *arguments],
       stdout=subprocess.PIPE, stderr=follower, text=True, cwd='/')
   os.close(follower)
   stdout, _ = process.communicate(timeout=120)
-  chunks = []
-  while True:
-    try:
-      chunk = os.read(leader, 4096)
-    except OSError:  # the terminal closed with the process
-      break
-    if not chunk:
-      break
-    chunks.append(chunk)
+  shown = _drain(leader)
   os.close(leader)
   assert process.returncode == 0
-  return stdout, b''.join(chunks).decode()
+  return stdout, shown.decode()
 
 
 def test_progress_only_on_a_terminal_and_never_with_json():
