@@ -2,15 +2,17 @@
 
 It handles
 * `ShuffleEvent` with pure LDP (`local_delta == 0`): the smallest sound RDP
-  bound of `shuffle_round.shuffle_rdp_upper_bound` at each order;
+  bound of `shuffle_round.shuffle_rdp_upper_bound` at each order, and for a
+  named randomizer with a D16 table that of its blanket pair (D32);
 * `SampledWithoutReplacementDpEvent(N, m, ShuffleEvent(num_users=m, ...))`:
   a hidden uniform sample of m of N users reports (WBK19-THM9);
 * `CheckInEvent` (pure LDP or local Gaussian noise): LIEW-THM2 with the
   k = 0 term, per k the smaller of WBK19-THM9 and the Renyi moment of the
   symmetric pair with the KHH-SUBSAMPLED profile (`checkin.checkin_rdp_upper_bound`;
   docs/mathematics.md W16 explains why the ordered pairs' moments are not used)
-  and, for pure LDP, per order the smaller of that and the bound of the same
-  round at rate 1 (D19), so epsilon never exceeds its value at rate 1;
+  and, for pure LDP, per order the smaller of that, the bound of the same
+  round at rate 1 (D19), so epsilon never exceeds its value at rate 1, and
+  the Renyi divergence of the round's D31 blanket pairs (D32, `blanket`);
 * `SubsampledShuffleGaussianEvent`: WBK19-THM9 on the Gaussian RDP without
   shuffling gain (docs/mathematics.md D7);
 * `DistributedCheckInEvent`: LIEW-THM4 with the k = 0 term (`distributed`);
