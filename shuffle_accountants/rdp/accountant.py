@@ -124,8 +124,11 @@ def _blanket_candidates(num_users: int, local_epsilon: float,
   already a candidate of `shuffle_round`, so only the randomizer's own
   table is added there.
   """
-  return {f'{D32_BLANKET}: {name}': blanket.blanket_rdp(
-      num_users, table.with_absence(checkin_rate), orders)
+  # One pair: its (order - 1) D_order is convex, so dense grids evaluate
+  # every other order and take chords between them (RDP-INTERP).
+  return {f'{D32_BLANKET}: {name}': shuffle_round.at_every_other_order(
+      lambda o, table=table: blanket.blanket_rdp(
+          num_users, table.with_absence(checkin_rate), o), orders)
           for name, table in randomizers.checkin_blanket_tables(
               local_epsilon, randomizer).items()
           if checkin_rate < 1 or name != 'D15 clone view'}

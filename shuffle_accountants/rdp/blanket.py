@@ -17,6 +17,8 @@ D9 tail, at loss eta, swamps the high orders):
   non-increasing in V (the pair is non-decreasing in theta, D16);
 * groups [a, b] of S take c = a (- 1 if the target is not single) (D4)
   and theta at s = b (+ 1); groups [u1, u2] of U take theta at V = u1;
+  c is rounded down to 8 significant bits and theta up to 9, so that
+  nearby rounds share their conditional moments (cached);
 * every group's probability is bounded from above in log space (exact
   interval masses in the bulk, edge pmf times width in the tails), so the
   tails count at their own tiny weight times the moment of their pair.
@@ -47,6 +49,9 @@ _BULK = 10.0
 # functions (a few ulps), and the log-error allowed for a log-pmf.
 _MASS_ERROR = 1e-14
 _LOG_PMF_ERROR = 1e-6
+# Labels whose crude bound is below e^-30 of the sum so far skip the exact
+# conditional sum (thousands of them add < 1e-9 relative).
+_NEGLIGIBLE = -30.0
 
 
 def _group_starts(num_trials: int, p: float) -> np.ndarray:
@@ -85,7 +90,8 @@ def _log_interval_masses(num_trials: int, p: float, first: np.ndarray,
   return bound
 
 
-@functools.lru_cache(maxsize=65536)
+# Nearby rounds share many labels; each entry is one float per order.
+@functools.lru_cache(maxsize=16384)
 def _log_excess(clones: int, log_odds: float, orders_bytes: bytes
                 ) -> np.ndarray:
   """Upper bound on log(M - 1) of the conditional clone pair (D2)."""
@@ -93,6 +99,18 @@ def _log_excess(clones: int, log_odds: float, orders_bytes: bytes
                                         np.frombuffer(orders_bytes))
   excess.setflags(write=False)
   return excess
+
+
+def _rounded_down(clones: int) -> int:
+  """clones with all but its 8 leading bits cleared (fewer clones: D4)."""
+  shift = max(0, clones.bit_length() - 8)
+  return (clones >> shift) << shift
+
+
+def _rounded_up(log_odds: float) -> float:
+  """log_odds rounded up to 9 significant bits (a larger log-odds: D16)."""
+  mantissa, exponent = math.frexp(log_odds)
+  return math.ldexp(math.ceil(mantissa * 512) / 512, exponent)
 
 
 def _log_odds(singles: float, weight: np.ndarray, log_ratio: float
@@ -136,13 +154,7 @@ def blanket_rdp(num_users: int, table: randomizers.BlanketTable, orders
     raise TypeError(f'table must be a randomizers.BlanketTable; got '
                     f'{table!r} of type {type(table).__name__}.')
   orders = _validation.check_orders(orders)
-  return _blanket_rdp(num_users, table, orders.tobytes()).copy()
-
-
-@functools.lru_cache(maxsize=256)
-def _blanket_rdp(num_users: int, table: randomizers.BlanketTable,
-                 orders_bytes: bytes) -> np.ndarray:
-  orders = np.frombuffer(orders_bytes)
+  orders_bytes = orders.tobytes()
   trials = num_users - 1
   gamma, w1, eta = table.blanket_mass, table.single_mass, table.log_ratio
   e = math.exp(eta)
@@ -158,7 +170,8 @@ def _blanket_rdp(num_users: int, table: randomizers.BlanketTable,
     starts = _group_starts(trials, single_rate)
     ends = np.append(starts[1:] - 1, trials)
     log_s_mass = _log_interval_masses(trials, single_rate, starts, ends)
-  terms: List[np.ndarray] = []
+  # (log weight, clones, log-odds) of every group of labels.
+  labels: List[Tuple[float, int, float]] = []
   for first, last, log_mass in zip(starts, ends, log_s_mass):
     first, last = int(first), int(last)
     weights, log_u_mass = _u_groups(trials - last, rate)
@@ -167,14 +180,22 @@ def _blanket_rdp(num_users: int, table: randomizers.BlanketTable,
     if last >= 1:
       cases.append((max(first, 1) - 1, last, 1 - target_single))
     for clones, singles, weight in cases:
-      if weight <= 0:
-        continue
-      for log_odds, log_u in zip(_log_odds(singles, weights, eta),
-                                 log_u_mass):
-        terms.append(log_mass + log_u + math.log(weight)
-                     + _log_excess(clones, float(log_odds), orders_bytes))
-  log_excess = _numerics.log_sum_exp(np.stack(terms), axis=0)
+      if weight > 0:
+        labels.extend(
+            (float(log_mass + log_u + math.log(weight)), clones, float(theta))
+            for theta, log_u in zip(_log_odds(singles, weights, eta),
+                                    log_u_mass))
+  labels.sort(key=lambda label: -label[0])
+  log_excess = np.full(orders.size, -np.inf)
+  for log_weight, clones, theta in labels:
+    # A pair whose loss is at most theta has M - 1 <= e^{(order - 1) theta}
+    # - 1: labels far below the sum so far count at that (sound) bound.
+    cheap = log_weight + _numerics.log_expm1((orders - 1) * theta)
+    if np.all(cheap < log_excess + _NEGLIGIBLE):
+      term = cheap
+    else:
+      term = log_weight + _log_excess(_rounded_down(clones),
+                                      _rounded_up(theta), orders_bytes)
+    log_excess = np.logaddexp(log_excess, np.minimum(term, cheap))
   rdp = np.logaddexp(0.0, log_excess) / (orders - 1)
-  rdp = rdp * (1 + _numerics.RELATIVE_SAFETY_MARGIN)
-  rdp.setflags(write=False)
-  return rdp
+  return rdp * (1 + _numerics.RELATIVE_SAFETY_MARGIN)
