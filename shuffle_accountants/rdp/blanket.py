@@ -188,6 +188,8 @@ def blanket_rdp(num_users: int, table: randomizers.BlanketTable, orders
   labels.sort(key=lambda label: -label[0])
   log_excess = np.full(orders.size, -np.inf)
   for log_weight, clones, theta in labels:
+    if theta <= 0:  # identical laws (eps0 tiny): moment 1
+      continue
     # A pair whose loss is at most theta has M - 1 <= e^{(order - 1) theta}
     # - 1: labels far below the sum so far count at that (sound) bound.
     cheap = log_weight + _numerics.log_expm1((orders - 1) * theta)
