@@ -96,6 +96,7 @@ def cache_bytes() -> Dict[str, float]:
 # their module is loaded).
 _FUNCTOOLS_CACHES = (
     ('shuffle_accountants.rdp.clone', '_shared_conditional_log_excess'),
+    ('shuffle_accountants.rdp.blanket', '_log_excess'),
 )
 
 

@@ -30,7 +30,7 @@ form; `output_probabilities` gives the full matrix for small instances
 import itertools
 import math
 import typing
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import attr
 import numpy as np
@@ -98,6 +98,24 @@ def clone_view_table(local_epsilon: float, clone_rate: float) -> BlanketTable:
   generic check-in pair.
   """
   return BlanketTable(min(1.0, 2.0 * clone_rate), 0.5, 0.0, local_epsilon)
+
+
+def checkin_blanket_tables(local_epsilon: float,
+                           randomizer: Optional['Randomizer']
+                           ) -> Dict[str, BlanketTable]:
+  """The two-level tables whose D16 pairs bound a round of R (D31), by name.
+
+  The clone view of D15 at the randomizer's clone rate s(R) (e^-eps0 / 2
+  without one: every eps0-LDP randomizer) and, for a named randomizer with
+  a table, its own; `BlanketTable.with_absence` adds a check-in rate.
+  """
+  rate = (randomizer.clone_rate() if randomizer is not None
+          else 0.5 * math.exp(-local_epsilon))
+  tables = {'D15 clone view': clone_view_table(local_epsilon, rate)}
+  own = randomizer.blanket() if randomizer is not None else None
+  if own is not None and own != tables['D15 clone view']:
+    tables['D16 privacy blanket'] = own
+  return tables
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)

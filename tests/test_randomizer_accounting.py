@@ -101,7 +101,7 @@ def test_non_decreasing_in_local_epsilon(family, num_users, local_epsilon,
                       _FAMILIES[family](local_epsilon)))
 
 
-def test_rdp_uses_the_krr_clone_rate_and_not_a_generic_one():
+def test_rdp_uses_the_randomizers_clone_rate_and_blanket():
   def rdp_epsilon(**fields):
     accountant = rdp_accountant.ShuffleRdpAccountant()
     accountant.compose(events.ShuffleEvent(num_users=10**4, **fields), 10)
@@ -109,9 +109,14 @@ def test_rdp_uses_the_krr_clone_rate_and_not_a_generic_one():
   generic = rdp_epsilon(local_epsilon=1.0)
   assert rdp_epsilon(randomizer=randomizers.KRandomizedResponse(
       5, 1.0)) < 0.9 * generic
-  # Unary encoding has s(R) = e^-eps0 / 2: no clone-rate gain (D15).
-  assert rdp_epsilon(randomizer=randomizers.OptimizedUnaryEncoding(
-      5, 1.0)) == generic
+  # Unary encoding has s(R) = e^-eps0 / 2: no clone-rate gain (D15), but
+  # its blanket pair (D32) wins at some order.
+  unary = randomizers.OptimizedUnaryEncoding(5, 1.0)
+  assert rdp_epsilon(randomizer=unary) < generic
+  accountant = rdp_accountant.ShuffleRdpAccountant().compose(
+      events.ShuffleEvent(num_users=10**4, randomizer=unary))
+  assert any(name.startswith('D32')
+             for name in accountant.contributions[0].bound.winners)
 
 
 @pytest.mark.parametrize('randomizer', [

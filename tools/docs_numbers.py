@@ -733,6 +733,26 @@ def _checkin_blanket_moved():
   return f'{min(ratios):.2f}–{max(ratios):.2f}'
 
 
+@value('checkin.rdp_over_pld_100', slow=True)
+def _checkin_rdp_over_pld_100():
+  """RDP over PLD epsilon after D32 at the blanket table's 100-round points."""
+  from shuffle_accountants import CheckInEvent, ShufflePldAccountant
+  from shuffle_accountants import ShuffleRdpAccountant
+  checkin = _benchmark('checkin')
+  ratios = []
+  for n, gamma, eps0, rounds in checkin.BLANKET_POINTS:
+    if rounds != 100:
+      continue
+    for categories in (2, None):
+      event = CheckInEvent(n, gamma, local_epsilon=eps0,
+                           num_categories=categories)
+      rdp, pld = (accountant.compose(event, rounds).get_epsilon(
+          checkin.BLANKET_DELTA) for accountant in (ShuffleRdpAccountant(),
+                                                    ShufflePldAccountant()))
+      ratios.append(rdp / pld)
+  return f'{min(ratios):.2f}–{max(ratios):.2f}'
+
+
 @functools.lru_cache(maxsize=None)
 def _issue_16_rdp():
   from shuffle_accountants import CheckInEvent, ShuffleRdpAccountant

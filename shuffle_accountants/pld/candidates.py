@@ -211,16 +211,10 @@ def checkin_blanket_pairs(num_users: int, checkin_rate: float,
   with the absent users in the blanket. No subsampling follows, so the
   atoms may be merged on the grid (D18).
   """
-  rate = (randomizer.clone_rate() if randomizer is not None
-          else 0.5 * math.exp(-local_epsilon))
-  tables = {(f'{CHECKIN_BLANKET_PAIR}: D15 clone view'):
-            randomizers.clone_view_table(local_epsilon, rate)}
-  own = randomizer.blanket() if randomizer is not None else None
-  if own is not None and own != tables[next(iter(tables))]:
-    tables[f'{CHECKIN_BLANKET_PAIR}: {BLANKET_PAIR}'] = own
-  return tuple((name, blanket.blanket_pld_atoms(
+  return tuple((f'{CHECKIN_BLANKET_PAIR}: {name}', blanket.blanket_pld_atoms(
       num_users, table.with_absence(checkin_rate), relative_width,
-      discretization)) for name, table in tables.items())
+      discretization)) for name, table in randomizers.checkin_blanket_tables(
+          local_epsilon, randomizer).items())
 
 
 def checkin_randomizer(event: events.CheckInEvent

@@ -2,15 +2,17 @@
 
 It handles
 * `ShuffleEvent` with pure LDP (`local_delta == 0`): the smallest sound RDP
-  bound of `shuffle_round.shuffle_rdp_upper_bound` at each order;
+  bound of `shuffle_round.shuffle_rdp_upper_bound` at each order, and for a
+  named randomizer with a D16 table that of its blanket pair (D32);
 * `SampledWithoutReplacementDpEvent(N, m, ShuffleEvent(num_users=m, ...))`:
   a hidden uniform sample of m of N users reports (WBK19-THM9);
 * `CheckInEvent` (pure LDP or local Gaussian noise): LIEW-THM2 with the
   k = 0 term, per k the smaller of WBK19-THM9 and the Renyi moment of the
   symmetric pair with the KHH-SUBSAMPLED profile (`checkin.checkin_rdp_upper_bound`;
   docs/mathematics.md W16 explains why the ordered pairs' moments are not used)
-  and, for pure LDP, per order the smaller of that and the bound of the same
-  round at rate 1 (D19), so epsilon never exceeds its value at rate 1;
+  and, for pure LDP, per order the smaller of that, the bound of the same
+  round at rate 1 (D19), so epsilon never exceeds its value at rate 1, and
+  the Renyi divergence of the round's D31 blanket pairs (D32, `blanket`);
 * `SubsampledShuffleGaussianEvent`: WBK19-THM9 on the Gaussian RDP without
   shuffling gain (docs/mathematics.md D7);
 * `DistributedCheckInEvent`: D30 (participants revealed, exact) or
@@ -47,6 +49,7 @@ from shuffle_accountants import _validation
 from shuffle_accountants import checkpoints
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
+from shuffle_accountants.rdp import blanket
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import distributed
 from shuffle_accountants.rdp import shuffle_round
@@ -81,6 +84,7 @@ ORDER_EXTENSIONS = (
 
 # Name of the rate-1 candidate of a check-in round (D19 (i)).
 RATE_ONE_D19 = 'the same round at rate 1 (D19)'
+D32_BLANKET = 'D32 blanket pair (D16, D31)'
 
 # Bounds of rounds, shared by every accountant (the Opacus adapter builds a
 # new one for every get_epsilon); each is a few arrays of one value per order.
@@ -108,12 +112,44 @@ GAUSSIAN_NO_AMPLIFICATION = ('D7 Gaussian pair (no amplification; the blanket '
                              'NUM-BLANKET has no RDP form)')
 
 
-def _clone_rate(event: events.ShuffleEvent) -> Optional[float]:
-  """s(R) of the round's randomizer (D15): k-RR's, or None if generic."""
+def _randomizer(event) -> Optional[randomizers.Randomizer]:
+  """The round's named randomizer (k-RR when only k is given), or None."""
   if event.randomizer is None and event.num_categories is None:
     return None
-  return (event.randomizer or randomizers.KRandomizedResponse(
-      event.num_categories, float(event.local_epsilon or 0.0))).clone_rate()
+  return event.randomizer or randomizers.KRandomizedResponse(
+      event.num_categories, float(event.local_epsilon or 0.0))
+
+
+def _blanket_candidates(num_users: int, local_epsilon: float,
+                        randomizer: Optional[randomizers.Randomizer],
+                        checkin_rate: float, orders: np.ndarray) -> dict:
+  """D32: the Renyi divergences of the round's D31 blanket pairs. [UB]
+
+  At rate 1 the clone view is the clone pair at the randomizer's rate,
+  already a candidate of `shuffle_round`, so only the randomizer's own
+  table is added there.
+  """
+  # One pair: its (order - 1) D_order is convex, so dense grids evaluate
+  # every other order and take chords between them (RDP-INTERP).
+  return {f'{D32_BLANKET}: {name}': shuffle_round.at_every_other_order(
+      lambda o, table=table: blanket.blanket_rdp(
+          num_users, table.with_absence(checkin_rate), o), orders)
+          for name, table in randomizers.checkin_blanket_tables(
+              local_epsilon, randomizer).items()
+          if checkin_rate < 1 or name != 'D15 clone view'}
+
+
+def _pure_shuffle_bound(num_users: int, local_epsilon: float,
+                        randomizer: Optional[randomizers.Randomizer],
+                        orders: np.ndarray) -> shuffle_round.RdpBound:
+  """A pure-LDP shuffle round: `shuffle_round`'s bounds and D32's."""
+  bound = shuffle_round.shuffle_rdp_upper_bound(
+      num_users, local_epsilon, orders,
+      randomizer.clone_rate() if randomizer is not None else None)
+  extra = _blanket_candidates(num_users, local_epsilon, randomizer, 1.0,
+                              orders)
+  return (shuffle_round.smallest_bound(orders, {**bound.candidates, **extra})
+          if extra else bound)
 
 
 def replace_one_gaussian(event: dp_event.DpEvent) -> Optional[dp_event.DpEvent]:
@@ -147,14 +183,23 @@ def _liew_bound(event, orders) -> shuffle_round.RdpBound:
         event.num_users, event.checkin_rate, event.noise_multiplier, orders,
         participation=event.participation, min_reporting=event.min_reporting)
   if isinstance(event, events.CheckInEvent):
-    if event.checkin_rate == 1 and event.local_epsilon is not None:
-      # Everyone reports: a plain shuffle round, with its randomizer's rate.
-      return shuffle_round.shuffle_rdp_upper_bound(
-          event.num_users, event.local_epsilon, orders, _clone_rate(event))
-    return checkin.checkin_rdp_upper_bound(
+    if event.local_epsilon is None:
+      return checkin.checkin_rdp_upper_bound(
+          event.num_users, event.checkin_rate, orders,
+          noise_multiplier=event.noise_multiplier)
+    if event.checkin_rate == 1:
+      # Everyone reports: a plain shuffle round of its randomizer.
+      return _pure_shuffle_bound(event.num_users, event.local_epsilon,
+                                 _randomizer(event), orders)
+    mixture = checkin.checkin_rdp_upper_bound(
         event.num_users, event.checkin_rate, orders,
-        local_epsilon=event.local_epsilon,
-        noise_multiplier=event.noise_multiplier)
+        local_epsilon=event.local_epsilon)
+    # D31 (i): the round is a shuffle of R' by all n users; D32 bounds the
+    # Renyi divergence of its blanket pairs.
+    return shuffle_round.smallest_bound(orders, {
+        **mixture.candidates, **_blanket_candidates(
+            event.num_users, event.local_epsilon, _randomizer(event),
+            event.checkin_rate, orders)})
   return checkin.subsampled_shuffle_gaussian_rdp_upper_bound(
       event.num_users, event.sample_size, event.noise_multiplier, orders)
 
@@ -431,11 +476,11 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
       sigma = event.randomizer.noise_multiplier
       return shuffle_round.smallest_bound(self._orders, {
           GAUSSIAN_NO_AMPLIFICATION: self._orders * 2.0 / sigma**2})
-    rate = _clone_rate(event)
+    randomizer = _randomizer(event)
     return self._bound(
-        ('shuffle', event.num_users, event.local_epsilon, rate),
-        lambda: shuffle_round.shuffle_rdp_upper_bound(
-            event.num_users, event.local_epsilon, self._orders, rate))
+        ('shuffle', event.num_users, event.local_epsilon, randomizer),
+        lambda: _pure_shuffle_bound(event.num_users, event.local_epsilon,
+                                    randomizer, self._orders))
 
   def _add(self, event, count, bound, accounted_as=None):
     self._rdp += count * bound.rdp

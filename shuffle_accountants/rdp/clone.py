@@ -47,7 +47,7 @@ def _privacy_loss(outputs: np.ndarray, num_outputs: int,
                   / (outputs + np.exp(local_epsilon) * other))
 
 
-def _conditional_log_excess(clones: int, local_epsilon: float,
+def conditional_log_excess(clones: int, local_epsilon: float,
                             orders: np.ndarray) -> np.ndarray:
   """Upper bound on log(M_c - 1), M_c = sum_a P_c(a)^order Q_c(a)^(1-order).
 
@@ -143,7 +143,7 @@ def _conditional_log_excess(clones: int, local_epsilon: float,
 @functools.lru_cache(maxsize=8192)
 def _shared_conditional_log_excess(clones: int, local_epsilon: float,
                                    orders_bytes: bytes) -> np.ndarray:
-  excess = _conditional_log_excess(clones, local_epsilon,
+  excess = conditional_log_excess(clones, local_epsilon,
                                    np.frombuffer(orders_bytes))
   excess.setflags(write=False)
   return excess

@@ -67,11 +67,11 @@ def smallest_bound(orders: np.ndarray,
 # most conditional moments (cached per count); single-round epsilon at most
 # 0.5 % above width 1e-3's over n in [300, 1e8], eps0 in [0.1, 8], T <= 100.
 _CLONE_BLOCK_WIDTH = 1e-2
-# Grids of at least this many orders are thinned by `_at_every_other_order`.
+# Grids of at least this many orders are thinned by `at_every_other_order`.
 _THINNED_GRID_SIZE = 12
 
 
-def _at_every_other_order(bound, orders: np.ndarray) -> np.ndarray:
+def at_every_other_order(bound, orders: np.ndarray) -> np.ndarray:
   """`bound` at every other order of a dense grid, the rest by RDP-INTERP. [UB]
 
   The clone pair's and GIRGIS-UB-MIX's bounds cost time per order; on dense
@@ -107,21 +107,21 @@ def shuffle_rdp_upper_bound(num_users: int, local_epsilon: float,
   local_epsilon = _validation.check_local_epsilon(local_epsilon)
   orders = _validation.check_orders(orders)
   candidates = {
-      CLONE: _at_every_other_order(
+      CLONE: at_every_other_order(
           lambda o: clone.clone_pair_rdp(
               num_users, local_epsilon, o,
               relative_block_width=_CLONE_BLOCK_WIDTH), orders),
       GIRGIS_UB1: generic.at_real_orders(
           lambda o: girgis.girgis_ub1(num_users, local_epsilon, o), orders),
       GIRGIS_UB2: girgis.girgis_ub2(num_users, local_epsilon, orders),
-      GIRGIS_UB_MIX: _at_every_other_order(
+      GIRGIS_UB_MIX: at_every_other_order(
           lambda grid: generic.at_real_orders(
               lambda o: girgis.girgis_ub_mix(num_users, local_epsilon, o),
               grid), orders),
       PURE_DP_CAP: generic.pure_dp_rdp_cap(local_epsilon, orders),
   }
   if clone_rate is not None and 2 * clone_rate > np.exp(-local_epsilon):
-    candidates[CLONE_RATE] = _at_every_other_order(
+    candidates[CLONE_RATE] = at_every_other_order(
         lambda o: clone.clone_pair_rdp(
             num_users, local_epsilon, o,
             relative_block_width=_CLONE_BLOCK_WIDTH,

@@ -10,8 +10,8 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir,
                                     os.pardir))
 EXAMPLES = (pytest.param('girgis_figures', marks=pytest.mark.slow),
-            'koskela_figures', 'liew_checkin', 'mixed_composition',
-            'randomizer_choice', 'numeric_telemetry')
+            'checkin_blanket', 'koskela_figures', 'liew_checkin',
+            'mixed_composition', 'randomizer_choice', 'numeric_telemetry')
 
 
 def test_docs_build_strictly(tmp_path):
