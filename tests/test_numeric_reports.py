@@ -142,9 +142,15 @@ def _certified_delta(num_users, randomizer, epsilon):
 _PAIRS = ((1.0, -1.0), (-1.0, 1.0), (1.0, 0.0), (0.5, -0.5))
 
 
-@pytest.mark.parametrize('rounding', [True, False])
-@pytest.mark.parametrize('values', [(-1.0,), (1.0,), (0.0,), (-1.0, -1.0),
-                                    (1.0, -1.0), (0.3, -0.6)])
+# Plain clipping is accounted without the blanket and three users take a
+# 161^3 grid per pair: those run with the long tests.
+_SLOW = pytest.mark.slow
+
+
+@pytest.mark.parametrize('rounding', [True, pytest.param(False, marks=_SLOW)])
+@pytest.mark.parametrize('values', [
+    (-1.0,), (1.0,), (0.0,), pytest.param((-1.0, -1.0), marks=_SLOW),
+    pytest.param((1.0, -1.0), marks=_SLOW), (0.3, -0.6)])
 @pytest.mark.parametrize('sigma, epsilon', [(1.0, 0.5), (2.0, 0.2)])
 def test_small_population_quadrature_below_certified_delta(values, sigma,
                                                            epsilon, rounding):
@@ -157,7 +163,7 @@ def test_small_population_quadrature_below_certified_delta(values, sigma,
     assert truth <= certified + 1e-4  # quadrature error allowance
 
 
-@pytest.mark.parametrize('rounding', [True, False])
+@pytest.mark.parametrize('rounding', [True, pytest.param(False, marks=_SLOW)])
 @pytest.mark.parametrize('local_epsilon, epsilon', [(2.0, 0.5), (4.0, 1.0)])
 def test_laplace_small_population_quadrature(local_epsilon, epsilon,
                                              rounding):
