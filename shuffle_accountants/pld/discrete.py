@@ -596,7 +596,8 @@ class _PmfProfile:
     grid_deltas, decaying = self._grid
     # delta(L_i) is non-increasing and delta(L_last) = the +infinity mass.
     index = int(np.argmax(grid_deltas <= delta))
-    with np.errstate(divide='ignore', invalid='ignore'):
+    # A subnormal decaying sum overflows the ratio: past 1 it is cut to 1.
+    with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
       shortfall = (delta - grid_deltas[index]) / decaying[index]
       solved = self._losses[index] + np.log1p(-min(shortfall, 1.0))
     if not solved == solved:  # 0 / 0: no finite mass at or above L_index
