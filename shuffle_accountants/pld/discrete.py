@@ -427,7 +427,13 @@ def compose(first: privacy_loss_distribution.PrivacyLossDistribution,
     if not finite > 10 * _TAIL_MASS_TRUNCATION or not np.isfinite(finite):
       return all_at_infinity(first._pmf_remove._discretization)
     # pylint: enable=protected-access
-    return _finite_or_infinity(first.compose(second, _TAIL_MASS_TRUNCATION))
+    try:
+      composed = first.compose(second, _TAIL_MASS_TRUNCATION)
+    except IndexError:
+      # Its truncation empties a PMF whose finite masses underflowed
+      # (CheckInEvent(100024, 1e-12, local_epsilon=2.3e-5) x 1e9): as above.
+      return all_at_infinity(first._pmf_remove._discretization)  # pylint: disable=protected-access
+  return _finite_or_infinity(composed)
 
 
 def _dense(pld: privacy_loss_distribution.PrivacyLossDistribution):
