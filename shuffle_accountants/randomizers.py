@@ -18,9 +18,10 @@ randomizer admits, the smallest profile winning:
 Every catalogue randomizer below is symmetric under permutations of its
 domain (for hashing, of the hash family), so every pair of distinct inputs
 has the same table: the "worst pair" is any pair. Each randomizer also
-states the laws of the two bits for reports of x, x' and a third value z,
-which `pld.lower_bounds` turns into exact lower bounds [LB, PAIR] for the
-dataset pairs "every other user holds x'" and "every other user holds z".
+states the laws of the two bits for reports of x, x' and a third value z
+(also split by a third bit c, "supports z"), which `pld.lower_bounds` turns
+into lower bounds [LB, PAIR] for the dataset pairs "every other user holds
+x'" and "every other user holds z" (LB-THIRD-SPLIT).
 
 Domains are {0, ..., domain_size - 1}. Every value is computed in closed
 form; `output_probabilities` gives the full matrix for small instances
@@ -126,10 +127,34 @@ class PairCells:
   (0, 1) with `target_against` (a report of x' swaps them). A report of a
   third value z has each with probability `third_value_single` (None when
   no third value has that symmetric law, e.g. a domain of two).
+
+  `third_value_laws` holds further third-value pairs (LB-THIRD-SPLIT), each
+  as (others_for, others_against, target_for, target_against): the
+  probabilities that a report of z (others) or of x (target) lands in the
+  two counted cells. The cells are (b, b', c) = (1, 0, c) and (0, 1, c) for
+  each value of a third bit c ("supports z"), or (1, 0) and (0, 1) for
+  another third value z (Hadamard response: the row x XOR x'). Empty when
+  none is known.
   """
   target_for: float
   target_against: float
   third_value_single: Optional[float]
+  third_value_laws: Tuple[Tuple[float, float, float, float], ...] = ()
+
+
+def _independent_bits_split(on_own: float, on_other: float
+                            ) -> Tuple[Tuple[float, float, float, float], ...]:
+  """LB-THIRD-SPLIT laws when b, b' and c are independent bits.
+
+  A report of v has its own bit 1 with probability `on_own` and every other
+  bit 1 with `on_other`, independently (unary encoding; local hashing with
+  h(x), h(x'), h(z) independent). Others hold z (c is their own bit), the
+  target x (c is another bit).
+  """
+  p, q = on_own, on_other
+  return tuple((q * (1 - q) * others_c, q * (1 - q) * others_c,
+                p * (1 - q) * target_c, (1 - p) * q * target_c)
+               for others_c, target_c in ((p, q), (1 - p, 1 - q)))
 
 
 def _check_epsilon(value) -> float:
@@ -285,8 +310,9 @@ class _UnaryEncoding(_DomainRandomizer):
 
   def pair_cells(self) -> PairCells:
     p, q = self._bit_probabilities()
-    return PairCells(p * (1 - q), (1 - p) * q,
-                     q * (1 - q) if self.domain_size >= 3 else None)
+    third = self.domain_size >= 3
+    return PairCells(p * (1 - q), (1 - p) * q, q * (1 - q) if third else None,
+                     _independent_bits_split(p, q) if third else ())
 
   def output_probabilities(self) -> np.ndarray:
     d = self.domain_size
@@ -363,8 +389,10 @@ class _LocalHashing(_DomainRandomizer):
 
   def pair_cells(self) -> PairCells:
     g, p = self._range(), self._true_value_probability()
+    third = self.domain_size >= 3
     return PairCells(p * (1 - 1 / g), (1 - p) / g,
-                     (1 / g) * (1 - 1 / g) if self.domain_size >= 3 else None)
+                     (1 / g) * (1 - 1 / g) if third else None,
+                     _independent_bits_split(p, 1 / g) if third else ())
 
   def output_probabilities(self) -> np.ndarray:
     """Over a fully random hash: outputs (h, v), h all g^d functions."""
@@ -451,8 +479,20 @@ class HadamardResponse(_DomainRandomizer):
 
   def pair_cells(self) -> PairCells:
     on = 1 / (1 + math.exp(-self.local_epsilon))
-    return PairCells(on / 2, (1 - on) / 2,
-                     0.25 if self.domain_size >= 4 else None)
+    if self.domain_size < 4:  # the XOR row of x, x' = 0, 1 is z = 2
+      return PairCells(on / 2, (1 - on) / 2, None, ((
+          (1 - on) / 2, (1 - on) / 2, on / 2, (1 - on) / 2),) if (
+              self.domain_size == 3) else ())
+    # Row z + 1 independent of rows x + 1 and x' + 1 (d >= 4), split by
+    # c = "row z + 1 is +1 at the column": independent of (b, b') under
+    # every law but z's own, under which it is 1 with probability `on`.
+    laws = tuple((others_c / 4, others_c / 4, on / 4, (1 - on) / 4)
+                 for others_c in (on, 1 - on))
+    # Row z + 1 = (x + 1) XOR (x' + 1) (z = 2 for x, x' = 0, 1): z's +1
+    # columns are the cells (1, 1) and (0, 0), so each single cell has
+    # probability (1 - on) / 2 under z.
+    laws += (((1 - on) / 2, (1 - on) / 2, on / 2, (1 - on) / 2),)
+    return PairCells(on / 2, (1 - on) / 2, 0.25, laws)
 
   def output_probabilities(self) -> np.ndarray:
     columns = self._columns()
@@ -517,9 +557,18 @@ class SubsetSelection(_DomainRandomizer):
     # C(d-1, k-1) e + C(d-1, k), and C(d-3, k-2) e + C(d-3, k-1) subsets
     # holding x but not x' weighted for a third value z.
     total = (d - 1) * (k * e + d - k) / (k * (d - k))
-    others = ((e * (k - 1) + d - k - 1) / (d - 2) / total if d >= 3
-              else None)
-    return PairCells(e / total, 1 / total, others)
+    if d < 3:
+      return PairCells(e / total, 1 / total, None)
+    # The same subsets split by c = [z in S]: C(d - 3, k - 2) and
+    # C(d - 3, k - 1) of them, relative to C(d - 2, k - 1); z weighs e^eps0
+    # in z's own law.
+    split = tuple((weight * share / total, weight * share / total,
+                   e * share / total, share / total)
+                  for share, weight in (((k - 1) / (d - 2), e),
+                                        ((d - k - 1) / (d - 2), 1.0))
+                  if share > 0)
+    return PairCells(e / total, 1 / total,
+                     (e * (k - 1) + d - k - 1) / (d - 2) / total, split)
 
   def output_probabilities(self) -> np.ndarray:
     d, k = self.domain_size, self._size()

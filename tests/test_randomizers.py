@@ -6,6 +6,7 @@ every replace-one dataset pair; every certified profile must lie above the
 worst case at every epsilon, and every lower bound below it.
 """
 
+import itertools
 import math
 
 import numpy as np
@@ -101,13 +102,12 @@ def test_every_pair_is_above_the_worst_dataset_pair(randomizer, matrix,
     assert all(accountant.get_delta(e) >= w - _ROUNDING
                for e, w in zip(epsilons, worst)), n
     cells = randomizer.pair_cells()
-    others = [(cells.target_against, cells.target_for)]
+    target = (cells.target_for, cells.target_against)
+    laws = [(cells.target_against, cells.target_for) + target]
     if cells.third_value_single is not None:
-      others.append((cells.third_value_single,) * 2)
-    for others_for, others_against in others:
-      losses, upper, lower = lower_bounds.dataset_pair_atoms(
-          n, others_for, others_against, cells.target_for,
-          cells.target_against)
+      laws.append((cells.third_value_single,) * 2 + target)
+    for law in laws + list(cells.third_value_laws):
+      losses, upper, lower = lower_bounds.dataset_pair_atoms(n, *law)
       for signed, masses in ((losses, upper), (-losses, lower)):
         profile = _profile(discrete.PldAtoms(signed, masses, 0.0), epsilons)
         assert np.all(profile <= worst + _ROUNDING), n
@@ -154,3 +154,43 @@ def test_pairs_merged_on_a_grid_are_above_the_worst_dataset_pair(
           pmf.probs, pmf.infinity_mass)
       assert np.all(_profile(grid, epsilons) >= worst - _ROUNDING), (
           name, n)
+
+
+def _supports(randomizer, matrix):
+  """supports[v, y]: output y supports input v, from the definitions."""
+  d = matrix.shape[0]
+  if isinstance(randomizer, randomizers._UnaryEncoding):  # pylint: disable=protected-access
+    bits = np.array(list(itertools.product((0, 1), repeat=d)))
+    return bits.T == 1
+  if isinstance(randomizer, randomizers._LocalHashing):  # pylint: disable=protected-access
+    g = randomizer._range()  # pylint: disable=protected-access
+    functions = np.array(list(itertools.product(range(g), repeat=d)))
+    values = np.tile(np.arange(g), len(functions))
+    hashes = np.repeat(functions, g, axis=0)  # one row per output (h, v)
+    return (hashes == values[:, None]).T
+  # Hadamard response, subset selection: a row's high level.
+  return matrix == matrix.max(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize('randomizer, matrix, largest', _CASES, ids=_IDS)
+def test_third_value_laws_are_cell_probabilities_of_the_matrix(
+    randomizer, matrix, largest):
+  # LB-THIRD-SPLIT: each stated law is, for x = 0, x' = 1 and some third
+  # value z, the probability of the cells (1, 0[, c]) and (0, 1[, c]).
+  del largest
+  if isinstance(randomizer, randomizers.KRandomizedResponse):
+    return
+  supports = _supports(randomizer, matrix)
+  single_for = supports[0] & ~supports[1]
+  single_against = ~supports[0] & supports[1]
+  found = []
+  for z in range(2, matrix.shape[0]):
+    for keep in (np.ones_like(supports[z]), supports[z], ~supports[z]):
+      cells = (single_for & keep, single_against & keep)
+      found.append([matrix[z][cells[0]].sum(), matrix[z][cells[1]].sum(),
+                    matrix[0][cells[0]].sum(), matrix[0][cells[1]].sum()])
+  laws = randomizer.pair_cells().third_value_laws
+  assert laws or matrix.shape[0] < 3
+  for law in laws:
+    assert np.min(np.max(np.abs(np.array(found) - law), axis=1)) < 1e-12, (
+        law, found)

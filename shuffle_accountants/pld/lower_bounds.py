@@ -237,7 +237,9 @@ def randomizer_epsilon_lower_bound(randomizer: randomizers.Randomizer,
   a third value z when the randomizer has one; `dataset_pair_atoms` for
   each (for every catalogue randomizer the two counts are sufficient for
   the all-equal pair, which is then exact up to rounding; for the
-  third-value pair they are a post-processing), both directions, composed T times with optimistic rounding (losses
+  third-value pair they are a post-processing), and for the third-value
+  pair also the two counts among the reports with c = 1 and among those
+  with c = 0, c a third bit ("supports z": LB-THIRD-SPLIT), both directions, composed T times with optimistic rounding (losses
   rounded down, dp_accounting's optimistic truncation), so every numerical
   error lowers it. The largest is returned: what no certified accountant
   can go below. None when the randomizer's bit laws are not known (a
@@ -251,17 +253,16 @@ def randomizer_epsilon_lower_bound(randomizer: randomizers.Randomizer,
     return None
   if randomizer.local_epsilon == 0:
     return 0.0
-  others = [(cells.target_against, cells.target_for)]
+  target = (cells.target_for, cells.target_against)
+  laws = [(cells.target_against, cells.target_for) + target]
   if cells.third_value_single is not None:
-    others.append((cells.third_value_single, cells.third_value_single))
+    laws.append((cells.third_value_single,) * 2 + target)
+  laws.extend(cells.third_value_laws)
   epsilon = 0.0
-  for others_for, others_against in others:
-    if min(others_for, others_against, cells.target_for,
-           cells.target_against) <= 0:
+  for law in laws:
+    if min(law) <= 0:
       continue  # a cell's probability underflows (eps0 in the hundreds)
-    losses, upper, lower = dataset_pair_atoms(
-        num_users, others_for, others_against, cells.target_for,
-        cells.target_against)
+    losses, upper, lower = dataset_pair_atoms(num_users, *law)
     for signed, masses in ((losses, upper), (-losses, lower)):
       epsilon = max(epsilon, _composed_epsilon(signed, masses, rounds,
                                                delta))
