@@ -11,7 +11,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir,
                                     os.pardir))
 EXAMPLES = (pytest.param('girgis_figures', marks=pytest.mark.slow),
             'checkin_blanket', 'koskela_figures', 'liew_checkin',
-            'mixed_composition', 'randomizer_choice', 'numeric_telemetry')
+            'mixed_composition', 'randomizer_choice', 'randomizer_tightness',
+            'numeric_telemetry')
 
 
 def test_docs_build_strictly(tmp_path):
