@@ -618,6 +618,26 @@ def _krr_clone_rate():
               and row['n'] == 10**4)
 
 
+def _over_lower_range(names, keep):
+  """'lo–hi' of certified / lower bound over the catalogue rows kept."""
+  ratios = [row['certified'] / row['lower'] for row in _randomizer_rows()
+            if row['randomizer'] in names and keep(row)]
+  return f'{min(ratios):.2f}–{max(ratios):.2f}'
+
+
+_UNARY_LIKE = ('OUE', 'OLH', 'subset')
+value('randomizers.unary_like_over_lower_small', slow=True)(
+    lambda: _over_lower_range(_UNARY_LIKE, lambda row: row['eps0'] <= 1))
+value('randomizers.unary_like_over_lower_large', slow=True)(
+    lambda: _over_lower_range(_UNARY_LIKE, lambda row: row['eps0'] >= 2))
+value('randomizers.hadamard_over_lower', slow=True)(
+    lambda: _over_lower_range(('Hadamard',), lambda row: not (
+        row['eps0'] == 8 and row['n'] == 10**4)))
+value('randomizers.hadamard_8_over_lower', slow=True)(
+    lambda: _over_lower_range(('Hadamard',), lambda row: (
+        row['eps0'] == 8 and row['n'] == 10**4)).split('–')[0])
+
+
 @table('randomizers.catalogue', slow=True)
 def _randomizers_catalogue():
   header = ['randomizer', 'ε0', 'n', 'T', 'generic FMT21', 's(R) clone',
