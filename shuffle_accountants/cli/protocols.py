@@ -265,7 +265,7 @@ def _randomizer_pairs(protocol: Protocol):
       event.num_categories, event.local_epsilon)
   epsilon = lower_bounds.randomizer_epsilon_lower_bound(
       randomizer, protocol.num_users, protocol.rounds, protocol.delta)
-  return epsilon, ('exact epsilon of two dataset pairs of this randomizer '
+  return epsilon, ('exact epsilon of dataset pairs of this randomizer '
                    '(others hold x\' or a third value; specific pairs)')
 
 

@@ -1,4 +1,4 @@
-"""[LB, PAIR] ε of specific dataset pairs: binary RR on all-equal data (D10) and two pairs of a named randomizer.
+"""[LB, PAIR] ε of specific dataset pairs: binary RR on all-equal data (D10) and dataset pairs of a named randomizer.
 
 D = (0, ..., 0) and D' = (0, ..., 0, 1), each user reporting through binary
 randomized response with parameter eps0; the shuffler reveals only the number
@@ -231,7 +231,7 @@ def _composed_epsilon(losses: np.ndarray, masses: np.ndarray, rounds: int,
 def randomizer_epsilon_lower_bound(randomizer: randomizers.Randomizer,
                                    num_users: int, rounds: int,
                                    delta: float) -> Optional[float]:
-  """ε(δ) of T rounds of shuffled `randomizer` on two dataset pairs. [LB, PAIR]
+  """ε(δ) of T rounds of shuffled `randomizer` on dataset pairs. [LB, PAIR]
 
   The target holds x vs x' and every other user holds x' ("all-equal"), or
   a third value z when the randomizer has one; `dataset_pair_atoms` for
