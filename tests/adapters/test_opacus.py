@@ -3,7 +3,6 @@
 import os
 import subprocess
 import sys
-import warnings
 
 import pytest
 
@@ -325,19 +324,30 @@ def test_a_foreign_registration_is_left_in_place_with_a_warning():
                         force=True)
 
 
+def test_importing_the_adapter_registers_with_opacus():
+  code = ('import shuffle_accountants.adapters.opacus\n'
+          'from opacus import PrivacyEngine\n'
+          'engine = PrivacyEngine(accountant="shuffle_checkin")\n'
+          'print(type(engine.accountant).__name__)')
+  output = subprocess.run([sys.executable, '-c', code], capture_output=True,
+                          text=True, check=True, cwd='/', timeout=300).stdout
+  assert output.strip() == 'ShuffleCheckinAccountant'
+
+
 @pytest.mark.parametrize('statements', [
     'import shuffle_accountants; import opacus',
     'import opacus; import shuffle_accountants',
 ])
-def test_importing_the_package_registers_with_opacus(statements):
-  code = (f'{statements}\n'
+def test_importing_the_package_alone_leaves_opacus_alone(statements):
+  # No import hook, no registration, Opacus' own data loader preparation.
+  code = (f'import sys; hooks = list(sys.meta_path)\n{statements}\n'
           'from opacus import PrivacyEngine\n'
-          'engine = PrivacyEngine(accountant="shuffle_checkin")\n'
-          'print(type(engine.accountant).__name__)')
-  with warnings.catch_warnings():
-    output = subprocess.run([sys.executable, '-c', code], capture_output=True,
-                            text=True, check=True, cwd='/').stdout
-  assert output.strip() == 'ShuffleCheckinAccountant'
+          'from opacus.accountants import registry\n'
+          'print(sorted(registry._ACCOUNTANTS), sys.meta_path == hooks,\n'
+          '      PrivacyEngine._prepare_data_loader.__module__)')
+  output = subprocess.run([sys.executable, '-c', code], capture_output=True,
+                          text=True, check=True, cwd='/', timeout=300).stdout
+  assert output.strip() == "['gdp', 'prv', 'rdp'] True opacus.privacy_engine"
 
 
 def test_example_trains_and_certifies(tmp_path):
