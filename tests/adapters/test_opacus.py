@@ -324,13 +324,17 @@ def test_a_foreign_registration_is_left_in_place_with_a_warning():
                         force=True)
 
 
+def _fresh_python(code: str) -> str:
+  """stdout of `code` in a new interpreter, outside the checkout."""
+  return subprocess.run([sys.executable, '-c', code], capture_output=True,
+                        text=True, check=True, cwd='/', timeout=300).stdout
+
+
 def test_importing_the_adapter_registers_with_opacus():
-  code = ('import shuffle_accountants.adapters.opacus\n'
-          'from opacus import PrivacyEngine\n'
-          'engine = PrivacyEngine(accountant="shuffle_checkin")\n'
-          'print(type(engine.accountant).__name__)')
-  output = subprocess.run([sys.executable, '-c', code], capture_output=True,
-                          text=True, check=True, cwd='/', timeout=300).stdout
+  output = _fresh_python('import shuffle_accountants.adapters.opacus\n'
+                         'from opacus import PrivacyEngine\n'
+                         'engine = PrivacyEngine(accountant="shuffle_checkin")\n'
+                         'print(type(engine.accountant).__name__)')
   assert output.strip() == 'ShuffleCheckinAccountant'
 
 
@@ -340,13 +344,12 @@ def test_importing_the_adapter_registers_with_opacus():
 ])
 def test_importing_the_package_alone_leaves_opacus_alone(statements):
   # No import hook, no registration, Opacus' own data loader preparation.
-  code = (f'import sys; hooks = list(sys.meta_path)\n{statements}\n'
-          'from opacus import PrivacyEngine\n'
-          'from opacus.accountants import registry\n'
-          'print(sorted(registry._ACCOUNTANTS), sys.meta_path == hooks,\n'
-          '      PrivacyEngine._prepare_data_loader.__module__)')
-  output = subprocess.run([sys.executable, '-c', code], capture_output=True,
-                          text=True, check=True, cwd='/', timeout=300).stdout
+  output = _fresh_python(
+      f'import sys; hooks = list(sys.meta_path)\n{statements}\n'
+      'from opacus import PrivacyEngine\n'
+      'from opacus.accountants import registry\n'
+      'print(sorted(registry._ACCOUNTANTS), sys.meta_path == hooks,\n'
+      '      PrivacyEngine._prepare_data_loader.__module__)')
   assert output.strip() == "['gdp', 'prv', 'rdp'] True opacus.privacy_engine"
 
 
