@@ -15,7 +15,6 @@ page imports nothing numerical.
 import ast
 import difflib
 import functools
-import importlib.util
 import pathlib
 import re
 from typing import Dict, List, Tuple
@@ -170,8 +169,7 @@ def near_matches(identifier: str, count: int = 5) -> List[str]:
 def _package_sources() -> List[Tuple[str, pathlib.Path]]:
   """(module name, path) of every module of the installed package."""
   modules = []
-  spec = importlib.util.find_spec('shuffle_accountants')
-  root = pathlib.Path(list(spec.submodule_search_locations)[0])
+  root = pathlib.Path(__file__).parent
   for path in sorted(root.rglob('*.py')):
     parts = list(path.relative_to(root).with_suffix('').parts)
     if parts[-1] == '__init__':
