@@ -23,7 +23,6 @@ Run: python examples/flower_digits.py [--mode central|secagg|both] [--quick]
 
 import argparse
 import logging
-import os
 import sys
 
 import numpy as np
@@ -159,10 +158,6 @@ def server_app(modes, num_clients: int, rounds: int, **settings) -> ServerApp:
 def run(modes, num_clients: int, rounds: int, **settings) -> None:
   print(f'# {num_clients} clients, {rounds} rounds, {settings}; columns: '
         f'mode round accuracy epsilon (delta={DELTA:g})', flush=True)
-  # Ray puts the driver's working directory on its workers' import path; in
-  # a checkout's root the source folder would shadow the installed package
-  # (whose adapters ship from the folder adapters/).
-  os.chdir(os.path.dirname(os.path.abspath(__file__)))
   run_simulation(
       server_app=server_app(modes, num_clients, rounds, **settings),
       client_app=client_app(), num_supernodes=num_clients,

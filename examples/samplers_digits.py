@@ -26,7 +26,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
-import shuffle_accountants  # pylint: disable=unused-import  # registers
+import shuffle_accountants.adapters.opacus  # pylint: disable=unused-import  # registers the accountants
 from shuffle_accountants.adapters.opacus_samplers import RandomAllocationSampler
 
 DELTA = 1e-5

@@ -14,19 +14,14 @@ compose them with every other `DpEvent`:
 Every epsilon a default path returns is a proven upper bound; lower bounds
 live under names that say so. Formulas cite their IDs in docs/mathematics.md.
 
-When Opacus is installed, its accountants "shuffle_checkin",
-"distributed_checkin" and their "_rdp" twins are registered as soon as Opacus
-is imported (see
-`shuffle_accountants.adapters.opacus`).
+Importing this package touches no other library: the Opacus accountants
+("shuffle_checkin", "distributed_checkin", ...) are registered by
+`import shuffle_accountants.adapters.opacus`.
 """
 
 import importlib
-import importlib.abc
 import importlib.metadata
-import importlib.util
-import sys
 from typing import TYPE_CHECKING, Any
-import warnings
 
 # Public names and the modules that define them. They are imported on first
 # use (PEP 562), so that `import shuffle_accountants` and the command line's
@@ -81,8 +76,7 @@ def __getattr__(name: str) -> Any:
 
 
 # Imported by this file for itself, not part of the package's namespace.
-_OWN_IMPORTS = frozenset({'Any', 'TYPE_CHECKING', 'importlib', 'sys',
-                          'warnings'})
+_OWN_IMPORTS = frozenset({'Any', 'TYPE_CHECKING', 'importlib'})
 
 
 def __dir__():
@@ -100,48 +94,5 @@ def _installed_version() -> str:
 
 
 __version__ = _installed_version()
-
-_OPACUS_ADAPTER = 'shuffle_accountants.adapters.opacus'
-
-
-def _register_opacus_accountants() -> None:
-  try:
-    importlib.import_module(_OPACUS_ADAPTER)
-  except Exception as error:  # pylint: disable=broad-except
-    # A broken or too old Opacus must not break `import opacus` or ours.
-    warnings.warn(f'Opacus is installed but {_OPACUS_ADAPTER} could not be '
-                  f'imported, so "shuffle_checkin" is not registered: {error!r}')
-
-
-class _RegisterAfterOpacusImport(importlib.abc.MetaPathFinder):
-  """Registers our accountants right after `opacus` itself is imported.
-
-  Importing Opacus (and torch) takes seconds, so `import shuffle_accountants`
-  does not do it; but no PrivacyEngine can exist before `opacus` finishes
-  importing, so registering then is just as good.
-  """
-
-  def find_spec(self, fullname, path=None, target=None):
-    del path, target
-    if fullname != 'opacus':
-      return None
-    sys.meta_path.remove(self)
-    spec = importlib.util.find_spec('opacus')
-    if spec is None or spec.loader is None:
-      return spec
-    execute = spec.loader.exec_module
-
-    def exec_module(module):
-      execute(module)
-      _register_opacus_accountants()
-
-    spec.loader.exec_module = exec_module
-    return spec
-
-
-if 'opacus' in sys.modules:
-  _register_opacus_accountants()
-elif importlib.util.find_spec('opacus') is not None:
-  sys.meta_path.insert(0, _RegisterAfterOpacusImport())
 
 __all__ = sorted(_EXPORTS)

@@ -15,7 +15,6 @@ page imports nothing numerical.
 import ast
 import difflib
 import functools
-import importlib.util
 import pathlib
 import re
 from typing import Dict, List, Tuple
@@ -170,18 +169,12 @@ def near_matches(identifier: str, count: int = 5) -> List[str]:
 def _package_sources() -> List[Tuple[str, pathlib.Path]]:
   """(module name, path) of every module of the installed package."""
   modules = []
-  for package in ('shuffle_accountants', 'shuffle_accountants.adapters'):
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-      continue
-    root = pathlib.Path(list(spec.submodule_search_locations)[0])
-    for path in sorted(root.rglob('*.py')):
-      parts = list(path.relative_to(root).with_suffix('').parts)
-      if package == 'shuffle_accountants' and parts[0] == 'adapters':
-        continue  # found through its own spec (adapters/ in a checkout)
-      if parts[-1] == '__init__':
-        parts.pop()
-      modules.append(('.'.join([package] + parts), path))
+  root = pathlib.Path(__file__).parent
+  for path in sorted(root.rglob('*.py')):
+    parts = list(path.relative_to(root).with_suffix('').parts)
+    if parts[-1] == '__init__':
+      parts.pop()
+    modules.append(('.'.join(['shuffle_accountants'] + parts), path))
   return modules
 
 

@@ -28,6 +28,13 @@ def renyi(p, q, order):
                    + (1 - order) * np.log(q[support])) / (order - 1)
 
 
+def binary_rr_rdp(local_epsilon, orders):
+  """D_order of binary randomized response at eps0, from its output laws."""
+  return np.array([renyi(krr_probabilities(0, 2, local_epsilon),
+                         krr_probabilities(1, 2, local_epsilon), order)
+                   for order in orders])
+
+
 def krr_probabilities(value, num_categories, local_epsilon):
   """Output law of k-ary randomized response on input `value`."""
   denominator = math.exp(local_epsilon) + num_categories - 1

@@ -1,7 +1,7 @@
 """Puts this folder on sys.path so tests can import the brute-force helpers.
 
-pytest runs with --import-mode=importlib (so the repository root, whose
-`adapters/` folder would shadow a PyPI package, is never on sys.path).
+pytest runs with --import-mode=importlib, so the repository root is never
+on sys.path: tests import the installed package.
 """
 
 import os

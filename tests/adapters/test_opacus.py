@@ -3,7 +3,6 @@
 import os
 import subprocess
 import sys
-import warnings
 
 import pytest
 
@@ -325,19 +324,33 @@ def test_a_foreign_registration_is_left_in_place_with_a_warning():
                         force=True)
 
 
+def _fresh_python(code: str) -> str:
+  """stdout of `code` in a new interpreter, outside the checkout."""
+  return subprocess.run([sys.executable, '-c', code], capture_output=True,
+                        text=True, check=True, cwd='/', timeout=300).stdout
+
+
+def test_importing_the_adapter_registers_with_opacus():
+  output = _fresh_python('import shuffle_accountants.adapters.opacus\n'
+                         'from opacus import PrivacyEngine\n'
+                         'engine = PrivacyEngine(accountant="shuffle_checkin")\n'
+                         'print(type(engine.accountant).__name__)')
+  assert output.strip() == 'ShuffleCheckinAccountant'
+
+
 @pytest.mark.parametrize('statements', [
     'import shuffle_accountants; import opacus',
     'import opacus; import shuffle_accountants',
 ])
-def test_importing_the_package_registers_with_opacus(statements):
-  code = (f'{statements}\n'
-          'from opacus import PrivacyEngine\n'
-          'engine = PrivacyEngine(accountant="shuffle_checkin")\n'
-          'print(type(engine.accountant).__name__)')
-  with warnings.catch_warnings():
-    output = subprocess.run([sys.executable, '-c', code], capture_output=True,
-                            text=True, check=True, cwd='/').stdout
-  assert output.strip() == 'ShuffleCheckinAccountant'
+def test_importing_the_package_alone_leaves_opacus_alone(statements):
+  # No import hook, no registration, Opacus' own data loader preparation.
+  output = _fresh_python(
+      f'import sys; hooks = list(sys.meta_path)\n{statements}\n'
+      'from opacus import PrivacyEngine\n'
+      'from opacus.accountants import registry\n'
+      'print(sorted(registry._ACCOUNTANTS), sys.meta_path == hooks,\n'
+      '      PrivacyEngine._prepare_data_loader.__module__)')
+  assert output.strip() == "['gdp', 'prv', 'rdp'] True opacus.privacy_engine"
 
 
 def test_example_trains_and_certifies(tmp_path):

@@ -157,11 +157,10 @@ def test_noise_is_sigma_times_clipping_norm_on_the_sum():
 
 
 @pytest.mark.parametrize('accountant, kind, poisson, message', [
-    ('rdp', 'shuffled', False, 'assumes Poisson sampling'),
-    ('prv', 'sequential', False, 'assumes Poisson sampling'),
     ('shuffle_checkin', 'shuffled', False, 'assumes Poisson sampling'),
-    ('rdp', 'random_allocation', True, 'would replace'),
-    ('gdp', 'weighted', True, 'would replace'),
+    ('distributed_checkin', 'sequential', False, 'assumes Poisson sampling'),
+    ('shuffle_checkin', 'random_allocation', True, 'would replace'),
+    ('shuffle_checkin_rdp', 'weighted', True, 'would replace'),
     ('shuffled_batches', 'shuffled', True, 'poisson_sampling=False'),
     ('shuffled_batches', 'weighted', False, 'WeightedRandomSampler'),
     ('shuffled_batches', 'with_replacement', False, 'RandomSampler'),
@@ -173,6 +172,25 @@ def test_contract_errors_name_the_fix(accountant, kind, poisson, message):
   with pytest.raises(ValueError, match=message) as error:
     _private(PrivacyEngine(accountant=accountant), _loader(kind),
              poisson_sampling=poisson)
+  assert 'Fix' in str(error.value)
+
+
+@pytest.mark.parametrize('accountant, kind, poisson, message', [
+    ('rdp', 'shuffled', False, 'assumes Poisson sampling'),
+    ('prv', 'sequential', False, 'assumes Poisson sampling'),
+    ('rdp', 'random_allocation', True, 'would replace'),
+    ('gdp', 'weighted', True, 'would replace'),
+])
+def test_opacus_accountants_get_the_contract_only_when_asked(
+    accountant, kind, poisson, message):
+  # make_private leaves Opacus' own accountants as Opacus made them; the
+  # check is one call away.
+  engine = PrivacyEngine(accountant=accountant)
+  _private(engine, _loader(kind), poisson_sampling=poisson)
+  with pytest.raises(ValueError, match=message) as error:
+    opacus_samplers.check_sampler_contract(
+        engine.accountant, _loader(kind), poisson_sampling=poisson,
+        distributed=False)
   assert 'Fix' in str(error.value)
 
 

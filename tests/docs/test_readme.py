@@ -32,7 +32,7 @@ def test_python_block_runs(block, tmp_path):
     pytest.importorskip('opacus')
   if 'flwr' in block:
     pytest.importorskip('flwr')
-  # Outside the checkout, so the folder adapters/ cannot shadow anything.
+  # Outside the checkout, so the installed package is the one imported.
   result = subprocess.run([sys.executable, '-c', block], capture_output=True,
                           text=True, cwd=tmp_path, check=False)
   assert result.returncode == 0, result.stderr

@@ -36,6 +36,14 @@ def test_upper_bounds_dominate_every_shuffled_krr_pair(
       num_users, num_categories, local_epsilon, ORDERS)
   for name, bound in upper_bounds(num_users, local_epsilon, ORDERS):
     assert np.all(bound >= truth * (1 - 1e-12)), (name, bound, truth)
+  # The cap is binary RR's exact Renyi divergence (PURE-DP-RDP-CAP),
+  # computed here from RR's two output laws; the accountant stays below it.
+  rr = brute_force.binary_rr_rdp(local_epsilon, ORDERS)
+  np.testing.assert_allclose(generic.pure_dp_rdp_cap(local_epsilon, ORDERS),
+                             rr, rtol=1e-9)
+  accountant = shuffle_round.shuffle_rdp_upper_bound(num_users, local_epsilon,
+                                                     ORDERS).rdp
+  assert np.all(accountant <= rr * (1 + 1e-9))
 
 
 @pytest.mark.parametrize('num_users', [2, 3, 5, 6])

@@ -1,6 +1,9 @@
 """Opacus adapter: DP-SGD on check-ins with per-participant noise, shuffled (D7, D8, LIEW-THM2) or securely aggregated (D30, D17, LIEW-THM4).
 
-Importing this module registers four Opacus accountants (idempotently):
+Importing this module (the one entry point; `import shuffle_accountants`
+alone touches no other library) registers these Opacus accountants
+(idempotently), under their names only, through Opacus'
+`register_accountant`:
 
 * ``"shuffle_checkin"``: `ShuffleCheckinAccountant`, which composes one
   `CheckInEvent` per optimizer step in `ShufflePldAccountant` (the default);
@@ -12,6 +15,10 @@ Importing this module registers four Opacus accountants (idempotently):
 * ``"random_allocation"`` and ``"shuffled_batches"``: central DP-SGD on those
   samplers, with the sampler <-> accountant check at `make_private`
   (`opacus_samplers`).
+
+It also wraps `PrivacyEngine._prepare_data_loader` so that `make_private`
+checks the sampler contract for these accountants; every other accountant,
+Opacus' "rdp", "prv" and "gdp" included, goes to Opacus' method unchanged.
 
 The mechanism accounted is DP-SGD with *local* noise and shuffled check-in
 (LIEW-THM2, D7/D8 in docs/mathematics.md): each of the n training examples (users)
@@ -60,7 +67,6 @@ from typing import Optional
 
 import opacus
 from opacus import PrivacyEngine
-from opacus.accountants import IAccountant
 from opacus.accountants import create_accountant
 from opacus.accountants import register_accountant
 from opacus.optimizers import DPOptimizer
@@ -109,7 +115,7 @@ def _certified_population(expected_batch_size: int, sample_rate: float) -> int:
   return math.floor(expected_batch_size / sample_rate)
 
 
-class ShuffleCheckinAccountant(opacus_samplers.SavedHistory, IAccountant):
+class ShuffleCheckinAccountant(opacus_samplers.OpacusAccountant):
   """Opacus accountant for DP-SGD with local noise and shuffled check-in.
 
   Every optimizer step is one `CheckInEvent(num_users, checkin_rate=q,
@@ -137,13 +143,9 @@ class ShuffleCheckinAccountant(opacus_samplers.SavedHistory, IAccountant):
   _library_accountant_class = ShufflePldAccountant
 
   def __init__(self, num_users: Optional[int] = None):
-    self.history = []
+    super().__init__()
     self.num_users = (None if num_users is None else
                       _validation.check_integer('num_users', num_users, 1))
-
-  @classmethod
-  def mechanism(cls) -> str:
-    return cls._mechanism_name
 
   def _library_accountant(self):
     return self._library_accountant_class()
@@ -171,12 +173,6 @@ class ShuffleCheckinAccountant(opacus_samplers.SavedHistory, IAccountant):
         "accountant='distributed_checkin' (per-participant noise summed by "
         'secure aggregation; the server is not trusted) or central DP-SGD '
         "(PrivacyEngine(accountant='prv'), trusted server).")
-
-  def step(self, *, noise_multiplier: float, sample_rate: float):
-    opacus_samplers.record_step(self.history, noise_multiplier, sample_rate)
-
-  def __len__(self) -> int:
-    return sum(steps for _, _, steps in self.history)
 
   def _population(self, num_users: Optional[int]) -> int:
     if num_users is not None:
@@ -210,13 +206,10 @@ class ShuffleCheckinAccountant(opacus_samplers.SavedHistory, IAccountant):
       An upper bound on ε under replace-one adjacency; inf if a step had
       noise_multiplier 0; 0 before any step.
     """
-    delta = _validation.check_real('delta', delta, 0.0, 1.0,
-                                   min_inclusive=False, max_inclusive=False)
-    history = [entry for entry in self.history if entry[2] > 0]
-    if not history:
-      return 0.0
-    if any(noise_multiplier == 0 for noise_multiplier, _, _ in history):
-      return math.inf
+    return super().get_epsilon(delta, num_users=num_users, **event_options)
+
+  def _certified_epsilon(self, delta, history, *, num_users=None,
+                         **event_options):
     population = self._population(num_users)
     accountant = self._library_accountant()
     for noise_multiplier, sample_rate, num_steps in history:
@@ -225,39 +218,31 @@ class ShuffleCheckinAccountant(opacus_samplers.SavedHistory, IAccountant):
                          num_steps)
     return accountant.get_epsilon(delta)
 
-  def get_optimizer_hook_fn(self, sample_rate: float):
-    """Step hook: trains local noise and records (σ, q) for every step."""
-    sample_rate = _validation.check_real('sample_rate', sample_rate, 0.0, 1.0,
-                                         min_inclusive=False)
-
-    def hook_fn(optimizer: DPOptimizer):
-      if optimizer.accumulated_iterations != 1:
-        raise ValueError(
-            f'the {self.mechanism()} accountant saw '
-            f'{optimizer.accumulated_iterations} accumulated micro-batches in '
-            'one step; one check-in round is one Poisson batch. Keep '
-            'poisson_sampling=True, and use BatchMemoryManager with '
-            'ShufflePrivacyEngine for large batches.')
-      self._check_population(optimizer.expected_batch_size, sample_rate)
-      scale = self.participant_noise_scale(sample_rate)
-      if not isinstance(optimizer, LocalNoiseMixin):
-        _upgrade_stock_optimizer(optimizer, scale)
-      elif optimizer.participant_noise_scale != scale:
-        raise ValueError(
-            'the optimizer adds per-participant noise '
-            f'{optimizer.participant_noise_scale:.6g}·σ·C but the '
-            f'{self.mechanism()} accountant (num_users={self.num_users}, '
-            f'sample_rate={sample_rate:g}) accounts for {scale:.6g}·σ·C; '
-            'keep accountant.num_users as make_private set it and use one '
-            'engine per optimizer.')
-      if not self.history:
-        message = self._first_step_warning(sample_rate)
-        if message:
-          warnings.warn(message, UserWarning, stacklevel=_user_stacklevel())
-      self.step(noise_multiplier=optimizer.noise_multiplier,
-                sample_rate=sample_rate)
-
-    return hook_fn
+  def _check_step(self, optimizer: DPOptimizer, sample_rate: float) -> None:
+    """Trains local noise: checks the step, upgrades a stock optimizer."""
+    if optimizer.accumulated_iterations != 1:
+      raise ValueError(
+          f'the {self.mechanism()} accountant saw '
+          f'{optimizer.accumulated_iterations} accumulated micro-batches in '
+          'one step; one check-in round is one Poisson batch. Keep '
+          'poisson_sampling=True, and use BatchMemoryManager with '
+          'ShufflePrivacyEngine for large batches.')
+    self._check_population(optimizer.expected_batch_size, sample_rate)
+    scale = self.participant_noise_scale(sample_rate)
+    if not isinstance(optimizer, LocalNoiseMixin):
+      _upgrade_stock_optimizer(optimizer, scale)
+    elif optimizer.participant_noise_scale != scale:
+      raise ValueError(
+          'the optimizer adds per-participant noise '
+          f'{optimizer.participant_noise_scale:.6g}·σ·C but the '
+          f'{self.mechanism()} accountant (num_users={self.num_users}, '
+          f'sample_rate={sample_rate:g}) accounts for {scale:.6g}·σ·C; '
+          'keep accountant.num_users as make_private set it and use one '
+          'engine per optimizer.')
+    if not self.history:
+      message = self._first_step_warning(sample_rate)
+      if message:
+        warnings.warn(message, UserWarning, stacklevel=_user_stacklevel())
 
   def _check_population(self, expected_batch_size, sample_rate: float):
     """Infers n from the stock engine, or checks a given n is not too large."""
@@ -338,16 +323,15 @@ class DistributedCheckinAccountant(ShuffleCheckinAccountant):
     del sample_rate
     return None
 
-  def state_dict(self, destination=None):
-    destination = super().state_dict(destination)
-    destination['participation'] = self.participation
-    return destination
+  def _extra_state(self) -> dict:
+    return {**super()._extra_state(), 'participation': self.participation}
 
-  def load_state_dict(self, state_dict):
-    super().load_state_dict(state_dict)
+  def _load_extra_state(self, state_dict) -> None:
     # Checkpoints from before the choice existed load as the default.
-    self.participation = _trained_participation(
+    participation = _trained_participation(
         state_dict.get('participation', DEFAULT_PARTICIPATION))
+    super()._load_extra_state(state_dict)
+    self.participation = participation
 
 
 class DistributedCheckinRdpAccountant(DistributedCheckinAccountant):
@@ -615,6 +599,10 @@ def _user_stacklevel() -> int:
 
 def register_accountants() -> None:
   """Registers our mechanisms with Opacus; safe to call any number of times.
+
+  Called when this module is imported. It adds our names to Opacus' registry
+  and installs the sampler contract check for our accountants
+  (`opacus_samplers.install_contract_check`); Opacus' entries are untouched.
 
   A different class that someone else registered under one of our names is
   left in place, with a warning.

@@ -12,13 +12,16 @@ Imported by `shuffle_accountants.adapters.opacus`, which registers:
   bound (CHUA24-SHUFFLE-LB).
 
 The contract is checked when `make_private` prepares the data loader, for
-every accountant and both engines (the stock `PrivacyEngine` too, whose
-`_prepare_data_loader` is wrapped on import): Poisson sampling with the
-Poisson accountants ("rdp", "prv", "gdp", "shuffle_checkin", ...), a shuffled
-or sequential DataLoader only with "shuffled_batches", a
-`RandomAllocationSampler` only with "random_allocation"; any other sampler
-(weighted, with replacement, custom batch samplers) stops with an error that
-names the fix.
+this package's accountants in both engines (the stock `PrivacyEngine` too,
+whose `_prepare_data_loader` is wrapped when this module is imported; other
+accountants pass through it untouched): Poisson sampling with the check-in
+accountants ("shuffle_checkin", ...), a shuffled or sequential DataLoader only
+with "shuffled_batches", a `RandomAllocationSampler` only with
+"random_allocation"; any other sampler (weighted, with replacement, custom
+batch samplers) stops with an error that names the fix. Opacus' own
+accountants ("rdp", "prv", "gdp") keep Opacus' behaviour; call
+`check_sampler_contract(engine.accountant, data_loader, poisson_sampling=...,
+distributed=False)` before `make_private` for the same check with them.
 
 The noise trained is the noise accounted: Opacus' optimizer adds
 N(0, sigma^2 C^2) to the sum of the clipped gradients of each step, so one
@@ -221,16 +224,76 @@ def _restored_history(entries) -> list:
   return history
 
 
-class SavedHistory:
-  """Versioned, validated `state_dict` / `load_state_dict` of an accountant.
+class OpacusAccountant(IAccountant):
+  """Base of this package's Opacus accountants (check-in and samplers).
 
-  Opacus' `PrivacyEngine.save_checkpoint` / `load_checkpoint` store the
-  state. Besides Opacus' 'history' and 'mechanism' it holds
-  'state_version' and what `_extra_state` adds; everything epsilon depends
-  on is in it, so a resumed run reports the epsilon of the uninterrupted one.
-  A state without 'state_version' (saved before it existed) reads as
-  version 1.
+  Holds what they share: Opacus' run-length `history` of (noise_multiplier,
+  sample_rate, num_steps), filled by the step hook; `get_epsilon`'s checks
+  (0 before any step, inf after a step without noise); the step hook, which
+  validates the sample rate and calls `_check_step` before recording; and a
+  versioned, validated `state_dict` / `load_state_dict`, which Opacus'
+  `PrivacyEngine.save_checkpoint` / `load_checkpoint` store. Besides Opacus'
+  'history' and 'mechanism' the state holds 'state_version' and what
+  `_extra_state` adds; everything epsilon depends on is in it, so a resumed
+  run reports the epsilon of the uninterrupted one. A state without
+  'state_version' (saved before it existed) reads as version 1.
+
+  Only accountants of this class get the sampler contract check at
+  `make_private` (see `install_contract_check`); Opacus' own are untouched.
+  Subclasses set `_mechanism_name` and define `_certified_epsilon`.
   """
+
+  _mechanism_name: str
+
+  def __init__(self):
+    self.history = []
+
+  @classmethod
+  def mechanism(cls) -> str:
+    return cls._mechanism_name
+
+  def step(self, *, noise_multiplier: float, sample_rate: float):
+    record_step(self.history, noise_multiplier, sample_rate)
+
+  def __len__(self) -> int:
+    return sum(steps for _, _, steps in self.history)
+
+  def get_epsilon(self, delta: float, **options) -> float:
+    """Certified epsilon (upper bound) after the steps so far, at `delta`."""
+    delta = _validation.check_real('delta', delta, 0.0, 1.0,
+                                   min_inclusive=False, max_inclusive=False)
+    history = [entry for entry in self.history if entry[2] > 0]
+    if not history:
+      return 0.0
+    if any(noise_multiplier == 0 for noise_multiplier, _, _ in history):
+      return math.inf
+    return self._certified_epsilon(delta, history, **options)
+
+  def _certified_epsilon(self, delta: float, history: list,
+                         **options) -> float:
+    """`get_epsilon` on a non-empty history of noisy steps."""
+    raise NotImplementedError
+
+  def get_optimizer_hook_fn(self, sample_rate: float):
+    """Step hook: `_check_step`, then records (σ, q) for the step."""
+    sample_rate = _validation.check_real('sample_rate', sample_rate, 0.0, 1.0,
+                                         min_inclusive=False)
+
+    def hook_fn(optimizer):
+      self._check_step(optimizer, sample_rate)
+      self.step(noise_multiplier=optimizer.noise_multiplier,
+                sample_rate=sample_rate)
+
+    return hook_fn
+
+  def _check_step(self, optimizer, sample_rate: float) -> None:
+    """Refuses (or adapts) what this accountant cannot certify."""
+    del optimizer, sample_rate
+
+  def attach(self, data_loader, batch_first: bool):
+    """Called at make_private, after the contract check: the loader to train."""
+    del batch_first
+    return data_loader
 
   def _extra_state(self) -> dict:
     return {}
@@ -239,7 +302,7 @@ class SavedHistory:
     del state_dict
 
   def state_dict(self, destination=None):
-    destination = super().state_dict(destination)  # type: ignore[misc]
+    destination = super().state_dict(destination)
     destination['state_version'] = checkpoints.STATE_VERSION
     destination.update(self._extra_state())
     return destination
@@ -253,7 +316,7 @@ class SavedHistory:
           f'shuffle-accountants reads version {checkpoints.STATE_VERSION}; '
           'upgrade shuffle-accountants to read a newer checkpoint.')
     previous = self.history
-    super().load_state_dict(state_dict)  # type: ignore[misc]
+    super().load_state_dict(state_dict)
     try:  # an invalid state leaves the accountant as it was
       history = _restored_history(state_dict['history'])
       self._load_extra_state(state_dict)
@@ -261,6 +324,10 @@ class SavedHistory:
       self.history = previous
       raise
     self.history = history
+
+
+# The base's name before it held the history and the step hook.
+SavedHistory = OpacusAccountant
 
 
 def _rebuild(data_loader, batch_sampler, collate_fn):
@@ -275,16 +342,15 @@ def _rebuild(data_loader, batch_sampler, collate_fn):
       persistent_workers=data_loader.persistent_workers)
 
 
-class _SamplerAccountant(SavedHistory, IAccountant):
+class _SamplerAccountant(OpacusAccountant):
   """Opacus accountant of a DP-SGD sampler with central Gaussian noise.
 
-  `history` is Opacus' run-length list of (noise_multiplier, sample_rate,
-  num_steps); steps per epoch t = round(1 / sample_rate) (Opacus' sample
-  rate is 1 / len(data_loader)). Every started epoch is accounted in full
-  (a partial epoch is a post-processing of a full one): ceil(steps / t)
-  epochs, or the epochs the data loader actually started if more. Steps of
-  one data loader at different noise multipliers are accounted at the
-  smallest (more noise is a post-processing).
+  Steps per epoch t = round(1 / sample_rate) (Opacus' sample rate is
+  1 / len(data_loader)). Every started epoch is accounted in full (a partial
+  epoch is a post-processing of a full one): ceil(steps / t) epochs, or the
+  epochs the data loader actually started if more. Steps of one data loader
+  at different noise multipliers are accounted at the smallest (more noise is
+  a post-processing).
 
   The state (`state_dict`) also keeps the epochs started so far: a run
   resumed from it counts them plus the epochs its new loader starts, so an
@@ -292,7 +358,7 @@ class _SamplerAccountant(SavedHistory, IAccountant):
   """
 
   def __init__(self):
-    self.history = []
+    super().__init__()
     self._epoch_source = None
     self._epochs_before = 0  # started before the state was restored
 
@@ -306,12 +372,6 @@ class _SamplerAccountant(SavedHistory, IAccountant):
   def _load_extra_state(self, state_dict) -> None:
     self._epochs_before = _validation.check_integer(
         'epochs_started', state_dict.get('epochs_started', 0), 0)
-
-  def step(self, *, noise_multiplier: float, sample_rate: float):
-    record_step(self.history, noise_multiplier, sample_rate)
-
-  def __len__(self) -> int:
-    return sum(steps for _, _, steps in self.history)
 
   def _groups(self) -> List[Tuple[float, int, int]]:
     """(smallest sigma, steps per epoch t, epochs) per t in the history."""
@@ -331,34 +391,16 @@ class _SamplerAccountant(SavedHistory, IAccountant):
              ) -> dp_event.DpEvent:
     raise NotImplementedError
 
-  def get_epsilon(self, delta: float) -> float:
+  def _certified_epsilon(self, delta, history):
     """Certified epsilon (upper bound, add/remove) after the steps so far."""
-    delta = _validation.check_real('delta', delta, 0.0, 1.0,
-                                   min_inclusive=False, max_inclusive=False)
-    groups = self._groups()
-    if not groups:
-      return 0.0
+    del history  # grouped by steps per epoch
     accountant = ShufflePldAccountant(ADD_OR_REMOVE_ONE)
-    for noise_multiplier, t, epochs in groups:
+    for noise_multiplier, t, epochs in self._groups():
       accountant.compose(self._event(noise_multiplier, t), epochs)
     return accountant.get_epsilon(delta)
 
-  def attach(self, data_loader, batch_first: bool):
-    """Called at make_private: the loader to train with, whose epochs count."""
-    raise NotImplementedError
-
-  def get_optimizer_hook_fn(self, sample_rate: float):
-    sample_rate = _validation.check_real('sample_rate', sample_rate, 0.0, 1.0,
-                                         min_inclusive=False)
-
-    def hook_fn(optimizer):
-      self._check_optimizer(optimizer)
-      self.step(noise_multiplier=optimizer.noise_multiplier,
-                sample_rate=sample_rate)
-
-    return hook_fn
-
-  def _check_optimizer(self, optimizer) -> None:
+  def _check_step(self, optimizer, sample_rate: float) -> None:
+    del sample_rate
     if isinstance(optimizer, AdaClipDPOptimizer):
       raise ValueError(
           f'the {self.mechanism()!r} accountant assumes noise sigma * C on '
@@ -375,9 +417,7 @@ class RandomAllocationAccountant(_SamplerAccountant):
   (about 10 s at t = 1000); later ones are cached.
   """
 
-  @classmethod
-  def mechanism(cls) -> str:
-    return RANDOM_ALLOCATION
+  _mechanism_name = RANDOM_ALLOCATION
 
   def _event(self, noise_multiplier, steps_per_epoch):
     return RandomAllocationDpEvent(dp_event.GaussianDpEvent(noise_multiplier),
@@ -392,8 +432,8 @@ class RandomAllocationAccountant(_SamplerAccountant):
         sample_empty_shapes=[(0, *shape_safe(x)) for x in sample],
         dtypes=[dtype_safe(x) for x in sample]))
 
-  def _check_optimizer(self, optimizer) -> None:
-    super()._check_optimizer(optimizer)
+  def _check_step(self, optimizer, sample_rate: float) -> None:
+    super()._check_step(optimizer, sample_rate)
     if optimizer.accumulated_iterations != 1:
       raise ValueError(
           f'the {RANDOM_ALLOCATION!r} accountant saw '
@@ -413,11 +453,8 @@ class ShuffledBatchesAccountant(_SamplerAccountant):
   bound itself for a sequential loader (there the Gaussian bound is exact).
   """
 
+  _mechanism_name = SHUFFLED_BATCHES
   sequential = False
-
-  @classmethod
-  def mechanism(cls) -> str:
-    return SHUFFLED_BATCHES
 
   def _event(self, noise_multiplier, steps_per_epoch):
     return ShuffledBatchesDpEvent(noise_multiplier, steps_per_epoch)
@@ -429,7 +466,7 @@ class ShuffledBatchesAccountant(_SamplerAccountant):
     self._epoch_source = counter
     return _rebuild(data_loader, counter, data_loader.collate_fn)
 
-  def get_epsilon(self, delta: float) -> float:
+  def _certified_epsilon(self, delta, history):
     """Certified epsilon (upper bound, add/remove, D22), in closed form.
 
     Each epoch at sigma is one Gaussian release of mu = 1 / sigma (D22);
@@ -438,14 +475,9 @@ class ShuffledBatchesAccountant(_SamplerAccountant):
     `shuffled_batches_epsilon(...).upper` gives, in milliseconds at any
     number of epochs (composing the PLD took 10 s at 300 epochs).
     """
-    delta = _validation.check_real('delta', delta, 0.0, 1.0,
-                                   min_inclusive=False, max_inclusive=False)
-    groups = self._groups()
-    if not groups:
-      return 0.0
-    if any(sigma == 0 for sigma, _, _ in groups):
-      return math.inf
-    precision = math.fsum(epochs / sigma**2 for sigma, _, epochs in groups)
+    del history  # grouped by steps per epoch
+    precision = math.fsum(epochs / sigma**2
+                          for sigma, _, epochs in self._groups())
     return shuffled_batches.upper_bound(1 / math.sqrt(precision), 1, delta,
                                         ADD_OR_REMOVE_ONE)
 
@@ -483,24 +515,34 @@ _STOCK_PREPARE = getattr(PrivacyEngine._prepare_data_loader,  # pylint: disable=
 
 def _prepare_data_loader(self, data_loader, *, poisson_sampling: bool,
                          distributed: bool, **kwargs):
-  """Opacus' preparation, after the contract check; counts sampler epochs."""
+  """Opacus' own preparation; for our accountants after the contract check.
+
+  Any other accountant (Opacus' "rdp", "prv", "gdp", ...) goes straight to
+  Opacus' method with the same arguments: nothing changes for it.
+  """
+  if not isinstance(self.accountant, OpacusAccountant):
+    return _STOCK_PREPARE(self, data_loader,
+                          poisson_sampling=poisson_sampling,
+                          distributed=distributed, **kwargs)
   check_sampler_contract(self.accountant, data_loader,
                          poisson_sampling=poisson_sampling,
                          distributed=distributed)
   prepared = _STOCK_PREPARE(self, data_loader,
                             poisson_sampling=poisson_sampling,
                             distributed=distributed, **kwargs)
-  if is_sampler_accountant(self.accountant):
-    if self.secure_mode and sampler_kind(prepared) == 'random_allocation':
-      prepared.batch_sampler.generator = self.secure_rng
-    prepared = self.accountant.attach(prepared,
-                                      kwargs.get('batch_first', True))
-  return prepared
+  if self.secure_mode and sampler_kind(prepared) == 'random_allocation':
+    prepared.batch_sampler.generator = self.secure_rng
+  return self.accountant.attach(prepared, kwargs.get('batch_first', True))
 
 
 _prepare_data_loader.__wrapped__ = _STOCK_PREPARE
 
 
 def install_contract_check() -> None:
-  """Wraps the stock engine's data loader preparation (idempotent)."""
+  """Wraps the stock engine's data loader preparation (idempotent).
+
+  The wrapper checks the sampler contract for this package's accountants
+  (`OpacusAccountant`) and passes every other accountant through untouched;
+  `check_sampler_contract` can be called directly for Opacus' own.
+  """
   PrivacyEngine._prepare_data_loader = _prepare_data_loader  # pylint: disable=protected-access

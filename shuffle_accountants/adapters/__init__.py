@@ -1,4 +1,4 @@
-"""Framework adapters (Opacus, TF-Privacy, Flower), installed as `shuffle_accountants.adapters`; no formulas of their own.
+"""Framework adapters (Opacus, TF-Privacy, Flower) on top of the accountants; no formulas of their own.
 
 * `shuffle_accountants.adapters.opacus` (extra ``[opacus]``): the Opacus
   accountants ``"shuffle_checkin"`` / ``"shuffle_checkin_rdp"``, the
@@ -12,5 +12,6 @@
   (`DistributedNoiseFixedClipping`, `distributed_noise_mod`) and secret
   client sampling (`SampledServerSideFixedClipping`).
 
-Submodules are imported on demand, so the core never needs torch.
+Submodules are imported on demand, so the core never needs torch; importing
+`shuffle_accountants.adapters.opacus` is what registers the Opacus accountants.
 """
