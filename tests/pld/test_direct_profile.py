@@ -1,4 +1,4 @@
-"""The closed-form epsilon(delta) of composed PLDs (pld.discrete.DirectProfile)."""
+"""The closed-form epsilon(delta) of composed PLDs (pld.composition.DirectProfile)."""
 
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
@@ -8,7 +8,7 @@ import pytest
 
 from shuffle_accountants import events
 from shuffle_accountants.pld import accountant as pld_accountant
-from shuffle_accountants.pld import discrete
+from shuffle_accountants.pld import composition
 
 
 def _composed(event, count, grid=1e-3):
@@ -27,7 +27,7 @@ def _composed(event, count, grid=1e-3):
 @pytest.mark.parametrize('delta', [1e-12, 1e-6, 1e-2, 0.3])
 def test_closed_form_matches_dp_accounting_search(event, count, delta):
   accountant = _composed(event, count)
-  profile = discrete.DirectProfile(accountant._pld)  # pylint: disable=protected-access
+  profile = composition.DirectProfile(accountant._pld)  # pylint: disable=protected-access
   epsilon = profile.epsilon(delta)
   searched = accountant.get_epsilon(delta)
   assert epsilon == pytest.approx(searched, rel=1e-6, abs=1e-9)
@@ -39,7 +39,7 @@ def test_closed_form_matches_dp_accounting_search(event, count, delta):
 
 def test_edge_deltas():
   accountant = _composed(dp_event.GaussianDpEvent(1.0), 1)
-  profile = discrete.DirectProfile(accountant._pld)  # pylint: disable=protected-access
+  profile = composition.DirectProfile(accountant._pld)  # pylint: disable=protected-access
   assert profile.epsilon(1.0) == 0.0
   assert np.isinf(profile.epsilon(0.0))  # the Gaussian's truncated tail
 
