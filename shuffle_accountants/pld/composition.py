@@ -76,6 +76,10 @@ def _pmfs(pld: Pld) -> List[discrete.GridPmf]:
   # pylint: enable=protected-access
 
 
+def _symmetric(pld: Pld) -> bool:
+  return isinstance(pld, GridPld) or pld._symmetric  # pylint: disable=protected-access
+
+
 def to_privacy_loss_distribution(pmf: discrete.GridPmf) -> GridPld:
   """Wraps an exact grid PMF as a symmetric, pessimistic PLD whose one round
   is itself (the input of the certificate, D24)."""
@@ -176,7 +180,9 @@ def compose_all(plds: Sequence[Tuple[Pld, int]]) -> Pld:
   results are convolved in a balanced tree (`_convolve_batch`), in batches
   whose summed support stays within MAX_COMPOSED_BUCKETS / 2, and only the
   batches are composed pairwise (`compose`). A PLD whose count
-  alone exceeds that is self-composed first (`self_compose`). The
+  alone exceeds that is self-composed first (`self_compose`); an
+  asymmetric one (dp_accounting's, e.g. Poisson-subsampled under
+  add-or-remove) is composed by dp_accounting, both relations' PMFs. The
   convolution is exact up to FFT round-off, which `DirectProfile` bounds
   from the rounds' exact PMFs (D24) when every input carries them; the
   +infinity mass is 1 - prod (1 - m_i)^count_i, rounded up.
@@ -185,7 +191,9 @@ def compose_all(plds: Sequence[Tuple[Pld, int]]) -> Pld:
   kept = [(pld, count) for pld, count in plds
           if count and not _is_identity(_grid_of(pld))]
   batches, batch, support = [], [], 0
-  for pld, count in kept:
+  # The batches hold one PMF per PLD: an asymmetric PLD (its two relations'
+  # PMFs differ) is composed by dp_accounting, both PMFs at once.
+  for pld, count in (entry for entry in kept if _symmetric(entry[0])):
     size = _grid_of(pld).probs.size
     if count > 1 and count * (size - 1) + 1 > budget:
       pld, count = self_compose(pld, count), 1
@@ -195,18 +203,20 @@ def compose_all(plds: Sequence[Tuple[Pld, int]]) -> Pld:
       batch, support = [], 0
     batch.append((pld, count))
     support += count * (size - 1) + 1
-  if not batch:  # nothing but identities
+  batches.append(batch)
+  parts = [_finite_or_infinity(
+      batch[0][0] if len(batch) == 1 and batch[0][1] == 1
+      else _convolve_batch(batch)) for batch in batches if batch]
+  parts += [pld if count == 1 else self_compose(pld, count)
+            for pld, count in kept if not _symmetric(pld)]
+  if not parts:  # nothing but identities
     return GridPld(discrete.GridPmf(_grid_of(plds[0][0]).discretization, 0,
                                     np.ones(1), 0.0), None)
-  batches.append(batch)
-  result = None
-  for batch in batches:
-    composed = _finite_or_infinity(
-        batch[0][0] if len(batch) == 1 and batch[0][1] == 1
-        else _convolve_batch(batch))
-    result = composed if result is None else compose(result, composed)
-  return GridPld(_grid_of(result), roundoff.combine(
-      [_rounds_of(pld, count) for pld, count in kept]))
+  result = parts[0]
+  for part in parts[1:]:
+    result = compose(result, part)
+  rounds = roundoff.combine([_rounds_of(pld, count) for pld, count in kept])
+  return result if rounds is None else GridPld(_grid_of(result), rounds)
 
 
 def _rounds_of(pld: Pld, count: int) -> Optional[roundoff.Rounds]:
