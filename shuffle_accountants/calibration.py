@@ -23,6 +23,7 @@ stated tolerance.
 ...                         target_delta=1e-6)
 """
 
+import itertools
 import math
 from typing import Callable, Dict, Optional, Tuple
 
@@ -31,6 +32,7 @@ from dp_accounting import privacy_accountant
 import numpy as np
 from scipy import optimize
 
+from shuffle_accountants import _grouping
 from shuffle_accountants import _validation
 from shuffle_accountants import checkpoints
 from shuffle_accountants import events
@@ -158,9 +160,11 @@ class _Search:
   def _coarse_guess(self, make_fresh_accountant: MakeAccountant
                     ) -> Optional[Tuple[float, Dict[float, float]]]:
     """(value, epsilons seen) of the search with the accountant's settings at
-    SEARCH_GROUPING and a quarter of the tolerance; None when the accountant
-    has no finer grouping to coarsen or nothing meets the target there."""
-    if self.discrete:
+    SEARCH_GROUPING and a quarter of the tolerance; None when the ledger is
+    one round (grouping cannot shrink it), the accountant has no finer
+    grouping to coarsen, or nothing meets the target there."""
+    if self.discrete or len(list(itertools.islice(_grouping.leaves(
+        self.make_event(self.private)), 2))) < 2:
       return None
     accountant = make_fresh_accountant()
     if not isinstance(accountant, checkpoints.Checkpointable):
