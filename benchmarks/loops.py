@@ -23,6 +23,10 @@ too). Tables:
 6. A named randomizer against the generic FMT21 call: one round's time
    (PLD, delta = 1e-6, cold caches) as a ratio to the generic call at the
    same n and eps0 (target <= 2), and its epsilon as a ratio.
+7. Issue 30's calibration loop: the largest eps0 of OUE(1000, eps0) for the
+   year of table 5 with epsilon <= 1 at delta = 1e-8
+   (`calibrate_local_epsilon`, in a fresh process): time, the eps0 found,
+   its certified epsilon (target <= 100x the reference).
 
 Run: python benchmarks/loops.py [--quick] [--epochs E] [--no-opacus]
                                 [--only 1,2,5] [--write-docs]
@@ -192,11 +196,17 @@ _LEDGERS = {
 }
 
 
+def _year_populations() -> np.ndarray:
+  return np.exp(np.linspace(np.log(1e5), np.log(1e7), 365)).astype(int)
+
+
 def _year_ledger(kind: str) -> dict:
   """Runs one of issue 22's ledgers in this process (see `_ledger_table`)."""
   # pylint: disable=import-outside-toplevel
   from shuffle_accountants import randomizers
-  populations = np.exp(np.linspace(np.log(1e5), np.log(1e7), 365)).astype(int)
+  populations = _year_populations()
+  if kind == 'calibration':
+    return _year_calibration(populations)
   if kind == 'oue':
     unary = randomizers.OptimizedUnaryEncoding(1000, 2.0)
     make = lambda n: ShuffleEvent(int(n), randomizer=unary)
@@ -216,6 +226,38 @@ def _year_ledger(kind: str) -> dict:
       make(123_457)).get_epsilon(1e-8))
   return dict(seconds=seconds, epsilon=epsilon, day_seconds=day_seconds,
               day_epsilon=day_epsilon, peak_mib=_peak_mib())
+
+
+def _year_calibration(populations) -> dict:
+  """Issue 30's loop: eps0 of a year of OUE(1000, eps0) rounds, eps <= 1."""
+  # pylint: disable=import-outside-toplevel
+  from shuffle_accountants import calibration
+  from shuffle_accountants import randomizers
+  def year(local_epsilon):
+    unary = randomizers.OptimizedUnaryEncoding(1000, local_epsilon)
+    return dp_event.ComposedDpEvent([
+        ShuffleEvent(int(n), randomizer=unary) for n in populations])
+  local_epsilon, seconds = _timed(lambda: calibration.calibrate_local_epsilon(
+      1.0, 1e-8, make_event=year))
+  epsilon = ShufflePldAccountant().compose(year(local_epsilon)).get_epsilon(
+      1e-8)
+  return dict(seconds=seconds, local_epsilon=local_epsilon, epsilon=epsilon,
+              peak_mib=_peak_mib())
+
+
+def _calibration_table():
+  print('\n7. Calibrating eps0 of OUE(1000, eps0) for the year of table 5 '
+        '(epsilon <= 1 at delta = 1e-8, tolerance 1 %), in a fresh process '
+        '(target <= 100x)')
+  print(f'{"seconds":>8} {"x ref":>7} {"peak MiB":>9} {"eps0":>8} '
+        f'{"certified eps":>14}')
+  reference = _issue_reference_seconds()
+  result = json.loads(subprocess.run(
+      [sys.executable, __file__, '--ledger-child', 'calibration'], check=True,
+      capture_output=True, text=True).stdout)
+  print(f'{result["seconds"]:8.1f} {result["seconds"] / reference:7.1f} '
+        f'{result["peak_mib"]:9.0f} {result["local_epsilon"]:8.4f} '
+        f'{result["epsilon"]:14.4f}', flush=True)
 
 
 def _peak_mib() -> float:
@@ -307,7 +349,7 @@ def main():
                       help='epochs of the Opacus loop (default 50; 5 quick)')
   parser.add_argument('--no-opacus', action='store_true',
                       help='skip the Opacus loop (Opacus not installed)')
-  parser.add_argument('--only', default='1,2,3,4,5,6',
+  parser.add_argument('--only', default='1,2,3,4,5,6,7',
                       help='comma-separated table numbers to run')
   parser.add_argument('--write-docs', action='store_true',
                       help='put this run\'s output into docs/performance.md')
@@ -338,6 +380,8 @@ def main():
     if '6' in tables:
       _randomizer_table([10**5, 10**8] if args.quick
                         else [10**3, 10**5, 10**6, 10**8, 10**10])
+    if '7' in tables:
+      _calibration_table()
   if args.write_docs:
     _write_docs(output.getvalue())
 

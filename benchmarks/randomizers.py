@@ -21,6 +21,7 @@ from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import randomizers
 from shuffle_accountants.pld import candidates
+from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import lower_bounds
 
@@ -50,10 +51,10 @@ def _certified(event, rounds):
 
 
 def _pair_epsilon(atoms, interval, rounds):
-  pld = discrete.to_privacy_loss_distribution(
+  pld = composition.to_privacy_loss_distribution(
       discrete.connect_the_dots(atoms, interval))
   if rounds > 1:
-    pld = discrete.self_compose(pld, rounds)
+    pld = composition.self_compose(pld, rounds)
   return float(pld.get_epsilon_for_delta(DELTA))
 
 

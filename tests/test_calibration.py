@@ -125,3 +125,15 @@ def test_invalid_inputs_are_named(call, error, words):
     call()
   for word in words:
     assert word in str(info.value)
+
+
+def test_a_ledger_of_many_populations_is_certified_by_the_accountant_asked():
+  """The search runs on a coarser grouping first (issue 30); the answer is
+  certified, and tight, with the accountant's own (finer) grouping."""
+  populations = [int(10**4 * 2**(day / 29)) for day in range(30)]
+  make = lambda eps0: dp_accounting.ComposedDpEvent(
+      [ShuffleEvent(n, eps0) for n in populations])
+  local_epsilon = calibration.calibrate_local_epsilon(1.0, 1e-6,
+                                                      make_event=make)
+  _assert_certified_and_tight(_epsilon(ShufflePldAccountant,
+                                       make(local_epsilon), 1, 1e-6), 1.0)

@@ -14,6 +14,7 @@ from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
 from shuffle_accountants import _grouping
+from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.rdp import accountant as rdp_accountant
 
@@ -115,8 +116,8 @@ def test_batched_composition_equals_pairwise(counts, seed):
   for _ in counts:
     probs = rng.dirichlet(np.ones(rng.integers(1, 30))) * 0.99
     pmf = discrete.GridPmf(1e-2, int(rng.integers(-20, 20)), probs, 0.01)
-    plds.append(discrete.to_privacy_loss_distribution(pmf))
-  batched = discrete.compose_all(list(zip(plds, counts)))
+    plds.append(composition.to_privacy_loss_distribution(pmf))
+  batched = composition.compose_all(list(zip(plds, counts)))
   reference = None
   for pld, count in zip(plds, counts):
     for _ in range(count):
@@ -124,7 +125,7 @@ def test_batched_composition_equals_pairwise(counts, seed):
   for epsilon in (0.0, 0.05, 0.3, 1.0):
     expected = 0.0 if reference is None else reference.get_delta_for_epsilon(
         epsilon)
-    got = discrete.DirectProfile(batched).delta(epsilon)
+    got = composition.DirectProfile(batched).delta(epsilon)
     assert got >= expected - 1e-12
     assert got == pytest.approx(expected, abs=1e-9)
 

@@ -585,15 +585,15 @@ value('performance.ratio_near_pure', slow=True)(
 def _roundoff_table():
   """epsilon of the composed PLD: W18's estimate against D24's certificate."""
   from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
-  from shuffle_accountants.pld import discrete
+  from shuffle_accountants.pld import composition
   rows = []
   for num_users, rounds in ((10**5, 365), (10**6, 10**3), (10**6, 10**4),
                             (10**4, 10**5)):
     accountant = ShufflePldAccountant().compose(
         ShuffleEvent(num_users, local_epsilon=1.0), rounds)
     pld = accountant._resolve()._pld  # pylint: disable=protected-access
-    certified = discrete.DirectProfile(pld)
-    estimated = discrete.DirectProfile(pld, certify=False)
+    certified = composition.DirectProfile(pld)
+    estimated = composition.DirectProfile(pld, certify=False)
     for delta in (1e-6, 1e-8):
       old, new = estimated.epsilon(delta), certified.epsilon(delta)
       rows.append([f'10^{round(math.log10(num_users))}', f'{rounds:,}',

@@ -58,6 +58,7 @@ from shuffle_accountants import checkpoints
 from shuffle_accountants import events
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import grid
 from shuffle_accountants.rdp import accountant as rdp_accountant
@@ -181,7 +182,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     self._resolved: Optional['ShufflePldAccountant'] = None
     self._estimate: Optional['ShufflePldAccountant'] = None
     self._grid: Optional[Tuple[float, bool]] = None
-    self._profile: Optional[discrete.DirectProfile] = None
+    self._profile: Optional[composition.DirectProfile] = None
     # The RDP accountant over the same ledger (False: it cannot compose it),
     # built only when asked from `_rdp_cut` on.
     self._rdp_route: Union[None, bool,
@@ -191,7 +192,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     self._dominating: Optional[List['ShufflePldAccountant']] = None
 
   # The parent reads and writes `_pld`; rounds composed since are folded in
-  # on the first read, all at once (`discrete.compose_all`).
+  # on the first read, all at once (`composition.compose_all`).
   @property
   def _pld(self) -> privacy_loss_distribution.PrivacyLossDistribution:
     self._flush()
@@ -204,8 +205,8 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
   def _flush(self) -> None:
     if self._pending:
       pending, self._pending = self._pending, []
-      self._composed_pld = discrete.compose_all([(self._composed_pld, 1)]
-                                                + pending)
+      self._composed_pld = composition.compose_all(
+          [(self._composed_pld, 1)] + pending)
 
   def configuration(self) -> dict:
     """The constructor's settings (progress aside), as saved in the state."""
@@ -257,7 +258,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     """The shuffle events composed so far and the pairs used for each."""
     try:
       return tuple(self._resolve()._contributions)  # pylint: disable=protected-access
-    except discrete.GridTooFineError:  # no PLD within budget: nothing composed
+    except composition.GridTooFineError:  # no PLD within budget: none composed
       return ()
 
   def compose(self, event: dp_event.DpEvent, count: int = 1
@@ -354,7 +355,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     """`method` of the composed PLD (closed form), or `unavailable`."""
     try:
       resolved = self._resolve()
-    except discrete.GridTooFineError:
+    except composition.GridTooFineError:
       if not self._automatic_grid:
         raise
       return unavailable
@@ -371,9 +372,9 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     return {'get_delta': profile.delta, 'get_epsilon': profile.epsilon,
             'located_epsilon': profile.located_epsilon}[method](argument)
 
-  def _direct_profile(self) -> discrete.DirectProfile:
+  def _direct_profile(self) -> composition.DirectProfile:
     if self._profile is None:
-      self._profile = discrete.DirectProfile(self._pld)
+      self._profile = composition.DirectProfile(self._pld)
     return self._profile
 
   def _rdp_route_value(self, method: str, argument: float, unavailable):
@@ -402,7 +403,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     target_delta = _validation.check_delta('target_delta', target_delta)
     try:
       resolved = self._resolve()
-    except discrete.GridTooFineError:
+    except composition.GridTooFineError:
       return np.inf
     if resolved._contains_non_dp_event:  # pylint: disable=protected-access
       return np.inf
@@ -469,7 +470,8 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     pmf, names = self._event_pmf(inner, sampling_ratio)
     self._round_progress.step()
     if count > 0:
-      self._pending.append((discrete.to_privacy_loss_distribution(pmf), count))
+      self._pending.append((composition.to_privacy_loss_distribution(pmf),
+                            count))
     self._contributions.append(ShufflePldContribution(reported, count, names))
 
   def _compose_sampler(self, event, count: int, do_compose: bool
@@ -481,7 +483,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
       return error or self._maybe_compose(gaussians, count, do_compose)
     if do_compose and count > 0:
       # Composed with the shuffle rounds, so the certificate covers it (D24).
-      self._pending.append((discrete.to_privacy_loss_distribution(
+      self._pending.append((composition.to_privacy_loss_distribution(
           sampler_accounting.random_allocation_pmf(
               event, self._value_discretization_interval,
               self._relative_accuracy)), count))
@@ -516,10 +518,11 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     if isinstance(built, _EventPld):  # nothing to compose (or an error)
       return error
     if built._symmetric:  # pylint: disable=protected-access
-      self._pending.append((discrete.exact_input(built), count // built_count))
+      self._pending.append((composition.exact_input(built),
+                            count // built_count))
     else:
       times = count // built_count
-      self._pld = discrete.compose(
+      self._pld = composition.compose(
           self._pld, built.self_compose(times) if times > 1 else built)
     return error
 
@@ -559,8 +562,9 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
       return self._compose_parent_event(event, count, do_compose)
     except IndexError:
       # The parent's composition fails once no finite mass is left (see
-      # `discrete.compose`); delta is then 1 below +infinity: say so.
+      # `composition.compose`); delta is then 1 below +infinity: say so.
       if not do_compose:
         raise
-      self._pld = discrete.all_at_infinity(self._value_discretization_interval)
+      self._pld = composition.all_at_infinity(
+          self._value_discretization_interval)
       return None

@@ -20,6 +20,7 @@ from shuffle_accountants import _progress
 from shuffle_accountants import events
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import checkin
+from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import distributed
 
@@ -109,7 +110,7 @@ def automatic_grid(ledger: dp_event.DpEvent, relative_accuracy: float,
 
   The spacing is never so fine that the composed PLD, about 2 (8 S + L)
   wide for the composed loss's standard deviation S and the largest loss L
-  of a round, would exceed `discrete.MAX_COMPOSED_BUCKETS` grid points. When
+  of a round, would exceed `composition.MAX_COMPOSED_BUCKETS` grid points. When
   that rule (or the cap of 1) decides, the requested accuracy is not met and
   the accountant also asks the RDP route.
   """
@@ -128,7 +129,7 @@ def automatic_grid(ledger: dp_event.DpEvent, relative_accuracy: float,
     return DEFAULT_GRID, False
   accurate = min(min(intervals), COARSEST_GRID)
   composed_width = 2 * (8 * np.sqrt(composed_variance) + largest)
-  interval = max(accurate, composed_width / discrete.MAX_COMPOSED_BUCKETS)
+  interval = max(accurate, composed_width / composition.MAX_COMPOSED_BUCKETS)
   limited = interval > accurate
   # At most 1: beyond, the accountant falls back to the RDP route.
   interval = min(interval, COARSEST_FALLBACK_GRID)

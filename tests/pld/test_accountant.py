@@ -15,6 +15,7 @@ import pytest
 import brute_force
 from shuffle_accountants.pld import clone_pairs
 from shuffle_accountants.pld import fmt21
+from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
@@ -128,11 +129,11 @@ def test_subsampled_pair_section_4_6():
       1000, 3.0, clone_probability=2 / (math.exp(3.0) + 1))
   orders = [discrete.connect_the_dots(order, 1e-6)
             for order in discrete.subsampled_orders(atoms, 0.01)]
-  epsilons = [discrete.to_privacy_loss_distribution(o).get_epsilon_for_delta(
+  epsilons = [composition.to_privacy_loss_distribution(o).get_epsilon_for_delta(
       1e-5) for o in orders]
   assert epsilons[0] == pytest.approx(0.0052792, abs=2e-7)
   assert epsilons[1] == pytest.approx(0.0032790, abs=2e-7)
-  both = discrete.to_privacy_loss_distribution(
+  both = composition.to_privacy_loss_distribution(
       discrete.largest_profile(orders)).get_epsilon_for_delta(1e-5)
   assert both == pytest.approx(0.0052792, abs=2e-7)
   event = dp_event.SampledWithoutReplacementDpEvent(
@@ -171,7 +172,7 @@ def test_exact_split_equals_dp_accounting_connect_the_dots():
 def test_profile_never_below_the_pair_between_grid_points():
   atoms = clone_pairs.clone_pair_pld_atoms(300, 2.0)
   pmf = discrete.connect_the_dots(atoms, 0.05)
-  pld = discrete.to_privacy_loss_distribution(pmf)
+  pld = composition.to_privacy_loss_distribution(pmf)
   for epsilon in np.linspace(-2.0, 2.0, 81):
     assert pld.get_delta_for_epsilon(epsilon) >= _atoms_delta(atoms,
                                                               epsilon) - 1e-15

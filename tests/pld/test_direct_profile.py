@@ -1,4 +1,4 @@
-"""The closed-form epsilon(delta) of composed PLDs (pld.discrete.DirectProfile)."""
+"""The closed-form epsilon(delta) of composed PLDs (pld.composition.DirectProfile)."""
 
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
@@ -8,7 +8,7 @@ import pytest
 
 from shuffle_accountants import events
 from shuffle_accountants.pld import accountant as pld_accountant
-from shuffle_accountants.pld import discrete
+from shuffle_accountants.pld import composition
 
 
 def _composed(event, count, grid=1e-3):
@@ -27,7 +27,7 @@ def _composed(event, count, grid=1e-3):
 @pytest.mark.parametrize('delta', [1e-12, 1e-6, 1e-2, 0.3])
 def test_closed_form_matches_dp_accounting_search(event, count, delta):
   accountant = _composed(event, count)
-  profile = discrete.DirectProfile(accountant._pld)  # pylint: disable=protected-access
+  profile = composition.DirectProfile(accountant._pld)  # pylint: disable=protected-access
   epsilon = profile.epsilon(delta)
   searched = accountant.get_epsilon(delta)
   assert epsilon == pytest.approx(searched, rel=1e-6, abs=1e-9)
@@ -39,7 +39,7 @@ def test_closed_form_matches_dp_accounting_search(event, count, delta):
 
 def test_edge_deltas():
   accountant = _composed(dp_event.GaussianDpEvent(1.0), 1)
-  profile = discrete.DirectProfile(accountant._pld)  # pylint: disable=protected-access
+  profile = composition.DirectProfile(accountant._pld)  # pylint: disable=protected-access
   assert profile.epsilon(1.0) == 0.0
   assert np.isinf(profile.epsilon(0.0))  # the Gaussian's truncated tail
 
@@ -55,3 +55,25 @@ def test_accountant_runs_no_pure_python_search(monkeypatch):
                      100)
   epsilon = accountant.get_epsilon(1e-6)
   assert 0 < epsilon < 100 and accountant.get_delta(epsilon) <= 1e-6 * (1 + 1e-9)
+
+
+def test_an_asymmetric_pld_keeps_both_relations_in_a_batch():
+  """compose_all batches one PMF per PLD; an asymmetric PLD whose add
+  relation is the worse one must not lose it (it is composed by
+  dp_accounting, both PMFs)."""
+  from dp_accounting.pld import pld_pmf  # pylint: disable=import-outside-toplevel
+  from dp_accounting.pld import privacy_loss_distribution  # pylint: disable=import-outside-toplevel
+  from shuffle_accountants.pld import discrete  # pylint: disable=import-outside-toplevel
+  d = 0.01
+  mild = pld_pmf.DensePLDPmf(d, 0, np.array([0.5, 0.5]), 0.0, True)
+  harsh = pld_pmf.DensePLDPmf(d, 0, np.array([0.5, 0.0, 0.0, 0.0, 0.5]),
+                              1e-3, True)
+  asymmetric = privacy_loss_distribution.PrivacyLossDistribution(mild, harsh)
+  round_ = composition.to_privacy_loss_distribution(discrete.GridPmf(
+      d, -1, np.array([0.25, 0.5, 0.25]), 0.0))
+  batched = composition.DirectProfile(composition.compose_all(
+      [(asymmetric, 2), (round_, 3)]))
+  expected = asymmetric.self_compose(2).compose(round_.self_compose(3))
+  for epsilon in (0.0, 0.01, 0.03, 0.05):
+    assert batched.delta(epsilon) >= expected.get_delta_for_epsilon(
+        epsilon) * (1 - 1e-9)

@@ -1,0 +1,407 @@
+"""Composition of grid PLDs and its certified profile (D24, DOM, UB).
+
+Rounds built by this library enter as `GridPld`s: a symmetric dp_accounting
+PLD that also holds its grid PMF and the exact rounds (no FFT has touched
+them) it composes. `compose_all` composes a ledger of them in a balanced
+tree of FFT products; `DirectProfile` answers delta(eps) and eps(delta) from
+the composition recomputed with a proven round-off bound (`roundoff`, D24),
+the FFT result only locating epsilon. PLDs built by dp_accounting itself
+(its own events, or compositions it ran) carry no rounds and keep W18's
+estimate.
+
+dp_accounting 0.6 has no public accessor for a PLD's PMF; `_grid_of` and
+`_pmfs` are the only places that read its private fields.
+"""
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from dp_accounting.pld import common
+from dp_accounting.pld import pld_pmf
+from dp_accounting.pld import privacy_loss_distribution
+import numpy as np
+from scipy import fft
+
+from shuffle_accountants import _numerics
+from shuffle_accountants.pld import discrete
+from shuffle_accountants.pld import roundoff
+
+# Largest support a self-composition may reach (64 MB of complex FFT data).
+MAX_COMPOSED_BUCKETS = 4_000_000
+# dp_accounting's truncation of each composition's tails (moved to +infinity).
+_TAIL_MASS_TRUNCATION = 1e-15
+
+Pld = privacy_loss_distribution.PrivacyLossDistribution
+
+
+class GridTooFineError(ValueError):
+  """The composition would need more grid points than the resource budget."""
+
+
+class GridPld(privacy_loss_distribution.PrivacyLossDistribution):
+  """A symmetric, pessimistic dp_accounting PLD built by this library.
+
+  Attributes:
+    grid: its PMF (the same masses as the dp_accounting PMF it wraps).
+    rounds: the exact grid PMFs it composes, each with its count (what
+      `DirectProfile` certifies round-off against, D24), or None when an
+      FFT result it holds is not covered by a certificate.
+  """
+
+  def __init__(self, grid: discrete.GridPmf,
+               rounds: Optional[roundoff.Rounds]):
+    probs = np.asarray(grid.probs, dtype=np.float64)
+    super().__init__(pld_pmf.DensePLDPmf(
+        grid.discretization, grid.lower_index, probs,
+        float(grid.infinity_mass), True))
+    self.grid = discrete.GridPmf(grid.discretization, grid.lower_index, probs,
+                                 float(grid.infinity_mass))
+    self.rounds = rounds
+
+
+def _grid_of(pld: Pld) -> discrete.GridPmf:
+  """The (remove-relation) PMF of any PLD, dense."""
+  if isinstance(pld, GridPld):
+    return pld.grid
+  pmf = pld._pmf_remove  # pylint: disable=protected-access
+  return discrete.from_dense(pmf.to_dense_pmf())
+
+
+def _pmfs(pld: Pld) -> List[discrete.GridPmf]:
+  """The PMFs of both relations of any PLD (one if symmetric)."""
+  if isinstance(pld, GridPld):
+    return [pld.grid]
+  # pylint: disable=protected-access
+  return [discrete.from_dense(pmf.to_dense_pmf()) for pmf in (
+      [pld._pmf_remove] + ([] if pld._symmetric else [pld._pmf_add]))]
+  # pylint: enable=protected-access
+
+
+def _symmetric(pld: Pld) -> bool:
+  return isinstance(pld, GridPld) or pld._symmetric  # pylint: disable=protected-access
+
+
+def to_privacy_loss_distribution(pmf: discrete.GridPmf) -> GridPld:
+  """Wraps an exact grid PMF as a symmetric, pessimistic PLD whose one round
+  is itself (the input of the certificate, D24)."""
+  if not (np.all(np.isfinite(pmf.probs)) and np.isfinite(pmf.infinity_mass)):
+    raise FloatingPointError(
+        'internal error: a privacy loss PMF has non-finite masses; please '
+        'report the event that produced it.')
+  pld = GridPld(pmf, None)
+  pld.rounds = roundoff.Rounds(pmf.discretization, [(
+      pmf.lower_index, pld.grid.probs, pld.grid.infinity_mass, 1)])
+  return pld
+
+
+def exact_input(pld: Pld) -> GridPld:
+  """A symmetric PLD built without FFT (dp_accounting's Gaussian or
+  randomized response), dense and recorded as an exact input of the
+  certificate (D24)."""
+  return to_privacy_loss_distribution(_grid_of(pld))
+
+
+def self_compose(pld: Pld, count: int) -> Pld:
+  """`count`-fold composition within MAX_COMPOSED_BUCKETS. [DOM]
+
+  dp_accounting sizes one FFT from Chernoff bounds at a few fixed orders,
+  which for large counts ask for billions of points; repeated squaring with
+  per-step tail truncation (mass to +infinity, as dp_accounting does) needs
+  only the true support. A round whose finite mass vanishes after `count`
+  compositions is composed as all +infinity (delta = 1 below: exact).
+  """
+  grid = _grid_of(pld)
+  finite = float(np.sum(grid.probs))
+  if finite <= 0 or count * np.log(finite) < np.log(_TAIL_MASS_TRUNCATION):
+    return all_at_infinity(grid.discretization)
+  lower, upper = common.compute_self_convolve_bounds(grid.probs, count,
+                                                     _TAIL_MASS_TRUNCATION)
+  if upper - lower < MAX_COMPOSED_BUCKETS:
+    # A PMF of mass slightly above 1 (`profile_to_pmf`) overflows when raised
+    # to a huge count; `compose_all` turns that into all +infinity, quietly.
+    with np.errstate(over='ignore', invalid='ignore'):
+      return pld.self_compose(count, _TAIL_MASS_TRUNCATION)
+  result, power = None, pld
+  while count:
+    if _grid_of(power).probs.size > MAX_COMPOSED_BUCKETS:
+      raise GridTooFineError(
+          f'the composed privacy loss distribution needs more than '
+          f'{MAX_COMPOSED_BUCKETS} grid points at value_discretization_'
+          f'interval={grid.discretization:.3g}; use a coarser '
+          'grid or the automatic one (value_discretization_interval=None).')
+    if count & 1:
+      result = power if result is None else compose(result, power)
+    count >>= 1
+    if count:
+      power = compose(power, power)
+  return result
+
+
+def all_at_infinity(discretization: float) -> GridPld:
+  """The PLD with every mass at +infinity: delta = 1 at every epsilon."""
+  return GridPld(discrete.GridPmf(discretization, 0, np.zeros(1), 1.0), None)
+
+
+def compose(first: Pld, second: Pld) -> Pld:
+  """first.compose(second), or all at +infinity when no finite mass is left.
+
+  dp_accounting's tail truncation fails on a PMF whose finite mass is below
+  its truncation threshold; such a composition has delta = 1 below that
+  mass's epsilon anyway, so +infinity is the sound (and nearly exact) answer.
+  """
+  discretization = _grid_of(first).discretization
+  # A PMF of mass slightly above 1 (`profile_to_pmf`) squared again and
+  # again in `self_compose` overflows; that is all at +infinity, quietly.
+  with np.errstate(over='ignore', invalid='ignore'):
+    finite = ((1 - _grid_of(first).infinity_mass)
+              * (1 - _grid_of(second).infinity_mass))
+    if not finite > 10 * _TAIL_MASS_TRUNCATION or not np.isfinite(finite):
+      return all_at_infinity(discretization)
+    try:
+      composed = first.compose(second, _TAIL_MASS_TRUNCATION)
+    except IndexError:
+      # Its truncation empties a PMF whose finite masses underflowed
+      # (CheckInEvent(100024, 1e-12, local_epsilon=2.3e-5) x 1e9): as above.
+      return all_at_infinity(discretization)
+  return _finite_or_infinity(composed)
+
+
+def _is_identity(grid: discrete.GridPmf) -> bool:
+  """Whether a PMF is the identity (all mass at loss 0): no FFT needed."""
+  return (grid.probs.size == 1 and grid.lower_index == 0
+          and grid.infinity_mass == 0 and grid.probs[0] == 1)
+
+
+def compose_all(plds: Sequence[Tuple[Pld, int]]) -> Pld:
+  """The composition of PLDs on one grid, each `count` times. [DOM]
+
+  A ledger of many distinct rounds composed pairwise pays dp_accounting's
+  per-composition overhead (tail bounds at 40 orders, ~15 ms) once per
+  round; here each PMF is raised to its count in the Fourier domain and the
+  results are convolved in a balanced tree (`_convolve_batch`), in batches
+  whose summed support stays within MAX_COMPOSED_BUCKETS / 2, and only the
+  batches are composed pairwise (`compose`). A PLD whose count
+  alone exceeds that is self-composed first (`self_compose`); an
+  asymmetric one (dp_accounting's, e.g. Poisson-subsampled under
+  add-or-remove) is composed by dp_accounting, both relations' PMFs. The
+  convolution is exact up to FFT round-off, which `DirectProfile` bounds
+  from the rounds' exact PMFs (D24) when every input carries them; the
+  +infinity mass is 1 - prod (1 - m_i)^count_i, rounded up.
+  """
+  budget = MAX_COMPOSED_BUCKETS // 2
+  kept = [(pld, count) for pld, count in plds
+          if count and not _is_identity(_grid_of(pld))]
+  batches, batch, support = [], [], 0
+  # The batches hold one PMF per PLD: an asymmetric PLD (its two relations'
+  # PMFs differ) is composed by dp_accounting, both PMFs at once.
+  for pld, count in (entry for entry in kept if _symmetric(entry[0])):
+    size = _grid_of(pld).probs.size
+    if count > 1 and count * (size - 1) + 1 > budget:
+      pld, count = self_compose(pld, count), 1
+      size = _grid_of(pld).probs.size
+    if batch and support + count * (size - 1) + 1 > budget:
+      batches.append(batch)
+      batch, support = [], 0
+    batch.append((pld, count))
+    support += count * (size - 1) + 1
+  batches.append(batch)
+  parts = [_finite_or_infinity(
+      batch[0][0] if len(batch) == 1 and batch[0][1] == 1
+      else _convolve_batch(batch)) for batch in batches if batch]
+  parts += [pld if count == 1 else self_compose(pld, count)
+            for pld, count in kept if not _symmetric(pld)]
+  if not parts:  # nothing but identities
+    return GridPld(discrete.GridPmf(_grid_of(plds[0][0]).discretization, 0,
+                                    np.ones(1), 0.0), None)
+  result = parts[0]
+  for part in parts[1:]:
+    result = compose(result, part)
+  rounds = roundoff.combine([_rounds_of(pld, count) for pld, count in kept])
+  return result if rounds is None else GridPld(_grid_of(result), rounds)
+
+
+def _rounds_of(pld: Pld, count: int) -> Optional[roundoff.Rounds]:
+  """The exact rounds `pld` composes, each `count` times more (or None)."""
+  rounds = pld.rounds if isinstance(pld, GridPld) else None
+  if rounds is None:
+    return None
+  return roundoff.Rounds(rounds.discretization, [
+      (lower, probs, infinity, inner * count)
+      for lower, probs, infinity, inner in rounds.rounds])
+
+
+def _finite_or_infinity(pld: Pld) -> Pld:
+  """`pld`, or all at +infinity (delta = 1: sound) if its masses overflowed.
+
+  A pessimistic PMF may hold slightly more than mass 1 (`profile_to_pmf`);
+  composed 10^7 times its FFT overflows. The accountant then answers with
+  the RDP route.
+  """
+  grid = _grid_of(pld)
+  if np.all(np.isfinite(grid.probs)) and np.isfinite(grid.infinity_mass):
+    return pld
+  return all_at_infinity(grid.discretization)
+
+
+def _convolve_batch(batch: Sequence[Tuple[Pld, int]]) -> GridPld:
+  """One PLD for (PLD, count) pairs: each PMF to its power in the Fourier
+  domain, then pairwise products in a balanced tree (each FFT only as long
+  as its two factors' supports: O(L log L log k), not O(k L log L))."""
+  grids = [(_grid_of(pld), count) for pld, count in batch]
+  powers = [_power(np.asarray(grid.probs, dtype=np.float64), count)
+            for grid, count in grids]
+  while len(powers) > 1:
+    powers = [_product(powers[i], powers[i + 1]) if i + 1 < len(powers)
+              else powers[i] for i in range(0, len(powers), 2)]
+  log_finite = sum(count * np.log1p(-min(grid.infinity_mass, 1.0))
+                   for grid, count in grids)
+  infinity_mass = min(1.0, -np.expm1(log_finite)
+                      * (1 + _numerics.RELATIVE_SAFETY_MARGIN))
+  lower = sum(count * grid.lower_index for grid, count in grids)
+  return GridPld(discrete.GridPmf(grids[0][0].discretization, lower,
+                                  powers[0], infinity_mass), None)
+
+
+def _power(probs: np.ndarray, count: int) -> np.ndarray:
+  """The `count`-fold convolution of a PMF with itself."""
+  if count == 1:
+    return probs
+  size = count * (probs.size - 1) + 1
+  length = fft.next_fast_len(size, real=True)
+  return fft.irfft(fft.rfft(probs, length)**count, length)[:size]
+
+
+def _product(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+  """The convolution of two PMFs."""
+  size = first.size + second.size - 1
+  length = fft.next_fast_len(size, real=True)
+  return fft.irfft(fft.rfft(first, length) * fft.rfft(second, length),
+                   length)[:size]
+
+
+class _PmfProfile:
+  """delta(eps) of one grid PMF as a sum of non-negative terms, and its
+  inverse in closed form (see `DirectProfile`)."""
+
+  def __init__(self, discretization: float, lower_index: int,
+               probs: np.ndarray, infinity_mass: float):
+    probs = np.asarray(probs, dtype=np.float64)
+    self._probs = np.maximum(probs, 0.0)
+    self._discretization = discretization
+    self._losses = (lower_index + np.arange(probs.size)) * discretization
+    self._infinity = float(infinity_mass)
+    self._grid = None
+
+  @classmethod
+  def estimated(cls, pmf: discrete.GridPmf, allowance: bool = True
+                ) -> '_PmfProfile':
+    """Of an FFT result, negative masses zeroed; with `allowance`, W18's
+    round-off *estimate*: twice their total added at +infinity."""
+    probs = np.asarray(pmf.probs, dtype=np.float64)
+    negative = -np.sum(np.minimum(probs, 0.0)) if allowance else 0.0
+    return cls(pmf.discretization, pmf.lower_index, probs,
+               pmf.infinity_mass + 2 * negative)
+
+  def delta(self, epsilon: float) -> float:
+    start = int(np.searchsorted(self._losses, epsilon, side='right'))
+    terms = self._probs[start:] * -np.expm1(epsilon - self._losses[start:])
+    return float(min(1.0, self._infinity + np.sum(terms)))
+
+  def epsilon(self, delta: float) -> float:
+    if delta < self._infinity:
+      return np.inf
+    if not self._probs.size:
+      return 0.0
+    if self._grid is None:
+      tail, decaying = discrete.finite_profile(self._probs,
+                                               self._discretization)
+      self._grid = (self._infinity + tail, decaying)
+    grid_deltas, decaying = self._grid
+    # delta(L_i) is non-increasing and delta(L_last) = the +infinity mass.
+    index = int(np.argmax(grid_deltas <= delta))
+    # A subnormal decaying sum overflows the ratio: past 1 it is cut to 1.
+    with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
+      shortfall = (delta - grid_deltas[index]) / decaying[index]
+      solved = self._losses[index] + np.log1p(-min(shortfall, 1.0))
+    if not solved == solved:  # 0 / 0: no finite mass at or above L_index
+      solved = -np.inf
+    # Rounded up (the sums carry relative errors of ~1e-13), but never past
+    # the grid point, where delta <= target holds by the sums themselves.
+    rounded = (min(self._losses[index],
+                   solved + 1e-12 * max(1.0, abs(solved)))
+               if np.isfinite(solved) else solved)
+    if index > 0:
+      rounded = max(rounded, self._losses[index - 1])
+    return float(max(0.0, rounded))
+
+
+class DirectProfile:
+  """delta(eps) and eps(delta) of a composed PLD, in closed form. [UB]
+
+  dp_accounting evaluates A - e^eps B from two long cumulative sums, whose
+  rounding reaches ~1e-11 and can make delta negative, and it searches
+  epsilon in a pure-Python loop over the grid. Here
+  delta(eps) = m_inf + sum_{L_i > eps} p_i (1 - e^{eps - L_i}), every term
+  >= 0, summed pairwise (relative error ~1e-13), and its inverse is solved
+  in closed form ("The smallest epsilon below a target delta" in
+  docs/mathematics.md). Every PMF mass carries a relative safety margin of
+  1e-10 (`_numerics.RELATIVE_SAFETY_MARGIN`).
+
+  FFT round-off (D24): for a PLD composed by `compose_all` from exact grid
+  PMFs, the answer comes from masses certified to bound the exact
+  composition's (`roundoff.Rounds.certified_masses`, the composition redone
+  in the tilted domain at the saddle point of the epsilon asked for, with a
+  proven error bound); the FFT result itself only locates that epsilon.
+  Certificates are kept, and every answer is the smallest over those
+  computed so far (each is an upper bound), so `delta(epsilon(x)) <= x`.
+  Other PLDs (dp_accounting's own events, DP-SGD samplers) keep W18's
+  estimate: negative masses zeroed, twice their total added at +infinity.
+  """
+
+  def __init__(self, pld: Pld, certify: bool = True):
+    """`certify=False` keeps W18's estimate (for comparisons only)."""
+    self._rounds = (pld.rounds if certify and isinstance(pld, GridPld)
+                    else None)
+    # Certified answers use the FFT result only to locate epsilon.
+    self._parts = [_PmfProfile.estimated(pmf, allowance=self._rounds is None)
+                   for pmf in _pmfs(pld)]
+    self._certified: Dict[Tuple[float, int], Tuple[float, _PmfProfile]] = {}
+
+  @property
+  def certified(self) -> bool:
+    """Whether answers include a proven round-off bound (D24)."""
+    return self._rounds is not None
+
+  def _certificates(self, epsilon: float):
+    """(lowest loss resolved, profile) of the certificates computed so far,
+    with one whose tilt and window suit `epsilon`."""
+    tilt = self._rounds.saddle_point(epsilon)
+    first, length = self._rounds.window(tilt, epsilon)
+    if (tilt, first) not in self._certified:
+      lower, masses, infinity = self._rounds.certified_masses(tilt, first,
+                                                               length)
+      # A window from the lowest loss up resolves every epsilon.
+      floor = (-np.inf if lower <= self._rounds.lowest()
+               else lower * self._rounds.discretization)
+      self._certified[(tilt, first)] = (floor,
+          _PmfProfile(self._rounds.discretization, lower, masses, infinity))
+    return self._certified.values()
+
+  def delta(self, epsilon: float) -> float:
+    """delta(epsilon) of the PLD, in [0, 1]."""
+    if self._rounds is None:
+      return max(part.delta(epsilon) for part in self._parts)
+    # Below its window a certificate bounds nothing: delta <= 1 there.
+    return min(profile.delta(epsilon) if epsilon >= floor else 1.0
+               for floor, profile in self._certificates(epsilon))
+
+  def located_epsilon(self, delta: float) -> float:
+    """Where the FFT result puts epsilon at `delta`: a location, not a bound."""
+    return max(part.epsilon(delta) for part in self._parts)
+
+  def epsilon(self, delta: float) -> float:
+    """The smallest epsilon >= 0 with delta(epsilon) <= delta (inf if none)."""
+    estimate = self.located_epsilon(delta)
+    if self._rounds is None or not np.isfinite(estimate):
+      return estimate
+    return min(max(floor, profile.epsilon(delta)) if delta < 1 else 0.0
+               for floor, profile in self._certificates(estimate))
