@@ -57,7 +57,7 @@ from shuffle_accountants import _validation
 from shuffle_accountants import checkpoints
 from shuffle_accountants import events
 from shuffle_accountants.pld import candidates
-from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import grid
 from shuffle_accountants.rdp import accountant as rdp_accountant

@@ -23,13 +23,13 @@ from shuffle_accountants import _dominating
 from shuffle_accountants import _grouping
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
-from shuffle_accountants.pld import blanket
+from shuffle_accountants.pairs import blanket
 from shuffle_accountants.pld import checkin
-from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pld import continuous_blanket
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import distributed
-from shuffle_accountants.pld import fmt21
+from shuffle_accountants.pairs import fmt21
 
 # Who observes a k-RR shuffle (Koskela et al. section 4):
 # 'shuffled_output': only the shuffled reports (the usual shuffle model);

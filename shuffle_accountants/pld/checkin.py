@@ -46,7 +46,7 @@ from scipy import stats
 
 from shuffle_accountants import _cache
 from shuffle_accountants import _validation
-from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pld import discrete
 
 # Groups of check-in counts: each costs one clone PLD (pure LDP) or one

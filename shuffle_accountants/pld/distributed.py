@@ -50,7 +50,7 @@ from scipy import stats
 
 from shuffle_accountants import _numerics
 from shuffle_accountants.pld import checkin
-from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pld import discrete
 
 DEFAULT_PARTICIPATION = 'revealed'

@@ -37,7 +37,7 @@ from scipy import stats
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants import randomizers
-from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.rdp import clone
 
 # Relative width of the groups of S and of U in their bulks (mean +- _BULK

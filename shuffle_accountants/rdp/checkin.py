@@ -64,7 +64,7 @@ from scipy import special
 from shuffle_accountants import _cache
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
-from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.rdp import clone
 from shuffle_accountants.rdp import generic

@@ -26,7 +26,7 @@ import numpy as np
 
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
-from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.rdp import generic
 
 # Labels c with at most this many outputs are summed over every output.

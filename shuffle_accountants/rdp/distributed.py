@@ -49,7 +49,7 @@ import numpy as np
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants import events
-from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pld import distributed as pld_distributed
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import shuffle_round

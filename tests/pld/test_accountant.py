@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import brute_force
-from shuffle_accountants.pld import clone_pairs
-from shuffle_accountants.pld import fmt21
+from shuffle_accountants.pairs import clone_pairs
+from shuffle_accountants.pairs import fmt21
 from shuffle_accountants.pld import discrete
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant

@@ -43,7 +43,7 @@ from scipy import special
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants import randomizers
-from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pld import discrete
 
 # Groups per label coordinate (s, and V within each s-group): a cost bound.
