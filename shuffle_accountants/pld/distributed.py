@@ -49,8 +49,9 @@ import numpy as np
 from scipy import stats
 
 from shuffle_accountants import _numerics
-from shuffle_accountants.pld import checkin
+from shuffle_accountants.pairs import binomial
 from shuffle_accountants.pairs import clone_pairs
+from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import discrete
 
 DEFAULT_PARTICIPATION = 'revealed'
@@ -82,8 +83,8 @@ def _revealed_labels(num_users: int, checkin_rate: float,
   if n == 1 or gamma == 1:  # k = n whenever the target joins
     return checkin.Labels(np.array([n]), np.array([n]), np.array([gamma]),
                           1 - gamma, 0.0)
-  groups = clone_pairs.label_groups(n - 1, gamma, 1 - gamma, relative_width,
-                                    checkin.MAX_GAUSSIAN_GROUPS, first=0)
+  groups = binomial.label_groups(n - 1, gamma, 1 - gamma, relative_width,
+                                 checkin.MAX_GAUSSIAN_GROUPS, first=0)
   return checkin.Labels(groups.starts + 1, groups.ends + 1,
                         gamma * groups.weights, 1 - gamma,
                         gamma * (groups.lower_tail + groups.upper_tail))

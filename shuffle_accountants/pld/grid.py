@@ -18,6 +18,7 @@ import numpy as np
 from shuffle_accountants import _cache
 from shuffle_accountants import _progress
 from shuffle_accountants import events
+from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import discrete
@@ -54,13 +55,13 @@ def _round_scales(event, ratio, krr_adversary: str, relative_width: float
     resolution = (_SCALE_RESOLUTION * np.tanh(event.local_epsilon / 2)
                   / np.sqrt(event.num_users)) or None
     pairs = [atoms if ratio is None
-             else discrete.subsampled_orders(atoms, ratio)[0]
+             else privacy_loss.subsampled_orders(atoms, ratio)[0]
              for _, atoms in candidates.event_pairs(
                  event, krr_adversary,
                  max(relative_width, _SCALE_RELATIVE_WIDTH), resolution)
              if atoms is not None]
     # A pair whose finite losses are all equal needs no resolution.
-    spreads = [discrete.loss_spread(atoms) for atoms in pairs]
+    spreads = [privacy_loss.loss_spread(atoms) for atoms in pairs]
     spread = min([s for s in spreads if s > 0], default=np.inf)
     reach = max(np.max(np.abs(atoms.losses), initial=0.0) for atoms in pairs)
     return spread, reach, max(spreads, default=0.0)
@@ -85,7 +86,7 @@ def _round_scales(event, ratio, krr_adversary: str, relative_width: float
     resolution = (_SCALE_RESOLUTION * np.tanh(local_epsilon / 2)
                   / np.sqrt(event.num_users * event.checkin_rate))
     spread = min([spread] + [
-        discrete.loss_spread(atoms) for _, atoms in
+        privacy_loss.loss_spread(atoms) for _, atoms in
         candidates.checkin_blanket_pairs(
             event.num_users, event.checkin_rate, local_epsilon,
             candidates.checkin_randomizer(event),

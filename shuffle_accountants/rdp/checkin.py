@@ -64,8 +64,9 @@ from scipy import special
 from shuffle_accountants import _cache
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
+from shuffle_accountants.pairs import binomial
 from shuffle_accountants.pairs import clone_pairs
-from shuffle_accountants.pld import discrete
+from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.rdp import clone
 from shuffle_accountants.rdp import generic
 from shuffle_accountants.rdp import shuffle_round
@@ -148,7 +149,7 @@ def _log_tail(orders: np.ndarray, largest_loss: float) -> float:
 
 @_cache.cached(128 * 2**20, _cache.atoms_bytes)
 def _clone_atoms(num_users: int, local_epsilon: float, relative_width: float,
-                 log_tail: float) -> discrete.PldAtoms:
+                 log_tail: float) -> privacy_loss.PldAtoms:
   return clone_pairs.clone_pair_pld_atoms(num_users, local_epsilon,
                                         relative_width, log_tail=log_tail)
 
@@ -180,7 +181,7 @@ def _symmetrized_subsampled_log_moments(num_users: int, local_epsilon: float,
   largest = float(np.log1p(sampling_ratio * np.expm1(local_epsilon)))
   atoms = _clone_atoms(num_users, local_epsilon, relative_width,
                        _log_tail(orders, largest))
-  first, _ = discrete.subsampled_orders(atoms, sampling_ratio)
+  first, _ = privacy_loss.subsampled_orders(atoms, sampling_ratio)
   losses = np.append(first.losses, largest)
   masses = np.append(first.masses, first.infinity_mass)
   keep = (losses > 0) & (masses > 0)
@@ -273,8 +274,8 @@ def checkin_rdp_upper_bound(
       return shuffle_round.shuffle_rdp_upper_bound(n, eps0, orders)
     cap = lambda o: generic.pure_dp_rdp_cap(eps0, o)
     pure = eps0
-  groups = clone_pairs.label_groups(n, checkin_rate, 1 - checkin_rate,
-                                  relative_width, MAX_CHECKIN_GROUPS, first=1)
+  groups = binomial.label_groups(n, checkin_rate, 1 - checkin_rate,
+                                 relative_width, MAX_CHECKIN_GROUPS, first=1)
   def pure_row(start, end):
     # WBK19 on the pure-DP base: on the clone-pair base it was never below
     # the symmetrized moment in any sweep, and cost 3/4 of the time.

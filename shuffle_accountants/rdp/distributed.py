@@ -49,7 +49,7 @@ import numpy as np
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants import events
-from shuffle_accountants.pairs import clone_pairs
+from shuffle_accountants.pairs import binomial
 from shuffle_accountants.pld import distributed as pld_distributed
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import shuffle_round
@@ -96,8 +96,8 @@ def _revealed_rdp(num_users: int, checkin_rate: float, sigma: float,
                                orders)
   if n == 1 or gamma == 1:  # k = n whenever the target joins
     return checkin.mixture_rdp([np.log(gamma)], [moment(n)], orders)
-  groups = clone_pairs.label_groups(n - 1, gamma, 1 - gamma, relative_width,
-                                    checkin.MAX_CHECKIN_GROUPS, first=0)
+  groups = binomial.label_groups(n - 1, gamma, 1 - gamma, relative_width,
+                                 checkin.MAX_CHECKIN_GROUPS, first=0)
   log_gamma = np.log(gamma)
   log_weights, rows = [], []
   for log_weight, start, _ in _small_counts(n - 1, gamma,
@@ -124,9 +124,9 @@ def _liew_thm4_rdp(num_users: int, checkin_rate: float, sigma: float,
   b / n (WBK19-THM9's bound grows with both).
   """
   n = num_users
-  groups = clone_pairs.label_groups(n, checkin_rate, 1 - checkin_rate,
-                                    relative_width, checkin.MAX_CHECKIN_GROUPS,
-                                    first=1)
+  groups = binomial.label_groups(n, checkin_rate, 1 - checkin_rate,
+                                 relative_width, checkin.MAX_CHECKIN_GROUPS,
+                                 first=1)
   log_weights, rows = [], []
 
   def add(log_weight, count, ratio):
