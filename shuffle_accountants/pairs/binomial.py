@@ -11,6 +11,7 @@ from typing import Optional, Tuple
 import attr
 import numpy as np
 from scipy import special
+from scipy import stats
 
 from shuffle_accountants import _numerics
 
@@ -141,3 +142,17 @@ def binomial_interval_mass(num_trials: np.ndarray, p: float,
                   binomial_cdf(num_trials, p, last)
                   - binomial_cdf(num_trials, p, first - 1))
   return np.where(last < first, 0.0, np.clip(mass, 0.0, 1.0))
+
+
+def reporting_probability(num_users: int, checkin_rate: float,
+                          min_reporting: int) -> float:
+  """P[the target joins and k >= m], rounded up (D30 (iii)). [UB]
+
+  Given that the target joins, k - 1 ~ Bin(n - 1, gamma).
+  """
+  if min_reporting <= 1:
+    return checkin_rate
+  survival = float(stats.binom.sf(min_reporting - 2, num_users - 1,
+                                  checkin_rate))
+  return min(checkin_rate, checkin_rate * survival
+             * (1 + _numerics.RELATIVE_SAFETY_MARGIN) + 1e-300)

@@ -46,34 +46,17 @@ Participants hidden (`participation='hidden'`, D17, [DOM]):
 from typing import Optional, Tuple
 
 import numpy as np
-from scipy import stats
 
-from shuffle_accountants import _numerics
+from shuffle_accountants import events
 from shuffle_accountants.pairs import binomial
 from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import discrete
 
-DEFAULT_PARTICIPATION = 'revealed'
-
 
 def sum_shift(noise_multiplier: float, counts) -> np.ndarray:
   """mu_k = 2 / (sigma sqrt(k)): sensitivity 2C over the sum's noise s sqrt(k)."""
   return 2.0 / (noise_multiplier * np.sqrt(np.asarray(counts, np.float64)))
-
-
-def reporting_probability(num_users: int, checkin_rate: float,
-                          min_reporting: int) -> float:
-  """P[the target joins and k >= m], rounded up (D30 (iii)). [UB]
-
-  Given that the target joins, k - 1 ~ Bin(n - 1, gamma).
-  """
-  if min_reporting <= 1:
-    return checkin_rate
-  survival = float(stats.binom.sf(min_reporting - 2, num_users - 1,
-                                  checkin_rate))
-  return min(checkin_rate, checkin_rate * survival
-             * (1 + _numerics.RELATIVE_SAFETY_MARGIN) + 1e-300)
 
 
 def _revealed_labels(num_users: int, checkin_rate: float,
@@ -105,7 +88,8 @@ def _labels(num_users: int, checkin_rate: float, noise_multiplier: float,
     return (checkin.Labels(np.array([count]), np.array([count]), np.ones(1),
                            0.0, 0.0), np.array([checkin_rate]))
   if min_reporting is not None:
-    weight = reporting_probability(num_users, checkin_rate, min_reporting)
+    weight = binomial.reporting_probability(num_users, checkin_rate,
+                                            min_reporting)
     labels = checkin.Labels(np.array([min_reporting]),
                             np.array([min_reporting]), np.array([weight]),
                             1 - weight, 0.0)
@@ -128,7 +112,7 @@ def _group_reaches(labels, ratios, noise_multiplier: float) -> np.ndarray:
 
 def pmf_reach(num_users: int, checkin_rate: float, noise_multiplier: float,
               relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH,
-              participation: str = DEFAULT_PARTICIPATION,
+              participation: str = events.DEFAULT_PARTICIPATION,
               min_reporting: Optional[int] = None) -> float:
   """The largest finite loss `distributed_checkin_pmf` places on its grid."""
   labels, ratios = _labels(num_users, checkin_rate, noise_multiplier,
@@ -137,7 +121,7 @@ def pmf_reach(num_users: int, checkin_rate: float, noise_multiplier: float,
 
 
 def loss_spread(num_users: int, checkin_rate: float, noise_multiplier: float,
-                participation: str = DEFAULT_PARTICIPATION,
+                participation: str = events.DEFAULT_PARTICIPATION,
                 min_reporting: Optional[int] = None) -> float:
   """Standard deviation of a typical round's loss (grid choice only).
 
@@ -165,7 +149,7 @@ def loss_spread(num_users: int, checkin_rate: float, noise_multiplier: float,
 def loss_variance_bound(num_users: int, checkin_rate: float,
                         noise_multiplier: float,
                         relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH,
-                        participation: str = DEFAULT_PARTICIPATION,
+                        participation: str = events.DEFAULT_PARTICIPATION,
                         min_reporting: Optional[int] = None) -> float:
   """About E[L^2] of a round's finite losses, from above (grid choice only).
 
@@ -193,7 +177,8 @@ def distributed_checkin_profile(num_users: int, checkin_rate: float,
                                 noise_multiplier: float, epsilons,
                                 relative_width: float = (
                                     clone_pairs.DEFAULT_RELATIVE_WIDTH),
-                                participation: str = DEFAULT_PARTICIPATION,
+                                participation: str = (
+                                    events.DEFAULT_PARTICIPATION),
                                 min_reporting: Optional[int] = None
                                 ) -> np.ndarray:
   """An upper bound on one round's delta(eps), both orders, at real eps. [UB]
@@ -224,7 +209,7 @@ def distributed_checkin_pmf(num_users: int, checkin_rate: float,
                             noise_multiplier: float, discretization: float,
                             relative_width: float = (
                                 clone_pairs.DEFAULT_RELATIVE_WIDTH),
-                            participation: str = DEFAULT_PARTICIPATION,
+                            participation: str = events.DEFAULT_PARTICIPATION,
                             min_reporting: Optional[int] = None
                             ) -> discrete.GridPmf:
   """Symmetric PMF dominating one round of distributed check-in. [DOM]

@@ -50,7 +50,6 @@ from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants import events
 from shuffle_accountants.pairs import binomial
-from shuffle_accountants.pld import distributed as pld_distributed
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import shuffle_round
 
@@ -91,7 +90,7 @@ def _revealed_rdp(num_users: int, checkin_rate: float, sigma: float,
   n, gamma = num_users, checkin_rate
   moment = lambda count: (orders - 1) * gaussian_sum_rdp(sigma, count, orders)
   if min_reporting is not None:
-    weight = pld_distributed.reporting_probability(n, gamma, min_reporting)
+    weight = binomial.reporting_probability(n, gamma, min_reporting)
     return checkin.mixture_rdp([np.log(weight)], [moment(min_reporting)],
                                orders)
   if n == 1 or gamma == 1:  # k = n whenever the target joins
@@ -175,7 +174,7 @@ def _hidden_count_rdp(num_users: int, checkin_rate: float, sigma: float,
 def distributed_checkin_rdp_upper_bound(
     num_users: int, checkin_rate: float, noise_multiplier: float, orders,
     relative_width: float = checkin.CHECKIN_RELATIVE_WIDTH,
-    participation: str = pld_distributed.DEFAULT_PARTICIPATION,
+    participation: str = events.DEFAULT_PARTICIPATION,
     min_reporting: Optional[int] = None) -> shuffle_round.RdpBound:
   """RDP of one round of distributed check-in: D30 or LIEW-THM4. [UB]
 
