@@ -77,14 +77,23 @@ class LabelGroups:
     ends: last label of each group.
     weights: upper bounds on the probability of each group (the window pmf
       normalised to one, so each is at least its true value).
-    lower_tail: upper bound on P[label < starts[0]].
-    upper_tail: upper bound on P[label > ends[-1]].
+    lower_tail: upper bound on P[label < starts[0]] (less `identical`).
+    upper_tail: upper bound on P[label > ends[-1]]. Callers that only read
+      `tails` may hold the whole sum in `lower_tail`.
+    identical: weight of labels under which the pair releases nothing (loss
+      0; a check-in round nobody joins), 0 unless the caller sets it.
   """
   starts: np.ndarray
   ends: np.ndarray
   weights: np.ndarray
   lower_tail: float
   upper_tail: float
+  identical: float = 0.0
+
+  @property
+  def tails(self) -> float:
+    """Both tails' weight (counted at +infinity)."""
+    return self.lower_tail + self.upper_tail
 
 
 def label_groups(num_trials: int, p: float, one_minus_p: float,

@@ -307,28 +307,18 @@ def _subsampled_reach(pmf: discrete.GridPmf, sampling_ratio: float) -> float:
   return max(largest_loss(top, sampling_ratio), float(second))
 
 
-@attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
-class Labels:
-  """Groups of check-in counts k with their weights (see `checkin_pmf`)."""
-  starts: np.ndarray
-  ends: np.ndarray
-  weights: np.ndarray
-  identical: float  # weight of k = 0: nothing is released
-  tails: float      # labels outside the window: counted at +infinity
-
-
 # The grid policy and the PMF of a round ask for its groups (a few kB).
 @_cache.cached(2**22, lambda value: 3 * value.starts.nbytes)
 def labels(num_users: int, checkin_rate: float,
            noise_multiplier: Optional[float], relative_width: float,
-           sample_size: Optional[int]) -> Labels:
+           sample_size: Optional[int]) -> binomial.LabelGroups:
   """The groups of check-in counts of a round (one group for a fixed sample)."""
   n = num_users
   if sample_size is None and checkin_rate == 1:  # everyone reports
     sample_size = n
   if sample_size is not None:
-    return Labels(np.array([sample_size]), np.array([sample_size]),
-                  np.ones(1), 0.0, 0.0)
+    return binomial.LabelGroups(np.array([sample_size]),
+                                np.array([sample_size]), np.ones(1), 0.0, 0.0)
   max_groups = (MAX_GAUSSIAN_GROUPS if noise_multiplier is not None
                 else MAX_CLONE_GROUPS)
   groups = binomial.label_groups(n, checkin_rate, 1 - checkin_rate,
@@ -336,9 +326,10 @@ def labels(num_users: int, checkin_rate: float,
   # k = 0 (nothing released) has weight (1 - gamma)^n; other labels below
   # the window, and those above it, go to +infinity.
   identical = float(np.exp(n * np.log1p(-checkin_rate)))
-  tails = ((groups.lower_tail if groups.starts[0] > 1 else 0.0)
-           + groups.upper_tail)
-  return Labels(groups.starts, groups.ends, groups.weights, identical, tails)
+  return binomial.LabelGroups(
+      groups.starts, groups.ends, groups.weights,
+      groups.lower_tail if groups.starts[0] > 1 else 0.0, groups.upper_tail,
+      identical)
 
 
 def _base_largest(local_epsilon: Optional[float],
@@ -472,7 +463,7 @@ def higher_rates(num_users: int, checkin_rate: float,
 @attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
 class _Mixture:
   """The Bin(n, gamma) mixture of a round's groups (see `checkin_pmf`)."""
-  groups: Labels
+  groups: binomial.LabelGroups
   ratios: np.ndarray
   bases: List[Callable[[np.ndarray], np.ndarray]]
   reach: float
@@ -538,6 +529,14 @@ def capped_by(pmf: discrete.GridPmf, other: discrete.GridPmf
                                  np.maximum(envelope, 0.0))
 
 
+def scale_resolution(local_epsilon: float, num_users) -> Optional[float]:
+  """The grid on which a pair's outputs are merged when only its scale is
+  needed (grid choice): `SCALE_RESOLUTION` of the clone pair's loss spread,
+  about 2 tanh(eps0 / 2) / sqrt(n); None (no merging) at eps0 = 0."""
+  return (SCALE_RESOLUTION * np.tanh(local_epsilon / 2)
+          / np.sqrt(num_users)) or None
+
+
 def loss_spread(num_users: int, sampling_ratio: float,
                 local_epsilon: Optional[float] = None,
                 noise_multiplier: Optional[float] = None,
@@ -553,11 +552,9 @@ def loss_spread(num_users: int, sampling_ratio: float,
   ratio = sampling_ratio
   if local_epsilon is not None:
     users = max(1, int(round(num_users * ratio)))
-    resolution = (SCALE_RESOLUTION * np.tanh(local_epsilon / 2)
-                  / np.sqrt(users)) or None
     atoms = clone_pairs.clone_pair_pld_atoms(
         users, local_epsilon, max(relative_width, SCALE_RELATIVE_WIDTH),
-        discretization=resolution)
+        discretization=scale_resolution(local_epsilon, users))
     return privacy_loss.loss_spread(
         privacy_loss.subsampled_orders(atoms, ratio)[0])
   shift = gaussian_shift(noise_multiplier)

@@ -60,23 +60,24 @@ def sum_shift(noise_multiplier: float, counts) -> np.ndarray:
 
 
 def _revealed_labels(num_users: int, checkin_rate: float,
-                     relative_width: float) -> checkin.Labels:
+                     relative_width: float) -> binomial.LabelGroups:
   """Groups of the count k of a round the target joins, weights times gamma."""
   n, gamma = num_users, checkin_rate
   if n == 1 or gamma == 1:  # k = n whenever the target joins
-    return checkin.Labels(np.array([n]), np.array([n]), np.array([gamma]),
-                          1 - gamma, 0.0)
+    return binomial.LabelGroups(np.array([n]), np.array([n]),
+                                np.array([gamma]), 0.0, 0.0, 1 - gamma)
   groups = binomial.label_groups(n - 1, gamma, 1 - gamma, relative_width,
                                  checkin.MAX_GAUSSIAN_GROUPS, first=0)
-  return checkin.Labels(groups.starts + 1, groups.ends + 1,
-                        gamma * groups.weights, 1 - gamma,
-                        gamma * (groups.lower_tail + groups.upper_tail))
+  # Only the tails' sum is read (`tails`): kept whole, as one weight.
+  return binomial.LabelGroups(groups.starts + 1, groups.ends + 1,
+                              gamma * groups.weights, gamma * groups.tails,
+                              0.0, 1 - gamma)
 
 
 def _labels(num_users: int, checkin_rate: float, noise_multiplier: float,
             relative_width: float, participation: str,
             min_reporting: Optional[int]
-            ) -> Tuple[checkin.Labels, np.ndarray]:
+            ) -> Tuple[binomial.LabelGroups, np.ndarray]:
   """The round's groups of counts and each group's subsampling ratio.
 
   Ratio 1 means the target's participation is seen (a Gaussian pair).
@@ -85,14 +86,15 @@ def _labels(num_users: int, checkin_rate: float, noise_multiplier: float,
     # D30 (v): the target's own coin (ratio gamma) on noise of all n shares,
     # or of at least m survivors.
     count = num_users if min_reporting is None else min_reporting
-    return (checkin.Labels(np.array([count]), np.array([count]), np.ones(1),
-                           0.0, 0.0), np.array([checkin_rate]))
+    return (binomial.LabelGroups(np.array([count]), np.array([count]),
+                                 np.ones(1), 0.0, 0.0),
+            np.array([checkin_rate]))
   if min_reporting is not None:
     weight = binomial.reporting_probability(num_users, checkin_rate,
                                             min_reporting)
-    labels = checkin.Labels(np.array([min_reporting]),
-                            np.array([min_reporting]), np.array([weight]),
-                            1 - weight, 0.0)
+    labels = binomial.LabelGroups(np.array([min_reporting]),
+                                  np.array([min_reporting]),
+                                  np.array([weight]), 0.0, 0.0, 1 - weight)
   elif participation == 'revealed':
     labels = _revealed_labels(num_users, checkin_rate, relative_width)
   else:
