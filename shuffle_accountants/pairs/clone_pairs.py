@@ -215,15 +215,15 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   component = np.repeat(np.arange(sizes.size), sizes)
   first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
   offset = np.arange(component.size) - first[component]
-  binomial = distinct_binomial[distinct_start[inverse][component] + offset]
+  output_pmf = distinct_binomial[distinct_start[inverse][component] + offset]
   outputs = (lo[component] + offset).astype(np.float64)
   others = num_outputs[component] - outputs
   # Runs of outputs merged into one atom (each output alone without a grid):
   # sums of a Bin(m, 1/2)(a) and of b Bin(m, 1/2)(a), positive terms only.
   runs = _cell_segments(lo, hi, num_outputs, log_odds, first, component.size,
                         discretization)
-  outputs = np.add.reduceat(outputs * binomial, runs)
-  others = np.add.reduceat(others * binomial, runs)
+  outputs = np.add.reduceat(outputs * output_pmf, runs)
+  others = np.add.reduceat(others * output_pmf, runs)
   owner = component[runs]
   # A run whose binomial terms all underflow carries no mass under P or Q.
   occupied = (outputs > 0) | (others > 0)
@@ -296,6 +296,95 @@ def _cell_runs(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
   return owner, cell, run_a, run_b, lengths
 
 
+def _dense_counts(distinct: np.ndarray, inverse: np.ndarray, lo: np.ndarray,
+                  hi: np.ndarray, log_odds: np.ndarray,
+                  discretization: float) -> np.ndarray:
+  """Whether each clone count's outputs are dense on the grid (then merged
+  by runs of outputs; else a table is cheaper), at its largest log-odds
+  (the loss is odd in a - b, largest at a = hi)."""
+  largest = np.zeros(distinct.size)
+  np.maximum.at(largest, inverse, log_odds)
+  top = _conditional_loss(hi.astype(np.float64), lo.astype(np.float64),
+                          largest, np.zeros(distinct.size, dtype=bool))
+  return 8 * (2 * top / discretization + 2) < hi - lo + 1
+
+
+def _run_cells(by_runs: np.ndarray, distinct: np.ndarray,
+               inverse: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+               log_odds: np.ndarray, weights: np.ndarray, q: np.ndarray,
+               one_minus_q: np.ndarray, pmfs: Sequence[np.ndarray],
+               discretization: float):
+  """(cells, P-masses, Q-masses, terms) of the runs of the components
+  `by_runs` (on dense outputs, `_cell_runs`)."""
+  by_runs = by_runs[np.argsort(inverse[by_runs], kind='stable')]
+  owner, cell, run_a, run_b, run_terms = _cell_runs(
+      lo, hi, distinct, log_odds[by_runs], inverse[by_runs], pmfs,
+      discretization)
+  component = by_runs[owner]
+  scale = (2.0 / distinct[inverse[component]]) * weights[component]
+  return (cell,
+          scale * (q[component] * run_a + one_minus_q[component] * run_b),
+          scale * (one_minus_q[component] * run_a + q[component] * run_b),
+          run_terms)
+
+
+def _table_cells(num_outputs: int, lo: int, hi: int, pmf: np.ndarray,
+                 theta: np.ndarray, q: np.ndarray, one_minus_q: np.ndarray,
+                 tilt: np.ndarray, weights: np.ndarray,
+                 discretization: float):
+  """(cells, P-masses, Q-masses, a bound on the terms per cell) of the
+  components of one clone count, as one (outputs x log-odds) table."""
+  a = np.arange(lo, hi + 1, dtype=np.float64)[:, None]
+  b = num_outputs - a
+  # In place: this table is the pair's main cost.
+  toward_p = q * a
+  toward_p += one_minus_q * b
+  toward_q = one_minus_q * a
+  toward_q += q * b
+  # L = log(toward_p / toward_q), written so that a = b gives 0 exactly.
+  loss = tilt * (a - b)
+  with np.errstate(divide='ignore'):
+    loss /= toward_q
+  np.log1p(loss, out=loss)
+  np.minimum(loss, theta, out=loss)
+  cells = privacy_loss.grid_cell(loss, discretization).ravel()
+  scale = (pmf * (2.0 / num_outputs))[:, None] * weights
+  toward_p *= scale
+  toward_q *= scale
+  # Outputs per cell: the loss's slope in a is smallest at a = b, 4 tanh
+  # (theta / 2) / m, so a cell holds at most d m / (4 tanh) + 1 of them.
+  terms = float(theta.size) * (
+      discretization * num_outputs / (4 * np.tanh(theta.min() / 2)) + 1)
+  return cells, toward_p.ravel(), toward_q.ravel(), terms
+
+
+def _cell_sums(cells, p_mass, q_mass, terms
+               ) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+  """(P-mass, Q-mass) summed per cell; None if a cell would sum more than
+  `_MAX_TERMS_PER_CELL` terms of one clone count (its rounding would
+  exceed connect-the-dots' margin)."""
+  lowest = min(int(cell.min()) for cell in cells)
+  span = max(int(cell.max()) for cell in cells) - lowest + 1
+  if span <= 4 * sum(cell.size for cell in cells):  # cells as bins, no sort
+    labels = np.arange(lowest, lowest + span)
+  else:
+    labels = np.unique(np.concatenate(cells))
+  p_sum, q_sum = np.zeros(labels.size), np.zeros(labels.size)
+  for cell, p_part, q_part, count in zip(cells, p_mass, q_mass, terms):
+    position = (cell - lowest if labels.size == span
+                else np.searchsorted(labels, cell))
+    if np.isscalar(count):  # a bound on a table's terms per cell
+      too_many = count > _MAX_TERMS_PER_CELL
+    else:
+      too_many = np.max(np.bincount(position, weights=count)) > (
+          _MAX_TERMS_PER_CELL)
+    if too_many:
+      return None
+    p_sum += np.bincount(position, weights=p_part, minlength=labels.size)
+    q_sum += np.bincount(position, weights=q_part, minlength=labels.size)
+  return p_sum, q_sum
+
+
 def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
                             weights: np.ndarray,
                             discretization: Optional[float],
@@ -327,83 +416,31 @@ def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   lo, hi = _hoeffding_window(distinct, log_tail)
   infinity_mass += float(np.sum(weights[lo[inverse] > 0])) * 4.0 * np.exp(
       log_tail)
-  binomial = np.exp(_numerics.binomial_windows_log_pmf(
+  window_pmf = np.exp(_numerics.binomial_windows_log_pmf(
       distinct, 0.5, 0.5, lo, hi))
   window_start = np.concatenate([[0], np.cumsum(hi - lo + 1)[:-1]])
+  pmfs = np.split(window_pmf, window_start[1:])
   q, one_minus_q = special.expit(log_odds), special.expit(-log_odds)
   tilt = np.tanh(log_odds / 2)  # q - (1 - q)
-  cells, p_mass, q_mass, terms = [], [], [], []
-  sizes = hi - lo + 1
-  pmfs = np.split(binomial, window_start[1:])
-  # Counts whose outputs are dense on the grid at their largest log-odds
-  # (the loss is odd in a - b, largest at a = hi) go by runs of outputs.
-  largest = np.zeros(distinct.size)
-  np.maximum.at(largest, inverse, log_odds)
-  top = _conditional_loss(hi.astype(np.float64), lo.astype(np.float64),
-                          largest, np.zeros(distinct.size, dtype=bool))
-  dense = 8 * (2 * top / discretization + 2) < sizes  # else a table is cheaper
+  # Each count's components go by runs of outputs or as one table; their
+  # terms are summed per cell first, then the counts'.
+  dense = _dense_counts(distinct, inverse, lo, hi, log_odds, discretization)
+  parts = []
   by_runs = np.flatnonzero(dense[inverse])
   if by_runs.size:
-    by_runs = by_runs[np.argsort(inverse[by_runs], kind='stable')]
-    owner, cell, run_a, run_b, run_terms = _cell_runs(
-        lo, hi, distinct, log_odds[by_runs], inverse[by_runs], pmfs,
-        discretization)
-    component = by_runs[owner]
-    scale = (2.0 / distinct[inverse[component]]) * weights[component]
-    cells.append(cell)
-    p_mass.append(scale * (q[component] * run_a
-                           + one_minus_q[component] * run_b))
-    q_mass.append(scale * (one_minus_q[component] * run_a
-                           + q[component] * run_b))
-    terms.append(run_terms)
+    parts.append(_run_cells(by_runs, distinct, inverse, lo, hi, log_odds,
+                            weights, q, one_minus_q, pmfs, discretization))
   for index in np.flatnonzero(~dense):
-    num_outputs, mine = distinct[index], inverse == index
-    a = np.arange(lo[index], hi[index] + 1, dtype=np.float64)[:, None]
-    b = num_outputs - a
-    theta, q_mine, one_minus_q_mine = log_odds[mine], q[mine], one_minus_q[mine]
-    # In place: this table is the pair's main cost.
-    toward_p = q_mine * a
-    toward_p += one_minus_q_mine * b
-    toward_q = one_minus_q_mine * a
-    toward_q += q_mine * b
-    # L = log(toward_p / toward_q), written so that a = b gives 0 exactly.
-    loss = tilt[mine] * (a - b)
-    with np.errstate(divide='ignore'):
-      loss /= toward_q
-    np.log1p(loss, out=loss)
-    np.minimum(loss, theta, out=loss)
-    cells.append(privacy_loss.grid_cell(loss, discretization).ravel())
-    scale = (pmfs[index] * (2.0 / num_outputs))[:, None] * weights[mine]
-    toward_p *= scale
-    toward_q *= scale
-    p_mass.append(toward_p.ravel())
-    q_mass.append(toward_q.ravel())
-    # Outputs per cell: the loss's slope in a is smallest at a = b, 4 tanh
-    # (theta / 2) / m, so a cell holds at most d m / (4 tanh) + 1 of them.
-    terms.append(float(theta.size) * (
-        discretization * num_outputs / (4 * np.tanh(theta.min() / 2)) + 1))
-  # Each clone count's terms are summed per cell first (at most
-  # _MAX_TERMS_PER_CELL each, else the unmerged route), then the counts'.
-  lowest = min(int(cell.min()) for cell in cells)
-  span = max(int(cell.max()) for cell in cells) - lowest + 1
-  if span <= 4 * sum(cell.size for cell in cells):  # cells as bins, no sort
-    labels = np.arange(lowest, lowest + span)
-  else:
-    labels = np.unique(np.concatenate(cells))
-  p_sum, q_sum = np.zeros(labels.size), np.zeros(labels.size)
-  for cell, p_part, q_part, count in zip(cells, p_mass, q_mass, terms):
-    position = (cell - lowest if labels.size == span
-                else np.searchsorted(labels, cell))
-    if np.isscalar(count):  # a bound on a table's terms per cell
-      too_many = count > _MAX_TERMS_PER_CELL
-    else:
-      too_many = np.max(np.bincount(position, weights=count)) > (
-          _MAX_TERMS_PER_CELL)
-    if too_many:
-      return conditional_clone_atoms(clones, log_odds, weights, log_tail,
-                                     discretization)
-    p_sum += np.bincount(position, weights=p_part, minlength=labels.size)
-    q_sum += np.bincount(position, weights=q_part, minlength=labels.size)
+    mine = inverse == index
+    parts.append(_table_cells(
+        distinct[index], lo[index], hi[index], pmfs[index], log_odds[mine],
+        q[mine], one_minus_q[mine], tilt[mine], weights[mine],
+        discretization))
+  sums = _cell_sums(*zip(*parts))
+  if sums is None:
+    return conditional_clone_atoms(clones, log_odds, weights, log_tail,
+                                   discretization)
+  p_sum, q_sum = sums
   occupied = p_sum > 0
   p_sum, q_sum = p_sum[occupied], q_sum[occupied]
   with np.errstate(divide='ignore'):
