@@ -511,6 +511,18 @@ def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
   """
   num_users, local_epsilon, relative_width = _check_common(
       num_users, local_epsilon, relative_width)
+  return _clone_pair_pld_atoms(num_users, local_epsilon, relative_width,
+                               clone_probability, log_tail, discretization)
+
+
+def _clone_pair_pld_atoms(num_users: int, local_epsilon: float,
+                          relative_width: float,
+                          clone_probability: Optional[float] = None,
+                          log_tail: float = _LOG_TAIL,
+                          discretization: Optional[float] = None
+                          ) -> privacy_loss.PldAtoms:
+  """`clone_pair_pld_atoms` on checked arguments (`clone_probability` is
+  checked here, by `clone_probabilities`)."""
   if local_epsilon == 0:
     return privacy_loss.PldAtoms(np.zeros(1), np.ones(1), 0.0)
   p, one_minus_p = clone_probabilities(local_epsilon, clone_probability)

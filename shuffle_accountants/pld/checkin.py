@@ -217,7 +217,32 @@ def clone_pair_grid_pmf(num_users: int, local_epsilon: float,
   cached atoms are joined and discretized once. Labels below the Chernoff
   window go to +infinity; above it, to the last block (more clones only
   help).
+
+  Args:
+    num_users: n >= 1.
+    local_epsilon: eps0 >= 0.
+    relative_width: in (0, 0.1]: the blocks' relative width.
+    discretization: the grid spacing d > 0.
+    discretize: maps (atoms, d) to a grid PMF that dominates them (e.g.
+      `discrete.connect_the_dots`).
   """
+  if not callable(discretize):
+    raise TypeError('discretize must be a callable (atoms, discretization) '
+                    f'-> GridPmf; got {discretize!r}.')
+  return _clone_pair_grid_pmf(
+      _validation.check_integer('num_users', num_users, 1),
+      _validation.check_local_epsilon(local_epsilon),
+      _validation.check_real('relative_width', relative_width, 0.0, 0.1,
+                             min_inclusive=False),
+      _validation.check_real('discretization', discretization, 0.0,
+                             min_inclusive=False),
+      discretize)
+
+
+def _clone_pair_grid_pmf(num_users: int, local_epsilon: float,
+                         relative_width: float, discretization: float,
+                         discretize: Discretize) -> discrete.GridPmf:
+  """`clone_pair_grid_pmf` on checked arguments."""
   if local_epsilon == 0:
     return discretize(privacy_loss.PldAtoms(np.zeros(1), np.ones(1), 0.0),
                       discretization)
@@ -279,7 +304,7 @@ def _clone_pair_profile(num_users: int, local_epsilon: float,
 
   Clone counts in blocks at least `LATTICE_STEP` wide (D4, as the users).
   """
-  pmf = clone_pair_grid_pmf(
+  pmf = _clone_pair_grid_pmf(
       num_users, local_epsilon, max(relative_width, LATTICE_STEP),
       discretization, discretize)
   return pmf, discrete.pmf_profile(pmf)

@@ -118,10 +118,17 @@ def gaussian_rdp(noise_multiplier: float, orders) -> np.ndarray:
   order * 2^2 / (2 sigma^2): shuffling is a post-processing of the vector of
   reports, in which one report's mean moves by at most 2C (noise sigma C).
   """
-  noise_multiplier = _validation.check_real('noise_multiplier',
-                                            noise_multiplier, 0.0,
-                                            min_inclusive=False)
-  orders = _validation.check_orders(orders)
+  return _gaussian_rdp(_check_noise_multiplier(noise_multiplier),
+                      _validation.check_orders(orders))
+
+
+def _check_noise_multiplier(noise_multiplier) -> float:
+  return _validation.check_real('noise_multiplier', noise_multiplier, 0.0,
+                                min_inclusive=False)
+
+
+def _gaussian_rdp(noise_multiplier: float, orders: np.ndarray) -> np.ndarray:
+  """`gaussian_rdp` on checked arguments."""
   return (orders * GAUSSIAN_SENSITIVITY**2 / (2 * noise_multiplier**2)
           * (1 + _numerics.RELATIVE_SAFETY_MARGIN))
 
@@ -150,8 +157,8 @@ def _log_tail(orders: np.ndarray, largest_loss: float) -> float:
 @_cache.cached(128 * 2**20, _cache.atoms_bytes)
 def _clone_atoms(num_users: int, local_epsilon: float, relative_width: float,
                  log_tail: float) -> privacy_loss.PldAtoms:
-  return clone_pairs.clone_pair_pld_atoms(num_users, local_epsilon,
-                                        relative_width, log_tail=log_tail)
+  return clone_pairs._clone_pair_pld_atoms(  # pylint: disable=protected-access
+      num_users, local_epsilon, relative_width, log_tail=log_tail)
 
 
 def _symmetrized_subsampled_log_moments(num_users: int, local_epsilon: float,
@@ -213,8 +220,8 @@ def _log_wbk19_moment(sampling_ratio: float,
   base = base_rdp(orders)
   if sampling_ratio <= 0:
     return np.zeros(orders.size)
-  amplified = subsampling.wbk19_without_replacement_rdp(
-      min(sampling_ratio, 1.0), base_rdp, base_pure_epsilon, orders)
+  amplified = subsampling._wbk19_without_replacement_rdp(  # pylint: disable=protected-access
+      float(min(sampling_ratio, 1.0)), base_rdp, base_pure_epsilon, orders)
   return (orders - 1) * np.minimum(amplified, base)
 
 
@@ -264,7 +271,8 @@ def checkin_rdp_upper_bound(
                                           0.0, 0.1, min_inclusive=False)
   n = num_users
   if noise_multiplier is not None:
-    base = lambda o: gaussian_rdp(noise_multiplier, o)
+    noise_multiplier = _check_noise_multiplier(noise_multiplier)
+    base = lambda o: _gaussian_rdp(noise_multiplier, o)
     if checkin_rate == 1:  # everyone reports: no subsampling gain
       return shuffle_round.smallest_bound(orders, {GAUSSIAN_D7: base(orders)})
     pure, cap = np.inf, base
@@ -272,7 +280,7 @@ def checkin_rdp_upper_bound(
     eps0 = _validation.check_local_epsilon(local_epsilon)
     if checkin_rate == 1:  # everyone reports: a plain shuffle round
       return shuffle_round.shuffle_rdp_upper_bound(n, eps0, orders)
-    cap = lambda o: generic.pure_dp_rdp_cap(eps0, o)
+    cap = lambda o: generic._pure_dp_rdp_cap(eps0, o)  # pylint: disable=protected-access
     pure = eps0
   groups = binomial.label_groups(n, checkin_rate, 1 - checkin_rate,
                                  relative_width, MAX_CHECKIN_GROUPS, first=1)
@@ -312,7 +320,8 @@ def checkin_rdp_upper_bound(
   # k > ends[-1]: subsampling cannot hurt, the shuffle bound of the last
   # start holds for every larger k.
   last_base = cap if noise_multiplier is not None else (
-      lambda o: clone.clone_pair_rdp(int(groups.starts[-1]), eps0, o))
+      lambda o: clone._clone_pair_rdp(  # pylint: disable=protected-access
+          int(groups.starts[-1]), eps0, o))
   add(groups.upper_tail, (orders - 1) * last_base(orders))
   # D19: given k check-ins the round is a post-processing of the round
   # with any k' >= k check-ins (drop k' - k reports at random), so every
@@ -342,8 +351,9 @@ def subsampled_shuffle_gaussian_rdp_upper_bound(
   sample_size = _validation.check_integer('sample_size', sample_size, 1,
                                           num_users)
   orders = _validation.check_orders(orders)
-  base = lambda o: gaussian_rdp(noise_multiplier, o)
-  amplified = subsampling.wbk19_without_replacement_rdp(
+  noise_multiplier = _check_noise_multiplier(noise_multiplier)
+  base = lambda o: _gaussian_rdp(noise_multiplier, o)
+  amplified = subsampling._wbk19_without_replacement_rdp(  # pylint: disable=protected-access
       sample_size / num_users, base, np.inf, orders)
   return shuffle_round.smallest_bound(orders, {GAUSSIAN_D7: base(orders),
                                              WBK19_GAUSSIAN: amplified})
