@@ -17,6 +17,9 @@ from shuffle_accountants import _numerics
 
 # log of the Chernoff bound on each truncated tail: e^-45 ~ 3e-20.
 LOG_TAIL = -45.0
+# Absolute error of one CDF value (`binomial_cdf`, `binomial_interval_mass`)
+# or of a pmf-weighted sum of them: betainc is accurate to a few ulps.
+CDF_ERROR = 1e-15
 
 
 def chernoff_window(num_trials: int, p: float, one_minus_p: float,

@@ -56,9 +56,6 @@ _MAX_V_GROUPS = 24
 _MAX_BULK_GROUPS = 20
 _MAX_BULK_V_GROUPS = 14
 _BULK = 4.0
-# Absolute error of one CDF value or a pmf-weighted sum of them (betainc is
-# accurate to a few ulps).
-_CDF_ERROR = 1e-15
 
 
 def _common_weight_groups(num_users: int, double_rate: float,
@@ -127,7 +124,7 @@ def _common_weight_groups(num_users: int, double_rate: float,
   t_tail = float(np.exp(_numerics.log_lower_tail_bound(
       num_users, double_rate, 1 - double_rate, t_lo - 1)))
   return (ends, masses,
-          float(below[0]) + t_tail + 4 * _CDF_ERROR * (ends.size + 1))
+          float(below[0]) + t_tail + 4 * binomial.CDF_ERROR * (ends.size + 1))
 
 
 def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
@@ -182,8 +179,8 @@ def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
             + (1 - target_single) * binomial.binomial_interval_mass(
                 trials, single_rate, starts, ends))
   identical = (1 - target_single) * (1 - single_rate) ** trials
-  infinity = max(0.0, 1 - identical - float(np.sum(s_mass))) + _CDF_ERROR * (
-      starts.size + 1)
+  infinity = (max(0.0, 1 - identical - float(np.sum(s_mass)))
+              + binomial.CDF_ERROR * (starts.size + 1))
   rest = 1 - single_rate
   double_rate = min(1.0, gamma * w2 / rest) if rest > 0 else 0.0
   zero_rate = min(1.0 - double_rate, gamma * (1 - 2 * w1 - w2) / rest

@@ -54,8 +54,6 @@ _MAX_WEAK_GROUPS = 60
 # Default relative width of label groups: representing a group by its
 # smallest clone count inflates epsilon by about half of it.
 DEFAULT_RELATIVE_WIDTH = 1e-3
-# Absolute error of one CDF difference (scipy's bdtr is accurate to a few ulp).
-_CDF_ERROR = 1e-15
 
 
 def _binomial_groups(num_trials: int, p: float, one_minus_p: float,
@@ -640,7 +638,7 @@ def krr_weak_pld_atoms(num_users: int, local_epsilon: float,
     # groups do not hold goes to +infinity.
     missing += y_weight * max(
         0.0, 1.0 - no_value - float(np.sum(s_mass))
-        + _CDF_ERROR * (s_mass.size + 1))
+        + binomial.CDF_ERROR * (s_mass.size + 1))
     clones.append(s_starts - 1)
     log_odds.append(np.log1p((1 - gamma) * k * s_ends / (gamma * (y + 1))))
     weights.append(y_weight * s_mass)

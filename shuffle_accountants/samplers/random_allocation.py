@@ -11,8 +11,6 @@ accountant's grid. Its dominated mode gives a lower bound
 import functools
 from typing import Tuple
 
-import numpy as np
-
 # PLD_accounting's loss discretization per unit of the accountant's
 # relative_accuracy (default 1e-3 -> 0.015). The reported epsilon falls with
 # it (sigma = 1, 1 of 1000 steps, delta = 1e-6: 0.187 at 0.05, 0.1764 at
