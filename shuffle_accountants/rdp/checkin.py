@@ -185,6 +185,8 @@ def _symmetrized_subsampled_log_moments(num_users: int, local_epsilon: float,
   in [-eps0, eps0]) enters as an atom at the largest subsampled loss, which
   only raises delta_1 for eps >= 0 (docs/mathematics.md D9).
   """
+  if num_users == 0:  # no check-in (a label below a tiny rate's window)
+    return np.zeros(orders.size)  # nothing is released: the moment is 1
   largest = float(np.log1p(sampling_ratio * np.expm1(local_epsilon)))
   atoms = _clone_atoms(num_users, local_epsilon, relative_width,
                        _log_tail(orders, largest))
@@ -318,10 +320,10 @@ def checkin_rdp_upper_bound(
       add(0.0, pure_row(label, label))
       label *= 2
   # k > ends[-1]: subsampling cannot hurt, the shuffle bound of the last
-  # start holds for every larger k.
+  # start (at least one user) holds for every larger k.
   last_base = cap if noise_multiplier is not None else (
       lambda o: clone._clone_pair_rdp(  # pylint: disable=protected-access
-          int(groups.starts[-1]), eps0, o))
+          max(1, int(groups.starts[-1])), eps0, o))
   add(groups.upper_tail, (orders - 1) * last_base(orders))
   # D19: given k check-ins the round is a post-processing of the round
   # with any k' >= k check-ins (drop k' - k reports at random), so every

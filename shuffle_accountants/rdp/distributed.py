@@ -66,6 +66,13 @@ def gaussian_sum_rdp(noise_multiplier: float, count, orders) -> np.ndarray:
   return checkin.gaussian_rdp(noise_multiplier * np.sqrt(count), orders)
 
 
+def _gaussian_sum_rdp(noise_multiplier: float, count,
+                      orders: np.ndarray) -> np.ndarray:
+  """`gaussian_sum_rdp` on checked arguments (sigma > 0, count >= 1)."""
+  return checkin._gaussian_rdp(  # pylint: disable=protected-access
+      float(noise_multiplier * np.sqrt(count)), orders)
+
+
 def _small_counts(num_trials: int, checkin_rate: float, window_start: int,
                   offset: int):
   """Counts 1 <= k < window_start in groups [a, 2a - 1], with log weights.
@@ -88,7 +95,7 @@ def _revealed_rdp(num_users: int, checkin_rate: float, sigma: float,
                   min_reporting: Optional[int]) -> np.ndarray:
   """D30 [EXACT] up to grouping: the moment of the revealed mixture."""
   n, gamma = num_users, checkin_rate
-  moment = lambda count: (orders - 1) * gaussian_sum_rdp(sigma, count, orders)
+  moment = lambda count: (orders - 1) * _gaussian_sum_rdp(sigma, count, orders)
   if min_reporting is not None:
     weight = binomial.reporting_probability(n, gamma, min_reporting)
     return checkin.mixture_rdp([np.log(weight)], [moment(min_reporting)],
@@ -130,7 +137,7 @@ def _liew_thm4_rdp(num_users: int, checkin_rate: float, sigma: float,
 
   def add(log_weight, count, ratio):
     if log_weight > -np.inf:
-      base = lambda o: gaussian_sum_rdp(sigma, noise_count or count, o)
+      base = lambda o: _gaussian_sum_rdp(sigma, noise_count or count, o)
       log_weights.append(log_weight)
       rows.append(checkin._log_wbk19_moment(ratio, base, np.inf, orders))  # pylint: disable=protected-access
 
@@ -161,10 +168,10 @@ def _hidden_count_rdp(num_users: int, checkin_rate: float, sigma: float,
   """
   if min_reporting is not None:
     return shuffle_round.smallest_bound(orders, {
-        HIDDEN_COUNT_DROPOUTS: gaussian_sum_rdp(sigma, min_reporting, orders)})
+        HIDDEN_COUNT_DROPOUTS: _gaussian_sum_rdp(sigma, min_reporting, orders)})
   hidden = distributed_checkin_rdp_upper_bound(
       num_users, checkin_rate, sigma, orders, relative_width, 'hidden')
-  own = (gaussian_sum_rdp(sigma, num_users, orders) if checkin_rate == 1
+  own = (_gaussian_sum_rdp(sigma, num_users, orders) if checkin_rate == 1
          else _liew_thm4_rdp(num_users, checkin_rate, sigma, orders,
                              relative_width, noise_count=num_users))
   return shuffle_round.smallest_bound(orders, {HIDDEN_COUNT: own,
@@ -212,12 +219,12 @@ def distributed_checkin_rdp_upper_bound(
   candidates = {
       REVEALED if min_reporting is None else DROPOUTS: _revealed_rdp(
           n, checkin_rate, sigma, orders, relative_width, min_reporting),
-      ONE_PARTICIPANT: gaussian_sum_rdp(sigma, 1, orders)}
+      ONE_PARTICIPANT: _gaussian_sum_rdp(sigma, 1, orders)}
   if participation == 'revealed' or min_reporting is not None:
     return shuffle_round.smallest_bound(orders, candidates)
   if checkin_rate == 1:  # everyone reports: the Gaussian sum of n vectors
     return shuffle_round.smallest_bound(
-        orders, {LIEW_THM4: gaussian_sum_rdp(sigma, n, orders), **candidates})
+        orders, {LIEW_THM4: _gaussian_sum_rdp(sigma, n, orders), **candidates})
   mixture = _liew_thm4_rdp(n, checkin_rate, sigma, orders, relative_width)
   return shuffle_round.smallest_bound(orders, {LIEW_THM4: mixture,
                                                **candidates})
