@@ -12,6 +12,7 @@ import functools
 
 import numpy as np
 
+from shuffle_accountants import _validation
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.samplers import events as sampler_events
 from shuffle_accountants.samplers import random_allocation
@@ -31,9 +32,10 @@ def random_allocation_pmf(event: sampler_events.RandomAllocationDpEvent,
   loss_discretization = scale * min(max(
       random_allocation.LOSS_DISCRETIZATION_PER_ACCURACY * relative_accuracy,
       0.0075), 0.05)
-  return gaussian_allocation_grid_pmf(
-      event.event.noise_multiplier, event.num_selected, event.num_steps,
-      discretization, loss_discretization)
+  # The event's fields are checked by the event, the grid by the accountant.
+  return _cached_pmf(float(event.event.noise_multiplier),
+                     int(event.num_selected), int(event.num_steps),
+                     float(discretization), float(loss_discretization))
 
 
 def to_grid(pmf, discretization: float) -> discrete.GridPmf:
@@ -62,17 +64,32 @@ def gaussian_allocation_grid_pmf(noise_multiplier: float, num_selected: int,
                                  loss_discretization: float = (
                                      random_allocation.LOSS_DISCRETIZATION)
                                  ) -> discrete.GridPmf:
-  """One epoch's dominating PMF on the grid, both orders (add/remove). [DOM]"""
-  return _cached_pmf(float(noise_multiplier), int(num_selected),
-                     int(num_steps), float(discretization),
-                     float(loss_discretization))
+  """One epoch's dominating PMF on the grid, both orders (add/remove). [DOM]
+
+  Args:
+    noise_multiplier: sigma > 0 of each step's Gaussian.
+    num_selected: steps each example is placed in, in [1, num_steps].
+    num_steps: steps per epoch, >= 1.
+    discretization: the accountant's grid spacing, > 0.
+    loss_discretization: the package's loss discretization, > 0.
+  """
+  num_steps = _validation.check_integer('num_steps', num_steps, 1)
+  return _cached_pmf(
+      _validation.check_real('noise_multiplier', noise_multiplier, 0.0,
+                             min_inclusive=False),
+      _validation.check_integer('num_selected', num_selected, 1, num_steps),
+      num_steps,
+      _validation.check_real('discretization', discretization, 0.0,
+                             min_inclusive=False),
+      _validation.check_real('loss_discretization', loss_discretization,
+                             0.0, min_inclusive=False))
 
 
 @functools.lru_cache(maxsize=32)
 def _cached_pmf(noise_multiplier: float, num_selected: int, num_steps: int,
                 discretization: float, loss_discretization: float
                 ) -> discrete.GridPmf:
-  remove, add = random_allocation.package_pmfs(
+  remove, add = random_allocation._package_pmfs(  # pylint: disable=protected-access
       noise_multiplier, num_selected, num_steps, loss_discretization)
   return discrete.largest_profile([to_grid(remove, discretization),
                                    to_grid(add, discretization)])

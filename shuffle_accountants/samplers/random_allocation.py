@@ -41,8 +41,8 @@ def is_available() -> bool:
 
 
 @functools.lru_cache(maxsize=32)
-def package_pmfs(noise_multiplier: float, num_selected: int, num_steps: int,
-                 loss_discretization: float) -> Tuple[object, object]:
+def _package_pmfs(noise_multiplier: float, num_selected: int, num_steps: int,
+                  loss_discretization: float) -> Tuple[object, object]:
   """PLD_accounting's dominating PMFs (remove, add) of one epoch."""
   pld = _epoch_pld(noise_multiplier, num_selected, num_steps,
                    loss_discretization, 'DOMINATES')
