@@ -138,7 +138,7 @@ def test_routes_sit_above_pairs_and_samplers_without_cycles():
   forbidden = {edge: sorted(modules) for edge, modules in edges.items()
                if edge in _FORBIDDEN_EDGES
                and edge not in _ALLOWED_UNTIL_R_LEDGER_MERGES}
-  assert not forbidden, f'forbidden imports (package edge: modules): {forbidden}'
+  assert not forbidden, f'forbidden imports (edge: modules): {forbidden}'
   assert not _cycles(edges), {
       edge: sorted(modules) for edge, modules in edges.items()}
   # The parser finds what the tree is known to hold.
