@@ -127,6 +127,40 @@ def _common_weight_groups(num_users: int, double_rate: float,
           float(below[0]) + t_tail + 4 * binomial.CDF_ERROR * (ends.size + 1))
 
 
+def _single_groups(trials: int, single_rate: float, target_single: float,
+                   relative_width: float
+                   ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """Groups of s >= 1 (the count of single-cell messages): (starts, ends,
+  masses), in a Chernoff window of the other users' Bin(trials,
+  single_rate) count, plus the target's own (probability `target_single`).
+  """
+  if single_rate < 1:
+    lo, hi = binomial.chernoff_window(trials, single_rate, 1 - single_rate)
+  else:
+    lo = hi = trials
+  s_lo, s_hi = max(1, lo), hi + 1
+  # Groups of width ~relative_width in the bulk of s, one per tail.
+  mean = trials * single_rate + target_single
+  spread = _BULK * math.sqrt(trials * single_rate * (1 - single_rate) + 1)
+  bulk_lo = min(s_hi, max(s_lo, math.floor(mean - spread)))
+  bulk_hi = max(bulk_lo, min(s_hi, math.ceil(mean + spread)))
+  # Bulk groups no wider than the whole window's groups would be.
+  groups = max(_MAX_BULK_GROUPS, math.ceil(
+      _MAX_GROUPS * (bulk_hi - bulk_lo + 1) / (s_hi - s_lo + 1)))
+  if s_hi - s_lo < 4 * _MAX_GROUPS:  # a narrow window: no tails apart
+    bulk_lo, bulk_hi, groups = s_lo, s_hi, _MAX_GROUPS
+  starts = np.concatenate([
+      [s_lo] if bulk_lo > s_lo else [],
+      binomial.group_starts(bulk_lo, bulk_hi, relative_width, groups),
+      [bulk_hi + 1] if bulk_hi < s_hi else []]).astype(np.int64)
+  ends = np.append(starts[1:] - 1, s_hi)
+  s_mass = (target_single * binomial.binomial_interval_mass(
+      trials, single_rate, starts - 1, ends - 1)
+            + (1 - target_single) * binomial.binomial_interval_mass(
+                trials, single_rate, starts, ends))
+  return starts, ends, s_mass
+
+
 def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
                       relative_width: float,
                       discretization: Optional[float] = None
@@ -154,30 +188,9 @@ def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
   target_single = min(1.0, alpha * (1 + e) * w1)
   single_rate = min(1.0, 2 * gamma * w1)
   trials = n - 1
-  if single_rate < 1:
-    lo, hi = binomial.chernoff_window(trials, single_rate, 1 - single_rate)
-  else:
-    lo = hi = trials
-  s_lo, s_hi = max(1, lo), hi + 1
-  # Groups of width ~relative_width in the bulk of s, one per tail.
-  mean = trials * single_rate + target_single
-  spread = _BULK * math.sqrt(trials * single_rate * (1 - single_rate) + 1)
-  bulk_lo = min(s_hi, max(s_lo, math.floor(mean - spread)))
-  bulk_hi = max(bulk_lo, min(s_hi, math.ceil(mean + spread)))
-  # Bulk groups no wider than the whole window's groups would be.
-  groups = max(_MAX_BULK_GROUPS, math.ceil(
-      _MAX_GROUPS * (bulk_hi - bulk_lo + 1) / (s_hi - s_lo + 1)))
-  if s_hi - s_lo < 4 * _MAX_GROUPS:  # a narrow window: no tails apart
-    bulk_lo, bulk_hi, groups = s_lo, s_hi, _MAX_GROUPS
-  starts = np.concatenate([
-      [s_lo] if bulk_lo > s_lo else [],
-      binomial.group_starts(bulk_lo, bulk_hi, relative_width, groups),
-      [bulk_hi + 1] if bulk_hi < s_hi else []]).astype(np.int64)
-  ends = np.append(starts[1:] - 1, s_hi)
-  s_mass = (target_single * binomial.binomial_interval_mass(
-      trials, single_rate, starts - 1, ends - 1)
-            + (1 - target_single) * binomial.binomial_interval_mass(
-                trials, single_rate, starts, ends))
+  starts, ends, s_mass = _single_groups(trials, single_rate, target_single,
+                                        relative_width)
+  s_hi = int(ends[-1])
   identical = (1 - target_single) * (1 - single_rate) ** trials
   infinity = (max(0.0, 1 - identical - float(np.sum(s_mass)))
               + binomial.CDF_ERROR * (starts.size + 1))
