@@ -16,7 +16,7 @@ Run: python benchmarks/pld_accountant.py
 
 import time
 
-from shuffle_accountants.pld import fmt21
+from shuffle_accountants.pairs import fmt21
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant

@@ -23,7 +23,7 @@ from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
 from shuffle_accountants import figure_style
-from shuffle_accountants.pld import fmt21
+from shuffle_accountants.pairs import fmt21
 
 
 def figure_1(args):

@@ -251,6 +251,7 @@ class SubsampledShuffleGaussianEvent(dp_event.DpEvent):
 
 # Who the secure aggregation protocol lets the server see (D30, D17).
 PARTICIPATION_MODELS = ('revealed', 'hidden', 'hidden_count')
+DEFAULT_PARTICIPATION = 'revealed'
 
 
 def _participation_name(value):
@@ -349,7 +350,7 @@ class DistributedCheckInEvent(dp_event.DpEvent):
       converter=_validation.whole_if_integral, validator=_num_users)
   checkin_rate: float = attr.ib(validator=_checkin_rate)
   noise_multiplier: float = attr.ib(validator=_noise_multiplier)
-  participation: str = attr.ib(default='revealed',
+  participation: str = attr.ib(default=DEFAULT_PARTICIPATION,
                                converter=_participation_name,
                                validator=_participation)
   min_reporting: Optional[int] = attr.ib(

@@ -13,7 +13,7 @@ randomizer admits, the smallest profile winning:
   supports x'") with R(x)[y] / omega(y) = alpha e^{eta b(y)} and
   R(x')[y] / omega(y) = alpha e^{eta b'(y)}, and the omega-masses of the
   cells (b, b') = (1, 0) and (0, 1) are equal. `BlanketTable` holds gamma,
-  the two cell masses and eta; `pld.blanket` evaluates the pair.
+  the two cell masses and eta; `pairs.blanket` evaluates the pair.
 
 Every catalogue randomizer below is symmetric under permutations of its
 domain (for hashing, of the hash family), so every pair of distinct inputs

@@ -398,3 +398,15 @@ def test_tiny_gaussian_noise_gives_a_finite_pmf():
                                 noise_multiplier=0.05)
   assert np.all(np.isfinite(pmf.probs)) and np.isfinite(pmf.infinity_mass)
   assert abs(pmf.probs.sum() + pmf.infinity_mass - 1) < 1e-6
+
+
+@pytest.mark.parametrize('model', [dict(local_epsilon=1.0),
+                                   dict(noise_multiplier=1.0)])
+def test_a_rate_whose_window_is_no_check_in_gets_a_bound(model):
+  # At gamma = 1e-25 the Chernoff window of the check-in count is {0}: the
+  # per-label checks once raised 'num_users ... got 0' for this valid input.
+  orders = [2.0, 3.0, 8.0]
+  tiny = checkin_rdp.checkin_rdp_upper_bound(10, 1e-25, orders, **model).rdp
+  larger = checkin_rdp.checkin_rdp_upper_bound(10, 1e-3, orders, **model).rdp
+  assert np.all(np.isfinite(tiny)) and np.all(tiny >= 0)
+  assert np.all(tiny <= larger)

@@ -14,11 +14,12 @@ import pytest
 
 import brute_force
 from shuffle_accountants import events
-from shuffle_accountants import randomizers
+from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import accountant as pld_accountant
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import lower_bounds
+from shuffle_accountants import randomizers
 
 _ROUNDING = 1e-12
 
@@ -109,7 +110,7 @@ def test_every_pair_is_above_the_worst_dataset_pair(randomizer, matrix,
     for law in laws + list(cells.third_value_laws):
       losses, upper, lower = lower_bounds.dataset_pair_atoms(n, *law)
       for signed, masses in ((losses, upper), (-losses, lower)):
-        profile = _profile(discrete.PldAtoms(signed, masses, 0.0), epsilons)
+        profile = _profile(privacy_loss.PldAtoms(signed, masses, 0.0), epsilons)
         assert np.all(profile <= worst + _ROUNDING), n
 
 
@@ -149,7 +150,7 @@ def test_pairs_merged_on_a_grid_are_above_the_worst_dataset_pair(
       if atoms is None:
         continue
       pmf = discrete.connect_the_dots(atoms, discretization)
-      grid = discrete.PldAtoms(
+      grid = privacy_loss.PldAtoms(
           discretization * (pmf.lower_index + np.arange(pmf.probs.size)),
           pmf.probs, pmf.infinity_mass)
       assert np.all(_profile(grid, epsilons) >= worst - _ROUNDING), (

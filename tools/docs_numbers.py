@@ -168,7 +168,7 @@ def _protocol_epsilon(method: str, **fields) -> Optional[float]:
 def _pld_comparison():
   from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
   from shuffle_accountants import ShuffleRdpAccountant
-  from shuffle_accountants.pld import fmt21
+  from shuffle_accountants.pairs import fmt21
   from shuffle_accountants.pld import lower_bounds
   header = ['ε0', 'n', 'T', 'PLD (ours)', 'RDP (ours)', 'FMT21 closed',
             'lower bound']

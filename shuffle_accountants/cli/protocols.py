@@ -20,7 +20,7 @@ from shuffle_accountants.rdp import clone
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
 from shuffle_accountants.pld import checkin
-from shuffle_accountants.pld import fmt21
+from shuffle_accountants.pairs import fmt21
 from shuffle_accountants.rdp import girgis
 from shuffle_accountants.pld import lower_bounds
 from shuffle_accountants.pld.accountant import ShufflePldAccountant

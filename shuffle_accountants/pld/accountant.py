@@ -57,10 +57,11 @@ from shuffle_accountants import _validation
 from shuffle_accountants import checkpoints
 from shuffle_accountants import events
 from shuffle_accountants.pld import candidates
-from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import grid
+from shuffle_accountants.pld import random_allocation
 from shuffle_accountants.rdp import accountant as rdp_accountant
 from shuffle_accountants.samplers import accounting as sampler_accounting
 
@@ -484,7 +485,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     if do_compose and count > 0:
       # Composed with the shuffle rounds, so the certificate covers it (D24).
       self._pending.append((composition.to_privacy_loss_distribution(
-          sampler_accounting.random_allocation_pmf(
+          random_allocation.random_allocation_pmf(
               event, self._value_discretization_interval,
               self._relative_accuracy)), count))
     return None

@@ -22,14 +22,15 @@ from shuffle_accountants import _cache
 from shuffle_accountants import _dominating
 from shuffle_accountants import _grouping
 from shuffle_accountants import events
-from shuffle_accountants import randomizers
-from shuffle_accountants.pld import blanket
+from shuffle_accountants.pairs import blanket
+from shuffle_accountants.pairs import clone_pairs
+from shuffle_accountants.pairs import fmt21
+from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import checkin
-from shuffle_accountants.pld import clone_pairs
 from shuffle_accountants.pld import continuous_blanket
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import distributed
-from shuffle_accountants.pld import fmt21
+from shuffle_accountants import randomizers
 
 # Who observes a k-RR shuffle (Koskela et al. section 4):
 # 'shuffled_output': only the shuffled reports (the usual shuffle model);
@@ -154,7 +155,7 @@ def shuffle_round_pairs(num_users: int, local_epsilon: float,
                         krr_adversary: str, relative_width: float,
                         randomizer: Optional[randomizers.Randomizer] = None,
                         discretization: Optional[float] = None
-                        ) -> Tuple[Tuple[str, discrete.PldAtoms], ...]:
+                        ) -> Tuple[Tuple[str, privacy_loss.PldAtoms], ...]:
   """The dominating pairs valid for one shuffle round, each with its name.
 
   A pair of None is a route that was considered and not used (the name
@@ -201,7 +202,7 @@ def checkin_blanket_pairs(num_users: int, checkin_rate: float,
                           randomizer: Optional[randomizers.Randomizer],
                           relative_width: float,
                           discretization: Optional[float] = None
-                          ) -> Tuple[Tuple[str, discrete.PldAtoms], ...]:
+                          ) -> Tuple[Tuple[str, privacy_loss.PldAtoms], ...]:
   """D31 pairs of a pure-LDP check-in round, each with its name. [DOM]
 
   The round is the shuffle by all n users of R' (bottom with probability
@@ -284,7 +285,7 @@ def shuffle_round_pmf(event: events.ShuffleEvent,
     else:
       per_pair.append(discrete.largest_profile([
           discretize(order, discretization)
-          for order in discrete.subsampled_orders(atoms, sampling_ratio_)]))
+          for order in privacy_loss.subsampled_orders(atoms, sampling_ratio_)]))
   return (discrete.smallest_profile(per_pair),
           tuple(name for name, _ in pairs))
 
@@ -327,7 +328,7 @@ def liew_event_pmf(event, discretization: float,
     return _mixture_pmf(event, discretization, discretize, relative_width)
   blanket_pmf = discrete.smallest_profile(
       [discretize(atoms, discretization) for _, atoms in blanket_pairs])
-  narrowest = min(discrete.loss_spread(atoms) for _, atoms in blanket_pairs)
+  narrowest = min(privacy_loss.loss_spread(atoms) for _, atoms in blanket_pairs)
   widths = checkin.loss_spread(event.num_users, event.checkin_rate,
                                event.local_epsilon) / max(narrowest, 1e-300)
   steps = max(0, int(np.floor(np.log2(widths)))) if widths < 2**30 else 0

@@ -45,8 +45,11 @@ from scipy import special
 from scipy import stats
 
 from shuffle_accountants import _cache
+from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
-from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pairs import binomial
+from shuffle_accountants.pairs import clone_pairs
+from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import discrete
 
 # Groups of check-in counts: each costs one clone PLD (pure LDP) or one
@@ -77,7 +80,7 @@ MAX_HIGHER_RATES = 4
 _PROFILE_RELATIVE_ERROR = 1e-9
 _PROFILE_ABSOLUTE_ERROR = 1e-15
 
-Discretize = Callable[[discrete.PldAtoms, float], discrete.GridPmf]
+Discretize = Callable[[privacy_loss.PldAtoms, float], discrete.GridPmf]
 
 
 def gaussian_shift(noise_multiplier: float) -> float:
@@ -192,6 +195,106 @@ def lattice_users(num_users: int, step: Optional[float] = None) -> int:
   return max(EXACT_LATTICE, min(point, int(num_users)))
 
 
+# Conditional pairs of nearby rounds: one on a fine grid can be megabytes,
+# hence a byte budget.
+_SHARED_PAIRS = _cache.Lru(256 * 2**20, _cache.atoms_bytes,
+                           'conditional clone pairs')
+
+
+def clone_pair_grid_pmf(num_users: int, local_epsilon: float,
+                        relative_width: float, discretization: float,
+                        discretize) -> discrete.GridPmf:
+  """FMT21-CLONES on a grid, from conditional pairs shared across calls. [DOM]
+
+  The same pair as `clone_pair_pld_atoms`, but clone counts are grouped in
+  *global* blocks (`_numerics.block_starts`, each at its smallest count, D4)
+  whose conditional pairs are computed once and kept (`_SHARED_PAIRS`, 256
+  MB): a check-in round needs the clone pairs of ~40 nearby user counts,
+  and daily check-in rounds those of nearby populations, whose blocks mostly
+  coincide. Discretization is linear in the masses, so the pair's PMF is the
+  block-weighted sum of the conditional PMFs; that sum is used when the
+  conditional pairs' outputs are dense on the grid (`on_grid`), else their
+  cached atoms are joined and discretized once. Labels below the Chernoff
+  window go to +infinity; above it, to the last block (more clones only
+  help).
+
+  Args:
+    num_users: n >= 1.
+    local_epsilon: eps0 >= 0.
+    relative_width: in (0, 0.1]: the blocks' relative width.
+    discretization: the grid spacing d > 0.
+    discretize: maps (atoms, d) to a grid PMF that dominates them (e.g.
+      `discrete.connect_the_dots`).
+  """
+  if not callable(discretize):
+    raise TypeError('discretize must be a callable (atoms, discretization) '
+                    f'-> GridPmf; got {discretize!r}.')
+  return _clone_pair_grid_pmf(
+      _validation.check_integer('num_users', num_users, 1),
+      _validation.check_local_epsilon(local_epsilon),
+      _validation.check_real('relative_width', relative_width, 0.0, 0.1,
+                             min_inclusive=False),
+      _validation.check_real('discretization', discretization, 0.0,
+                             min_inclusive=False),
+      discretize)
+
+
+def _clone_pair_grid_pmf(num_users: int, local_epsilon: float,
+                         relative_width: float, discretization: float,
+                         discretize: Discretize) -> discrete.GridPmf:
+  """`clone_pair_grid_pmf` on checked arguments."""
+  if local_epsilon == 0:
+    return discretize(privacy_loss.PldAtoms(np.zeros(1), np.ones(1), 0.0),
+                      discretization)
+  trials = num_users - 1
+  p, one_minus_p = np.exp(-local_epsilon), -np.expm1(-local_epsilon)
+  lo, hi = binomial.chernoff_window(trials, p, one_minus_p)
+  window = np.exp(_numerics.binomial_window_log_pmf(trials, p, one_minus_p,
+                                                    lo, hi))
+  blocks = _numerics.block_starts(trials, relative_width)
+  starts = blocks[np.searchsorted(blocks, lo, side='right') - 1:
+                  np.searchsorted(blocks, hi, side='right')]
+  weights = np.bincount(
+      np.searchsorted(starts, np.arange(lo, hi + 1), side='right') - 1,
+      weights=window, minlength=starts.size)
+  weights[-1] += float(np.exp(_numerics.log_upper_tail_bound(
+      trials, p, one_minus_p, hi + 1)))
+  infinity_mass = float(np.exp(_numerics.log_lower_tail_bound(
+      trials, p, one_minus_p, lo - 1)))
+  # Outputs of a conditional pair are ~4 tanh(eps0 / 2) / c apart in loss; a
+  # grid PMF costs an addition per grid point its outputs span, an atom ~30.
+  on_grid = (4 * np.tanh(local_epsilon / 2) / max(1, starts[0])
+             < 30 * discretization)
+
+  def conditional(clones):
+    def compute():
+      if not on_grid:
+        return clone_pairs.conditional_clone_atoms(np.array([clones]),
+                                       np.array([local_epsilon]), np.ones(1))
+      # Merged per grid cell (D18): the same PMF from fewer atoms.
+      return discretize(clone_pairs.conditional_clone_atoms(
+          np.array([clones]), np.array([local_epsilon]), np.ones(1),
+          discretization=discretization), discretization)
+    key = (int(clones), local_epsilon, on_grid, discretization, discretize)
+    return _SHARED_PAIRS.get(key, compute)
+
+  parts = [conditional(clones) for clones in starts]
+  infinity_mass += float(np.dot(weights, [part.infinity_mass
+                                          for part in parts]))
+  if not on_grid:
+    return discretize(privacy_loss.PldAtoms(
+        np.concatenate([part.losses for part in parts]),
+        np.concatenate([weight * part.masses
+                        for part, weight in zip(parts, weights)]),
+        infinity_mass), discretization)
+  first = min(part.lower_index for part in parts)
+  probs = np.zeros(max(part.upper_index for part in parts) - first + 1)
+  for part, weight in zip(parts, weights):
+    offset = part.lower_index - first
+    probs[offset:offset + part.probs.size] += weight * part.probs
+  return discrete.GridPmf(discretization, first, probs, infinity_mass)
+
+
 @_cache.cached(CLONE_PROFILE_CACHE_BYTES, lambda value: _cache.atoms_bytes(
     value[0]) * 3)
 def _clone_pair_profile(num_users: int, local_epsilon: float,
@@ -201,7 +304,7 @@ def _clone_pair_profile(num_users: int, local_epsilon: float,
 
   Clone counts in blocks at least `LATTICE_STEP` wide (D4, as the users).
   """
-  pmf = clone_pairs.clone_pair_grid_pmf(
+  pmf = _clone_pair_grid_pmf(
       num_users, local_epsilon, max(relative_width, LATTICE_STEP),
       discretization, discretize)
   return pmf, discrete.pmf_profile(pmf)
@@ -229,38 +332,29 @@ def _subsampled_reach(pmf: discrete.GridPmf, sampling_ratio: float) -> float:
   return max(largest_loss(top, sampling_ratio), float(second))
 
 
-@attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
-class Labels:
-  """Groups of check-in counts k with their weights (see `checkin_pmf`)."""
-  starts: np.ndarray
-  ends: np.ndarray
-  weights: np.ndarray
-  identical: float  # weight of k = 0: nothing is released
-  tails: float      # labels outside the window: counted at +infinity
-
-
 # The grid policy and the PMF of a round ask for its groups (a few kB).
 @_cache.cached(2**22, lambda value: 3 * value.starts.nbytes)
 def labels(num_users: int, checkin_rate: float,
            noise_multiplier: Optional[float], relative_width: float,
-           sample_size: Optional[int]) -> Labels:
+           sample_size: Optional[int]) -> binomial.LabelGroups:
   """The groups of check-in counts of a round (one group for a fixed sample)."""
   n = num_users
   if sample_size is None and checkin_rate == 1:  # everyone reports
     sample_size = n
   if sample_size is not None:
-    return Labels(np.array([sample_size]), np.array([sample_size]),
-                  np.ones(1), 0.0, 0.0)
+    return binomial.LabelGroups(np.array([sample_size]),
+                                np.array([sample_size]), np.ones(1), 0.0, 0.0)
   max_groups = (MAX_GAUSSIAN_GROUPS if noise_multiplier is not None
                 else MAX_CLONE_GROUPS)
-  groups = clone_pairs.label_groups(n, checkin_rate, 1 - checkin_rate,
-                                    relative_width, max_groups, first=1)
+  groups = binomial.label_groups(n, checkin_rate, 1 - checkin_rate,
+                                 relative_width, max_groups, first=1)
   # k = 0 (nothing released) has weight (1 - gamma)^n; other labels below
   # the window, and those above it, go to +infinity.
   identical = float(np.exp(n * np.log1p(-checkin_rate)))
-  tails = ((groups.lower_tail if groups.starts[0] > 1 else 0.0)
-           + groups.upper_tail)
-  return Labels(groups.starts, groups.ends, groups.weights, identical, tails)
+  return binomial.LabelGroups(
+      groups.starts, groups.ends, groups.weights,
+      groups.lower_tail if groups.starts[0] > 1 else 0.0, groups.upper_tail,
+      identical)
 
 
 def _base_largest(local_epsilon: Optional[float],
@@ -394,7 +488,7 @@ def higher_rates(num_users: int, checkin_rate: float,
 @attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
 class _Mixture:
   """The Bin(n, gamma) mixture of a round's groups (see `checkin_pmf`)."""
-  groups: Labels
+  groups: binomial.LabelGroups
   ratios: np.ndarray
   bases: List[Callable[[np.ndarray], np.ndarray]]
   reach: float
@@ -460,6 +554,14 @@ def capped_by(pmf: discrete.GridPmf, other: discrete.GridPmf
                                  np.maximum(envelope, 0.0))
 
 
+def scale_resolution(local_epsilon: float, num_users) -> Optional[float]:
+  """The grid on which a pair's outputs are merged when only its scale is
+  needed (grid choice): `SCALE_RESOLUTION` of the clone pair's loss spread,
+  about 2 tanh(eps0 / 2) / sqrt(n); None (no merging) at eps0 = 0."""
+  return (SCALE_RESOLUTION * np.tanh(local_epsilon / 2)
+          / np.sqrt(num_users)) or None
+
+
 def loss_spread(num_users: int, sampling_ratio: float,
                 local_epsilon: Optional[float] = None,
                 noise_multiplier: Optional[float] = None,
@@ -475,12 +577,11 @@ def loss_spread(num_users: int, sampling_ratio: float,
   ratio = sampling_ratio
   if local_epsilon is not None:
     users = max(1, int(round(num_users * ratio)))
-    resolution = (SCALE_RESOLUTION * np.tanh(local_epsilon / 2)
-                  / np.sqrt(users)) or None
     atoms = clone_pairs.clone_pair_pld_atoms(
         users, local_epsilon, max(relative_width, SCALE_RELATIVE_WIDTH),
-        discretization=resolution)
-    return discrete.loss_spread(discrete.subsampled_orders(atoms, ratio)[0])
+        discretization=scale_resolution(local_epsilon, users))
+    return privacy_loss.loss_spread(
+        privacy_loss.subsampled_orders(atoms, ratio)[0])
   shift = gaussian_shift(noise_multiplier)
   # Gauss-Hermite quadrature of the mixture r N(shift, 1) + (1 - r) N(0, 1).
   nodes, node_weights = np.polynomial.hermite_e.hermegauss(200)

@@ -37,6 +37,7 @@ from scipy import special
 from scipy import stats
 
 from shuffle_accountants import _validation
+from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import discrete
 
@@ -365,7 +366,8 @@ def _laplace_profile(local_epsilon: float, epsilons: np.ndarray) -> np.ndarray:
 
 
 def _shuffle_atoms(kind: str, num_users: int, parameter: float,
-                   discretization: float, blanket: bool) -> discrete.PldAtoms:
+                   discretization: float, blanket: bool
+                   ) -> privacy_loss.PldAtoms:
   """The smaller of the local pair's profile and NUM-BLANKET, as atoms.
 
   The NUM-BLANKET bounds (when `blanket`) are evaluated at
@@ -395,12 +397,12 @@ def _shuffle_atoms(kind: str, num_users: int, parameter: float,
   pmf = discrete.profile_to_pmf(d, -upper, envelope)
   losses = (pmf.lower_index + np.arange(pmf.probs.size)) * d
   keep = pmf.probs > 0
-  return discrete.PldAtoms(losses[keep], pmf.probs[keep], pmf.infinity_mass)
+  return privacy_loss.PldAtoms(losses[keep], pmf.probs[keep], pmf.infinity_mass)
 
 
 def gaussian_shuffle_atoms(num_users: int, noise_multiplier: float,
                            discretization: float, blanket: bool
-                           ) -> discrete.PldAtoms:
+                           ) -> privacy_loss.PldAtoms:
   """A dominating pair for n shuffled scalar Gaussian reports: D7, and
   NUM-BLANKET when `blanket` (proven for randomized rounding to +-1 only).
   [UB]"""
@@ -409,7 +411,7 @@ def gaussian_shuffle_atoms(num_users: int, noise_multiplier: float,
 
 
 def laplace_shuffle_atoms(num_users: int, local_epsilon: float,
-                          discretization: float) -> discrete.PldAtoms:
+                          discretization: float) -> privacy_loss.PldAtoms:
   """A dominating pair for n shuffled Laplace reports rounded to +-1 before
   the noise (NUM-BLANKET). [UB]"""
   return _shuffle_atoms('laplace', num_users, local_epsilon, discretization,

@@ -46,14 +46,12 @@ Participants hidden (`participation='hidden'`, D17, [DOM]):
 from typing import Optional, Tuple
 
 import numpy as np
-from scipy import stats
 
-from shuffle_accountants import _numerics
+from shuffle_accountants import events
+from shuffle_accountants.pairs import binomial
+from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pld import checkin
-from shuffle_accountants.pld import clone_pairs
 from shuffle_accountants.pld import discrete
-
-DEFAULT_PARTICIPATION = 'revealed'
 
 
 def sum_shift(noise_multiplier: float, counts) -> np.ndarray:
@@ -61,38 +59,25 @@ def sum_shift(noise_multiplier: float, counts) -> np.ndarray:
   return 2.0 / (noise_multiplier * np.sqrt(np.asarray(counts, np.float64)))
 
 
-def reporting_probability(num_users: int, checkin_rate: float,
-                          min_reporting: int) -> float:
-  """P[the target joins and k >= m], rounded up (D30 (iii)). [UB]
-
-  Given that the target joins, k - 1 ~ Bin(n - 1, gamma).
-  """
-  if min_reporting <= 1:
-    return checkin_rate
-  survival = float(stats.binom.sf(min_reporting - 2, num_users - 1,
-                                  checkin_rate))
-  return min(checkin_rate, checkin_rate * survival
-             * (1 + _numerics.RELATIVE_SAFETY_MARGIN) + 1e-300)
-
-
 def _revealed_labels(num_users: int, checkin_rate: float,
-                     relative_width: float) -> checkin.Labels:
+                     relative_width: float) -> binomial.LabelGroups:
   """Groups of the count k of a round the target joins, weights times gamma."""
   n, gamma = num_users, checkin_rate
   if n == 1 or gamma == 1:  # k = n whenever the target joins
-    return checkin.Labels(np.array([n]), np.array([n]), np.array([gamma]),
-                          1 - gamma, 0.0)
-  groups = clone_pairs.label_groups(n - 1, gamma, 1 - gamma, relative_width,
-                                    checkin.MAX_GAUSSIAN_GROUPS, first=0)
-  return checkin.Labels(groups.starts + 1, groups.ends + 1,
-                        gamma * groups.weights, 1 - gamma,
-                        gamma * (groups.lower_tail + groups.upper_tail))
+    return binomial.LabelGroups(np.array([n]), np.array([n]),
+                                np.array([gamma]), 0.0, 0.0, 1 - gamma)
+  groups = binomial.label_groups(n - 1, gamma, 1 - gamma, relative_width,
+                                 checkin.MAX_GAUSSIAN_GROUPS, first=0)
+  # Only the tails' sum is read (`tails`): kept whole, as one weight.
+  return binomial.LabelGroups(groups.starts + 1, groups.ends + 1,
+                              gamma * groups.weights, gamma * groups.tails,
+                              0.0, 1 - gamma)
 
 
 def _labels(num_users: int, checkin_rate: float, noise_multiplier: float,
             relative_width: float, participation: str,
             min_reporting: Optional[int]
-            ) -> Tuple[checkin.Labels, np.ndarray]:
+            ) -> Tuple[binomial.LabelGroups, np.ndarray]:
   """The round's groups of counts and each group's subsampling ratio.
 
   Ratio 1 means the target's participation is seen (a Gaussian pair).
@@ -101,13 +86,15 @@ def _labels(num_users: int, checkin_rate: float, noise_multiplier: float,
     # D30 (v): the target's own coin (ratio gamma) on noise of all n shares,
     # or of at least m survivors.
     count = num_users if min_reporting is None else min_reporting
-    return (checkin.Labels(np.array([count]), np.array([count]), np.ones(1),
-                           0.0, 0.0), np.array([checkin_rate]))
+    return (binomial.LabelGroups(np.array([count]), np.array([count]),
+                                 np.ones(1), 0.0, 0.0),
+            np.array([checkin_rate]))
   if min_reporting is not None:
-    weight = reporting_probability(num_users, checkin_rate, min_reporting)
-    labels = checkin.Labels(np.array([min_reporting]),
-                            np.array([min_reporting]), np.array([weight]),
-                            1 - weight, 0.0)
+    weight = binomial.reporting_probability(num_users, checkin_rate,
+                                            min_reporting)
+    labels = binomial.LabelGroups(np.array([min_reporting]),
+                                  np.array([min_reporting]),
+                                  np.array([weight]), 0.0, 0.0, 1 - weight)
   elif participation == 'revealed':
     labels = _revealed_labels(num_users, checkin_rate, relative_width)
   else:
@@ -127,7 +114,7 @@ def _group_reaches(labels, ratios, noise_multiplier: float) -> np.ndarray:
 
 def pmf_reach(num_users: int, checkin_rate: float, noise_multiplier: float,
               relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH,
-              participation: str = DEFAULT_PARTICIPATION,
+              participation: str = events.DEFAULT_PARTICIPATION,
               min_reporting: Optional[int] = None) -> float:
   """The largest finite loss `distributed_checkin_pmf` places on its grid."""
   labels, ratios = _labels(num_users, checkin_rate, noise_multiplier,
@@ -136,7 +123,7 @@ def pmf_reach(num_users: int, checkin_rate: float, noise_multiplier: float,
 
 
 def loss_spread(num_users: int, checkin_rate: float, noise_multiplier: float,
-                participation: str = DEFAULT_PARTICIPATION,
+                participation: str = events.DEFAULT_PARTICIPATION,
                 min_reporting: Optional[int] = None) -> float:
   """Standard deviation of a typical round's loss (grid choice only).
 
@@ -164,7 +151,7 @@ def loss_spread(num_users: int, checkin_rate: float, noise_multiplier: float,
 def loss_variance_bound(num_users: int, checkin_rate: float,
                         noise_multiplier: float,
                         relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH,
-                        participation: str = DEFAULT_PARTICIPATION,
+                        participation: str = events.DEFAULT_PARTICIPATION,
                         min_reporting: Optional[int] = None) -> float:
   """About E[L^2] of a round's finite losses, from above (grid choice only).
 
@@ -192,7 +179,8 @@ def distributed_checkin_profile(num_users: int, checkin_rate: float,
                                 noise_multiplier: float, epsilons,
                                 relative_width: float = (
                                     clone_pairs.DEFAULT_RELATIVE_WIDTH),
-                                participation: str = DEFAULT_PARTICIPATION,
+                                participation: str = (
+                                    events.DEFAULT_PARTICIPATION),
                                 min_reporting: Optional[int] = None
                                 ) -> np.ndarray:
   """An upper bound on one round's delta(eps), both orders, at real eps. [UB]
@@ -223,7 +211,7 @@ def distributed_checkin_pmf(num_users: int, checkin_rate: float,
                             noise_multiplier: float, discretization: float,
                             relative_width: float = (
                                 clone_pairs.DEFAULT_RELATIVE_WIDTH),
-                            participation: str = DEFAULT_PARTICIPATION,
+                            participation: str = events.DEFAULT_PARTICIPATION,
                             min_reporting: Optional[int] = None
                             ) -> discrete.GridPmf:
   """Symmetric PMF dominating one round of distributed check-in. [DOM]

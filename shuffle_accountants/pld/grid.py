@@ -18,6 +18,7 @@ import numpy as np
 from shuffle_accountants import _cache
 from shuffle_accountants import _progress
 from shuffle_accountants import events
+from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import composition
@@ -32,10 +33,6 @@ DEFAULT_GRID = 1e-4
 # The coarsest grid the composed-width rule may ask for (the constructor's
 # limit for value_discretization_interval).
 COARSEST_FALLBACK_GRID = 1.0
-# The grid needs a pair's scale, not its fine structure: clone counts grouped
-# this coarsely give its loss spread to about 1 % at a tenth of the cost.
-_SCALE_RELATIVE_WIDTH = 0.01
-_SCALE_RESOLUTION = 1e-2
 
 
 # A ledger's grid is chosen again after every new round (a 366th day):
@@ -49,19 +46,19 @@ def _round_scales(event, ratio, krr_adversary: str, relative_width: float
   width of many composed rounds.
   """
   if isinstance(event, events.ShuffleEvent):
-    # Outputs merged on a grid far finer than the clone pair's loss spread
-    # (about 2 tanh(eps0 / 2) / sqrt(n)) keep every scale to a fraction of
-    # a percent.
-    resolution = (_SCALE_RESOLUTION * np.tanh(event.local_epsilon / 2)
-                  / np.sqrt(event.num_users)) or None
+    # The grid needs a pair's scale, not its fine structure (coarse clone
+    # groups, outputs merged on a fine grid): a fraction of a percent off.
+    resolution = checkin.scale_resolution(event.local_epsilon,
+                                          event.num_users)
     pairs = [atoms if ratio is None
-             else discrete.subsampled_orders(atoms, ratio)[0]
+             else privacy_loss.subsampled_orders(atoms, ratio)[0]
              for _, atoms in candidates.event_pairs(
                  event, krr_adversary,
-                 max(relative_width, _SCALE_RELATIVE_WIDTH), resolution)
+                 max(relative_width, checkin.SCALE_RELATIVE_WIDTH),
+                 resolution)
              if atoms is not None]
     # A pair whose finite losses are all equal needs no resolution.
-    spreads = [discrete.loss_spread(atoms) for atoms in pairs]
+    spreads = [privacy_loss.loss_spread(atoms) for atoms in pairs]
     spread = min([s for s in spreads if s > 0], default=np.inf)
     reach = max(np.max(np.abs(atoms.losses), initial=0.0) for atoms in pairs)
     return spread, reach, max(spreads, default=0.0)
@@ -83,14 +80,14 @@ def _round_scales(event, ratio, krr_adversary: str, relative_width: float
   if isinstance(event, events.CheckInEvent) and local_epsilon:
     # The D31 pairs can be far narrower than the check-in mixture: the grid
     # resolves the narrowest (the round's PMF keeps the mixture's range).
-    resolution = (_SCALE_RESOLUTION * np.tanh(local_epsilon / 2)
-                  / np.sqrt(event.num_users * event.checkin_rate))
+    resolution = checkin.scale_resolution(
+        local_epsilon, event.num_users * event.checkin_rate)
     spread = min([spread] + [
-        discrete.loss_spread(atoms) for _, atoms in
+        privacy_loss.loss_spread(atoms) for _, atoms in
         candidates.checkin_blanket_pairs(
             event.num_users, event.checkin_rate, local_epsilon,
             candidates.checkin_randomizer(event),
-            max(relative_width, _SCALE_RELATIVE_WIDTH), resolution)])
+            max(relative_width, checkin.SCALE_RELATIVE_WIDTH), resolution)])
   return spread, reach, np.sqrt(checkin.loss_variance_bound(
       relative_width=relative_width, **arguments))
 

@@ -36,8 +36,8 @@ from scipy import stats
 
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
+from shuffle_accountants.pairs import binomial
 from shuffle_accountants import randomizers
-from shuffle_accountants.pld import clone_pairs
 from shuffle_accountants.rdp import clone
 
 # Relative width of the groups of S and of U in their bulks (mean +- _BULK
@@ -75,7 +75,7 @@ def _group_starts(num_trials: int, p: float) -> np.ndarray:
 def _log_interval_masses(num_trials: int, p: float, first: np.ndarray,
                          last: np.ndarray) -> np.ndarray:
   """Upper bounds on log P[first <= Bin(num_trials, p) <= last]."""
-  exact = clone_pairs.binomial_interval_mass(num_trials, p, first, last)
+  exact = binomial.binomial_interval_mass(num_trials, p, first, last)
   with np.errstate(divide='ignore'):
     bound = np.log(np.minimum(exact + _MASS_ERROR, 1.0))
   mode = (num_trials + 1) * p

@@ -64,8 +64,9 @@ from scipy import special
 from shuffle_accountants import _cache
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
-from shuffle_accountants.pld import clone_pairs
-from shuffle_accountants.pld import discrete
+from shuffle_accountants.pairs import binomial
+from shuffle_accountants.pairs import clone_pairs
+from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.rdp import clone
 from shuffle_accountants.rdp import generic
 from shuffle_accountants.rdp import shuffle_round
@@ -117,10 +118,17 @@ def gaussian_rdp(noise_multiplier: float, orders) -> np.ndarray:
   order * 2^2 / (2 sigma^2): shuffling is a post-processing of the vector of
   reports, in which one report's mean moves by at most 2C (noise sigma C).
   """
-  noise_multiplier = _validation.check_real('noise_multiplier',
-                                            noise_multiplier, 0.0,
-                                            min_inclusive=False)
-  orders = _validation.check_orders(orders)
+  return _gaussian_rdp(_check_noise_multiplier(noise_multiplier),
+                      _validation.check_orders(orders))
+
+
+def _check_noise_multiplier(noise_multiplier) -> float:
+  return _validation.check_real('noise_multiplier', noise_multiplier, 0.0,
+                                min_inclusive=False)
+
+
+def _gaussian_rdp(noise_multiplier: float, orders: np.ndarray) -> np.ndarray:
+  """`gaussian_rdp` on checked arguments."""
   return (orders * GAUSSIAN_SENSITIVITY**2 / (2 * noise_multiplier**2)
           * (1 + _numerics.RELATIVE_SAFETY_MARGIN))
 
@@ -148,9 +156,9 @@ def _log_tail(orders: np.ndarray, largest_loss: float) -> float:
 
 @_cache.cached(128 * 2**20, _cache.atoms_bytes)
 def _clone_atoms(num_users: int, local_epsilon: float, relative_width: float,
-                 log_tail: float) -> discrete.PldAtoms:
-  return clone_pairs.clone_pair_pld_atoms(num_users, local_epsilon,
-                                        relative_width, log_tail=log_tail)
+                 log_tail: float) -> privacy_loss.PldAtoms:
+  return clone_pairs._clone_pair_pld_atoms(  # pylint: disable=protected-access
+      num_users, local_epsilon, relative_width, log_tail=log_tail)
 
 
 def _symmetrized_subsampled_log_moments(num_users: int, local_epsilon: float,
@@ -177,10 +185,12 @@ def _symmetrized_subsampled_log_moments(num_users: int, local_epsilon: float,
   in [-eps0, eps0]) enters as an atom at the largest subsampled loss, which
   only raises delta_1 for eps >= 0 (docs/mathematics.md D9).
   """
+  if num_users == 0:  # no check-in (a label below a tiny rate's window)
+    return np.zeros(orders.size)  # nothing is released: the moment is 1
   largest = float(np.log1p(sampling_ratio * np.expm1(local_epsilon)))
   atoms = _clone_atoms(num_users, local_epsilon, relative_width,
                        _log_tail(orders, largest))
-  first, _ = discrete.subsampled_orders(atoms, sampling_ratio)
+  first, _ = privacy_loss.subsampled_orders(atoms, sampling_ratio)
   losses = np.append(first.losses, largest)
   masses = np.append(first.masses, first.infinity_mass)
   keep = (losses > 0) & (masses > 0)
@@ -212,8 +222,8 @@ def _log_wbk19_moment(sampling_ratio: float,
   base = base_rdp(orders)
   if sampling_ratio <= 0:
     return np.zeros(orders.size)
-  amplified = subsampling.wbk19_without_replacement_rdp(
-      min(sampling_ratio, 1.0), base_rdp, base_pure_epsilon, orders)
+  amplified = subsampling._wbk19_without_replacement_rdp(  # pylint: disable=protected-access
+      float(min(sampling_ratio, 1.0)), base_rdp, base_pure_epsilon, orders)
   return (orders - 1) * np.minimum(amplified, base)
 
 
@@ -263,7 +273,8 @@ def checkin_rdp_upper_bound(
                                           0.0, 0.1, min_inclusive=False)
   n = num_users
   if noise_multiplier is not None:
-    base = lambda o: gaussian_rdp(noise_multiplier, o)
+    noise_multiplier = _check_noise_multiplier(noise_multiplier)
+    base = lambda o: _gaussian_rdp(noise_multiplier, o)
     if checkin_rate == 1:  # everyone reports: no subsampling gain
       return shuffle_round.smallest_bound(orders, {GAUSSIAN_D7: base(orders)})
     pure, cap = np.inf, base
@@ -271,10 +282,10 @@ def checkin_rdp_upper_bound(
     eps0 = _validation.check_local_epsilon(local_epsilon)
     if checkin_rate == 1:  # everyone reports: a plain shuffle round
       return shuffle_round.shuffle_rdp_upper_bound(n, eps0, orders)
-    cap = lambda o: generic.pure_dp_rdp_cap(eps0, o)
+    cap = lambda o: generic._pure_dp_rdp_cap(eps0, o)  # pylint: disable=protected-access
     pure = eps0
-  groups = clone_pairs.label_groups(n, checkin_rate, 1 - checkin_rate,
-                                  relative_width, MAX_CHECKIN_GROUPS, first=1)
+  groups = binomial.label_groups(n, checkin_rate, 1 - checkin_rate,
+                                 relative_width, MAX_CHECKIN_GROUPS, first=1)
   def pure_row(start, end):
     # WBK19 on the pure-DP base: on the clone-pair base it was never below
     # the symmetrized moment in any sweep, and cost 3/4 of the time.
@@ -309,9 +320,10 @@ def checkin_rdp_upper_bound(
       add(0.0, pure_row(label, label))
       label *= 2
   # k > ends[-1]: subsampling cannot hurt, the shuffle bound of the last
-  # start holds for every larger k.
+  # start (at least one user) holds for every larger k.
   last_base = cap if noise_multiplier is not None else (
-      lambda o: clone.clone_pair_rdp(int(groups.starts[-1]), eps0, o))
+      lambda o: clone._clone_pair_rdp(  # pylint: disable=protected-access
+          max(1, int(groups.starts[-1])), eps0, o))
   add(groups.upper_tail, (orders - 1) * last_base(orders))
   # D19: given k check-ins the round is a post-processing of the round
   # with any k' >= k check-ins (drop k' - k reports at random), so every
@@ -341,8 +353,9 @@ def subsampled_shuffle_gaussian_rdp_upper_bound(
   sample_size = _validation.check_integer('sample_size', sample_size, 1,
                                           num_users)
   orders = _validation.check_orders(orders)
-  base = lambda o: gaussian_rdp(noise_multiplier, o)
-  amplified = subsampling.wbk19_without_replacement_rdp(
+  noise_multiplier = _check_noise_multiplier(noise_multiplier)
+  base = lambda o: _gaussian_rdp(noise_multiplier, o)
+  amplified = subsampling._wbk19_without_replacement_rdp(  # pylint: disable=protected-access
       sample_size / num_users, base, np.inf, orders)
   return shuffle_round.smallest_bound(orders, {GAUSSIAN_D7: base(orders),
                                              WBK19_GAUSSIAN: amplified})

@@ -26,7 +26,7 @@ import numpy as np
 
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
-from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.rdp import generic
 
 # Labels c with at most this many outputs are summed over every output.
@@ -182,17 +182,26 @@ def clone_pair_rdp(num_users: int, local_epsilon: float, orders,
   Returns:
     Upper bounds on the RDP, one per order.
   """
-  num_users = _validation.check_integer('num_users', num_users, 1)
-  local_epsilon = _validation.check_local_epsilon(local_epsilon)
-  orders = _validation.check_orders(orders)
-  relative_block_width = _validation.check_real(
-      'relative_block_width', relative_block_width, 0.0, 0.1,
-      min_inclusive=False)
-  tolerance = _validation.check_real('tolerance', tolerance, 0.0, 1e-2,
-                                     min_inclusive=False)
+  return _clone_pair_rdp(
+      _validation.check_integer('num_users', num_users, 1),
+      _validation.check_local_epsilon(local_epsilon),
+      _validation.check_orders(orders),
+      _validation.check_real('relative_block_width', relative_block_width,
+                             0.0, 0.1, min_inclusive=False),
+      _validation.check_real('tolerance', tolerance, 0.0, 1e-2,
+                             min_inclusive=False),
+      clone_probability)
+
+
+def _clone_pair_rdp(num_users: int, local_epsilon: float, orders: np.ndarray,
+                    relative_block_width: float = 1e-3,
+                    tolerance: float = 1e-7,
+                    clone_probability: Optional[float] = None) -> np.ndarray:
+  """`clone_pair_rdp` on checked arguments (`clone_probability` is checked
+  here: `clone_pairs.clone_probabilities`)."""
   if local_epsilon == 0:
     return np.zeros(orders.size)
-  cap = generic.pure_dp_rdp_cap(local_epsilon, orders)
+  cap = generic._pure_dp_rdp_cap(local_epsilon, orders)  # pylint: disable=protected-access
   # With zero clones the pair is binary randomized response: M_0 = e^{(o-1)cap}.
   log_worst = _numerics.log_expm1((orders - 1) * cap)
   p, one_minus_p = clone_pairs.clone_probabilities(local_epsilon,

@@ -49,8 +49,7 @@ import numpy as np
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants import events
-from shuffle_accountants.pld import clone_pairs
-from shuffle_accountants.pld import distributed as pld_distributed
+from shuffle_accountants.pairs import binomial
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import shuffle_round
 
@@ -65,6 +64,13 @@ ONE_PARTICIPANT = 'Gaussian sum of one participant (D7)'
 def gaussian_sum_rdp(noise_multiplier: float, count, orders) -> np.ndarray:
   """D7 [UB]: RDP of the sum of `count` participants, 2 order / (sigma^2 k)."""
   return checkin.gaussian_rdp(noise_multiplier * np.sqrt(count), orders)
+
+
+def _gaussian_sum_rdp(noise_multiplier: float, count,
+                      orders: np.ndarray) -> np.ndarray:
+  """`gaussian_sum_rdp` on checked arguments (sigma > 0, count >= 1)."""
+  return checkin._gaussian_rdp(  # pylint: disable=protected-access
+      float(noise_multiplier * np.sqrt(count)), orders)
 
 
 def _small_counts(num_trials: int, checkin_rate: float, window_start: int,
@@ -89,15 +95,15 @@ def _revealed_rdp(num_users: int, checkin_rate: float, sigma: float,
                   min_reporting: Optional[int]) -> np.ndarray:
   """D30 [EXACT] up to grouping: the moment of the revealed mixture."""
   n, gamma = num_users, checkin_rate
-  moment = lambda count: (orders - 1) * gaussian_sum_rdp(sigma, count, orders)
+  moment = lambda count: (orders - 1) * _gaussian_sum_rdp(sigma, count, orders)
   if min_reporting is not None:
-    weight = pld_distributed.reporting_probability(n, gamma, min_reporting)
+    weight = binomial.reporting_probability(n, gamma, min_reporting)
     return checkin.mixture_rdp([np.log(weight)], [moment(min_reporting)],
                                orders)
   if n == 1 or gamma == 1:  # k = n whenever the target joins
     return checkin.mixture_rdp([np.log(gamma)], [moment(n)], orders)
-  groups = clone_pairs.label_groups(n - 1, gamma, 1 - gamma, relative_width,
-                                    checkin.MAX_CHECKIN_GROUPS, first=0)
+  groups = binomial.label_groups(n - 1, gamma, 1 - gamma, relative_width,
+                                 checkin.MAX_CHECKIN_GROUPS, first=0)
   log_gamma = np.log(gamma)
   log_weights, rows = [], []
   for log_weight, start, _ in _small_counts(n - 1, gamma,
@@ -124,14 +130,14 @@ def _liew_thm4_rdp(num_users: int, checkin_rate: float, sigma: float,
   b / n (WBK19-THM9's bound grows with both).
   """
   n = num_users
-  groups = clone_pairs.label_groups(n, checkin_rate, 1 - checkin_rate,
-                                    relative_width, checkin.MAX_CHECKIN_GROUPS,
-                                    first=1)
+  groups = binomial.label_groups(n, checkin_rate, 1 - checkin_rate,
+                                 relative_width, checkin.MAX_CHECKIN_GROUPS,
+                                 first=1)
   log_weights, rows = [], []
 
   def add(log_weight, count, ratio):
     if log_weight > -np.inf:
-      base = lambda o: gaussian_sum_rdp(sigma, noise_count or count, o)
+      base = lambda o: _gaussian_sum_rdp(sigma, noise_count or count, o)
       log_weights.append(log_weight)
       rows.append(checkin._log_wbk19_moment(ratio, base, np.inf, orders))  # pylint: disable=protected-access
 
@@ -162,10 +168,10 @@ def _hidden_count_rdp(num_users: int, checkin_rate: float, sigma: float,
   """
   if min_reporting is not None:
     return shuffle_round.smallest_bound(orders, {
-        HIDDEN_COUNT_DROPOUTS: gaussian_sum_rdp(sigma, min_reporting, orders)})
+        HIDDEN_COUNT_DROPOUTS: _gaussian_sum_rdp(sigma, min_reporting, orders)})
   hidden = distributed_checkin_rdp_upper_bound(
       num_users, checkin_rate, sigma, orders, relative_width, 'hidden')
-  own = (gaussian_sum_rdp(sigma, num_users, orders) if checkin_rate == 1
+  own = (_gaussian_sum_rdp(sigma, num_users, orders) if checkin_rate == 1
          else _liew_thm4_rdp(num_users, checkin_rate, sigma, orders,
                              relative_width, noise_count=num_users))
   return shuffle_round.smallest_bound(orders, {HIDDEN_COUNT: own,
@@ -175,7 +181,7 @@ def _hidden_count_rdp(num_users: int, checkin_rate: float, sigma: float,
 def distributed_checkin_rdp_upper_bound(
     num_users: int, checkin_rate: float, noise_multiplier: float, orders,
     relative_width: float = checkin.CHECKIN_RELATIVE_WIDTH,
-    participation: str = pld_distributed.DEFAULT_PARTICIPATION,
+    participation: str = events.DEFAULT_PARTICIPATION,
     min_reporting: Optional[int] = None) -> shuffle_round.RdpBound:
   """RDP of one round of distributed check-in: D30 or LIEW-THM4. [UB]
 
@@ -213,12 +219,12 @@ def distributed_checkin_rdp_upper_bound(
   candidates = {
       REVEALED if min_reporting is None else DROPOUTS: _revealed_rdp(
           n, checkin_rate, sigma, orders, relative_width, min_reporting),
-      ONE_PARTICIPANT: gaussian_sum_rdp(sigma, 1, orders)}
+      ONE_PARTICIPANT: _gaussian_sum_rdp(sigma, 1, orders)}
   if participation == 'revealed' or min_reporting is not None:
     return shuffle_round.smallest_bound(orders, candidates)
   if checkin_rate == 1:  # everyone reports: the Gaussian sum of n vectors
     return shuffle_round.smallest_bound(
-        orders, {LIEW_THM4: gaussian_sum_rdp(sigma, n, orders), **candidates})
+        orders, {LIEW_THM4: _gaussian_sum_rdp(sigma, n, orders), **candidates})
   mixture = _liew_thm4_rdp(n, checkin_rate, sigma, orders, relative_width)
   return shuffle_round.smallest_bound(orders, {LIEW_THM4: mixture,
                                                **candidates})

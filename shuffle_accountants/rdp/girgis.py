@@ -146,7 +146,7 @@ def girgis_ub_mix(num_users: int, local_epsilon: float, orders,
   orders = _validation.check_integer_orders(orders)
   if local_epsilon == 0:
     return np.zeros(orders.size)
-  cap = generic.pure_dp_rdp_cap(local_epsilon, orders)
+  cap = generic._pure_dp_rdp_cap(local_epsilon, orders)  # pylint: disable=protected-access
   log_worst = _numerics.log_expm1((orders - 1) * cap)
   log_b5_excess = _log_b5_excess_fn(local_epsilon, orders)
   log_b6_excess = lambda users: _numerics.log_expm1(
@@ -166,9 +166,11 @@ def girgis_ub_mix(num_users: int, local_epsilon: float, orders,
   return _capped(raw, local_epsilon, orders)
 
 
-def _capped(raw, local_epsilon, orders):
+def _capped(raw, local_epsilon: float, orders: np.ndarray) -> np.ndarray:
+  """`raw` rounded up, capped by PURE-DP-RDP-CAP (checked arguments)."""
   rounded = np.asarray(raw) * (1 + _numerics.RELATIVE_SAFETY_MARGIN)
-  return np.minimum(rounded, generic.pure_dp_rdp_cap(local_epsilon, orders))
+  return np.minimum(rounded, generic._pure_dp_rdp_cap(  # pylint: disable=protected-access
+      local_epsilon, orders))
 
 
 def efm19_rdp_baseline(num_users: int, local_epsilon: float,

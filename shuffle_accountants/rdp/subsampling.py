@@ -57,9 +57,16 @@ def wbk19_without_replacement_rdp(
   Returns:
     Upper bounds on the RDP of the subsampled mechanism.
   """
-  sampling_ratio = _validation.check_real('sampling_ratio', sampling_ratio,
-                                          0.0, 1.0, min_inclusive=False)
-  orders = _validation.check_orders(orders)
+  return _wbk19_without_replacement_rdp(
+      _validation.check_real('sampling_ratio', sampling_ratio, 0.0, 1.0,
+                             min_inclusive=False),
+      base_rdp, base_pure_epsilon, _validation.check_orders(orders))
+
+
+def _wbk19_without_replacement_rdp(
+    sampling_ratio: float, base_rdp: Callable[[np.ndarray], np.ndarray],
+    base_pure_epsilon: float, orders: np.ndarray) -> np.ndarray:
+  """`wbk19_without_replacement_rdp` on checked arguments."""
   summed = orders <= MAX_SUMMED_ORDER
   result = np.full(orders.size, np.inf)
   if not np.any(summed):

@@ -6,7 +6,8 @@ Shared by `ShufflePldAccountant` and `ShuffleRdpAccountant`, which dispatch
 * `ShuffledBatchesDpEvent`: `num_epochs` Gaussian releases, sensitivity 1
   (add/remove) or 2 (replace-one) in units of sigma C (D22);
 * `RandomAllocationDpEvent` of a `GaussianDpEvent` under add/remove: the
-  dominating PLD of `random_allocation` (D21);
+  dominating PLD of `random_allocation`, on the PLD accountant's grid by
+  `pld.random_allocation` (D21);
 * the same under replace-one: `num_selected` Gaussian releases of
   sensitivity 2 per epoch, without amplification (D21).
 """
@@ -73,25 +74,6 @@ def as_gaussians(event, relation: NeighboringRelation
   if not random_allocation.is_available():
     return _event_checks.error(event, random_allocation.INSTALL_HINT), None
   return None, None
-
-
-def random_allocation_pmf(event: RandomAllocationDpEvent,
-                          discretization: float, relative_accuracy: float):
-  """One epoch's dominating grid PMF under add/remove (D21).
-
-  The package's loss discretization follows the accountant's
-  `relative_accuracy` (1e-3: 0.015), within [0.0075, 0.05]: finer is
-  tighter and slower (0.0075: about 4x the time).
-  """
-  # Below sigma = 1 the losses spread as 1 / sigma^2 (and so does epsilon):
-  # the grid follows, keeping the relative slack and the time about fixed.
-  scale = max(1.0, event.event.noise_multiplier**-2)
-  loss_discretization = scale * min(max(
-      random_allocation.LOSS_DISCRETIZATION_PER_ACCURACY * relative_accuracy,
-      0.0075), 0.05)
-  return random_allocation.gaussian_allocation_grid_pmf(
-      event.event.noise_multiplier, event.num_selected, event.num_steps,
-      discretization, loss_discretization)
 
 
 def rdp_error(event, relation: NeighboringRelation

@@ -1,21 +1,15 @@
-"""Random allocation of Gaussian steps: Feldman and Shenfeld's certified PLD, on the accountant's grid (FS26-RANDOM-ALLOCATION, D21).
+"""Random allocation of Gaussian steps: Feldman and Shenfeld's certified PLD from their package (FS26-RANDOM-ALLOCATION, D21).
 
 The PLD of one epoch under add/remove comes from the `PLD_accounting`
 package (the authors' maintained implementation, MIT; extra `samplers`) in
 its dominating mode (`BoundType.DOMINATES`: losses rounded up, truncated
-tails moved to +infinity). Its two directions are moved to the
-accountant's grid by rounding every loss up, and merged into one PMF whose
-delta profile is the larger of the two at every grid point (D21), so the
-result dominates both orders of the pair and composes like any other
-symmetric round.
+tails moved to +infinity); `pld.random_allocation` moves it to the PLD
+accountant's grid. Its dominated mode gives a lower bound
+(`epsilon_lower_bound`).
 """
 
 import functools
 from typing import Tuple
-
-import numpy as np
-
-from shuffle_accountants.pld import discrete
 
 # PLD_accounting's loss discretization per unit of the accountant's
 # relative_accuracy (default 1e-3 -> 0.015). The reported epsilon falls with
@@ -44,48 +38,6 @@ def is_available() -> bool:
   except ImportError:
     return False
   return True
-
-
-def to_grid(pmf, discretization: float) -> discrete.GridPmf:
-  """A dp_accounting PMF moved to the grid {i d} by rounding losses up. [DOM]
-
-  Raising every loss raises delta(eps) = E[(1 - e^{eps - L})_+] at every
-  eps, so the result dominates the input.
-  """
-  dense = pmf.to_dense_pmf()
-  # pylint: disable=protected-access
-  probs = np.maximum(np.asarray(dense._probs, dtype=np.float64), 0.0)
-  losses = (dense._lower_loss + np.arange(probs.size)) * dense._discretization
-  infinity_mass = float(dense._infinity_mass)
-  # pylint: enable=protected-access
-  # +1e-9: the float quotient is within ~1e-10 of the true one here, so the
-  # ceiling is never below the loss.
-  index = np.ceil(losses / discretization + 1e-9).astype(np.int64)
-  lower = int(index.min())
-  return discrete.GridPmf(discretization, lower,
-                          np.bincount(index - lower, weights=probs),
-                          infinity_mass)
-
-
-def gaussian_allocation_grid_pmf(noise_multiplier: float, num_selected: int,
-                                 num_steps: int, discretization: float,
-                                 loss_discretization: float = (
-                                     LOSS_DISCRETIZATION)
-                                 ) -> discrete.GridPmf:
-  """One epoch's dominating PMF on the grid, both orders (add/remove). [DOM]"""
-  return _cached_pmf(float(noise_multiplier), int(num_selected),
-                     int(num_steps), float(discretization),
-                     float(loss_discretization))
-
-
-@functools.lru_cache(maxsize=32)
-def _cached_pmf(noise_multiplier: float, num_selected: int, num_steps: int,
-                discretization: float, loss_discretization: float
-                ) -> discrete.GridPmf:
-  remove, add = _package_pmfs(noise_multiplier, num_selected, num_steps,
-                              loss_discretization)
-  return discrete.largest_profile([to_grid(remove, discretization),
-                                   to_grid(add, discretization)])
 
 
 @functools.lru_cache(maxsize=32)

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import brute_force
-from shuffle_accountants.pld import clone_pairs
-from shuffle_accountants.pld import fmt21
+from shuffle_accountants.pairs import clone_pairs
+from shuffle_accountants.pairs import fmt21
+from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
 from shuffle_accountants import ShuffleEvent
@@ -128,7 +129,7 @@ def test_subsampled_pair_section_4_6():
   atoms = clone_pairs.clone_pair_pld_atoms(
       1000, 3.0, clone_probability=2 / (math.exp(3.0) + 1))
   orders = [discrete.connect_the_dots(order, 1e-6)
-            for order in discrete.subsampled_orders(atoms, 0.01)]
+            for order in privacy_loss.subsampled_orders(atoms, 0.01)]
   epsilons = [composition.to_privacy_loss_distribution(o).get_epsilon_for_delta(
       1e-5) for o in orders]
   assert epsilons[0] == pytest.approx(0.0052792, abs=2e-7)
@@ -146,7 +147,7 @@ def test_subsampled_first_order_matches_bbg18_identity():
   # e^eps'' = 1 + (e^eps - 1) / g (MATH.md KHH-SUBSAMPLED).
   atoms = clone_pairs.clone_pair_pld_atoms(200, 2.0)
   ratio = 0.05
-  first, _ = discrete.subsampled_orders(atoms, ratio)
+  first, _ = privacy_loss.subsampled_orders(atoms, ratio)
   for epsilon in (0.0, 0.01, 0.05, 0.2):
     inner = math.log1p(math.expm1(epsilon) / ratio)
     assert _atoms_delta(first, epsilon) == pytest.approx(

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from shuffle_accountants import randomizers
-from shuffle_accountants.pld import blanket
-from shuffle_accountants.pld import clone_pairs
+from shuffle_accountants.pairs import blanket
+from shuffle_accountants.pairs import clone_pairs
 
 
 def _profile(atoms, epsilon):

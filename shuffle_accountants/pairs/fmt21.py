@@ -21,7 +21,7 @@ from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 
 from shuffle_accountants import _validation
-from shuffle_accountants.pld import discrete
+from shuffle_accountants.pairs import privacy_loss
 
 # delta1 values tried for FMT-EQ10-11; each valid one is a candidate bound.
 _DELTA1_GRID = tuple(10.0 ** -np.arange(1.0, 16.5, 0.5))
@@ -110,7 +110,7 @@ def approximate_ldp_guarantee(num_users: int, local_epsilon: float,
 
 
 def epsilon_delta_pld_atoms(epsilon: float, delta: float
-                            ) -> discrete.PldAtoms:
+                            ) -> privacy_loss.PldAtoms:
   """PLD of the canonical pair dominating every (eps, delta)-DP mechanism.
 
   [DOM] P = (delta, (1-delta) e^eps/(1+e^eps), (1-delta)/(1+e^eps), 0) and
@@ -118,13 +118,13 @@ def epsilon_delta_pld_atoms(epsilon: float, delta: float
   """
   weight = 1 - delta
   upper = weight / (1 + np.exp(-epsilon))
-  return discrete.PldAtoms(np.array([epsilon, -epsilon]),
+  return privacy_loss.PldAtoms(np.array([epsilon, -epsilon]),
                             np.array([upper, weight - upper]), delta)
 
 
 def approximate_ldp_candidates(num_users: int, local_epsilon: float,
                                local_delta: float
-                               ) -> List[Tuple[str, discrete.PldAtoms]]:
+                               ) -> List[Tuple[str, privacy_loss.PldAtoms]]:
   """Named dominating pairs for shuffled (eps0, delta0)-LDP reports. [DOM each]
 
   The unamplified (eps0, delta0) (the shuffle is a post-processing of the

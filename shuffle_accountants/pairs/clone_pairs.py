@@ -37,17 +37,15 @@ the nearest group, whose representative is worse.
 
 from typing import Optional, Sequence, Tuple
 
-import attr
 import numpy as np
 from scipy import special
 
-from shuffle_accountants import _cache
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
-from shuffle_accountants.pld import discrete
+from shuffle_accountants.pairs import binomial
+from shuffle_accountants.pairs import privacy_loss
 
-# log of the Chernoff bound on each truncated tail: e^-45 ~ 3e-20.
-_LOG_TAIL = -45.0
+_LOG_TAIL = binomial.LOG_TAIL
 # Mixture components lighter than this fraction of the tail cut go to
 # +infinity whole.
 _NEGLIGIBLE_FRACTION = 1e-10
@@ -56,100 +54,6 @@ _MAX_WEAK_GROUPS = 60
 # Default relative width of label groups: representing a group by its
 # smallest clone count inflates epsilon by about half of it.
 DEFAULT_RELATIVE_WIDTH = 1e-3
-# Absolute error of one CDF difference (scipy's bdtr is accurate to a few ulp).
-_CDF_ERROR = 1e-15
-
-
-def chernoff_window(num_trials: int, p: float, one_minus_p: float,
-                     log_tail: float = _LOG_TAIL,
-                     upper_log_tail: Optional[float] = None
-                     ) -> Tuple[int, int]:
-  """[lo, hi] with P[X < lo] <= e^log_tail, P[X > hi] <= e^upper_log_tail.
-
-  X ~ Bin(N, p); `upper_log_tail` defaults to `log_tail`.
-  """
-  upper_log_tail = log_tail if upper_log_tail is None else upper_log_tail
-  def bisect(predicate, low, high):
-    # Smallest integer in [low, high] satisfying a monotone, vectorized
-    # predicate (true at high): 64 points a step, not one.
-    while low < high:
-      # Steps of at least one: the floored points are distinct.
-      points = (np.arange(low, high + 1) if high - low < 64 else
-                np.floor(np.linspace(low, high, 65)).astype(np.int64))
-      holds = np.asarray(predicate(points))
-      index = int(np.argmax(holds)) if holds.any() else points.size - 1
-      if high - low < 64:
-        return int(points[index])
-      low, high = (int(points[index - 1]) + 1 if index > 0 else low,
-                   int(points[index]))
-    return low
-  mean = int(np.floor(num_trials * p))
-  hi = bisect(lambda k: _numerics.log_upper_tail_bound(
-      num_trials, p, one_minus_p, k + 1) <= upper_log_tail, mean, num_trials)
-  # The first k whose lower tail P[X <= k - 1] is no longer negligible is one
-  # past the largest valid lo.
-  lo = bisect(lambda k: _numerics.log_lower_tail_bound(
-      num_trials, p, one_minus_p, k - 1) > log_tail, 0, mean) - 1
-  return max(lo, 0), hi
-
-
-def group_starts(lo: int, hi: int, relative_width: float,
-                  max_groups: Optional[int] = None) -> np.ndarray:
-  """Starts of consecutive groups covering [lo, hi].
-
-  Groups are about `relative_width` times their start wide, and wide enough
-  that there are at most about `max_groups` of them.
-  """
-  least = 1 if max_groups is None else (hi - lo + 1) // max_groups
-  starts = [lo]
-  while True:
-    step = max(1, least, int(relative_width * starts[-1]))
-    if starts[-1] + step > hi:
-      return np.array(starts, dtype=np.int64)
-    starts.append(starts[-1] + step)
-
-
-@attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
-class LabelGroups:
-  """Consecutive groups of the likely values of a Bin(N, p) label.
-
-  Attributes:
-    starts: first label of each group.
-    ends: last label of each group.
-    weights: upper bounds on the probability of each group (the window pmf
-      normalised to one, so each is at least its true value).
-    lower_tail: upper bound on P[label < starts[0]].
-    upper_tail: upper bound on P[label > ends[-1]].
-  """
-  starts: np.ndarray
-  ends: np.ndarray
-  weights: np.ndarray
-  lower_tail: float
-  upper_tail: float
-
-
-def label_groups(num_trials: int, p: float, one_minus_p: float,
-                 relative_width: float, max_groups: Optional[int] = None,
-                 first: int = 0, log_tail: float = _LOG_TAIL,
-                 upper_log_tail: float = _LOG_TAIL) -> LabelGroups:
-  """Groups of the Bin(N, p) labels in a Chernoff window.
-
-  The window's tails are at most e^log_tail below and e^upper_log_tail
-  above; labels below `first` are left to the lower tail.
-  """
-  lo, hi = chernoff_window(num_trials, p, one_minus_p, log_tail,
-                            upper_log_tail)
-  window = np.exp(_numerics.binomial_window_log_pmf(
-      num_trials, p, one_minus_p, lo, hi))
-  start = min(max(lo, first), hi)
-  starts = group_starts(start, hi, relative_width, max_groups)
-  return LabelGroups(
-      starts=starts, ends=np.append(starts[1:] - 1, hi),
-      weights=np.add.reduceat(window[start - lo:], starts - start),
-      lower_tail=float(np.exp(_numerics.log_lower_tail_bound(
-          num_trials, p, one_minus_p, start - 1))),
-      upper_tail=float(np.exp(_numerics.log_upper_tail_bound(
-          num_trials, p, one_minus_p, hi + 1))))
 
 
 def _binomial_groups(num_trials: int, p: float, one_minus_p: float,
@@ -161,8 +65,8 @@ def _binomial_groups(num_trials: int, p: float, one_minus_p: float,
   The upper tail is added to the last group (more clones are safer, docs/mathematics.md
   D4); the lower tail is returned for the +infinity atom.
   """
-  groups = label_groups(num_trials, p, one_minus_p, relative_width,
-                        max_groups, log_tail=log_tail)
+  groups = binomial.label_groups(num_trials, p, one_minus_p, relative_width,
+                                 max_groups, log_tail=log_tail)
   weights = groups.weights.copy()
   weights[-1] += groups.upper_tail
   return groups.starts, weights, groups.lower_tail
@@ -215,7 +119,7 @@ def _cell_segments(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
   """Starts (flat output indices) of the runs of outputs merged into one atom.
 
   A run holds the consecutive outputs of one component whose losses share
-  their lower grid point (`discrete.grid_cell`); without a grid, or for
+  their lower grid point (`privacy_loss.grid_cell`); without a grid, or for
   components whose outputs are sparser than the grid (or theta = inf),
   every output is its own run. The loss is increasing in a, so a cell's
   outputs are consecutive; its first output is found from the inverse
@@ -231,7 +135,7 @@ def _cell_segments(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
   m = num_outputs.astype(np.float64)
 
   def cell(a, t, mm):
-    return discrete.grid_cell(_conditional_loss(
+    return privacy_loss.grid_cell(_conditional_loss(
         a, mm - a, t, np.zeros(a.size, dtype=bool)), d)
 
   k_lo = cell(lo.astype(np.float64), theta, m)
@@ -269,7 +173,7 @@ def _cell_segments(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
 def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
                             weights: np.ndarray, log_tail: float = _LOG_TAIL,
                             discretization: Optional[float] = None
-                            ) -> discrete.PldAtoms:
+                            ) -> privacy_loss.PldAtoms:
   """PLD of the mixture sum_j weights[j] * (conditional pair j). [DOM]
 
   Args:
@@ -278,7 +182,7 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
     weights: mixture weights (upper bounds on the true ones).
     log_tail: log of the mass cut from each tail of each component.
     discretization: None for every output's atom; or the spacing d of the
-      grid the atoms will be discretized on by `discrete.connect_the_dots`:
+      grid the atoms will be discretized on by `pld.discrete.connect_the_dots`:
       each component's outputs sharing their lower grid point are then
       merged into one atom (their P-mass and Q-mass summed), which leaves
       that discretization unchanged (D18) at a fraction of the atoms.
@@ -290,7 +194,7 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   clones, log_odds, weights, infinity_mass = _kept_components(
       clones, log_odds, weights, log_tail)
   if clones.size == 0:
-    return discrete.PldAtoms(np.zeros(0), np.zeros(0), infinity_mass)
+    return privacy_loss.PldAtoms(np.zeros(0), np.zeros(0), infinity_mass)
   num_outputs = clones + 1
   lo, hi = _hoeffding_window(num_outputs, log_tail)
   # P_c(a) <= 2 Bin(c + 1, 1/2)(a), and both tails are cut.
@@ -309,15 +213,15 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   component = np.repeat(np.arange(sizes.size), sizes)
   first = np.concatenate([[0], np.cumsum(sizes)[:-1]])
   offset = np.arange(component.size) - first[component]
-  binomial = distinct_binomial[distinct_start[inverse][component] + offset]
+  output_pmf = distinct_binomial[distinct_start[inverse][component] + offset]
   outputs = (lo[component] + offset).astype(np.float64)
   others = num_outputs[component] - outputs
   # Runs of outputs merged into one atom (each output alone without a grid):
   # sums of a Bin(m, 1/2)(a) and of b Bin(m, 1/2)(a), positive terms only.
   runs = _cell_segments(lo, hi, num_outputs, log_odds, first, component.size,
                         discretization)
-  outputs = np.add.reduceat(outputs * binomial, runs)
-  others = np.add.reduceat(others * binomial, runs)
+  outputs = np.add.reduceat(outputs * output_pmf, runs)
+  others = np.add.reduceat(others * output_pmf, runs)
   owner = component[runs]
   # A run whose binomial terms all underflow carries no mass under P or Q.
   occupied = (outputs > 0) | (others > 0)
@@ -337,7 +241,7 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
         'that produced it.')
   finite = np.isfinite(loss)
   infinity_mass += float(np.sum(mass[~finite & (mass > 0)]))
-  return discrete.PldAtoms(loss[finite], mass[finite], infinity_mass)
+  return privacy_loss.PldAtoms(loss[finite], mass[finite], infinity_mass)
 
 
 # Terms summed into one grid cell by `cell_merged_clone_atoms` at most: their
@@ -384,17 +288,106 @@ def _cell_runs(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
     run_b[runs] = np.add.reduceat(np.tile(segment_b, copies), flat)
     lengths[runs] = np.add.reduceat(np.tile(segment_length, copies), flat)
   first_output = (lo[count_of] + 0.0)[owner] + local
-  cell = discrete.grid_cell(_conditional_loss(
+  cell = privacy_loss.grid_cell(_conditional_loss(
       first_output, num_outputs[count_of][owner] - first_output,
       log_odds[owner], np.zeros(starts.size, dtype=bool)), discretization)
   return owner, cell, run_a, run_b, lengths
+
+
+def _dense_counts(distinct: np.ndarray, inverse: np.ndarray, lo: np.ndarray,
+                  hi: np.ndarray, log_odds: np.ndarray,
+                  discretization: float) -> np.ndarray:
+  """Whether each clone count's outputs are dense on the grid (then merged
+  by runs of outputs; else a table is cheaper), at its largest log-odds
+  (the loss is odd in a - b, largest at a = hi)."""
+  largest = np.zeros(distinct.size)
+  np.maximum.at(largest, inverse, log_odds)
+  top = _conditional_loss(hi.astype(np.float64), lo.astype(np.float64),
+                          largest, np.zeros(distinct.size, dtype=bool))
+  return 8 * (2 * top / discretization + 2) < hi - lo + 1
+
+
+def _run_cells(by_runs: np.ndarray, distinct: np.ndarray,
+               inverse: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+               log_odds: np.ndarray, weights: np.ndarray, q: np.ndarray,
+               one_minus_q: np.ndarray, pmfs: Sequence[np.ndarray],
+               discretization: float):
+  """(cells, P-masses, Q-masses, terms) of the runs of the components
+  `by_runs` (on dense outputs, `_cell_runs`)."""
+  by_runs = by_runs[np.argsort(inverse[by_runs], kind='stable')]
+  owner, cell, run_a, run_b, run_terms = _cell_runs(
+      lo, hi, distinct, log_odds[by_runs], inverse[by_runs], pmfs,
+      discretization)
+  component = by_runs[owner]
+  scale = (2.0 / distinct[inverse[component]]) * weights[component]
+  return (cell,
+          scale * (q[component] * run_a + one_minus_q[component] * run_b),
+          scale * (one_minus_q[component] * run_a + q[component] * run_b),
+          run_terms)
+
+
+def _table_cells(num_outputs: int, lo: int, hi: int, pmf: np.ndarray,
+                 theta: np.ndarray, q: np.ndarray, one_minus_q: np.ndarray,
+                 tilt: np.ndarray, weights: np.ndarray,
+                 discretization: float):
+  """(cells, P-masses, Q-masses, a bound on the terms per cell) of the
+  components of one clone count, as one (outputs x log-odds) table."""
+  a = np.arange(lo, hi + 1, dtype=np.float64)[:, None]
+  b = num_outputs - a
+  # In place: this table is the pair's main cost.
+  toward_p = q * a
+  toward_p += one_minus_q * b
+  toward_q = one_minus_q * a
+  toward_q += q * b
+  # L = log(toward_p / toward_q), written so that a = b gives 0 exactly.
+  loss = tilt * (a - b)
+  with np.errstate(divide='ignore'):
+    loss /= toward_q
+  np.log1p(loss, out=loss)
+  np.minimum(loss, theta, out=loss)
+  cells = privacy_loss.grid_cell(loss, discretization).ravel()
+  scale = (pmf * (2.0 / num_outputs))[:, None] * weights
+  toward_p *= scale
+  toward_q *= scale
+  # Outputs per cell: the loss's slope in a is smallest at a = b, 4 tanh
+  # (theta / 2) / m, so a cell holds at most d m / (4 tanh) + 1 of them.
+  terms = float(theta.size) * (
+      discretization * num_outputs / (4 * np.tanh(theta.min() / 2)) + 1)
+  return cells, toward_p.ravel(), toward_q.ravel(), terms
+
+
+def _cell_sums(cells, p_mass, q_mass, terms
+               ) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+  """(P-mass, Q-mass) summed per cell; None if a cell would sum more than
+  `_MAX_TERMS_PER_CELL` terms of one clone count (its rounding would
+  exceed connect-the-dots' margin)."""
+  lowest = min(int(cell.min()) for cell in cells)
+  span = max(int(cell.max()) for cell in cells) - lowest + 1
+  if span <= 4 * sum(cell.size for cell in cells):  # cells as bins, no sort
+    labels = np.arange(lowest, lowest + span)
+  else:
+    labels = np.unique(np.concatenate(cells))
+  p_sum, q_sum = np.zeros(labels.size), np.zeros(labels.size)
+  for cell, p_part, q_part, count in zip(cells, p_mass, q_mass, terms):
+    position = (cell - lowest if labels.size == span
+                else np.searchsorted(labels, cell))
+    if np.isscalar(count):  # a bound on a table's terms per cell
+      too_many = count > _MAX_TERMS_PER_CELL
+    else:
+      too_many = np.max(np.bincount(position, weights=count)) > (
+          _MAX_TERMS_PER_CELL)
+    if too_many:
+      return None
+    p_sum += np.bincount(position, weights=p_part, minlength=labels.size)
+    q_sum += np.bincount(position, weights=q_part, minlength=labels.size)
+  return p_sum, q_sum
 
 
 def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
                             weights: np.ndarray,
                             discretization: Optional[float],
                             log_tail: float = _LOG_TAIL
-                            ) -> discrete.PldAtoms:
+                            ) -> privacy_loss.PldAtoms:
   """`conditional_clone_atoms` merged per grid cell across components (D27).
 
   Without a `discretization` (or with infinite log-odds), simply
@@ -416,88 +409,36 @@ def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   clones, log_odds, weights, infinity_mass = _kept_components(
       clones, log_odds, weights, log_tail)
   if clones.size == 0:
-    return discrete.PldAtoms(np.zeros(0), np.zeros(0), infinity_mass)
+    return privacy_loss.PldAtoms(np.zeros(0), np.zeros(0), infinity_mass)
   distinct, inverse = np.unique(clones + 1, return_inverse=True)
   lo, hi = _hoeffding_window(distinct, log_tail)
   infinity_mass += float(np.sum(weights[lo[inverse] > 0])) * 4.0 * np.exp(
       log_tail)
-  binomial = np.exp(_numerics.binomial_windows_log_pmf(
+  window_pmf = np.exp(_numerics.binomial_windows_log_pmf(
       distinct, 0.5, 0.5, lo, hi))
   window_start = np.concatenate([[0], np.cumsum(hi - lo + 1)[:-1]])
+  pmfs = np.split(window_pmf, window_start[1:])
   q, one_minus_q = special.expit(log_odds), special.expit(-log_odds)
   tilt = np.tanh(log_odds / 2)  # q - (1 - q)
-  cells, p_mass, q_mass, terms = [], [], [], []
-  sizes = hi - lo + 1
-  pmfs = np.split(binomial, window_start[1:])
-  # Counts whose outputs are dense on the grid at their largest log-odds
-  # (the loss is odd in a - b, largest at a = hi) go by runs of outputs.
-  largest = np.zeros(distinct.size)
-  np.maximum.at(largest, inverse, log_odds)
-  top = _conditional_loss(hi.astype(np.float64), lo.astype(np.float64),
-                          largest, np.zeros(distinct.size, dtype=bool))
-  dense = 8 * (2 * top / discretization + 2) < sizes  # else a table is cheaper
+  # Each count's components go by runs of outputs or as one table; their
+  # terms are summed per cell first, then the counts'.
+  dense = _dense_counts(distinct, inverse, lo, hi, log_odds, discretization)
+  parts = []
   by_runs = np.flatnonzero(dense[inverse])
   if by_runs.size:
-    by_runs = by_runs[np.argsort(inverse[by_runs], kind='stable')]
-    owner, cell, run_a, run_b, run_terms = _cell_runs(
-        lo, hi, distinct, log_odds[by_runs], inverse[by_runs], pmfs,
-        discretization)
-    component = by_runs[owner]
-    scale = (2.0 / distinct[inverse[component]]) * weights[component]
-    cells.append(cell)
-    p_mass.append(scale * (q[component] * run_a
-                           + one_minus_q[component] * run_b))
-    q_mass.append(scale * (one_minus_q[component] * run_a
-                           + q[component] * run_b))
-    terms.append(run_terms)
+    parts.append(_run_cells(by_runs, distinct, inverse, lo, hi, log_odds,
+                            weights, q, one_minus_q, pmfs, discretization))
   for index in np.flatnonzero(~dense):
-    num_outputs, mine = distinct[index], inverse == index
-    a = np.arange(lo[index], hi[index] + 1, dtype=np.float64)[:, None]
-    b = num_outputs - a
-    theta, q_mine, one_minus_q_mine = log_odds[mine], q[mine], one_minus_q[mine]
-    # In place: this table is the pair's main cost.
-    toward_p = q_mine * a
-    toward_p += one_minus_q_mine * b
-    toward_q = one_minus_q_mine * a
-    toward_q += q_mine * b
-    # L = log(toward_p / toward_q), written so that a = b gives 0 exactly.
-    loss = tilt[mine] * (a - b)
-    with np.errstate(divide='ignore'):
-      loss /= toward_q
-    np.log1p(loss, out=loss)
-    np.minimum(loss, theta, out=loss)
-    cells.append(discrete.grid_cell(loss, discretization).ravel())
-    scale = (pmfs[index] * (2.0 / num_outputs))[:, None] * weights[mine]
-    toward_p *= scale
-    toward_q *= scale
-    p_mass.append(toward_p.ravel())
-    q_mass.append(toward_q.ravel())
-    # Outputs per cell: the loss's slope in a is smallest at a = b, 4 tanh
-    # (theta / 2) / m, so a cell holds at most d m / (4 tanh) + 1 of them.
-    terms.append(float(theta.size) * (
-        discretization * num_outputs / (4 * np.tanh(theta.min() / 2)) + 1))
-  # Each clone count's terms are summed per cell first (at most
-  # _MAX_TERMS_PER_CELL each, else the unmerged route), then the counts'.
-  lowest = min(int(cell.min()) for cell in cells)
-  span = max(int(cell.max()) for cell in cells) - lowest + 1
-  if span <= 4 * sum(cell.size for cell in cells):  # cells as bins, no sort
-    labels = np.arange(lowest, lowest + span)
-  else:
-    labels = np.unique(np.concatenate(cells))
-  p_sum, q_sum = np.zeros(labels.size), np.zeros(labels.size)
-  for cell, p_part, q_part, count in zip(cells, p_mass, q_mass, terms):
-    position = (cell - lowest if labels.size == span
-                else np.searchsorted(labels, cell))
-    if np.isscalar(count):  # a bound on a table's terms per cell
-      too_many = count > _MAX_TERMS_PER_CELL
-    else:
-      too_many = np.max(np.bincount(position, weights=count)) > (
-          _MAX_TERMS_PER_CELL)
-    if too_many:
-      return conditional_clone_atoms(clones, log_odds, weights, log_tail,
-                                     discretization)
-    p_sum += np.bincount(position, weights=p_part, minlength=labels.size)
-    q_sum += np.bincount(position, weights=q_part, minlength=labels.size)
+    mine = inverse == index
+    parts.append(_table_cells(
+        distinct[index], lo[index], hi[index], pmfs[index], log_odds[mine],
+        q[mine], one_minus_q[mine], tilt[mine], weights[mine],
+        discretization))
+  sums = _cell_sums(*zip(*parts))
+  if sums is None:
+    return conditional_clone_atoms(clones, log_odds, weights, log_tail,
+                                   discretization)
+  p_sum, q_sum = sums
   occupied = p_sum > 0
   p_sum, q_sum = p_sum[occupied], q_sum[occupied]
   with np.errstate(divide='ignore'):
@@ -508,13 +449,13 @@ def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
         'that produced it.')
   finite = np.isfinite(loss)
   infinity_mass += float(np.sum(p_sum[~finite]))
-  return discrete.PldAtoms(loss[finite], p_sum[finite], infinity_mass)
+  return privacy_loss.PldAtoms(loss[finite], p_sum[finite], infinity_mass)
 
 
-def _with_identical_mass(atoms: discrete.PldAtoms, weight: float,
-                         identical: float) -> discrete.PldAtoms:
+def _with_identical_mass(atoms: privacy_loss.PldAtoms, weight: float,
+                         identical: float) -> privacy_loss.PldAtoms:
   """weight * atoms + identical * (loss-0 atom)."""
-  return discrete.PldAtoms(np.append(atoms.losses, 0.0),
+  return privacy_loss.PldAtoms(np.append(atoms.losses, 0.0),
                             np.append(atoms.masses * weight, identical),
                             atoms.infinity_mass * weight)
 
@@ -542,7 +483,7 @@ def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
                          clone_probability: Optional[float] = None,
                          log_tail: float = _LOG_TAIL,
                          discretization: Optional[float] = None
-                         ) -> discrete.PldAtoms:
+                         ) -> privacy_loss.PldAtoms:
   """FMT21-CLONES / KHH-PLD-GENERIC: PLD of the clone pair. [DOM]
 
   Dominates the shuffle of `num_users` pure `local_epsilon`-LDP reports
@@ -568,14 +509,26 @@ def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
   """
   num_users, local_epsilon, relative_width = _check_common(
       num_users, local_epsilon, relative_width)
+  return _clone_pair_pld_atoms(num_users, local_epsilon, relative_width,
+                               clone_probability, log_tail, discretization)
+
+
+def _clone_pair_pld_atoms(num_users: int, local_epsilon: float,
+                          relative_width: float,
+                          clone_probability: Optional[float] = None,
+                          log_tail: float = _LOG_TAIL,
+                          discretization: Optional[float] = None
+                          ) -> privacy_loss.PldAtoms:
+  """`clone_pair_pld_atoms` on checked arguments (`clone_probability` is
+  checked here, by `clone_probabilities`)."""
   if local_epsilon == 0:
-    return discrete.PldAtoms(np.zeros(1), np.ones(1), 0.0)
+    return privacy_loss.PldAtoms(np.zeros(1), np.ones(1), 0.0)
   p, one_minus_p = clone_probabilities(local_epsilon, clone_probability)
   starts, weights, lower_tail = _binomial_groups(
       num_users - 1, p, one_minus_p, relative_width, log_tail=log_tail)
   atoms = conditional_clone_atoms(starts, np.full(starts.size, local_epsilon),
                                   weights, log_tail, discretization)
-  return discrete.PldAtoms(atoms.losses, atoms.masses,
+  return privacy_loss.PldAtoms(atoms.losses, atoms.masses,
                             atoms.infinity_mass + lower_tail)
 
 
@@ -586,7 +539,7 @@ _LOWER_GROUPS = 10
 
 def clone_pair_lower_atoms(num_users: int, local_epsilon: float,
                            clone_probability: float,
-                           discretization: float) -> discrete.PldAtoms:
+                           discretization: float) -> privacy_loss.PldAtoms:
   """A LOWER bound on the profile of the clone pair (FMT21-CLONES / D15). [LB]
 
   Not a bound on any mechanism: it only tells that the clone pair, computed
@@ -596,91 +549,16 @@ def clone_pair_lower_atoms(num_users: int, local_epsilon: float,
   the normalised windows' masses are scaled down by their tails' bounds.
   """
   p = min(1.0, clone_probability)
-  groups = label_groups(num_users - 1, p, 1.0 - p, DEFAULT_RELATIVE_WIDTH,
-                        _LOWER_GROUPS, log_tail=_LOWER_LOG_TAIL,
-                        upper_log_tail=_LOWER_LOG_TAIL)
+  groups = binomial.label_groups(
+      num_users - 1, p, 1.0 - p, DEFAULT_RELATIVE_WIDTH, _LOWER_GROUPS,
+      log_tail=_LOWER_LOG_TAIL, upper_log_tail=_LOWER_LOG_TAIL)
   # Label windows' tails, then each conditional pair's Hoeffding window's.
   kept = (1.0 - groups.lower_tail - groups.upper_tail) * (
       1.0 - 2.0 * np.exp(_LOWER_LOG_TAIL))
   atoms = cell_merged_clone_atoms(
       groups.ends, np.full(groups.ends.size, local_epsilon),
       groups.weights * max(0.0, kept), discretization, _LOWER_LOG_TAIL)
-  return discrete.PldAtoms(atoms.losses, atoms.masses, 0.0)
-
-
-# Conditional pairs of nearby rounds: one on a fine grid can be megabytes,
-# hence a byte budget.
-_SHARED_PAIRS = _cache.Lru(256 * 2**20, _cache.atoms_bytes,
-                           'conditional clone pairs')
-
-
-def clone_pair_grid_pmf(num_users: int, local_epsilon: float,
-                        relative_width: float, discretization: float,
-                        discretize) -> discrete.GridPmf:
-  """FMT21-CLONES on a grid, from conditional pairs shared across calls. [DOM]
-
-  The same pair as `clone_pair_pld_atoms`, but clone counts are grouped in
-  *global* blocks (`_numerics.block_starts`, each at its smallest count, D4)
-  whose conditional pairs are computed once and kept (`_SHARED_PAIRS`, 256
-  MB): a check-in round needs the clone pairs of ~40 nearby user counts,
-  and daily check-in rounds those of nearby populations, whose blocks mostly
-  coincide. Discretization is linear in the masses, so the pair's PMF is the
-  block-weighted sum of the conditional PMFs; that sum is used when the
-  conditional pairs' outputs are dense on the grid (`on_grid`), else their
-  cached atoms are joined and discretized once. Labels below the Chernoff
-  window go to +infinity; above it, to the last block (more clones only
-  help).
-  """
-  if local_epsilon == 0:
-    return discretize(discrete.PldAtoms(np.zeros(1), np.ones(1), 0.0),
-                      discretization)
-  trials = num_users - 1
-  p, one_minus_p = np.exp(-local_epsilon), -np.expm1(-local_epsilon)
-  lo, hi = chernoff_window(trials, p, one_minus_p)
-  window = np.exp(_numerics.binomial_window_log_pmf(trials, p, one_minus_p,
-                                                    lo, hi))
-  blocks = _numerics.block_starts(trials, relative_width)
-  starts = blocks[np.searchsorted(blocks, lo, side='right') - 1:
-                  np.searchsorted(blocks, hi, side='right')]
-  weights = np.bincount(
-      np.searchsorted(starts, np.arange(lo, hi + 1), side='right') - 1,
-      weights=window, minlength=starts.size)
-  weights[-1] += float(np.exp(_numerics.log_upper_tail_bound(
-      trials, p, one_minus_p, hi + 1)))
-  infinity_mass = float(np.exp(_numerics.log_lower_tail_bound(
-      trials, p, one_minus_p, lo - 1)))
-  # Outputs of a conditional pair are ~4 tanh(eps0 / 2) / c apart in loss; a
-  # grid PMF costs an addition per grid point its outputs span, an atom ~30.
-  on_grid = (4 * np.tanh(local_epsilon / 2) / max(1, starts[0])
-             < 30 * discretization)
-
-  def conditional(clones):
-    def compute():
-      if not on_grid:
-        return conditional_clone_atoms(np.array([clones]),
-                                       np.array([local_epsilon]), np.ones(1))
-      # Merged per grid cell (D18): the same PMF from fewer atoms.
-      return discretize(conditional_clone_atoms(
-          np.array([clones]), np.array([local_epsilon]), np.ones(1),
-          discretization=discretization), discretization)
-    key = (int(clones), local_epsilon, on_grid, discretization, discretize)
-    return _SHARED_PAIRS.get(key, compute)
-
-  parts = [conditional(clones) for clones in starts]
-  infinity_mass += float(np.dot(weights, [part.infinity_mass
-                                          for part in parts]))
-  if not on_grid:
-    return discretize(discrete.PldAtoms(
-        np.concatenate([part.losses for part in parts]),
-        np.concatenate([weight * part.masses
-                        for part, weight in zip(parts, weights)]),
-        infinity_mass), discretization)
-  first = min(part.lower_index for part in parts)
-  probs = np.zeros(max(part.upper_index for part in parts) - first + 1)
-  for part, weight in zip(parts, weights):
-    offset = part.lower_index - first
-    probs[offset:offset + part.probs.size] += weight * part.probs
-  return discrete.GridPmf(discretization, first, probs, infinity_mass)
+  return privacy_loss.PldAtoms(atoms.losses, atoms.masses, 0.0)
 
 
 def krr_random_answer_probability(local_epsilon: float,
@@ -692,7 +570,7 @@ def krr_random_answer_probability(local_epsilon: float,
 def krr_strong_pld_atoms(num_users: int, local_epsilon: float,
                          num_categories: int,
                          relative_width: float = DEFAULT_RELATIVE_WIDTH
-                         ) -> discrete.PldAtoms:
+                         ) -> privacy_loss.PldAtoms:
   """KHH-KRR-STRONG: exact pair for the strong adversary, +inf mass kept.
 
   [TIGHT for an adversary who also knows which users answered randomly;
@@ -705,46 +583,22 @@ def krr_strong_pld_atoms(num_users: int, local_epsilon: float,
                                              2)
   gamma = krr_random_answer_probability(local_epsilon, num_categories)
   if gamma >= 1:
-    return discrete.PldAtoms(np.zeros(1), np.ones(1), 0.0)
+    return privacy_loss.PldAtoms(np.zeros(1), np.ones(1), 0.0)
   p = 2 * gamma / num_categories
   starts, weights, lower_tail = _binomial_groups(num_users - 1, p, 1 - p,
                                                  relative_width)
   atoms = conditional_clone_atoms(starts, np.full(starts.size, np.inf),
                                   weights)
-  atoms = discrete.PldAtoms(atoms.losses, atoms.masses,
+  atoms = privacy_loss.PldAtoms(atoms.losses, atoms.masses,
                              atoms.infinity_mass + lower_tail)
   return _with_identical_mass(atoms, 1 - gamma, gamma)
-
-
-def binomial_interval_mass(num_trials: np.ndarray, p: float,
-                            first: np.ndarray, last: np.ndarray) -> np.ndarray:
-  """P[first <= Bin(num_trials, p) <= last], from the shorter tail."""
-  # Regularized incomplete beta functions in floating point: scipy's bdtr
-  # takes a C int and returns NaN above 2^31 trials (n = 10^10 users).
-  num_trials = np.asarray(num_trials, dtype=np.float64)
-
-  def cdf(k):  # P[X <= k] = I_{1-p}(N - k, k + 1) for 0 <= k < N
-    inside = np.clip(k, 0, np.maximum(num_trials - 1, 0))
-    value = special.betainc(np.maximum(num_trials - inside, 1e-300),
-                            inside + 1.0, 1 - p)
-    return np.where(k < 0, 0.0, np.where(k >= num_trials, 1.0, value))
-
-  def sf(k):  # P[X > k] = I_p(k + 1, N - k) for 0 <= k < N
-    inside = np.clip(k, 0, np.maximum(num_trials - 1, 0))
-    value = special.betainc(inside + 1.0,
-                            np.maximum(num_trials - inside, 1e-300), p)
-    return np.where(k < 0, 1.0, np.where(k >= num_trials, 0.0, value))
-
-  mass = np.where(first > num_trials * p, sf(first - 1) - sf(last),
-                  cdf(last) - cdf(first - 1))
-  return np.where(last < first, 0.0, np.clip(mass, 0.0, 1.0))
 
 
 def krr_weak_pld_atoms(num_users: int, local_epsilon: float,
                        num_categories: int,
                        relative_width: float = DEFAULT_RELATIVE_WIDTH,
                        discretization: Optional[float] = None
-                       ) -> discrete.PldAtoms:
+                       ) -> privacy_loss.PldAtoms:
   """KHH-KRR-WEAK: pair for the weak adversary, as a mixture of clone pairs.
 
   [DOM for an adversary who knows the other users' data and which of them
@@ -759,7 +613,7 @@ def krr_weak_pld_atoms(num_users: int, local_epsilon: float,
   k = _validation.check_integer('num_categories', num_categories, 2)
   gamma = krr_random_answer_probability(local_epsilon, k)
   if gamma >= 1:
-    return discrete.PldAtoms(np.zeros(1), np.ones(1), 0.0)
+    return privacy_loss.PldAtoms(np.zeros(1), np.ones(1), 0.0)
   pi = 2.0 / k
   y_starts, y_weights, y_lower_tail = _binomial_groups(
       num_users - 1, gamma, 1 - gamma, relative_width, _MAX_WEAK_GROUPS)
@@ -767,22 +621,24 @@ def krr_weak_pld_atoms(num_users: int, local_epsilon: float,
   identical, missing = 0.0, y_lower_tail
   for y, y_weight in zip(y_starts, y_weights):
     if pi < 1:
-      s_lo = max(1, chernoff_window(y, pi, 1 - pi)[0])
-      s_hi = chernoff_window(y + 1, pi, 1 - pi)[1]
+      s_lo = max(1, binomial.chernoff_window(y, pi, 1 - pi)[0])
+      s_hi = binomial.chernoff_window(y + 1, pi, 1 - pi)[1]
     else:  # k = 2: every message is one of the two values, s = y + 1
       s_lo = s_hi = y + 1
-    s_starts = group_starts(s_lo, s_hi, relative_width, _MAX_WEAK_GROUPS)
+    s_starts = binomial.group_starts(s_lo, s_hi, relative_width,
+                                     _MAX_WEAK_GROUPS)
     s_ends = np.append(s_starts[1:] - 1, s_hi)
-    s_mass = (gamma * binomial_interval_mass(y + 1, pi, s_starts, s_ends)
-              + (1 - gamma) * binomial_interval_mass(y, pi, s_starts - 1,
-                                                      s_ends - 1))
+    s_mass = (gamma * binomial.binomial_interval_mass(y + 1, pi, s_starts,
+                                                      s_ends)
+              + (1 - gamma) * binomial.binomial_interval_mass(
+                  y, pi, s_starts - 1, s_ends - 1))
     no_value = (gamma * (1 - pi) ** (y + 1)) if pi < 1 else 0.0
     identical += y_weight * no_value
     # The tails of s and the rounding of every CDF difference: whatever the
     # groups do not hold goes to +infinity.
     missing += y_weight * max(
         0.0, 1.0 - no_value - float(np.sum(s_mass))
-        + _CDF_ERROR * (s_mass.size + 1))
+        + binomial.CDF_ERROR * (s_mass.size + 1))
     clones.append(s_starts - 1)
     log_odds.append(np.log1p((1 - gamma) * k * s_ends / (gamma * (y + 1))))
     weights.append(y_weight * s_mass)
@@ -791,5 +647,5 @@ def krr_weak_pld_atoms(num_users: int, local_epsilon: float,
                                np.concatenate(weights))
   atoms = cell_merged_clone_atoms(clones, log_odds, weights, discretization)
   return _with_identical_mass(
-      discrete.PldAtoms(atoms.losses, atoms.masses,
+      privacy_loss.PldAtoms(atoms.losses, atoms.masses,
                          atoms.infinity_mass + missing), 1.0, identical)

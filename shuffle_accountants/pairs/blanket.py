@@ -38,13 +38,13 @@ import math
 from typing import Optional, Tuple
 
 import numpy as np
-from scipy import special
 
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
+from shuffle_accountants.pairs import binomial
+from shuffle_accountants.pairs import clone_pairs
+from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants import randomizers
-from shuffle_accountants.pld import clone_pairs
-from shuffle_accountants.pld import discrete
 
 # Groups per label coordinate (s, and V within each s-group): a cost bound.
 _MAX_GROUPS = 40
@@ -56,19 +56,6 @@ _MAX_V_GROUPS = 24
 _MAX_BULK_GROUPS = 20
 _MAX_BULK_V_GROUPS = 14
 _BULK = 4.0
-# Absolute error of one CDF value or a pmf-weighted sum of them (betainc is
-# accurate to a few ulps).
-_CDF_ERROR = 1e-15
-
-
-def _cdf(num_trials: np.ndarray, p: float, largest: np.ndarray) -> np.ndarray:
-  """P[Bin(num_trials, p) <= largest], elementwise (real-valued trials)."""
-  num_trials = np.asarray(num_trials, dtype=np.float64)
-  inside = np.clip(largest, 0, np.maximum(num_trials - 1, 0))
-  value = special.betainc(np.maximum(num_trials - inside, 1e-300),
-                          inside + 1.0, 1 - p)
-  return np.where(largest < 0, 0.0, np.where(largest >= num_trials, 1.0,
-                                               value))
 
 
 def _common_weight_groups(num_users: int, double_rate: float,
@@ -89,12 +76,12 @@ def _common_weight_groups(num_users: int, double_rate: float,
   e = math.exp(log_ratio)
   if num_users == 0 or zero_rate + double_rate == 0:
     return np.zeros(1), np.ones(1), 0.0
-  t_lo, t_hi = clone_pairs.chernoff_window(num_users, double_rate,
-                                           1 - double_rate)
+  t_lo, t_hi = binomial.chernoff_window(num_users, double_rate,
+                                        1 - double_rate)
   zero_given_t = min(1.0, zero_rate / (1 - double_rate)) if (
       double_rate < 1) else 0.0
-  z_lo, _ = clone_pairs.chernoff_window(num_users - t_hi, zero_given_t,
-                                        1 - zero_given_t)
+  z_lo, _ = binomial.chernoff_window(num_users - t_hi, zero_given_t,
+                                     1 - zero_given_t)
   low = z_lo + e * t_lo
   # The bulk is the mean +- four standard deviations: V above goes to the
   # last group, V below it to one group at `low`, which only loosens
@@ -128,21 +115,56 @@ def _common_weight_groups(num_users: int, double_rate: float,
   first = np.arange(t_lo, t_hi + 1, step)
   last = np.minimum(first + step - 1, t_hi)
   block_pmf = np.add.reduceat(t_pmf, first - t_lo)
-  below = block_pmf @ _cdf((num_users - last)[:, None], zero_given_t,
-                           np.ceil(ends[None, :] - e * first[:, None]) - 1)
+  below = block_pmf @ binomial.binomial_cdf(
+      (num_users - last)[:, None], zero_given_t,
+      np.ceil(ends[None, :] - e * first[:, None]) - 1)
   # Upper bounds on P[V < end] that stay non-decreasing in the end.
   below = np.maximum.accumulate(np.minimum(below, 1.0))
   masses = np.maximum(np.diff(np.append(below, 1.0)), 0.0)
   t_tail = float(np.exp(_numerics.log_lower_tail_bound(
       num_users, double_rate, 1 - double_rate, t_lo - 1)))
   return (ends, masses,
-          float(below[0]) + t_tail + 4 * _CDF_ERROR * (ends.size + 1))
+          float(below[0]) + t_tail + 4 * binomial.CDF_ERROR * (ends.size + 1))
+
+
+def _single_groups(trials: int, single_rate: float, target_single: float,
+                   relative_width: float
+                   ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """Groups of s >= 1 (the count of single-cell messages): (starts, ends,
+  masses), in a Chernoff window of the other users' Bin(trials,
+  single_rate) count, plus the target's own (probability `target_single`).
+  """
+  if single_rate < 1:
+    lo, hi = binomial.chernoff_window(trials, single_rate, 1 - single_rate)
+  else:
+    lo = hi = trials
+  s_lo, s_hi = max(1, lo), hi + 1
+  # Groups of width ~relative_width in the bulk of s, one per tail.
+  mean = trials * single_rate + target_single
+  spread = _BULK * math.sqrt(trials * single_rate * (1 - single_rate) + 1)
+  bulk_lo = min(s_hi, max(s_lo, math.floor(mean - spread)))
+  bulk_hi = max(bulk_lo, min(s_hi, math.ceil(mean + spread)))
+  # Bulk groups no wider than the whole window's groups would be.
+  groups = max(_MAX_BULK_GROUPS, math.ceil(
+      _MAX_GROUPS * (bulk_hi - bulk_lo + 1) / (s_hi - s_lo + 1)))
+  if s_hi - s_lo < 4 * _MAX_GROUPS:  # a narrow window: no tails apart
+    bulk_lo, bulk_hi, groups = s_lo, s_hi, _MAX_GROUPS
+  starts = np.concatenate([
+      [s_lo] if bulk_lo > s_lo else [],
+      binomial.group_starts(bulk_lo, bulk_hi, relative_width, groups),
+      [bulk_hi + 1] if bulk_hi < s_hi else []]).astype(np.int64)
+  ends = np.append(starts[1:] - 1, s_hi)
+  s_mass = (target_single * binomial.binomial_interval_mass(
+      trials, single_rate, starts - 1, ends - 1)
+            + (1 - target_single) * binomial.binomial_interval_mass(
+                trials, single_rate, starts, ends))
+  return starts, ends, s_mass
 
 
 def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
                       relative_width: float,
                       discretization: Optional[float] = None
-                      ) -> discrete.PldAtoms:
+                      ) -> privacy_loss.PldAtoms:
   """D16: PLD of the blanket pair of `table` for n users. [DOM]
 
   Args:
@@ -166,33 +188,12 @@ def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
   target_single = min(1.0, alpha * (1 + e) * w1)
   single_rate = min(1.0, 2 * gamma * w1)
   trials = n - 1
-  if single_rate < 1:
-    lo, hi = clone_pairs.chernoff_window(trials, single_rate, 1 - single_rate)
-  else:
-    lo = hi = trials
-  s_lo, s_hi = max(1, lo), hi + 1
-  # Groups of width ~relative_width in the bulk of s, one per tail.
-  mean = trials * single_rate + target_single
-  spread = _BULK * math.sqrt(trials * single_rate * (1 - single_rate) + 1)
-  bulk_lo = min(s_hi, max(s_lo, math.floor(mean - spread)))
-  bulk_hi = max(bulk_lo, min(s_hi, math.ceil(mean + spread)))
-  # Bulk groups no wider than the whole window's groups would be.
-  groups = max(_MAX_BULK_GROUPS, math.ceil(
-      _MAX_GROUPS * (bulk_hi - bulk_lo + 1) / (s_hi - s_lo + 1)))
-  if s_hi - s_lo < 4 * _MAX_GROUPS:  # a narrow window: no tails apart
-    bulk_lo, bulk_hi, groups = s_lo, s_hi, _MAX_GROUPS
-  starts = np.concatenate([
-      [s_lo] if bulk_lo > s_lo else [],
-      clone_pairs.group_starts(bulk_lo, bulk_hi, relative_width, groups),
-      [bulk_hi + 1] if bulk_hi < s_hi else []]).astype(np.int64)
-  ends = np.append(starts[1:] - 1, s_hi)
-  s_mass = (target_single * clone_pairs.binomial_interval_mass(
-      trials, single_rate, starts - 1, ends - 1)
-            + (1 - target_single) * clone_pairs.binomial_interval_mass(
-                trials, single_rate, starts, ends))
+  starts, ends, s_mass = _single_groups(trials, single_rate, target_single,
+                                        relative_width)
+  s_hi = int(ends[-1])
   identical = (1 - target_single) * (1 - single_rate) ** trials
-  infinity = max(0.0, 1 - identical - float(np.sum(s_mass))) + _CDF_ERROR * (
-      starts.size + 1)
+  infinity = (max(0.0, 1 - identical - float(np.sum(s_mass)))
+              + binomial.CDF_ERROR * (starts.size + 1))
   rest = 1 - single_rate
   double_rate = min(1.0, gamma * w2 / rest) if rest > 0 else 0.0
   zero_rate = min(1.0 - double_rate, gamma * (1 - 2 * w1 - w2) / rest
@@ -217,6 +218,6 @@ def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
                                np.concatenate(weights))
   atoms = clone_pairs.cell_merged_clone_atoms(clones, log_odds, weights,
                                               discretization)
-  return discrete.PldAtoms(np.append(atoms.losses, 0.0),
-                           np.append(atoms.masses, identical),
-                           atoms.infinity_mass + infinity)
+  return privacy_loss.PldAtoms(np.append(atoms.losses, 0.0),
+                               np.append(atoms.masses, identical),
+                               atoms.infinity_mass + infinity)
