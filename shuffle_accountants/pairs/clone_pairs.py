@@ -406,10 +406,11 @@ def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
   if discretization is None or not np.all(np.isfinite(log_odds)):
     return conditional_clone_atoms(clones, log_odds, weights, log_tail,
                                    discretization)
-  clones, log_odds, weights, infinity_mass = _kept_components(
+  clones, log_odds, weights, negligible_mass = _kept_components(
       clones, log_odds, weights, log_tail)
   if clones.size == 0:
-    return privacy_loss.PldAtoms(np.zeros(0), np.zeros(0), infinity_mass)
+    return privacy_loss.PldAtoms(np.zeros(0), np.zeros(0), negligible_mass)
+  infinity_mass = negligible_mass
   distinct, inverse = np.unique(clones + 1, return_inverse=True)
   lo, hi = _hoeffding_window(distinct, log_tail)
   infinity_mass += float(np.sum(weights[lo[inverse] > 0])) * 4.0 * np.exp(
@@ -436,8 +437,11 @@ def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
         discretization))
   sums = _cell_sums(*zip(*parts))
   if sums is None:
-    return conditional_clone_atoms(clones, log_odds, weights, log_tail,
+    # The kept components only: the negligible ones stay at +infinity.
+    kept = conditional_clone_atoms(clones, log_odds, weights, log_tail,
                                    discretization)
+    return privacy_loss.PldAtoms(kept.losses, kept.masses,
+                                 kept.infinity_mass + negligible_mass)
   p_sum, q_sum = sums
   occupied = p_sum > 0
   p_sum, q_sum = p_sum[occupied], q_sum[occupied]
