@@ -242,8 +242,8 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
   def _progress_over(self, ledger: dp_event.DpEvent, phase: str
                 ) -> _progress.Progress:
     """Progress over the shuffle rounds of `ledger`."""
-    return _progress.Progress(self._progress_option, phase, sum(
-        1 for _ in candidates.shuffle_leaves(ledger)))
+    return _progress.Progress(self._progress_option, phase,
+                              len(_ledger.shuffle_rounds(ledger)))
 
   def _grouped_ledger(self) -> dp_event.DpEvent:
     return _grouping.grouped_ledger(self.ledger, self._relative_grouping)
@@ -341,13 +341,14 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     (check-in rounds take their rate-1 round per round, `candidates`).
     """
     if self._dominating is None:
-      self._dominating = _dominating.dominating_routes(
+      self._dominating = _ledger.CertifiedRoutes(
           self.ledger, lambda: ShufflePldAccountant(
               self.neighboring_relation,
               None if self._automatic_grid
               else self._value_discretization_interval,
               self._relative_accuracy, self._krr_adversary,
-              self._relative_width, self._relative_grouping))
+              self._relative_width, self._relative_grouping)
+      ).dominating_routes()
     return self._dominating
 
   def _route_value(self, method: str, argument: float, unavailable):
@@ -543,7 +544,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
         self._compose_shuffle(event, count, event, None)
       return error
     if (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
-        and _event_checks.contains_shuffle_event(event.event)):
+        and _ledger.contains_shuffle(event.event)):
       error = (_event_checks.check_sampled_shuffle(event)
                or self._check_shuffle_event(event.event, event))
       if error is None and do_compose:
@@ -551,7 +552,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
         self._compose_shuffle(event, count, event.event, ratio)
       return error
     if (isinstance(event, dp_event.PoissonSampledDpEvent)
-        and _event_checks.contains_shuffle_event(event.event)):
+        and _ledger.contains_shuffle(event.event)):
       return _event_checks.poisson_shuffle_error(event)
     if isinstance(event, sampler_accounting.SAMPLER_EVENT_TYPES):
       return self._compose_sampler(event, count, do_compose)
