@@ -69,11 +69,11 @@ def test_estimate_is_computed_only_when_asked_and_refreshed_after_compose():
   accountant = ShufflePldAccountant(value_discretization_interval=1e-3)
   accountant.compose(ShuffleEvent(1000, 1.0), 10)
   bound = accountant.get_epsilon(1e-6)
-  assert accountant._estimate is None  # pylint: disable=protected-access
+  assert accountant._derived.estimate is None  # pylint: disable=protected-access
   estimate = accountant.get_optimistic_epsilon(1e-6)
   assert estimate <= bound
   accountant.compose(ShuffleEvent(1000, 1.0), 10)
-  assert accountant._estimate is None  # pylint: disable=protected-access
+  assert accountant._derived.estimate is None  # pylint: disable=protected-access
   assert accountant.get_optimistic_epsilon(1e-6) > estimate
 
 
