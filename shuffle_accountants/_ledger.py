@@ -104,6 +104,7 @@ class Kind(enum.Enum):
 # The kinds the accountants compose as shuffle rounds.
 ROUND_KINDS = (Kind.SHUFFLE, Kind.LIEW, Kind.HIDDEN_SAMPLE)
 
+
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class Leaf:
   """A leaf of a ledger, classified.
@@ -173,24 +174,6 @@ def only_shuffle_rounds(ledger: dp_event.DpEvent) -> bool:
              for leaf in (classify(e) for e, _ in leaves(ledger)))
 
 
-def check_leaf_round(leaf: Leaf, check_shuffle: Callable, check_liew: Callable
-                     ) -> Optional[CompositionErrorDetails]:
-  """The checks of a round every route makes, then the route's own.
-
-  `check_shuffle(round, reported)` checks a `ShuffleEvent` reported as
-  `reported` (itself or its hidden sample); `check_liew(event)` a Liew et
-  al. event.
-  """
-  if leaf.kind is Kind.POISSON_SHUFFLE:
-    return _event_checks.poisson_shuffle_error(leaf.event)
-  if leaf.kind is Kind.HIDDEN_SAMPLE:
-    return (_event_checks.check_sampled_shuffle(leaf.event)
-            or check_shuffle(leaf.round, leaf.event))
-  if leaf.kind is Kind.SHUFFLE:
-    return check_shuffle(leaf.event, leaf.event)
-  return check_liew(leaf.event)
-
-
 class ShuffleAccountant:
   """The compose step of both accountants (mixed in before their
   dp_accounting parent): every leaf of an event is classified once, then
@@ -203,10 +186,13 @@ class ShuffleAccountant:
   def _check_shuffle_event(self, event: events.ShuffleEvent,
                            reported: dp_event.DpEvent
                            ) -> Optional[CompositionErrorDetails]:
+    """The route's checks of a `ShuffleEvent` reported as `reported`
+    (itself or its hidden sample)."""
     raise NotImplementedError
 
   def _check_liew_event(self, event: dp_event.DpEvent
                         ) -> Optional[CompositionErrorDetails]:
+    """The route's checks of a Liew et al. event."""
     raise NotImplementedError
 
   def _check_other(self, event: dp_event.DpEvent, count: int
@@ -225,15 +211,23 @@ class ShuffleAccountant:
       self._compose_event(event, count)
       return None
     for leaf_event, leaf_count in leaves(event, count):
-      leaf = classify(leaf_event)
-      if leaf.kind in (Kind.OTHER, Kind.WRAPPED_SHUFFLE, Kind.NO_OP):
-        error = self._check_other(leaf_event, leaf_count)
-      else:
-        error = check_leaf_round(leaf, self._check_shuffle_event,
-                                 self._check_liew_event)
+      error = self._check_leaf(classify(leaf_event), leaf_count)
       if error is not None:
         return error
     return None
+
+  def _check_leaf(self, leaf: Leaf, count: int
+                  ) -> Optional[CompositionErrorDetails]:
+    if leaf.kind is Kind.POISSON_SHUFFLE:
+      return _event_checks.poisson_shuffle_error(leaf.event)
+    if leaf.kind is Kind.HIDDEN_SAMPLE:
+      return (_event_checks.check_sampled_shuffle(leaf.event)
+              or self._check_shuffle_event(leaf.round, leaf.event))
+    if leaf.kind is Kind.SHUFFLE:
+      return self._check_shuffle_event(leaf.event, leaf.event)
+    if leaf.kind is Kind.LIEW:
+      return self._check_liew_event(leaf.event)
+    return self._check_other(leaf.event, count)
 
 
 # ---- basic composition of LDP rounds (see the module docstring)

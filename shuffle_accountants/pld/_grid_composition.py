@@ -72,8 +72,7 @@ class _ParentEvents(pld_privacy_accountant.PLDAccountant):
     whether it is not DP)."""
     self._pld = _EventPld()
     self._contains_non_dp_event = False
-    pld_privacy_accountant.PLDAccountant._maybe_compose(  # pylint: disable=protected-access
-        self, event, count, True)
+    self._maybe_compose(event, count, True)
     built = None if isinstance(self._pld, _EventPld) else self._pld
     return built, self._contains_non_dp_event
 
