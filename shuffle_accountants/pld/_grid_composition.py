@@ -14,7 +14,7 @@ dp_accounting's Gaussians and randomized response as exact inputs, so the
 round-off certificate covers them (D24).
 """
 
-from typing import List, Optional, Tuple
+from typing import List, Optional, Tuple, TypeAlias
 
 import attr
 from dp_accounting import dp_event
@@ -30,7 +30,7 @@ from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.samplers import accounting as sampler_accounting
 
-PLD = privacy_loss_distribution.PrivacyLossDistribution
+PLD: TypeAlias = privacy_loss_distribution.PrivacyLossDistribution
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
