@@ -71,7 +71,7 @@ def rows(quick: bool, settings=None):
         event = ShuffleEvent(n, randomizer=randomizer)
         certified, seconds, accountant = _certified(event, rounds)
         _, generic_seconds, _ = _certified(ShuffleEvent(n, eps0), rounds)
-        interval = accountant._resolve().value_discretization_interval  # pylint: disable=protected-access
+        interval = accountant.value_discretization_interval
         pairs = dict(candidates.shuffle_round_pairs(
             n, eps0, event.num_categories, 0.0, 'shuffled_output', 1e-3,
             randomizer))

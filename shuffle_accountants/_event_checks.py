@@ -21,16 +21,6 @@ def error(event: dp_event.DpEvent, message: str) -> CompositionErrorDetails:
   return CompositionErrorDetails(invalid_event=event, error_message=message)
 
 
-def contains_shuffle_event(event: dp_event.DpEvent) -> bool:
-  """Whether `event` is, or wraps somewhere, a shuffle-model event."""
-  if isinstance(event, events.SHUFFLE_EVENT_TYPES):
-    return True
-  if isinstance(event, dp_event.ComposedDpEvent):
-    return any(contains_shuffle_event(e) for e in event.events)
-  inner = getattr(event, 'event', None)
-  return isinstance(inner, dp_event.DpEvent) and contains_shuffle_event(inner)
-
-
 def check_relation(relation: NeighboringRelation, reported: dp_event.DpEvent
                    ) -> Optional[CompositionErrorDetails]:
   if relation is NeighboringRelation.REPLACE_ONE:

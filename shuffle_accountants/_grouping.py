@@ -22,11 +22,12 @@ A ledger whose rounds share n and gamma is accounted exactly.
 """
 
 import math
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, List, Optional
 
 import attr
 from dp_accounting import dp_event
 
+from shuffle_accountants import _ledger
 from shuffle_accountants import events
 
 DEFAULT_RELATIVE_STEP = 0.01
@@ -36,18 +37,6 @@ DEFAULT_RELATIVE_STEP = 0.01
 # check-ins are added to the sum and the count).
 GROUPED_EVENT_TYPES = (events.ShuffleEvent, events.CheckInEvent,
                        events.DistributedCheckInEvent)
-
-
-def leaves(event: dp_event.DpEvent, count: int = 1
-           ) -> Iterator[Tuple[dp_event.DpEvent, int]]:
-  """Every non-composite event of a ledger with its total count."""
-  if isinstance(event, dp_event.SelfComposedDpEvent):
-    yield from leaves(event.event, count * event.count)
-  elif isinstance(event, dp_event.ComposedDpEvent):
-    for inner in event.events:
-      yield from leaves(inner, count)
-  else:
-    yield event, count
 
 
 class Grouping:
@@ -108,7 +97,7 @@ def grouped_ledger(ledger: dp_event.DpEvent, relative_step: float
   The result composes each distinct representative once, with the summed
   count of the rounds it stands for, and every other event as it was.
   """
-  flat = list(leaves(ledger))
+  flat = _ledger.leaves(ledger)
   grouping = Grouping(relative_step)
   for event, count in flat:
     if count > 0:

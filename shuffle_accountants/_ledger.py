@@ -1,24 +1,236 @@
-"""Basic composition of a ledger of LDP shuffle rounds: a ceiling for both routes [UB].
+"""The ledger, as both accountants read it: one walk, one classification, the smallest certified answer [UB].
 
-A shuffle of (eps0, delta0)-LDP reports is (eps0, delta0)-DP under
-replace-one (LOCAL-GUARANTEE; D6 for pure LDP): one report changes and the
-rest is post-processing. Check-in and hidden samples add only post-processing
-of a subset of the reports. Basic composition then makes a ledger of such
-rounds (sum eps0, sum delta0)-DP, so for target_delta >= sum delta0 the
-certified epsilon never needs to exceed sum eps0. The accountants report the
-smaller of their route's answer and this bound, which keeps pure-LDP ledgers
-finite at every delta however far the route's numerics are pushed.
+* `fold` is the one recursion over dp_accounting's composite events
+  (`ComposedDpEvent`, `SelfComposedDpEvent`); `leaves`, `replaced`,
+  `basic_composition` and the classification of wrappers are folds.
+* `classify` says what kind of round a leaf is (`Kind`), which shuffle
+  round it accounts and at which sampling ratio; both accountants check and
+  compose a leaf by its kind (`ShuffleAccountant`), and the PLD grid
+  policy reads the same records (`shuffle_rounds`).
+* `CertifiedRoutes` answers epsilon (delta) as the smallest over the
+  certified routes of one ledger: the accountant's own, a companion route
+  asked from some epsilon on, the ledgers it post-processes (D19,
+  `_dominating`) and basic composition of LDP rounds (below).
+
+Basic composition [UB]: a shuffle of (eps0, delta0)-LDP reports is
+(eps0, delta0)-DP under replace-one (LOCAL-GUARANTEE; D6 for pure LDP): one
+report changes and the rest is post-processing. Check-in and hidden samples
+add only post-processing of a subset of the reports. Basic composition then
+makes a ledger of such rounds (sum eps0, sum delta0)-DP, so for
+target_delta >= sum delta0 the certified epsilon never needs to exceed
+sum eps0. That cap keeps pure-LDP ledgers finite at every delta however far
+a route's numerics are pushed.
 """
 
+import enum
 import math
-from typing import Optional, Tuple
+from typing import Callable, List, Optional, Tuple, TypeVar
 
+import attr
 from dp_accounting import dp_event
+from dp_accounting import privacy_accountant
 
+from shuffle_accountants import _dominating
+from shuffle_accountants import _event_checks
 from shuffle_accountants import events
+
+CompositionErrorDetails = (
+    privacy_accountant.PrivacyAccountant.CompositionErrorDetails)
+Folded = TypeVar('Folded')
 
 # Relative margin on the float sum (the sum itself is exact mathematics).
 _SUM_MARGIN = 1e-12
+
+
+def fold(event: dp_event.DpEvent, leaf: Callable[[dp_event.DpEvent], Folded],
+         composed: Callable[[dp_event.ComposedDpEvent, List[Folded]], Folded],
+         self_composed: Callable[[dp_event.SelfComposedDpEvent, Folded],
+                                 Folded]) -> Folded:
+  """The event tree folded: `leaf` of every non-composite event, combined
+  by `composed` (the folded parts) and `self_composed` (the folded inner)."""
+  if isinstance(event, dp_event.ComposedDpEvent):
+    return composed(event, [fold(inner, leaf, composed, self_composed)
+                            for inner in event.events])
+  if isinstance(event, dp_event.SelfComposedDpEvent):
+    return self_composed(event, fold(event.event, leaf, composed,
+                                     self_composed))
+  return leaf(event)
+
+
+def leaves(event: dp_event.DpEvent, count: int = 1
+           ) -> List[Tuple[dp_event.DpEvent, int]]:
+  """Every non-composite event of a tree, in order, with its total count."""
+  return fold(event, lambda leaf: [(leaf, count)],
+              lambda _, parts: [pair for part in parts for pair in part],
+              lambda outer, inner: [(leaf, times * outer.count)
+                                    for leaf, times in inner])
+
+
+def replaced(event: dp_event.DpEvent,
+             replacement: Callable[[dp_event.DpEvent],
+                                   Optional[dp_event.DpEvent]]
+             ) -> Tuple[dp_event.DpEvent, bool]:
+  """(the tree with each leaf's non-None `replacement`, whether any changed)."""
+
+  def leaf(event):
+    other = replacement(event)
+    if other is not None and other != event:
+      return other, True
+    return event, False
+
+  return fold(event, leaf,
+              lambda _, parts: (dp_event.ComposedDpEvent([e for e, _ in parts]),
+                                any(changed for _, changed in parts)),
+              lambda outer, inner: (
+                  dp_event.SelfComposedDpEvent(inner[0], outer.count),
+                  inner[1]))
+
+
+class Kind(enum.Enum):
+  """What a leaf of a ledger is, which says how the accountants treat it."""
+  NO_OP = 'no-op'
+  SHUFFLE = 'ShuffleEvent: a shuffle round'
+  LIEW = ('CheckInEvent, SubsampledShuffleGaussianEvent or '
+          'DistributedCheckInEvent: a round with its own participation')
+  HIDDEN_SAMPLE = ('SampledWithoutReplacementDpEvent around a shuffle event: '
+                   'a hidden sample of the users reports')
+  POISSON_SHUFFLE = ('PoissonSampledDpEvent around a shuffle event: refused '
+                     '(W2)')
+  WRAPPED_SHUFFLE = ('another wrapper around a shuffle event: the parent '
+                     'accountant unwraps it')
+  OTHER = "any other event: the route's own (samplers) or the parent's"
+
+
+# The kinds the accountants compose as shuffle rounds.
+ROUND_KINDS = (Kind.SHUFFLE, Kind.LIEW, Kind.HIDDEN_SAMPLE)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class Leaf:
+  """A leaf of a ledger, classified.
+
+  Attributes:
+    kind: see `Kind`.
+    event: the leaf as in the ledger.
+    round: the shuffle event accounted: `event`, or the event a hidden
+      sample wraps; None for the other kinds.
+    sampling_ratio: the hidden sample's m / N, or the participation
+      probability of a Liew et al. event; None otherwise.
+  """
+  kind: Kind
+  event: dp_event.DpEvent
+  round: Optional[dp_event.DpEvent] = None
+  sampling_ratio: Optional[float] = None
+
+
+def _participation(event) -> float:
+  if isinstance(event, (events.CheckInEvent, events.DistributedCheckInEvent)):
+    return event.checkin_rate
+  return event.sample_size / event.num_users
+
+
+def classify(event: dp_event.DpEvent) -> Leaf:
+  """The `Leaf` record of a non-composite event."""
+  if isinstance(event, dp_event.NoOpDpEvent):
+    return Leaf(Kind.NO_OP, event)
+  if isinstance(event, events.ShuffleEvent):
+    return Leaf(Kind.SHUFFLE, event, event)
+  if isinstance(event, events.LIEW_EVENT_TYPES):
+    return Leaf(Kind.LIEW, event, event, _participation(event))
+  inner = getattr(event, 'event', None)
+  if not (isinstance(inner, dp_event.DpEvent) and contains_shuffle(inner)):
+    return Leaf(Kind.OTHER, event)
+  if isinstance(event, dp_event.SampledWithoutReplacementDpEvent):
+    return Leaf(Kind.HIDDEN_SAMPLE, event, inner,
+                event.sample_size / event.source_dataset_size)
+  if isinstance(event, dp_event.PoissonSampledDpEvent):
+    return Leaf(Kind.POISSON_SHUFFLE, event)
+  return Leaf(Kind.WRAPPED_SHUFFLE, event)
+
+
+def contains_shuffle(event: dp_event.DpEvent) -> bool:
+  """Whether the tree holds a shuffle-model event, also inside wrappers."""
+  return any(classify(leaf).kind not in (Kind.NO_OP, Kind.OTHER)
+             for leaf, _ in leaves(event))
+
+
+def _is_round(leaf: Leaf) -> bool:
+  return leaf.kind in (Kind.SHUFFLE, Kind.LIEW) or (
+      leaf.kind is Kind.HIDDEN_SAMPLE
+      and isinstance(leaf.round, events.ShuffleEvent))
+
+
+def shuffle_rounds(ledger: dp_event.DpEvent
+                   ) -> List[Tuple[dp_event.DpEvent, Optional[float], int]]:
+  """Every shuffle round of a ledger: (round, sampling ratio, count)."""
+  return [(leaf.round, leaf.sampling_ratio, count)
+          for leaf, count in ((classify(e), c) for e, c in leaves(ledger))
+          if _is_round(leaf)]
+
+
+def only_shuffle_rounds(ledger: dp_event.DpEvent) -> bool:
+  """True if the ledger holds nothing but shuffle rounds (and no-ops)."""
+  return all(leaf.kind is Kind.NO_OP or _is_round(leaf)
+             for leaf in (classify(e) for e, _ in leaves(ledger)))
+
+
+class ShuffleAccountant:
+  """The compose step of both accountants (mixed in before their
+  dp_accounting parent): every leaf of an event is classified once, then
+  checked (`_check_*`) or composed (`_compose_event`) by its kind."""
+
+  def _forget_answers(self) -> None:
+    """Drops what was derived from the ledger before it grew."""
+    raise NotImplementedError
+
+  def _check_shuffle_event(self, event: events.ShuffleEvent,
+                           reported: dp_event.DpEvent
+                           ) -> Optional[CompositionErrorDetails]:
+    """The route's checks of a `ShuffleEvent` reported as `reported`
+    (itself or its hidden sample)."""
+    raise NotImplementedError
+
+  def _check_liew_event(self, event: dp_event.DpEvent
+                        ) -> Optional[CompositionErrorDetails]:
+    """The route's checks of a Liew et al. event."""
+    raise NotImplementedError
+
+  def _check_other(self, event: dp_event.DpEvent, count: int
+                   ) -> Optional[CompositionErrorDetails]:
+    """A leaf of kind OTHER or WRAPPED_SHUFFLE (e.g. through the parent)."""
+    raise NotImplementedError
+
+  def _compose_event(self, event: dp_event.DpEvent, count: int) -> None:
+    """Composes a checked event `count` times."""
+    raise NotImplementedError
+
+  def _maybe_compose(self, event: dp_event.DpEvent, count: int,
+                     do_compose: bool) -> Optional[CompositionErrorDetails]:
+    if do_compose:
+      self._forget_answers()
+      self._compose_event(event, count)
+      return None
+    for leaf_event, leaf_count in leaves(event, count):
+      error = self._check_leaf(classify(leaf_event), leaf_count)
+      if error is not None:
+        return error
+    return None
+
+  def _check_leaf(self, leaf: Leaf, count: int
+                  ) -> Optional[CompositionErrorDetails]:
+    if leaf.kind is Kind.POISSON_SHUFFLE:
+      return _event_checks.poisson_shuffle_error(leaf.event)
+    if leaf.kind is Kind.HIDDEN_SAMPLE:
+      return (_event_checks.check_sampled_shuffle(leaf.event)
+              or self._check_shuffle_event(leaf.round, leaf.event))
+    if leaf.kind is Kind.SHUFFLE:
+      return self._check_shuffle_event(leaf.event, leaf.event)
+    if leaf.kind is Kind.LIEW:
+      return self._check_liew_event(leaf.event)
+    return self._check_other(leaf.event, count)
+
+
+# ---- basic composition of LDP rounds (see the module docstring)
 
 
 def _leaf_guarantee(event: dp_event.DpEvent
@@ -34,20 +246,22 @@ def _leaf_guarantee(event: dp_event.DpEvent
   return None
 
 
+def _sum(_, parts):
+  if any(part is None for part in parts):
+    return None
+  return (math.fsum(p[0] for p in parts), math.fsum(p[1] for p in parts))
+
+
+def _repeat(outer, inner):
+  if inner is None:
+    return None
+  return outer.count * inner[0], outer.count * inner[1]
+
+
 def basic_composition(event: dp_event.DpEvent
                       ) -> Optional[Tuple[float, float]]:
   """(sum eps0, sum delta0) of a ledger of LDP shuffle rounds, else None."""
-  if isinstance(event, dp_event.ComposedDpEvent):
-    parts = [basic_composition(inner) for inner in event.events]
-    if any(part is None for part in parts):
-      return None
-    return (math.fsum(p[0] for p in parts), math.fsum(p[1] for p in parts))
-  if isinstance(event, dp_event.SelfComposedDpEvent):
-    inner = basic_composition(event.event)
-    if inner is None:
-      return None
-    return event.count * inner[0], event.count * inner[1]
-  return _leaf_guarantee(event)
+  return fold(event, _leaf_guarantee, _sum, _repeat)
 
 
 def capped_epsilon(ledger: dp_event.DpEvent, target_delta: float,
@@ -69,3 +283,105 @@ def capped_delta(ledger: dp_event.DpEvent, target_epsilon: float,
   if guarantee is None or target_epsilon < guarantee[0] * (1 + _SUM_MARGIN):
     return float(delta)
   return float(min(delta, guarantee[1] * (1 + _SUM_MARGIN)))
+
+
+# ---- the smallest certified answer over the routes of one ledger
+
+
+def dominating_ledgers(ledger: dp_event.DpEvent,
+                       event_types: Tuple[type, ...] = (events.ShuffleEvent,)
+                       ) -> List[dp_event.DpEvent]:
+  """Ledgers of which `ledger` is a post-processing, round by round (D19).
+
+  One per entry of `_dominating`'s table (of `event_types`) that changes
+  some round. Rounds are post-processed independently, so the composition
+  (adaptive too) of the original rounds is a post-processing of the
+  composition of these.
+  """
+  result = []
+  for event_type, dominating in _dominating._DOMINATING_ROUNDS:  # pylint: disable=protected-access
+    if event_type not in event_types:
+      continue
+    ledger_of, changed = replaced(
+        ledger, lambda e, t=event_type, d=dominating: (
+            d(e) if isinstance(e, t) else None))
+    if changed:
+      result.append(ledger_of)
+  return result
+
+
+class CertifiedRoutes:
+  """The smallest certified epsilon (delta) over the routes of one ledger.
+
+  Every route is an upper bound for the ledger, so their smallest is too:
+  the accountant's own answer (passed to `epsilon` / `delta`); a companion
+  route (`companion()`: an accountant holding the ledger, or None when it
+  cannot) asked only from the epsilon `companion_from()` on, the same for
+  both queries so that the combined profile stays non-increasing and each
+  query the inverse of the other; accountants (`new_accountant()`) of the
+  ledgers it post-processes (`dominating_ledgers` of `dominating_types`);
+  and basic composition (`capped_epsilon`, `capped_delta`). Its lifetime
+  is the ledger's: build a new one when the ledger grows.
+  """
+
+  def __init__(self, ledger: dp_event.DpEvent, new_accountant: Callable,
+               dominating_types: Tuple[type, ...] = (events.ShuffleEvent,),
+               companion: Optional[Callable] = None,
+               companion_from: Callable[[], float] = lambda: 0.0):
+    self._ledger = ledger
+    self._new_accountant = new_accountant
+    self._dominating_types = dominating_types
+    self._companion = companion
+    self._companion_from = companion_from
+    self._companion_route = None  # built on request; False: unavailable
+    self._dominating: Optional[List] = None
+
+  def dominating_routes(self) -> List:
+    """Accountants holding each dominating ledger (built on request).
+
+    A ledger some accountant cannot compose (e.g. a fixed grid too fine for
+    it) is left out: it was only a candidate.
+    """
+    if self._dominating is None:
+      self._dominating = []
+      for ledger in dominating_ledgers(self._ledger, self._dominating_types):
+        accountant = self._new_accountant()
+        try:
+          accountant.compose(ledger)
+        except (privacy_accountant.UnsupportedEventError, ValueError):
+          continue
+        self._dominating.append(accountant)
+    return self._dominating
+
+  def _companion_value(self, method: str, argument: float, unavailable):
+    if self._companion_route is None:
+      self._companion_route = self._companion() or False
+    if self._companion_route is False:
+      return unavailable
+    return getattr(self._companion_route, method)(argument)
+
+  def epsilon(self, target_delta: float, own: float) -> float:
+    """The smallest certified epsilon at `target_delta`, given `own`."""
+    epsilon = own
+    if self._companion is not None:
+      cut = self._companion_from()
+      if epsilon > cut and target_delta > 0:
+        # The combined profile is the own route's below the cut: the
+        # companion's epsilon is only an answer where it reaches past it.
+        epsilon = min(epsilon, max(cut, self._companion_value(
+            'get_epsilon', target_delta, math.inf)))
+    epsilon = min([epsilon] + [accountant.get_epsilon(target_delta)
+                               for accountant in self.dominating_routes()])
+    return capped_epsilon(self._ledger, target_delta, epsilon)
+
+  def delta(self, target_epsilon: float, own: float) -> float:
+    """The smallest certified delta at `target_epsilon`, given `own`."""
+    delta = own
+    if (self._companion is not None
+        and target_epsilon >= self._companion_from()):
+      delta = min(delta, self._companion_value('get_delta', target_epsilon,
+                                               1.0))
+    delta = min([delta] + [accountant.get_delta(target_epsilon)
+                           for accountant in self.dominating_routes()])
+    return capped_delta(self._ledger, target_epsilon, delta)
+

@@ -76,10 +76,6 @@ def test_every_module_opens_with_a_one_line_summary_citing_its_ids():
 _LAYERED = ('rdp', 'pld', 'pairs', 'samplers')
 _FORBIDDEN_EDGES = {('pairs', 'rdp'), ('pairs', 'pld'), ('samplers', 'rdp'),
                     ('samplers', 'pld'), ('rdp', 'pld'), ('pld', 'rdp')}
-# Known edges still to remove: pld/accountant.py falls back to
-# rdp/accountant.py. r-ledger's branch (issue 29 part B) removes it with a
-# min-over-routes helper above both routes: delete this entry at that merge.
-_ALLOWED_UNTIL_R_LEDGER_MERGES = {('pld', 'rdp')}
 
 
 def _imported_modules(path: pathlib.Path, module: str):
@@ -137,8 +133,7 @@ def test_routes_sit_above_pairs_and_samplers_without_cycles():
   root = pathlib.Path(shuffle_accountants.__file__).parent
   edges = _package_edges(root)
   forbidden = {edge: sorted(modules) for edge, modules in edges.items()
-               if edge in _FORBIDDEN_EDGES
-               and edge not in _ALLOWED_UNTIL_R_LEDGER_MERGES}
+               if edge in _FORBIDDEN_EDGES}
   assert not forbidden, f'forbidden imports (edge: modules): {forbidden}'
   assert not _cycles(edges), {
       edge: sorted(modules) for edge, modules in edges.items()}

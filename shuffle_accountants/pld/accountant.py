@@ -31,7 +31,8 @@ pessimistically by connect-the-dots (`pld.discrete`); when several pairs are
 valid, the pointwise smallest profile (convexified) is used (`candidates`).
 Composition is
 dp_accounting's (FFT; `self_compose` for repeated events), so the reported
-epsilon is an upper bound for the composed mechanism.
+epsilon is an upper bound for the composed mechanism. The accountant holds
+the ledger and answers; the composition on a grid is `_grid_composition`'s.
 
 Shuffle events require `NeighboringRelation.REPLACE_ONE`, the default here.
 Under that relation the parent treats `GaussianDpEvent(sigma)` as having L2
@@ -39,53 +40,35 @@ sensitivity 2 (dp-accounting >= 0.5), i.e. `noise_multiplier` is the noise
 standard deviation divided by the clipping norm of one record.
 """
 
-from typing import List, Optional, Tuple, TypeAlias, Union
+from typing import Optional, Tuple, TypeAlias
 
 import attr
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
 from dp_accounting.pld import pld_privacy_accountant
-from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 
-from shuffle_accountants import _dominating
 from shuffle_accountants import _event_checks
 from shuffle_accountants import _grouping
-from shuffle_accountants import _progress
 from shuffle_accountants import _ledger
+from shuffle_accountants import _progress
+from shuffle_accountants import _rdp_companion
 from shuffle_accountants import _validation
 from shuffle_accountants import checkpoints
 from shuffle_accountants import events
+from shuffle_accountants.pld import _grid_composition
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import grid
-from shuffle_accountants.pld import random_allocation
-from shuffle_accountants.rdp import accountant as rdp_accountant
 from shuffle_accountants.samplers import accounting as sampler_accounting
 
 NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
 CompositionErrorDetails: TypeAlias = (
     privacy_accountant.PrivacyAccountant.CompositionErrorDetails)
 KRR_ADVERSARIES = candidates.KRR_ADVERSARIES
-
-
-@attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
-class ShufflePldContribution:
-  """One shuffle event composed into the accountant.
-
-  Attributes:
-    event: the event as accounted: the user's, or the representative of
-      the rounds grouped with it (`relative_grouping`), whose count then
-      covers every round it stands for.
-    count: how many times it was composed.
-    pairs: names of the dominating pairs whose smallest profile was used.
-  """
-  event: dp_event.DpEvent
-  count: int
-  pairs: Tuple[str, ...]
-
+ShufflePldContribution = _grid_composition.ShufflePldContribution
 
 # The RDP route is also asked from where the composed PLD places epsilon at
 # this delta on (`_rdp_cut`). There the certified PLD (D24) can be far looser
@@ -95,15 +78,19 @@ class ShufflePldContribution:
 RDP_ALSO_BELOW_DELTA = 1e-9
 
 
-class _EventPld:
-  """Stands for the composed PLD while the parent builds one event's: its
-  `self._pld.compose(event_pld)` then returns the event's PLD itself."""
-
-  def compose(self, other, *unused_args, **unused_kwargs):
-    return other
+@attr.s(auto_attribs=True)
+class _Derived:
+  """What the accountant derives from its ledger, each on first request;
+  a new one (all None) whenever the ledger grows."""
+  grid: Optional[Tuple[float, bool]] = None  # automatic grid only
+  composition: Optional[_grid_composition.GridComposition] = None  # same
+  estimate: Optional[_grid_composition.GridComposition] = None
+  cut: Optional[float] = None
+  routes: Optional[_ledger.CertifiedRoutes] = None
 
 
 class ShufflePldAccountant(checkpoints.Checkpointable,
+                           _ledger.ShuffleAccountant,
                            pld_privacy_accountant.PLDAccountant):
   """PLD accountant for shuffle-model events, composable with all others.
 
@@ -115,6 +102,10 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
 
   `state_dict()` / `load_state_dict()` save and restore it exactly
   (`shuffle_accountants.checkpoints`).
+
+  It holds the ledger (the parent's) and answers from a composition of it
+  on one grid (`_grid_composition`); the parent's `_maybe_compose` only
+  checks events here.
   """
 
   def __init__(self,
@@ -167,47 +158,19 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
         'relative_width', relative_width, 0.0, 0.1, min_inclusive=False)
     self._relative_grouping = _validation.check_real(
         'relative_grouping', relative_grouping, 0.0, 0.1)
-    self._grouping = _grouping.Grouping(self._relative_grouping)
     self._automatic_grid = value_discretization_interval is None
-    # Shuffle rounds' PLDs wait here to be composed in one batch (`_pld`).
-    self._pending: List[tuple] = []
     super().__init__(neighboring_relation,
                      value_discretization_interval or grid.DEFAULT_GRID)
+    # The parent's PLD is never composed here (`_composition` holds it):
+    # removed, so that reading it fails instead of finding the identity.
+    del self._pld
     self._krr_adversary = krr_adversary
     self._progress_option = progress
-    self._round_progress = _progress.Progress(False, '', 0)
-    self._contributions: List[ShufflePldContribution] = []
-    # Shuffle rounds are discretized by connect-the-dots (a bound); the
-    # estimate behind `get_optimistic_epsilon` uses split_preserving_mean.
-    self._discretize = discrete.connect_the_dots
-    self._resolved: Optional['ShufflePldAccountant'] = None
-    self._estimate: Optional['ShufflePldAccountant'] = None
-    self._grid: Optional[Tuple[float, bool]] = None
-    self._profile: Optional[composition.DirectProfile] = None
-    # The RDP accountant over the same ledger (False: it cannot compose it),
-    # built only when asked from `_rdp_cut` on.
-    self._rdp_route: Union[None, bool,
-                           rdp_accountant.ShuffleRdpAccountant] = None
-    self._cut: Optional[float] = None
-    # Accountants of the dominating ledgers (D19), built on request.
-    self._dominating: Optional[List['ShufflePldAccountant']] = None
-
-  # The parent reads and writes `_pld`; rounds composed since are folded in
-  # on the first read, all at once (`composition.compose_all`).
-  @property
-  def _pld(self) -> privacy_loss_distribution.PrivacyLossDistribution:
-    self._flush()
-    return self._composed_pld
-
-  @_pld.setter
-  def _pld(self, value) -> None:
-    self._composed_pld = value
-
-  def _flush(self) -> None:
-    if self._pending:
-      pending, self._pending = self._pending, []
-      self._composed_pld = composition.compose_all(
-          [(self._composed_pld, 1)] + pending)
+    # With a fixed grid, the ledger composed as it grows.
+    self._fixed: Optional[_grid_composition.GridComposition] = (
+        None if self._automatic_grid else self._new_composition(
+            self._value_discretization_interval, discrete.connect_the_dots))
+    self._derived = _Derived()
 
   def configuration(self) -> dict:
     """The constructor's settings (progress aside), as saved in the state."""
@@ -234,18 +197,18 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
 
   def _grid_choice(self) -> Tuple[float, bool]:
     """(spacing, budget-limited) of the automatic grid, cached per ledger."""
-    if self._grid is None:
+    if self._derived.grid is None:
       ledger = self._grouped_ledger()
-      self._grid = grid.automatic_grid(
+      self._derived.grid = grid.automatic_grid(
           ledger, self._relative_accuracy, self._krr_adversary,
           self._relative_width, self._progress_over(ledger, 'choosing the grid'))
-    return self._grid
+    return self._derived.grid
 
   def _progress_over(self, ledger: dp_event.DpEvent, phase: str
-                ) -> _progress.Progress:
+                     ) -> _progress.Progress:
     """Progress over the shuffle rounds of `ledger`."""
-    return _progress.Progress(self._progress_option, phase, sum(
-        1 for _ in candidates.shuffle_leaves(ledger)))
+    return _progress.Progress(self._progress_option, phase,
+                              len(_ledger.shuffle_rounds(ledger)))
 
   def _grouped_ledger(self) -> dp_event.DpEvent:
     return _grouping.grouped_ledger(self.ledger, self._relative_grouping)
@@ -258,8 +221,8 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
   def contributions(self) -> Tuple[ShufflePldContribution, ...]:
     """The shuffle events composed so far and the pairs used for each."""
     try:
-      return tuple(self._resolve()._contributions)  # pylint: disable=protected-access
-    except composition.GridTooFineError:  # no PLD within budget: none composed
+      return tuple(self._composition().contributions)
+    except composition.GridTooFineError:  # no PLD within budget: nothing composed
       return ()
 
   def compose(self, event: dp_event.DpEvent, count: int = 1
@@ -270,10 +233,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     grid too fine for the count raises here); the rounds of one call are
     composed in one batch.
     """
-    super().compose(event, _validation.check_count(count))
-    if not self._automatic_grid:
-      self._flush()
-    return self
+    return super().compose(event, _validation.check_count(count))
 
   def get_epsilon(self, target_delta: float) -> float:
     """Certified epsilon at `target_delta` in [0, 1] (upper bound).
@@ -288,15 +248,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     """
     target_delta = _validation.check_delta('target_delta', target_delta)
     epsilon = self._route_value('get_epsilon', target_delta, np.inf)
-    cut = self._rdp_cut()
-    if epsilon > cut and target_delta > 0:
-      # The combined profile is the PLD's below the cut: RDP's epsilon is
-      # only an answer where it reaches past it.
-      epsilon = min(epsilon, max(cut, self._rdp_route_value(
-          'get_epsilon', target_delta, np.inf)))
-    epsilon = min([epsilon] + [accountant.get_epsilon(target_delta)
-                               for accountant in self._dominating_routes()])
-    return _ledger.capped_epsilon(self.ledger, target_delta, epsilon)
+    return self._routes().epsilon(target_delta, epsilon)
 
   def get_delta(self, target_epsilon: float) -> float:
     """Certified delta at `target_epsilon` >= 0 (upper bound, in [0, 1]).
@@ -308,12 +260,26 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     target_epsilon = _validation.check_epsilon('target_epsilon',
                                                target_epsilon)
     delta = self._route_value('get_delta', target_epsilon, 1.0)
-    if target_epsilon >= self._rdp_cut():
-      delta = min(delta, self._rdp_route_value('get_delta', target_epsilon,
-                                               1.0))
-    delta = min([delta] + [accountant.get_delta(target_epsilon)
-                           for accountant in self._dominating_routes()])
-    return _ledger.capped_delta(self.ledger, target_epsilon, delta)
+    return self._routes().delta(target_epsilon, delta)
+
+  def _routes(self) -> _ledger.CertifiedRoutes:
+    """The ledger's routes besides the PLD: RDP from `_rdp_cut` on, and the
+    ledgers it post-processes (D19), each with its own automatic grid, so
+    the smallest answer over them keeps epsilon never above the one-user
+    rounds, whatever the grids (check-in rounds take their rate-1 round
+    per round, `candidates`)."""
+    if self._derived.routes is None:
+      self._derived.routes = _ledger.CertifiedRoutes(
+          self.ledger, lambda: ShufflePldAccountant(
+              self.neighboring_relation,
+              None if self._automatic_grid
+              else self._value_discretization_interval,
+              self._relative_accuracy, self._krr_adversary,
+              self._relative_width, self._relative_grouping),
+          companion=lambda: _rdp_companion.rdp_route(
+              self.ledger, self.neighboring_relation),
+          companion_from=self._rdp_cut)
+    return self._derived.routes
 
   def _rdp_cut(self) -> float:
     """The epsilon from which the RDP route is also asked (per ledger).
@@ -329,69 +295,21 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     there, or sits on a grid the resource budget coarsened (10^9 rounds at
     eps0 = 13: 3.6e7 against 5.2e6 on the RDP route).
     """
-    if self._cut is None:
+    if self._derived.cut is None:
       cut = self._route_value('located_epsilon', RDP_ALSO_BELOW_DELTA,
                               np.inf)
-      self._cut = 0.0 if cut == np.inf or self._also_rdp() else cut
-    return self._cut
-
-  def _dominating_routes(self) -> List['ShufflePldAccountant']:
-    """Accountants of the ledgers this one post-processes (D19).
-
-    Each ledger gets its own automatic grid, so the smallest answer over
-    them keeps epsilon never above the one-user rounds, whatever the grids
-    (check-in rounds take their rate-1 round per round, `candidates`).
-    """
-    if self._dominating is None:
-      self._dominating = _dominating.dominating_routes(
-          self.ledger, lambda: ShufflePldAccountant(
-              self.neighboring_relation,
-              None if self._automatic_grid
-              else self._value_discretization_interval,
-              self._relative_accuracy, self._krr_adversary,
-              self._relative_width, self._relative_grouping))
-    return self._dominating
+      self._derived.cut = 0.0 if cut == np.inf or self._also_rdp() else cut
+    return self._derived.cut
 
   def _route_value(self, method: str, argument: float, unavailable):
     """`method` of the composed PLD (closed form), or `unavailable`."""
     try:
-      resolved = self._resolve()
+      composed = self._composition()
     except composition.GridTooFineError:
       if not self._automatic_grid:
         raise
       return unavailable
-    if method == 'get_delta' and argument == np.inf:
-      return 0.0 if not resolved._contains_non_dp_event else 1.0  # pylint: disable=protected-access
-    if resolved._contains_non_dp_event:  # pylint: disable=protected-access
-      return getattr(pld_privacy_accountant.PLDAccountant,
-                     'get_delta' if method == 'get_delta' else 'get_epsilon')(
-                         resolved, argument)
-    # The project's closed forms (sums of non-negative terms), not
-    # dp_accounting's cumulative differences (which round delta down by
-    # ~1e-11) and pure-Python epsilon search.
-    profile = resolved._direct_profile()  # pylint: disable=protected-access
-    return {'get_delta': profile.delta, 'get_epsilon': profile.epsilon,
-            'located_epsilon': profile.located_epsilon}[method](argument)
-
-  def _direct_profile(self) -> composition.DirectProfile:
-    if self._profile is None:
-      self._profile = composition.DirectProfile(self._pld)
-    return self._profile
-
-  def _rdp_route_value(self, method: str, argument: float, unavailable):
-    """The RDP route's answer for this ledger, or `unavailable`."""
-    if self._rdp_route is None:
-      route = rdp_accountant.ShuffleRdpAccountant(
-          neighboring_relation=self.neighboring_relation)
-      try:
-        route.compose(self.ledger)
-        self._rdp_route = route
-      except (privacy_accountant.UnsupportedEventError, ValueError,
-              ArithmeticError):  # e.g. dp_accounting's RDP of zero noise
-        self._rdp_route = False
-    if self._rdp_route is False:
-      return unavailable
-    return getattr(self._rdp_route, method)(argument)
+    return composed.value(method, argument)
 
   def get_optimistic_epsilon(self, target_delta: float) -> float:
     """An estimate below `get_epsilon`, to show the discretization gap.
@@ -403,45 +321,58 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     """
     target_delta = _validation.check_delta('target_delta', target_delta)
     try:
-      resolved = self._resolve()
+      composed = self._composition()
     except composition.GridTooFineError:
       return np.inf
-    if resolved._contains_non_dp_event:  # pylint: disable=protected-access
+    if composed.contains_non_dp_event:
       return np.inf
-    # The parent's answer on the estimate's PLD: the soundness floors and the
-    # RDP route of `get_epsilon` have no business in an estimate; basic
+    if self._derived.estimate is None:
+      self._derived.estimate = self._composed_grouped_ledger(
+          composed.interval, discrete.split_preserving_mean)
+    # dp_accounting's answer on the estimate's PLD: the soundness floors and
+    # the RDP route of `get_epsilon` have no business in an estimate; basic
     # composition keeps it below `get_epsilon` where that caps the answer.
     with np.errstate(over='ignore', divide='ignore', invalid='ignore'):
-      estimate = pld_privacy_accountant.PLDAccountant.get_epsilon(
-          resolved._estimate_accountant(), target_delta)  # pylint: disable=protected-access
+      estimate = self._derived.estimate.pld.get_epsilon_for_delta(
+          target_delta)
     return _ledger.capped_epsilon(self.ledger, target_delta, estimate)
 
-  def _with_grid(self, interval: float, discretize) -> 'ShufflePldAccountant':
-    """A fixed-grid accountant holding this ledger, composed with `discretize`."""
-    accountant = ShufflePldAccountant(
-        self.neighboring_relation, interval, self._relative_accuracy,
-        self._krr_adversary, self._relative_width, self._relative_grouping,
-        self._progress_option)
-    accountant._discretize = discretize  # pylint: disable=protected-access
+  def _new_composition(self, interval: float, discretize,
+                       progress: Optional[_progress.Progress] = None
+                       ) -> _grid_composition.GridComposition:
+    return _grid_composition.GridComposition(
+        self.neighboring_relation, interval, discretize, self._krr_adversary,
+        self._relative_width, self._relative_grouping,
+        self._relative_accuracy, progress)
+
+  def _composed_grouped_ledger(self, interval: float, discretize
+                               ) -> _grid_composition.GridComposition:
+    """The grouped ledger composed on a grid of spacing `interval`."""
     ledger = self._grouped_ledger()
-    accountant._round_progress = self._progress_over(ledger, 'rounds')  # pylint: disable=protected-access
-    accountant.compose(ledger)
-    return accountant
+    return self._new_composition(
+        interval, discretize, self._progress_over(ledger, 'rounds')).compose(
+            ledger)
 
-  def _estimate_accountant(self) -> 'ShufflePldAccountant':
-    if self._estimate is None:
-      self._estimate = self._with_grid(self._value_discretization_interval,
-                                       discrete.split_preserving_mean)
-    return self._estimate
+  def _composition(self) -> _grid_composition.GridComposition:
+    """The ledger composed with connect-the-dots (on the automatic grid:
+    the grouped ledger, built on first request)."""
+    if self._fixed is not None:
+      return self._fixed
+    if self._derived.composition is None:
+      self._derived.composition = self._composed_grouped_ledger(
+          self.value_discretization_interval, discrete.connect_the_dots)
+    return self._derived.composition
 
-  def _resolve(self) -> 'ShufflePldAccountant':
-    """The accountant holding the composed PLD (self unless automatic)."""
-    if not self._automatic_grid:
-      return self
-    if self._resolved is None:
-      self._resolved = self._with_grid(self.value_discretization_interval,
-                                       discrete.connect_the_dots)
-    return self._resolved
+  # ---- the compose step (`_ledger.ShuffleAccountant`)
+
+  def _forget_answers(self) -> None:
+    self._derived = _Derived()
+
+  def _compose_event(self, event: dp_event.DpEvent, count: int) -> None:
+    # With the automatic grid the ledger already holds the event; the grid
+    # is chosen and the ledger composed on request.
+    if self._fixed is not None:
+      self._fixed.compose(event, count)
 
   def _check_shuffle_event(self, event: events.ShuffleEvent,
                            reported: dp_event.DpEvent
@@ -457,115 +388,17 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
           ' use num_categories=None for a generic approximate-LDP randomizer.'))
     return None
 
-  def _event_pmf(self, event, sampling_ratio: Optional[float]):
-    """(PMF, pair names) of one shuffle round or Liew et al. event."""
-    return candidates.event_pmf(event, sampling_ratio,
-                                self._value_discretization_interval,
-                                self._discretize, self._krr_adversary,
-                                self._relative_width)
+  def _check_liew_event(self, event) -> Optional[CompositionErrorDetails]:
+    return _event_checks.check_relation(self.neighboring_relation, event)
 
-  def _compose_shuffle(self, reported, count, inner, sampling_ratio):
-    if reported is inner and count > 0:
-      self._grouping.observe(inner)
-      reported = inner = self._grouping.representative(inner)
-    pmf, names = self._event_pmf(inner, sampling_ratio)
-    self._round_progress.step()
-    if count > 0:
-      self._pending.append((composition.to_privacy_loss_distribution(pmf),
-                            count))
-    self._contributions.append(ShufflePldContribution(reported, count, names))
-
-  def _compose_sampler(self, event, count: int, do_compose: bool
-                       ) -> Optional[CompositionErrorDetails]:
-    """DP-SGD samplers (`samplers`): Gaussians, or random allocation's PLD."""
-    error, gaussians = sampler_accounting.as_gaussians(
-        event, self.neighboring_relation)
-    if error is not None or gaussians is not None:
-      return error or self._maybe_compose(gaussians, count, do_compose)
-    if do_compose and count > 0:
-      # Composed with the shuffle rounds, so the certificate covers it (D24).
-      self._pending.append((composition.to_privacy_loss_distribution(
-          random_allocation.random_allocation_pmf(
-              event, self._value_discretization_interval,
-              self._relative_accuracy)), count))
-    return None
-
-  def _compose_parent_event(self, event: dp_event.DpEvent, count: int,
-                            do_compose: bool
-                            ) -> Optional[CompositionErrorDetails]:
-    """One of dp_accounting's events, built by the parent.
-
-    Gaussians and randomized response are built without an FFT (the parent
-    folds a Gaussian's count into its noise, sigma / sqrt(count), exactly),
-    so their PMFs enter `compose_all` as exact inputs and the certificate
-    covers them (D24); this also composes randomized response `count`
-    times, which dp_accounting 0.6's accountant does once whatever the
-    count. The parent passes its other events through an FFT
-    self-composition even for one round, and Poisson-subsampled ones are
-    asymmetric: those it composes itself, as before (W18 (2)'s estimate), as
-    are asymmetric PLDs of the two above (composed by dp_accounting).
-    """
-    if (not do_compose or count == 0 or not isinstance(
-        event, (dp_event.GaussianDpEvent, dp_event.RandomizedResponseDpEvent))):
-      return super()._maybe_compose(event, count, do_compose)
-    self._flush()
-    held, self._composed_pld = self._composed_pld, _EventPld()
-    built_count = count if isinstance(event, dp_event.GaussianDpEvent) else 1
-    try:
-      error = super()._maybe_compose(event, built_count, do_compose)
-      built = self._composed_pld
-    finally:
-      self._composed_pld = held
-    if isinstance(built, _EventPld):  # nothing to compose (or an error)
-      return error
-    if built._symmetric:  # pylint: disable=protected-access
-      self._pending.append((composition.exact_input(built),
-                            count // built_count))
-    else:
-      times = count // built_count
-      self._pld = composition.compose(
-          self._pld, built.self_compose(times) if times > 1 else built)
-    return error
-
-  def _maybe_compose(self, event: dp_event.DpEvent, count: int,
-                     do_compose: bool) -> Optional[CompositionErrorDetails]:
-    if do_compose:
-      self._estimate = self._rdp_route = self._profile = self._cut = None
-      self._dominating = None
-      if self._automatic_grid:
-        # The ledger already holds the event; the grid is chosen on request.
-        self._resolved = self._grid = None
-        return None
-    if isinstance(event, events.ShuffleEvent):
-      error = self._check_shuffle_event(event, event)
-      if error is None and do_compose:
-        self._compose_shuffle(event, count, event, None)
-      return error
-    if isinstance(event, events.LIEW_EVENT_TYPES):
-      error = _event_checks.check_relation(self.neighboring_relation, event)
-      if error is None and do_compose:
-        self._compose_shuffle(event, count, event, None)
-      return error
-    if (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
-        and _event_checks.contains_shuffle_event(event.event)):
-      error = (_event_checks.check_sampled_shuffle(event)
-               or self._check_shuffle_event(event.event, event))
-      if error is None and do_compose:
-        ratio = event.sample_size / event.source_dataset_size
-        self._compose_shuffle(event, count, event.event, ratio)
-      return error
-    if (isinstance(event, dp_event.PoissonSampledDpEvent)
-        and _event_checks.contains_shuffle_event(event.event)):
-      return _event_checks.poisson_shuffle_error(event)
+  def _check_other(self, event: dp_event.DpEvent, count: int
+                   ) -> Optional[CompositionErrorDetails]:
+    """DP-SGD samplers (as Gaussians, `samplers`), or the parent's events."""
     if isinstance(event, sampler_accounting.SAMPLER_EVENT_TYPES):
-      return self._compose_sampler(event, count, do_compose)
-    try:
-      return self._compose_parent_event(event, count, do_compose)
-    except IndexError:
-      # The parent's composition fails once no finite mass is left (see
-      # `composition.compose`); delta is then 1 below +infinity: say so.
-      if not do_compose:
-        raise
-      self._pld = composition.all_at_infinity(
-          self._value_discretization_interval)
-      return None
+      error, gaussians = sampler_accounting.as_gaussians(
+          event, self.neighboring_relation)
+      if error is not None or gaussians is None:
+        return error
+      return self._maybe_compose(gaussians, count, False)
+    return pld_privacy_accountant.PLDAccountant._maybe_compose(  # pylint: disable=protected-access
+        self, event, count, False)

@@ -12,15 +12,13 @@ profile, convexified (still an upper bound on the true, convex profile).
 """
 
 import math
-from typing import Iterator, Optional, Tuple
+from typing import Optional, Tuple
 
 import attr
-from dp_accounting import dp_event
 import numpy as np
 
 from shuffle_accountants import _cache
 from shuffle_accountants import _dominating
-from shuffle_accountants import _grouping
 from shuffle_accountants import events
 from shuffle_accountants.pairs import blanket
 from shuffle_accountants.pairs import clone_pairs
@@ -234,36 +232,6 @@ def event_pairs(event: events.ShuffleEvent, krr_adversary: str,
                              event.num_categories, event.local_delta,
                              krr_adversary, relative_width, event.randomizer,
                              discretization)
-
-
-def sampling_ratio(event) -> float:
-  """The participation probability of a Liew et al. event."""
-  if isinstance(event, (events.CheckInEvent, events.DistributedCheckInEvent)):
-    return event.checkin_rate
-  return event.sample_size / event.num_users
-
-
-def shuffle_leaves(event: dp_event.DpEvent
-                   ) -> Iterator[Tuple[dp_event.DpEvent, Optional[float], int]]:
-  """Every shuffle round in an event tree: (round, sampling ratio, count)."""
-  for leaf, count in _grouping.leaves(event):
-    if isinstance(leaf, events.ShuffleEvent):
-      yield leaf, None, count
-    elif isinstance(leaf, events.LIEW_EVENT_TYPES):
-      yield leaf, sampling_ratio(leaf), count
-    elif (isinstance(leaf, dp_event.SampledWithoutReplacementDpEvent)
-          and isinstance(leaf.event, events.ShuffleEvent)):
-      yield (leaf.event, leaf.sample_size / leaf.source_dataset_size, count)
-
-
-def only_shuffle_events(event: dp_event.DpEvent) -> bool:
-  """True if the tree holds nothing but shuffle rounds (and no-ops)."""
-  if isinstance(event, dp_event.ComposedDpEvent):
-    return all(only_shuffle_events(e) for e in event.events)
-  if isinstance(event, dp_event.SelfComposedDpEvent):
-    return only_shuffle_events(event.event)
-  return (isinstance(event, (events.ShuffleEvent, dp_event.NoOpDpEvent))
-          or next(shuffle_leaves(event), None) is not None)
 
 
 def shuffle_round_pmf(event: events.ShuffleEvent,

@@ -16,6 +16,7 @@ from dp_accounting import dp_event
 import numpy as np
 
 from shuffle_accountants import _cache
+from shuffle_accountants import _ledger
 from shuffle_accountants import _progress
 from shuffle_accountants import events
 from shuffle_accountants.pairs import privacy_loss
@@ -112,7 +113,7 @@ def automatic_grid(ledger: dp_event.DpEvent, relative_accuracy: float,
   the accountant also asks the RDP route.
   """
   intervals, composed_variance, largest = [], 0.0, 0.0
-  for event, ratio, count in candidates.shuffle_leaves(ledger):
+  for event, ratio, count in _ledger.shuffle_rounds(ledger):
     spread, reach, spread_bound = _round_scales(event, ratio, krr_adversary,
                                                 relative_width)
     intervals.append(max(np.sqrt(10 * relative_accuracy) * spread,
@@ -130,7 +131,7 @@ def automatic_grid(ledger: dp_event.DpEvent, relative_accuracy: float,
   limited = interval > accurate
   # At most 1: beyond, the accountant falls back to the RDP route.
   interval = min(interval, COARSEST_FALLBACK_GRID)
-  if not candidates.only_shuffle_events(ledger):
+  if not _ledger.only_shuffle_rounds(ledger):
     interval = max(interval, FINEST_MIXED_GRID)
   # A round number of significant digits keeps the grid readable.
   return float(f'{max(interval, 1e-12):.2g}'), bool(limited)

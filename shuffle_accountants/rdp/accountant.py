@@ -166,7 +166,7 @@ def replace_one_gaussian(event: dp_event.DpEvent) -> Optional[dp_event.DpEvent]:
     return dp_event.GaussianDpEvent(event.noise_multiplier
                                     / checkin.GAUSSIAN_SENSITIVITY)
   if (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
-      and not _event_checks.contains_shuffle_event(event.event)):
+      and not _ledger.contains_shuffle(event.event)):
     sigma = rdp_privacy_accountant._effective_gaussian_noise_multiplier(  # pylint: disable=protected-access
         event.event)
     if isinstance(sigma, dp_event.DpEvent):
@@ -257,6 +257,7 @@ def exp_rounded_up(log_value: float) -> float:
 
 
 class ShuffleRdpAccountant(checkpoints.Checkpointable,
+                           _ledger.ShuffleAccountant,
                            rdp_privacy_accountant.RdpAccountant):
   """RDP accountant for shuffle-model events, composable with all others.
 
@@ -311,8 +312,8 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     self._extend_orders = orders is None
     self._extensions: List[Optional['ShuffleRdpAccountant']] = []
     self._contributions: List[ShuffleRdpContribution] = []
-    # Accountants of the dominating ledgers (D19), built on request.
-    self._dominating: Optional[List['ShuffleRdpAccountant']] = None
+    # The routes of this ledger besides its own (D19), built on request.
+    self._routes: Optional[_ledger.CertifiedRoutes] = None
 
   def configuration(self) -> dict:
     """The constructor's settings, as saved in the state."""
@@ -338,20 +339,18 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
   def get_epsilon(self, target_delta: float) -> float:
     """Certified epsilon: the smaller of CONV-RDP2DP and basic composition."""
     epsilon, _ = self.get_epsilon_and_optimal_order(target_delta)
-    epsilon = min([epsilon] + [accountant.get_epsilon(target_delta)
-                               for accountant in self._dominating_routes()])
-    return _ledger.capped_epsilon(self.ledger, target_delta, epsilon)
+    return self._certified_routes().epsilon(target_delta, epsilon)
 
-  def _dominating_routes(self) -> List['ShuffleRdpAccountant']:
-    """Accountants of the one-user ledgers this one post-processes (D19)."""
-    if self._dominating is None:
+  def _certified_routes(self) -> _ledger.CertifiedRoutes:
+    """This ledger's routes besides CONV-RDP2DP: its one-user ledgers (D19)."""
+    if self._routes is None:
       # One-user ledgers only: see `_dominating` for why not rate 1.
-      self._dominating = _dominating.dominating_routes(
+      self._routes = _ledger.CertifiedRoutes(
           self.ledger, lambda: ShuffleRdpAccountant(
               None if self._extend_orders else self._orders,
               self.neighboring_relation, self._grouping.relative_step),
           (events.ShuffleEvent,))
-    return self._dominating
+    return self._routes
 
   def get_delta(self, target_epsilon: float) -> float:
     """Certified delta at `target_epsilon` >= 0, in [0, 1]."""
@@ -367,9 +366,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
               accountant._orders, accountant._rdp, target_epsilon),  # pylint: disable=protected-access
           by_order=False)
       delta = exp_rounded_up(log_delta)
-    delta = min([delta] + [accountant.get_delta(target_epsilon)
-                           for accountant in self._dominating_routes()])
-    return _ledger.capped_delta(self.ledger, target_epsilon, delta)
+    return self._certified_routes().delta(target_epsilon, delta)
 
   def _over_extensions(self, query, by_order: bool = True
                        ) -> Tuple[float, float]:
@@ -492,60 +489,69 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
       self._grouping.observe(event)
     return self._grouping.representative(event)
 
-  def _maybe_compose(self, event: dp_event.DpEvent, count: int,
-                     do_compose: bool) -> Optional[CompositionErrorDetails]:
-    if do_compose:
-      self._extensions = []
-      self._dominating = None
-    if isinstance(event, events.ShuffleEvent):
-      error = self._check_shuffle_event(event, event)
-      if error is None and do_compose:
-        rounded = self._representative(event, count)
-        self._add(event, count, self._shuffle_bound(rounded), rounded)
-      return error
-    if isinstance(event, events.LIEW_EVENT_TYPES):
-      error = self._check_relation_and_orders(event)
-      if error is None and do_compose:
-        rounded = self._representative(event, count)
-        bound = self._bound(rounded, lambda: _liew_bound(rounded,
-                                                         self._orders))
-        everyone = None
-        if (isinstance(rounded, events.CheckInEvent)
-            and rounded.checkin_rate < 1):
-          everyone = _dominating.everyone_checks_in(rounded)
-        if everyone is not None:
-          # D19 (i): the round is a post-processing of its rate-1 round, so
-          # that round's bound (cached as a shuffle round's) is a candidate
-          # at every order: epsilon never exceeds its value at rate 1.
-          bound = shuffle_round.smallest_bound(self._orders, {
-              **bound.candidates,
-              RATE_ONE_D19: self._shuffle_bound(everyone).rdp})
-        self._add(event, count, bound, rounded)
-      return error
-    if (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
-        and _event_checks.contains_shuffle_event(event.event)):
-      error = (_event_checks.check_sampled_shuffle(event)
-               or self._check_shuffle_event(event.event, event))
-      if error is None and do_compose:
-        inner = event.event
-        key = ('sampled', event.source_dataset_size, event.sample_size,
-               inner.local_epsilon)
-        self._add(event, count, self._bound(
-            key, lambda: shuffle_round.subsampled_shuffle_rdp_upper_bound(
-                event.source_dataset_size, event.sample_size,
-                inner.local_epsilon, self._orders)))
-      return error
-    if isinstance(event, dp_event.PoissonSampledDpEvent):
-      if _event_checks.contains_shuffle_event(event.event):
-        return _event_checks.poisson_shuffle_error(event)
-      if self.neighboring_relation is NeighboringRelation.REPLACE_ONE:
-        return _event_checks.poisson_replace_one_rdp_error(event)
+  # ---- the compose step (`_ledger.ShuffleAccountant`)
+
+  def _forget_answers(self) -> None:
+    self._extensions = []
+    self._routes = None
+
+  def _check_liew_event(self, event) -> Optional[CompositionErrorDetails]:
+    return self._check_relation_and_orders(event)
+
+  def _check_other(self, event: dp_event.DpEvent, count: int
+                   ) -> Optional[CompositionErrorDetails]:
+    if (isinstance(event, dp_event.PoissonSampledDpEvent)
+        and self.neighboring_relation is NeighboringRelation.REPLACE_ONE):
+      return _event_checks.poisson_replace_one_rdp_error(event)
     if isinstance(event, sampler_accounting.SAMPLER_EVENT_TYPES):
-      error = sampler_accounting.rdp_error(event, self.neighboring_relation)
-      if error is None and do_compose:
-        self._rdp += count * sampler_accounting.shuffled_batches_rdp(
-            event, self._orders, self.neighboring_relation)
-      return error
+      return sampler_accounting.rdp_error(event, self.neighboring_relation)
+    return self._parent_event(event, count, False)
+
+  def _parent_event(self, event: dp_event.DpEvent, count: int,
+                    do_compose: bool) -> Optional[CompositionErrorDetails]:
+    """dp_accounting's event, Gaussians read with replace-one sensitivity 2."""
     if self.neighboring_relation is NeighboringRelation.REPLACE_ONE:
       event = replace_one_gaussian(event) or event
-    return super()._maybe_compose(event, count, do_compose)
+    return rdp_privacy_accountant.RdpAccountant._maybe_compose(  # pylint: disable=protected-access
+        self, event, count, do_compose)
+
+  def _compose_event(self, event: dp_event.DpEvent, count: int) -> None:
+    for leaf_event, leaf_count in _ledger.leaves(event, count):
+      leaf = _ledger.classify(leaf_event)
+      if leaf.kind is _ledger.Kind.SHUFFLE:
+        rounded = self._representative(leaf_event, leaf_count)
+        self._add(leaf_event, leaf_count, self._shuffle_bound(rounded),
+                  rounded)
+      elif leaf.kind is _ledger.Kind.LIEW:
+        self._compose_liew(leaf_event, leaf_count)
+      elif leaf.kind is _ledger.Kind.HIDDEN_SAMPLE:
+        self._compose_hidden_sample(leaf_event, leaf_count)
+      elif isinstance(leaf_event, sampler_accounting.SAMPLER_EVENT_TYPES):
+        self._rdp += leaf_count * sampler_accounting.shuffled_batches_rdp(
+            leaf_event, self._orders, self.neighboring_relation)
+      else:
+        self._parent_event(leaf_event, leaf_count, True)
+
+  def _compose_liew(self, event, count: int) -> None:
+    rounded = self._representative(event, count)
+    bound = self._bound(rounded, lambda: _liew_bound(rounded, self._orders))
+    everyone = None
+    if isinstance(rounded, events.CheckInEvent) and rounded.checkin_rate < 1:
+      everyone = _dominating.everyone_checks_in(rounded)
+    if everyone is not None:
+      # D19 (i): the round is a post-processing of its rate-1 round, so
+      # that round's bound (cached as a shuffle round's) is a candidate
+      # at every order: epsilon never exceeds its value at rate 1.
+      bound = shuffle_round.smallest_bound(self._orders, {
+          **bound.candidates,
+          RATE_ONE_D19: self._shuffle_bound(everyone).rdp})
+    self._add(event, count, bound, rounded)
+
+  def _compose_hidden_sample(self, event, count: int) -> None:
+    inner = event.event
+    key = ('sampled', event.source_dataset_size, event.sample_size,
+           inner.local_epsilon)
+    self._add(event, count, self._bound(
+        key, lambda: shuffle_round.subsampled_shuffle_rdp_upper_bound(
+            event.source_dataset_size, event.sample_size,
+            inner.local_epsilon, self._orders)))

@@ -198,7 +198,8 @@ def test_composition_with_parent_events_equals_separate_plds():
   parent.compose(gaussian)
   alone = ShufflePldAccountant(value_discretization_interval=1e-3)
   alone.compose(shuffle)
-  expected = alone._pld.compose(parent._pld).get_epsilon_for_delta(1e-6)  # pylint: disable=protected-access
+  alone_pld = alone._composition().pld  # pylint: disable=protected-access
+  expected = alone_pld.compose(parent._pld).get_epsilon_for_delta(1e-6)  # pylint: disable=protected-access
   assert together.get_epsilon(1e-6) == pytest.approx(expected, rel=1e-9)
   assert together.get_epsilon(1e-6) > parent.get_epsilon(1e-6)
 

@@ -8,6 +8,7 @@ import pytest
 from shuffle_accountants import CheckInEvent
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants import _ledger
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import discrete
 
@@ -51,16 +52,16 @@ def test_combined_profile_is_below_every_candidate():
   assert np.max(combined[positive] / smallest[positive]) > 0.999
 
 
-def test_shuffle_leaves_and_only_shuffle_events():
+def test_shuffle_rounds_and_only_shuffle_rounds():
   shuffle = ShuffleEvent(100, 1.0)
   checkin = CheckInEvent(100, 0.1, local_epsilon=1.0)
   sampled = dp_accounting.SampledWithoutReplacementDpEvent(1000, 100, shuffle)
   tree = dp_event.ComposedDpEvent([
       dp_event.SelfComposedDpEvent(shuffle, 3), checkin, sampled])
-  assert list(candidates.shuffle_leaves(tree)) == [
+  assert _ledger.shuffle_rounds(tree) == [
       (shuffle, None, 3), (checkin, 0.1, 1), (shuffle, 0.1, 1)]
-  assert candidates.only_shuffle_events(tree)
-  assert not candidates.only_shuffle_events(dp_event.ComposedDpEvent(
+  assert _ledger.only_shuffle_rounds(tree)
+  assert not _ledger.only_shuffle_rounds(dp_event.ComposedDpEvent(
       [shuffle, dp_event.GaussianDpEvent(1.0)]))
 
 
@@ -68,11 +69,11 @@ def test_estimate_is_computed_only_when_asked_and_refreshed_after_compose():
   accountant = ShufflePldAccountant(value_discretization_interval=1e-3)
   accountant.compose(ShuffleEvent(1000, 1.0), 10)
   bound = accountant.get_epsilon(1e-6)
-  assert accountant._estimate is None  # pylint: disable=protected-access
+  assert accountant._derived.estimate is None  # pylint: disable=protected-access
   estimate = accountant.get_optimistic_epsilon(1e-6)
   assert estimate <= bound
   accountant.compose(ShuffleEvent(1000, 1.0), 10)
-  assert accountant._estimate is None  # pylint: disable=protected-access
+  assert accountant._derived.estimate is None  # pylint: disable=protected-access
   assert accountant.get_optimistic_epsilon(1e-6) > estimate
 
 

@@ -170,9 +170,9 @@ def test_accountant_stays_above_the_exact_composition(num_users,
       value_discretization_interval=0.02)
   accountant.compose(events.ShuffleEvent(num_users=num_users,
                                          local_epsilon=2.0), rounds_count)
-  profile = composition.DirectProfile(accountant._pld)  # pylint: disable=protected-access
+  profile = composition.DirectProfile(accountant._composition().pld)  # pylint: disable=protected-access
   assert profile.certified
-  rounds = accountant._pld.rounds  # pylint: disable=protected-access
+  rounds = accountant._composition().pld.rounds  # pylint: disable=protected-access
   lowest, exact = _exact_composition(rounds)
   losses = (lowest + np.arange(exact.size)).astype(np.longdouble) * 0.02
   infinity = rounds.infinity_mass()
@@ -257,7 +257,7 @@ def test_certified_masses_bound_exact_rationals_property(
 
 
 def _certified(accountant) -> bool:
-  return composition.DirectProfile(accountant._resolve()._pld).certified  # pylint: disable=protected-access
+  return composition.DirectProfile(accountant._composition().pld).certified  # pylint: disable=protected-access
 
 
 def test_dp_accounting_gaussian_and_randomized_response_are_certified():
@@ -282,7 +282,7 @@ def test_randomized_response_composes_count_times(count):
   accountant = pld_accountant.ShufflePldAccountant(
       value_discretization_interval=1e-3)
   accountant.compose(dp_event.RandomizedResponseDpEvent(0.5, 2), count)
-  assert composition.DirectProfile(accountant._pld).certified  # pylint: disable=protected-access
+  assert composition.DirectProfile(accountant._composition().pld).certified  # pylint: disable=protected-access
   step = math.log(3)
   for epsilon in [0.0, 0.5, 2.0, 5.0, 9.0]:
     exact = sum(math.comb(count, j) * 0.75**j * 0.25**(count - j)

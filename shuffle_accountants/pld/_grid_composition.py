@@ -1,0 +1,225 @@
+"""A ledger composed on one PLD grid: its PLD, its rounds' pairs and its profile (D9, D24).
+
+`ShufflePldAccountant` holds the ledger and asks one of these for answers:
+with a fixed grid one composition lives as long as the accountant and takes
+each compose call as it comes; with the automatic grid one is built for the
+grouped ledger on the grid chosen for it, and dropped when the ledger grows.
+
+Each shuffle round becomes one privacy loss distribution that dominates the
+mechanism in both orders of the replace-one relation, discretized by
+`discretize` (connect-the-dots: pessimistic; `split_preserving_mean`: the
+estimate) on the grid (`candidates`). The rounds of one compose call wait
+in `_pending` and are composed in one batch (`composition.compose_all`), with
+dp_accounting's Gaussians and randomized response as exact inputs, so the
+round-off certificate covers them (D24).
+"""
+
+from typing import List, Optional, Tuple, TypeAlias
+
+import attr
+from dp_accounting import dp_event
+from dp_accounting import privacy_accountant
+from dp_accounting.pld import pld_privacy_accountant
+from dp_accounting.pld import privacy_loss_distribution
+import numpy as np
+
+from shuffle_accountants import _grouping
+from shuffle_accountants import _ledger
+from shuffle_accountants import _progress
+from shuffle_accountants.pld import candidates
+from shuffle_accountants.pld import composition
+from shuffle_accountants.pld import discrete
+from shuffle_accountants.pld import random_allocation
+from shuffle_accountants.samplers import accounting as sampler_accounting
+
+PLD: TypeAlias = privacy_loss_distribution.PrivacyLossDistribution
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
+class ShufflePldContribution:
+  """One shuffle event composed into the accountant.
+
+  Attributes:
+    event: the event as accounted: the user's, or the representative of
+      the rounds grouped with it (`relative_grouping`), whose count then
+      covers every round it stands for.
+    count: how many times it was composed.
+    pairs: names of the dominating pairs whose smallest profile was used.
+  """
+  event: dp_event.DpEvent
+  count: int
+  pairs: Tuple[str, ...]
+
+
+class _EventPld:
+  """Stands for the composed PLD while the parent builds one event's: its
+  `self._pld.compose(event_pld)` then returns the event's PLD itself."""
+
+  def compose(self, other, *unused_args, **unused_kwargs):
+    return other
+
+
+class _ParentEvents(pld_privacy_accountant.PLDAccountant):
+  """dp_accounting's PLD of one of its own events, as its accountant builds it.
+
+  dp_accounting has no public constructor from an event to its PLD: its
+  accountant builds one inside `_maybe_compose` and composes it into its
+  own `_pld`; this subclass lets its own `_pld` stand for the identity of
+  composition (`_EventPld`) and hands the built PLD over.
+  """
+
+  def build(self, event: dp_event.DpEvent, count: int
+            ) -> Tuple[Optional[PLD], bool]:
+    """(the PLD of `event` composed `count` times or None if it has none,
+    whether it is not DP)."""
+    self._pld = _EventPld()
+    self._contains_non_dp_event = False
+    self._maybe_compose(event, count, True)
+    built = None if isinstance(self._pld, _EventPld) else self._pld
+    return built, self._contains_non_dp_event
+
+
+class GridComposition:
+  """A ledger composed on a grid of spacing `interval`.
+
+  Rounds are grouped as they come (`_grouping`: a round is accounted as the
+  most pessimistic one of its bin composed so far). Events must have been
+  checked by the accountant.
+  """
+
+  def __init__(self,
+               neighboring_relation: privacy_accountant.NeighboringRelation,
+               interval: float, discretize, krr_adversary: str,
+               relative_width: float, relative_grouping: float,
+               relative_accuracy: float,
+               progress: Optional[_progress.Progress] = None):
+    self.interval = interval
+    self._relation = neighboring_relation
+    self._discretize = discretize
+    self._krr_adversary = krr_adversary
+    self._relative_width = relative_width
+    self._relative_accuracy = relative_accuracy
+    self._grouping = _grouping.Grouping(relative_grouping)
+    self._progress = progress or _progress.Progress(False, '', 0)
+    self._parent_events = _ParentEvents(neighboring_relation, interval)
+    self._composed: PLD = privacy_loss_distribution.identity(
+        value_discretization_interval=interval)
+    # Shuffle rounds' PLDs wait here to be composed in one batch (`pld`).
+    self._pending: List[tuple] = []
+    self._profile: Optional[composition.DirectProfile] = None
+    self.contributions: List[ShufflePldContribution] = []
+    self.contains_non_dp_event = False
+
+  @property
+  def pld(self) -> PLD:
+    """The composed PLD; rounds composed since are folded in now, at once."""
+    return self._flush()
+
+  def _flush(self) -> PLD:
+    if self._pending:
+      pending, self._pending = self._pending, []
+      self._composed = composition.compose_all([(self._composed, 1)] + pending)
+    return self._composed
+
+  def profile(self) -> composition.DirectProfile:
+    """The closed-form profile of `pld` (cached until the next compose)."""
+    if self._profile is None:
+      self._profile = composition.DirectProfile(self.pld)
+    return self._profile
+
+  def compose(self, event: dp_event.DpEvent, count: int = 1
+              ) -> 'GridComposition':
+    """Composes a checked event `count` times; its rounds in one batch."""
+    self._profile = None
+    for leaf_event, leaf_count in _ledger.leaves(event, count):
+      self._compose_leaf(_ledger.classify(leaf_event), leaf_count)
+    self._flush()
+    return self
+
+  def _compose_leaf(self, leaf: _ledger.Leaf, count: int) -> None:
+    if leaf.kind in _ledger.ROUND_KINDS:
+      self._compose_round(leaf, count)
+    elif isinstance(leaf.event, sampler_accounting.SAMPLER_EVENT_TYPES):
+      self._compose_sampler(leaf.event, count)
+    else:
+      try:
+        self._compose_parent_event(leaf.event, count)
+      except IndexError:
+        # The parent's composition fails once no finite mass is left (see
+        # `composition.compose`); delta is then 1 below +infinity: say so.
+        self._composed = composition.all_at_infinity(self.interval)
+
+  def _compose_round(self, leaf: _ledger.Leaf, count: int) -> None:
+    reported, inner = leaf.event, leaf.round
+    if reported is inner and count > 0:
+      self._grouping.observe(inner)
+      reported = inner = self._grouping.representative(inner)
+    ratio = (leaf.sampling_ratio if leaf.kind is _ledger.Kind.HIDDEN_SAMPLE
+             else None)
+    pmf, names = candidates.event_pmf(
+        inner, ratio, self.interval, self._discretize, self._krr_adversary,
+        self._relative_width)
+    self._progress.step()
+    if count > 0:
+      self._pending.append((composition.to_privacy_loss_distribution(pmf), count))
+    self.contributions.append(ShufflePldContribution(reported, count, names))
+
+  def _compose_sampler(self, event, count: int) -> None:
+    """DP-SGD samplers (`samplers`): Gaussians, or random allocation's PLD."""
+    _, gaussians = sampler_accounting.as_gaussians(event, self._relation)
+    if gaussians is not None:
+      for leaf_event, leaf_count in _ledger.leaves(gaussians, count):
+        self._compose_leaf(_ledger.classify(leaf_event), leaf_count)
+    elif count > 0:
+      # Composed with the shuffle rounds, so the certificate covers it (D24).
+      self._pending.append((composition.to_privacy_loss_distribution(
+          random_allocation.random_allocation_pmf(
+              event, self.interval, self._relative_accuracy)), count))
+
+  def _compose_parent_event(self, event: dp_event.DpEvent, count: int
+                            ) -> None:
+    """One of dp_accounting's events, built by the parent.
+
+    Gaussians and randomized response are built without an FFT (the parent
+    folds a Gaussian's count into its noise, sigma / sqrt(count), exactly),
+    so their PMFs enter `compose_all` as exact inputs and the certificate
+    covers them (D24); this also composes randomized response `count`
+    times, which dp_accounting 0.6's accountant does once whatever the
+    count. The parent passes its other events through an FFT
+    self-composition even for one round, and Poisson-subsampled ones are
+    asymmetric: those are composed as the parent does (W18 (2)'s estimate),
+    as are asymmetric PLDs of the two above (composed by dp_accounting).
+    """
+    exact = count > 0 and isinstance(
+        event, (dp_event.GaussianDpEvent, dp_event.RandomizedResponseDpEvent))
+    built_count = (count if not exact
+                   or isinstance(event, dp_event.GaussianDpEvent) else 1)
+    if exact:
+      self._flush()
+    built, non_dp = self._parent_events.build(event, built_count)
+    self.contains_non_dp_event |= non_dp
+    if built is None:  # nothing to compose
+      return
+    if not exact:
+      self._composed = self.pld.compose(built)
+    elif built._symmetric:  # pylint: disable=protected-access
+      self._pending.append((composition.exact_input(built), count // built_count))
+    else:
+      times = count // built_count
+      self._composed = composition.compose(
+          self.pld, built.self_compose(times) if times > 1 else built)
+
+  def value(self, method: str, argument: float) -> float:
+    """'get_delta', 'get_epsilon' or 'located_epsilon' of the composed PLD.
+
+    The project's closed forms (sums of non-negative terms), not
+    dp_accounting's cumulative differences (which round delta down by
+    ~1e-11) and pure-Python epsilon search.
+    """
+    if method == 'get_delta' and argument == np.inf:
+      return 1.0 if self.contains_non_dp_event else 0.0
+    if self.contains_non_dp_event:
+      return 1.0 if method == 'get_delta' else np.inf
+    profile = self.profile()
+    return {'get_delta': profile.delta, 'get_epsilon': profile.epsilon,
+            'located_epsilon': profile.located_epsilon}[method](argument)

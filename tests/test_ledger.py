@@ -1,0 +1,96 @@
+"""The ledger's one walk and one classification (`_ledger`), which both accountants read."""
+
+import math
+
+from dp_accounting import dp_event
+from dp_accounting import privacy_accountant
+import pytest
+
+from shuffle_accountants import CheckInEvent
+from shuffle_accountants import DistributedCheckInEvent
+from shuffle_accountants import ShuffleEvent
+from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants import SubsampledShuffleGaussianEvent
+from shuffle_accountants import _ledger
+
+Kind = _ledger.Kind
+SHUFFLE = ShuffleEvent(100, 1.0)
+GAUSSIAN = dp_event.GaussianDpEvent(2.0)
+
+
+def test_leaves_multiply_counts_through_nested_self_composition():
+  checkin = CheckInEvent(50, 0.5, local_epsilon=1.0)
+  tree = dp_event.ComposedDpEvent([
+      dp_event.SelfComposedDpEvent(dp_event.ComposedDpEvent([
+          SHUFFLE, dp_event.SelfComposedDpEvent(checkin, 3)]), 5),
+      GAUSSIAN])
+  assert _ledger.leaves(tree, 2) == [(SHUFFLE, 10), (checkin, 30),
+                                     (GAUSSIAN, 2)]
+
+
+@pytest.mark.parametrize('event,kind,ratio', [
+    (dp_event.NoOpDpEvent(), Kind.NO_OP, None),
+    (SHUFFLE, Kind.SHUFFLE, None),
+    (CheckInEvent(100, 0.25, local_epsilon=1.0), Kind.LIEW, 0.25),
+    (DistributedCheckInEvent(100, 0.5, 1.0), Kind.LIEW, 0.5),
+    (SubsampledShuffleGaussianEvent(100, 10, 1.0), Kind.LIEW, 0.1),
+    (dp_event.SampledWithoutReplacementDpEvent(1000, 100, SHUFFLE),
+     Kind.HIDDEN_SAMPLE, 0.1),
+    (dp_event.PoissonSampledDpEvent(0.1, dp_event.ComposedDpEvent([SHUFFLE])),
+     Kind.POISSON_SHUFFLE, None),
+    (dp_event.RepeatAndSelectDpEvent(SHUFFLE, 1.0, 1.0),
+     Kind.WRAPPED_SHUFFLE, None),
+    (dp_event.PoissonSampledDpEvent(0.1, GAUSSIAN), Kind.OTHER, None),
+    (dp_event.SampledWithoutReplacementDpEvent(1000, 100, GAUSSIAN),
+     Kind.OTHER, None),
+    (GAUSSIAN, Kind.OTHER, None),
+])
+def test_classify(event, kind, ratio):
+  leaf = _ledger.classify(event)
+  assert leaf.kind is kind
+  assert leaf.sampling_ratio == ratio
+
+
+def test_shuffle_found_inside_nested_wrappers():
+  nested = dp_event.PoissonSampledDpEvent(0.5, dp_event.RepeatAndSelectDpEvent(
+      dp_event.SelfComposedDpEvent(SHUFFLE, 2), 1.0, 1.0))
+  assert _ledger.contains_shuffle(nested)
+  assert not _ledger.contains_shuffle(dp_event.RepeatAndSelectDpEvent(
+      GAUSSIAN, 1.0, 1.0))
+
+
+def test_basic_composition_sums_nested_counts():
+  tree = dp_event.ComposedDpEvent([
+      dp_event.SelfComposedDpEvent(dp_event.ComposedDpEvent([
+          ShuffleEvent(10, 0.5), ShuffleEvent(10, 0.25, local_delta=1e-9)]), 4),
+      dp_event.SampledWithoutReplacementDpEvent(100, 10, ShuffleEvent(10, 2.0)),
+      dp_event.NoOpDpEvent()])
+  epsilon, delta = _ledger.basic_composition(tree)
+  assert epsilon == 5.0 and math.isclose(delta, 4e-9, rel_tol=1e-15)
+  assert _ledger.basic_composition(dp_event.ComposedDpEvent(
+      [SHUFFLE, GAUSSIAN])) is None
+
+
+def test_dominating_ledgers_replace_named_rounds_in_place():
+  from shuffle_accountants import randomizers  # pylint: disable=g-import-not-at-top
+  named = ShuffleEvent(100, randomizer=randomizers.KRandomizedResponse(3, 1.0))
+  tree = dp_event.ComposedDpEvent([dp_event.SelfComposedDpEvent(named, 4),
+                                   SHUFFLE])
+  (dominating,) = _ledger.dominating_ledgers(tree)
+  assert dominating == dp_event.ComposedDpEvent([
+      dp_event.SelfComposedDpEvent(ShuffleEvent(1, randomizer=named.randomizer),
+                                   4), SHUFFLE])
+  assert _ledger.dominating_ledgers(dp_event.ComposedDpEvent([SHUFFLE])) == []
+
+
+@pytest.mark.parametrize('accountant', [
+    ShuffleRdpAccountant, ShufflePldAccountant,
+    lambda: ShufflePldAccountant(value_discretization_interval=1e-2)])
+def test_both_accountants_refuse_poisson_sampled_shuffle_rounds(accountant):
+  event = dp_event.PoissonSampledDpEvent(0.1, dp_event.ComposedDpEvent([
+      dp_event.NoOpDpEvent(), CheckInEvent(10, 0.5, local_epsilon=1.0)]))
+  for wrapped in (event, dp_event.SelfComposedDpEvent(event, 2)):
+    with pytest.raises(privacy_accountant.UnsupportedEventError,
+                       match='Poisson subsampling of a shuffle round'):
+      accountant().compose(wrapped)
