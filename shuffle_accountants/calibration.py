@@ -23,7 +23,6 @@ stated tolerance.
 ...                         target_delta=1e-6)
 """
 
-import itertools
 import math
 from typing import Callable, Dict, Optional, Tuple
 
@@ -32,7 +31,7 @@ from dp_accounting import privacy_accountant
 import numpy as np
 from scipy import optimize
 
-from shuffle_accountants import _grouping
+from shuffle_accountants import _ledger
 from shuffle_accountants import _validation
 from shuffle_accountants import checkpoints
 from shuffle_accountants import events
@@ -163,8 +162,7 @@ class _Search:
     SEARCH_GROUPING and a quarter of the tolerance; None when the ledger is
     one round (grouping cannot shrink it), the accountant has no finer
     grouping to coarsen, or nothing meets the target there."""
-    if self.discrete or len(list(itertools.islice(_grouping.leaves(
-        self.make_event(self.private)), 2))) < 2:
+    if self.discrete or len(_ledger.leaves(self.make_event(self.private))) < 2:
       return None
     accountant = make_fresh_accountant()
     if not isinstance(accountant, checkpoints.Checkpointable):
