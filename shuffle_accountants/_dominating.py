@@ -1,4 +1,4 @@
-"""Rounds that dominate a round by post-processing, for both routes (GROUPING, D19).
+"""Rounds that dominate a round by post-processing, for both routes (GROUPING, D19, D33).
 
 Both accountants take, for each round, the smallest of its own bound and
 the bounds of the rounds listed here (docs/mathematics.md D19):
@@ -13,15 +13,19 @@ the bounds of the rounds listed here (docs/mathematics.md D19):
   reshuffle), in particular of one user's report alone: the randomizer
   itself. So epsilon never exceeds its value at n = 1.
 
-The PLD accountant takes, per check-in round, the smaller profile of the
-round and of its rate-1 round (`everyone_checks_in`, combined on the
-round's grid range by `pld.checkin.capped_by`, D28); and it reports the
-smallest epsilon (delta) over the ledger and its `dominating_ledgers` with
-every named round reduced to one user, each accounted on its own grid. The
-RDP accountant does the same with the one-user ledgers; for check-in it
-takes, per round and per order, the smaller of the round's bound and its
-rate-1 round's bound (`everyone_checks_in`), which also bounds the ledger
-by its rate-1 ledger (RDP composes by addition). A new event type with a
+The rate-1 rule (D33) lives here and nowhere else: `accounted_round` turns
+a pure-LDP check-in round at rate 1 into the shuffle round it is (both
+accountants apply it to every leaf they account, so a rate-1 `CheckInEvent`
+gets exactly the answer of its `ShuffleEvent` on each route), and
+`everyone_checks_in` gives a round below rate 1 that shuffle round as a
+dominating round: the RDP accountant takes its bound per round and per
+order (RDP composes by addition, so the ledger never exceeds its rate-1
+ledger); the PLD accountant takes it per round on the round's grid
+(`pld.checkin.capped_by`, D28) and reports the smallest epsilon (delta)
+over the ledger and its `dominating_ledgers`, among them the rate-1 ledger,
+each accounted on its own grid (so whatever the grids, epsilon never
+exceeds the rate-1 ledger's). Both also report the smallest over the
+ledger with every named round reduced to one user. A new event type with a
 rate or a population adds its dominating rounds to `_DOMINATING_ROUNDS`
 (its rate-1 or one-user round).
 """
@@ -51,6 +55,27 @@ def everyone_checks_in(event: events.CheckInEvent
                              num_categories=event.num_categories)
 
 
+def accounted_round(event: dp_event.DpEvent) -> dp_event.DpEvent:
+  """The round as both accountants account it: the rate-1 rule (D33).
+
+  A pure-LDP check-in round at rate 1 is the shuffle of all n reports (the
+  count n is public), so it is accounted as that `ShuffleEvent`, with every
+  candidate and grid of a shuffle round; every other event is returned
+  as it is.
+  """
+  if isinstance(event, events.CheckInEvent) and event.checkin_rate == 1:
+    return everyone_checks_in(event) or event
+  return event
+
+
+def everyone_below_rate_one(event: events.CheckInEvent
+                            ) -> Optional[events.ShuffleEvent]:
+  """The rate-1 round of a check-in round below rate 1 (D19 (i)), or None."""
+  if event.checkin_rate == 1:
+    return None
+  return everyone_checks_in(event)
+
+
 def one_user(event: events.ShuffleEvent) -> Optional[events.ShuffleEvent]:
   """The round with one user (the randomizer alone), or None.
 
@@ -66,6 +91,7 @@ def one_user(event: events.ShuffleEvent) -> Optional[events.ShuffleEvent]:
 
 # Per event type, the maps from a round to a dominating round (or None).
 _DOMINATING_ROUNDS: Tuple[Tuple[type, Callable], ...] = (
+    (events.CheckInEvent, everyone_below_rate_one),
     (events.ShuffleEvent, one_user),
 )
 
@@ -80,6 +106,7 @@ def _replaced(event: dp_event.DpEvent, event_type: type,
   if isinstance(event, dp_event.SelfComposedDpEvent):
     inner, changed = _replaced(event.event, event_type, dominating)
     return dp_event.SelfComposedDpEvent(inner, event.count), changed
+  event = accounted_round(event)
   if isinstance(event, event_type):
     replacement = dominating(event)
     if replacement is not None and replacement != event:
@@ -88,7 +115,8 @@ def _replaced(event: dp_event.DpEvent, event_type: type,
 
 
 def dominating_ledgers(ledger: dp_event.DpEvent,
-                       event_types: Tuple[type, ...] = (events.ShuffleEvent,)
+                       event_types: Tuple[type, ...] = (events.CheckInEvent,
+                                                        events.ShuffleEvent)
                        ) -> List[dp_event.DpEvent]:
   """Ledgers of which `ledger` is a post-processing, round by round (D19).
 
@@ -108,7 +136,8 @@ def dominating_ledgers(ledger: dp_event.DpEvent,
 
 
 def dominating_routes(ledger: dp_event.DpEvent, new_accountant: Callable,
-                      event_types: Tuple[type, ...] = (events.ShuffleEvent,)
+                      event_types: Tuple[type, ...] = (events.CheckInEvent,
+                                                       events.ShuffleEvent)
                       ) -> List:
   """Accountants (from `new_accountant()`) holding each dominating ledger.
 

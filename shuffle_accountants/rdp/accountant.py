@@ -187,10 +187,6 @@ def _liew_bound(event, orders) -> shuffle_round.RdpBound:
       return checkin.checkin_rdp_upper_bound(
           event.num_users, event.checkin_rate, orders,
           noise_multiplier=event.noise_multiplier)
-    if event.checkin_rate == 1:
-      # Everyone reports: a plain shuffle round of its randomizer.
-      return _pure_shuffle_bound(event.num_users, event.local_epsilon,
-                                 _randomizer(event), orders)
     mixture = checkin.checkin_rdp_upper_bound(
         event.num_users, event.checkin_rate, orders,
         local_epsilon=event.local_epsilon)
@@ -506,13 +502,16 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     if isinstance(event, events.LIEW_EVENT_TYPES):
       error = self._check_relation_and_orders(event)
       if error is None and do_compose:
-        rounded = self._representative(event, count)
+        rounded = _dominating.accounted_round(
+            self._representative(event, count))
+        if isinstance(rounded, events.ShuffleEvent):  # rate 1 (D33)
+          self._add(event, count, self._shuffle_bound(rounded), rounded)
+          return error
         bound = self._bound(rounded, lambda: _liew_bound(rounded,
                                                          self._orders))
         everyone = None
-        if (isinstance(rounded, events.CheckInEvent)
-            and rounded.checkin_rate < 1):
-          everyone = _dominating.everyone_checks_in(rounded)
+        if isinstance(rounded, events.CheckInEvent):
+          everyone = _dominating.everyone_below_rate_one(rounded)
         if everyone is not None:
           # D19 (i): the round is a post-processing of its rate-1 round, so
           # that round's bound (cached as a shuffle round's) is a candidate
