@@ -45,14 +45,15 @@ def everyone_checks_in(event: events.CheckInEvent
 
   None for local Gaussian noise, whose rate-1 round has no shuffling gain
   (D7) and is already a candidate of the check-in bounds. A named
-  randomizer's round is described by its eps0 (and k for k-RR), as the
-  check-in round itself is accounted.
+  randomizer stays named: the shuffle of its n reports is the same
+  mechanism, with every pair of that randomizer (D33 (i)).
   """
   if event.local_epsilon is None:
     return None
   return events.ShuffleEvent(num_users=event.num_users,
                              local_epsilon=event.local_epsilon,
-                             num_categories=event.num_categories)
+                             num_categories=event.num_categories,
+                             randomizer=event.randomizer)
 
 
 def accounted_round(event: dp_event.DpEvent) -> dp_event.DpEvent:

@@ -27,6 +27,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 import attr
 from dp_accounting import dp_event
 
+from shuffle_accountants import _dominating
 from shuffle_accountants import events
 
 DEFAULT_RELATIVE_STEP = 0.01
@@ -81,6 +82,7 @@ class Grouping:
 
   def observe(self, event: dp_event.DpEvent) -> None:
     """Records a round of the ledger (other events are ignored)."""
+    event = _dominating.accounted_round(event)  # rate 1 (D33)
     key = self._key(event)
     if key is None:
       return
@@ -92,6 +94,7 @@ class Grouping:
 
   def representative(self, event: dp_event.DpEvent) -> dp_event.DpEvent:
     """The observed round that `event` is accounted as (itself if alone)."""
+    event = _dominating.accounted_round(event)  # rate 1 (D33)
     key = self._key(event)
     if key is None or key not in self._smallest_users:
       return event

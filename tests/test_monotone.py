@@ -18,6 +18,10 @@ RDP route below, where the rate-1 candidate removed every failure seen in
 sweeps; benchmarks/rdp_vs_pld.py prints how often it fails.
 """
 
+import importlib.util
+import pathlib
+
+from dp_accounting import dp_event
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -59,6 +63,50 @@ def test_checkin_never_above_its_rate_one_round(route, num_users, rate,
                           num_categories=num_categories)
   assert (_epsilon(route, event, count, delta)
           <= _epsilon(route, everyone, count, delta) * (1 + ROUNDING))
+
+
+@pytest.mark.parametrize('route', ROUTES)
+@pytest.mark.parametrize('ledger,shuffle_ledger', [
+    (CheckInEvent(1000, 1.0, local_epsilon=2.0),
+     ShuffleEvent(num_users=1000, local_epsilon=2.0)),
+    (CheckInEvent(5000, 1.0, local_epsilon=4.0, num_categories=16),
+     ShuffleEvent(num_users=5000, local_epsilon=4.0, num_categories=16)),
+    (CheckInEvent(300, 1.0, local_epsilon=3.0,
+                  randomizer=randomizers.HadamardResponse(16, 3.0)),
+     ShuffleEvent(num_users=300,
+                  randomizer=randomizers.HadamardResponse(16, 3.0))),
+    # A rate-1 round next to a shuffle round of its user bin (`_grouping`).
+    (dp_event.ComposedDpEvent([CheckInEvent(1000, 1.0, local_epsilon=2.0),
+                               ShuffleEvent(num_users=1005,
+                                            local_epsilon=2.0)]),
+     dp_event.ComposedDpEvent([ShuffleEvent(num_users=1000,
+                                            local_epsilon=2.0),
+                               ShuffleEvent(num_users=1005,
+                                            local_epsilon=2.0)])),
+])
+def test_rate_one_checkin_is_its_shuffle_round(route, ledger, shuffle_ledger):
+  """D33 (i): the same mechanism, the same answer on each route, exactly."""
+  for delta in (1e-9, 1e-6, 1e-3):
+    assert (_epsilon(route, ledger, 3, delta)
+            == _epsilon(route, shuffle_ledger, 3, delta))
+  assert (route().compose(ledger, 3).get_delta(1.0)
+          == route().compose(shuffle_ledger, 3).get_delta(1.0))
+
+
+@pytest.mark.parametrize('route', ROUTES)
+@pytest.mark.parametrize('rate', [0.999999, 0.9, 0.3])
+@pytest.mark.parametrize('num_categories', [None, 16])
+def test_checkin_never_above_its_shuffle_round(route, rate, num_categories):
+  """D33 (ii): never above the rate-1 ledger, whatever the grids (the PLD
+  route exceeded it by 4e-9 relatively at 0.999999 on its own grid)."""
+  for num_users, local_epsilon in ((1000, 2.0), (5000, 4.0)):
+    everyone = ShuffleEvent(num_users=num_users, local_epsilon=local_epsilon,
+                            num_categories=num_categories)
+    event = CheckInEvent(num_users, rate, local_epsilon=local_epsilon,
+                         num_categories=num_categories)
+    for delta in (1e-9, 1e-6):
+      assert (_epsilon(route, event, 10, delta)
+              <= _epsilon(route, everyone, 10, delta))
 
 
 @pytest.mark.parametrize('route', ROUTES)
@@ -126,3 +174,31 @@ def test_issue_22_cases(route, event, count, delta, higher):
   """Each `event` must not exceed the round it is a post-processing of."""
   assert (_epsilon(route, event, count, delta)
           <= _epsilon(route, higher, count, delta) * (1 + ROUNDING))
+
+
+def _sweep():
+  """benchmarks/monotone_sweep.py: the seeded pairs of issue 32 item 4."""
+  path = (pathlib.Path(__file__).resolve().parents[1] / 'benchmarks'
+          / 'monotone_sweep.py')
+  spec = importlib.util.spec_from_file_location('monotone_sweep', path)
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
+
+
+SWEEP = _sweep()
+
+
+@pytest.mark.parametrize('case', SWEEP.NAMED, ids=lambda case: case[0])
+def test_issue_32_named_cases(case):
+  route, kind, low, high, count, high_count = case
+  assert SWEEP.fall(route, kind, (low, high, count, high_count)) == 1.0
+
+
+@pytest.mark.parametrize('route', ['rdp', 'pld'])
+@pytest.mark.parametrize('kind', ['rate', 'users'])
+def test_first_seeded_pairs(route, kind):
+  """The cheapest few of the sweep's pairs (the sweep itself is slow)."""
+  pairs = sorted(SWEEP.random_pairs(kind, 60),
+                 key=lambda pair: pair[0].num_users * pair[2])[:3]
+  assert [SWEEP.fall(route, kind, pair) for pair in pairs] == [1.0] * 3
