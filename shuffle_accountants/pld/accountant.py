@@ -337,8 +337,8 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     """Accountants of the ledgers this one post-processes (D19).
 
     Each ledger gets its own automatic grid, so the smallest answer over
-    them keeps epsilon never above the one-user rounds, whatever the grids
-    (check-in rounds take their rate-1 round per round, `candidates`).
+    them keeps epsilon never above the rate-1 (D33) and one-user rounds,
+    whatever the grids.
     """
     if self._dominating is None:
       self._dominating = _dominating.dominating_routes(

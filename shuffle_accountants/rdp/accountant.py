@@ -341,7 +341,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
   def _dominating_routes(self) -> List['ShuffleRdpAccountant']:
     """Accountants of the one-user ledgers this one post-processes (D19)."""
     if self._dominating is None:
-      # One-user ledgers only: see `_dominating` for why not rate 1.
+      # One-user ledgers only: rate 1 is a candidate per round and order.
       self._dominating = _dominating.dominating_routes(
           self.ledger, lambda: ShuffleRdpAccountant(
               None if self._extend_orders else self._orders,
