@@ -16,14 +16,13 @@ random pairs are checked below, and the 60 seeded pairs of each kind of
 `benchmarks/monotone_sweep.py` (issue 32 item 4) in the slow tests.
 """
 
-import importlib.util
-import pathlib
-
 from dp_accounting import dp_event
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 import pytest
+
+import benchmark_scripts
 
 from shuffle_accountants import randomizers
 from shuffle_accountants.events import CheckInEvent
@@ -174,17 +173,8 @@ def test_issue_22_cases(route, event, count, delta, higher):
           <= _epsilon(route, higher, count, delta) * (1 + ROUNDING))
 
 
-def _sweep():
-  """benchmarks/monotone_sweep.py: the seeded pairs of issue 32 item 4."""
-  path = (pathlib.Path(__file__).resolve().parents[1] / 'benchmarks'
-          / 'monotone_sweep.py')
-  spec = importlib.util.spec_from_file_location('monotone_sweep', path)
-  module = importlib.util.module_from_spec(spec)
-  spec.loader.exec_module(module)
-  return module
-
-
-SWEEP = _sweep()
+# The seeded pairs of issue 32 item 4 (benchmarks/monotone_sweep.py).
+SWEEP = benchmark_scripts.load('monotone_sweep')
 
 
 @pytest.mark.parametrize('case', SWEEP.NAMED, ids=lambda case: case[0])
