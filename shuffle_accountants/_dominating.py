@@ -1,4 +1,4 @@
-"""Rounds that dominate a round by post-processing, for both routes (GROUPING, D19).
+"""Rounds that dominate a round by post-processing, for both routes (GROUPING, D19, D33).
 
 Both accountants take, for each round, the smallest of its own bound and
 the bounds of the rounds listed here (docs/mathematics.md D19):
@@ -13,15 +13,19 @@ the bounds of the rounds listed here (docs/mathematics.md D19):
   reshuffle), in particular of one user's report alone: the randomizer
   itself. So epsilon never exceeds its value at n = 1.
 
-The PLD accountant takes, per check-in round, the smaller profile of the
-round and of its rate-1 round (`everyone_checks_in`, combined on the
-round's grid range by `pld.checkin.capped_by`, D28); and it reports the
-smallest epsilon (delta) over the ledger and its dominating ledgers with
-every named round reduced to one user, each accounted on its own grid. The
-RDP accountant does the same with the one-user ledgers; for check-in it
-takes, per round and per order, the smaller of the round's bound and its
-rate-1 round's bound (`everyone_checks_in`), which also bounds the ledger
-by its rate-1 ledger (RDP composes by addition). A new event type with a
+The rate-1 rule (D33) lives here and nowhere else: `accounted_round` turns
+a pure-LDP check-in round at rate 1 into the shuffle round it is (both
+accountants apply it to every leaf they account, so a rate-1 `CheckInEvent`
+gets exactly the answer of its `ShuffleEvent` on each route), and
+`everyone_checks_in` gives a round below rate 1 that shuffle round as a
+dominating round: the RDP accountant takes its bound per round and per
+order (RDP composes by addition, so the ledger never exceeds its rate-1
+ledger); the PLD accountant takes it per round on the round's grid
+(`pld.checkin.capped_by`, D28) and reports the smallest epsilon (delta)
+over the ledger and its `_ledger.dominating_ledgers`, among them the rate-1 ledger,
+each accounted on its own grid (so whatever the grids, epsilon never
+exceeds the rate-1 ledger's). Both also report the smallest over the
+ledger with every named round reduced to one user. A new event type with a
 rate or a population adds its dominating rounds to `_DOMINATING_ROUNDS`
 (its rate-1 or one-user round); `_ledger` walks the ledger with them.
 """
@@ -29,6 +33,7 @@ rate or a population adds its dominating rounds to `_DOMINATING_ROUNDS`
 from typing import Callable, Optional, Tuple
 
 import attr
+from dp_accounting import dp_event
 
 from shuffle_accountants import events
 
@@ -39,14 +44,36 @@ def everyone_checks_in(event: events.CheckInEvent
 
   None for local Gaussian noise, whose rate-1 round has no shuffling gain
   (D7) and is already a candidate of the check-in bounds. A named
-  randomizer's round is described by its eps0 (and k for k-RR), as the
-  check-in round itself is accounted.
+  randomizer stays named: the shuffle of its n reports is the same
+  mechanism, with every pair of that randomizer (D33 (i)).
   """
   if event.local_epsilon is None:
     return None
   return events.ShuffleEvent(num_users=event.num_users,
                              local_epsilon=event.local_epsilon,
-                             num_categories=event.num_categories)
+                             num_categories=event.num_categories,
+                             randomizer=event.randomizer)
+
+
+def accounted_round(event: dp_event.DpEvent) -> dp_event.DpEvent:
+  """The round as both accountants account it: the rate-1 rule (D33).
+
+  A pure-LDP check-in round at rate 1 is the shuffle of all n reports (the
+  count n is public), so it is accounted as that `ShuffleEvent`, with every
+  candidate and grid of a shuffle round; every other event is returned
+  as it is.
+  """
+  if isinstance(event, events.CheckInEvent) and event.checkin_rate == 1:
+    return everyone_checks_in(event) or event
+  return event
+
+
+def everyone_below_rate_one(event: events.CheckInEvent
+                            ) -> Optional[events.ShuffleEvent]:
+  """The rate-1 round of a check-in round below rate 1 (D19 (i)), or None."""
+  if event.checkin_rate == 1:
+    return None
+  return everyone_checks_in(event)
 
 
 def one_user(event: events.ShuffleEvent) -> Optional[events.ShuffleEvent]:
@@ -64,5 +91,7 @@ def one_user(event: events.ShuffleEvent) -> Optional[events.ShuffleEvent]:
 
 # Per event type, the maps from a round to a dominating round (or None).
 _DOMINATING_ROUNDS: Tuple[Tuple[type, Callable], ...] = (
+    (events.CheckInEvent, everyone_below_rate_one),
     (events.ShuffleEvent, one_user),
 )
+

@@ -27,6 +27,7 @@ from typing import Dict, List, Optional
 import attr
 from dp_accounting import dp_event
 
+from shuffle_accountants import _dominating
 from shuffle_accountants import _ledger
 from shuffle_accountants import events
 
@@ -70,6 +71,7 @@ class Grouping:
 
   def observe(self, event: dp_event.DpEvent) -> None:
     """Records a round of the ledger (other events are ignored)."""
+    event = _dominating.accounted_round(event)  # rate 1 (D33)
     key = self._key(event)
     if key is None:
       return
@@ -81,6 +83,7 @@ class Grouping:
 
   def representative(self, event: dp_event.DpEvent) -> dp_event.DpEvent:
     """The observed round that `event` is accounted as (itself if alone)."""
+    event = _dominating.accounted_round(event)  # rate 1 (D33)
     key = self._key(event)
     if key is None or key not in self._smallest_users:
       return event

@@ -163,9 +163,14 @@ def _is_round(leaf: Leaf) -> bool:
 def shuffle_rounds(ledger: dp_event.DpEvent
                    ) -> List[Tuple[dp_event.DpEvent, Optional[float], int]]:
   """Every shuffle round of a ledger: (round, sampling ratio, count)."""
-  return [(leaf.round, leaf.sampling_ratio, count)
-          for leaf, count in ((classify(e), c) for e, c in leaves(ledger))
-          if _is_round(leaf)]
+  rounds = []
+  for event, count in leaves(ledger):
+    leaf = classify(event)
+    if _is_round(leaf):
+      accounted = _dominating.accounted_round(leaf.round)  # rate 1 (D33)
+      rounds.append((accounted, None if accounted is not leaf.round
+                     else leaf.sampling_ratio, count))
+  return rounds
 
 
 def only_shuffle_rounds(ledger: dp_event.DpEvent) -> bool:
@@ -288,6 +293,13 @@ def capped_delta(ledger: dp_event.DpEvent, target_epsilon: float,
 # ---- the smallest certified answer over the routes of one ledger
 
 
+def _dominating_round(event: dp_event.DpEvent, event_type: type,
+                      dominating: Callable) -> Optional[dp_event.DpEvent]:
+  """The round that dominates `event` (as accounted, D33), or None."""
+  event = _dominating.accounted_round(event)
+  return dominating(event) if isinstance(event, event_type) else None
+
+
 def dominating_ledgers(ledger: dp_event.DpEvent,
                        event_types: Tuple[type, ...] = (events.ShuffleEvent,)
                        ) -> List[dp_event.DpEvent]:
@@ -302,9 +314,8 @@ def dominating_ledgers(ledger: dp_event.DpEvent,
   for event_type, dominating in _dominating._DOMINATING_ROUNDS:  # pylint: disable=protected-access
     if event_type not in event_types:
       continue
-    ledger_of, changed = replaced(
-        ledger, lambda e, t=event_type, d=dominating: (
-            d(e) if isinstance(e, t) else None))
+    ledger_of, changed = replaced(ledger, lambda e, t=event_type, d=dominating:
+                                  _dominating_round(e, t, d))
     if changed:
       result.append(ledger_of)
   return result

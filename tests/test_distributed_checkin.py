@@ -9,10 +9,8 @@ Poisson-subsampled Gaussian (large n). The revealed model (D30, the
 default) is tested in tests/test_participation.py.
 """
 
-import importlib.util
 import itertools
 import math
-import pathlib
 import sys
 import textwrap
 import warnings
@@ -28,6 +26,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import benchmark_scripts
 import peak_memory
 from shuffle_accountants import CheckInEvent
 from shuffle_accountants import events
@@ -296,12 +295,7 @@ def test_extremes_of_the_range_are_finite_quiet_and_bounded():
 
 def _benchmark():
   """benchmarks/distributed_checkin.py, whose numbers docs/checkin.md prints."""
-  path = (pathlib.Path(__file__).resolve().parents[1] / 'benchmarks'
-          / 'distributed_checkin.py')
-  spec = importlib.util.spec_from_file_location('distributed_benchmark', path)
-  module = importlib.util.module_from_spec(spec)
-  spec.loader.exec_module(module)
-  return module
+  return benchmark_scripts.load('distributed_checkin')
 
 
 def test_the_documented_target_numbers():

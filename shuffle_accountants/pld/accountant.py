@@ -265,9 +265,8 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
   def _routes(self) -> _ledger.CertifiedRoutes:
     """The ledger's routes besides the PLD: RDP from `_rdp_cut` on, and the
     ledgers it post-processes (D19), each with its own automatic grid, so
-    the smallest answer over them keeps epsilon never above the one-user
-    rounds, whatever the grids (check-in rounds take their rate-1 round
-    per round, `candidates`)."""
+    the smallest answer over them keeps epsilon never above the rate-1
+    (D33) and one-user rounds, whatever the grids."""
     if self._derived.routes is None:
       self._derived.routes = _ledger.CertifiedRoutes(
           self.ledger, lambda: ShufflePldAccountant(
@@ -276,6 +275,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
               else self._value_discretization_interval,
               self._relative_accuracy, self._krr_adversary,
               self._relative_width, self._relative_grouping),
+          dominating_types=(events.CheckInEvent, events.ShuffleEvent),
           companion=lambda: _rdp_companion.rdp_route(
               self.ledger, self.neighboring_relation),
           companion_from=self._rdp_cut)

@@ -318,7 +318,7 @@ def _mixture_pmf(event, discretization: float, discretize: checkin.Discretize,
                             discretize=discretize,
                             relative_width=relative_width,
                             **liew_event_arguments(event))
-  everyone = (_dominating.everyone_checks_in(event)
+  everyone = (_dominating.everyone_below_rate_one(event)
               if isinstance(event, events.CheckInEvent) else None)
   if everyone is None:
     return pmf, names
@@ -358,6 +358,7 @@ def event_pmf(event, sampling_ratio_: Optional[float], discretization: float,
               relative_width: float
               ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
   """The PMF (and pair names) of any shuffle event, cached across ledgers."""
+  event = _dominating.accounted_round(event)  # rate 1 (D33)
   if isinstance(event, events.ShuffleEvent):
     return shuffle_round_pmf(event, sampling_ratio_, discretization,
                              discretize, krr_adversary, relative_width)

@@ -187,10 +187,6 @@ def _liew_bound(event, orders) -> shuffle_round.RdpBound:
       return checkin.checkin_rdp_upper_bound(
           event.num_users, event.checkin_rate, orders,
           noise_multiplier=event.noise_multiplier)
-    if event.checkin_rate == 1:
-      # Everyone reports: a plain shuffle round of its randomizer.
-      return _pure_shuffle_bound(event.num_users, event.local_epsilon,
-                                 _randomizer(event), orders)
     mixture = checkin.checkin_rdp_upper_bound(
         event.num_users, event.checkin_rate, orders,
         local_epsilon=event.local_epsilon)
@@ -344,7 +340,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
   def _certified_routes(self) -> _ledger.CertifiedRoutes:
     """This ledger's routes besides CONV-RDP2DP: its one-user ledgers (D19)."""
     if self._routes is None:
-      # One-user ledgers only: see `_dominating` for why not rate 1.
+      # One-user ledgers only: rate 1 is a candidate per round and order.
       self._routes = _ledger.CertifiedRoutes(
           self.ledger, lambda: ShuffleRdpAccountant(
               None if self._extend_orders else self._orders,
@@ -533,11 +529,14 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
         self._parent_event(leaf_event, leaf_count, True)
 
   def _compose_liew(self, event, count: int) -> None:
-    rounded = self._representative(event, count)
+    rounded = _dominating.accounted_round(self._representative(event, count))
+    if isinstance(rounded, events.ShuffleEvent):  # rate 1 (D33)
+      self._add(event, count, self._shuffle_bound(rounded), rounded)
+      return
     bound = self._bound(rounded, lambda: _liew_bound(rounded, self._orders))
     everyone = None
-    if isinstance(rounded, events.CheckInEvent) and rounded.checkin_rate < 1:
-      everyone = _dominating.everyone_checks_in(rounded)
+    if isinstance(rounded, events.CheckInEvent):
+      everyone = _dominating.everyone_below_rate_one(rounded)
     if everyone is not None:
       # D19 (i): the round is a post-processing of its rate-1 round, so
       # that round's bound (cached as a shuffle round's) is a candidate
