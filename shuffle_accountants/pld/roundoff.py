@@ -343,17 +343,23 @@ class Rounds:
     mean, variance = moments(0.0)
     if not self.rounds or mean >= epsilon or variance <= 0:
       return 0.0
-    low, high = 0.0, np.inf
+    low, high, width = 0.0, np.inf, np.inf
     tilt = (epsilon - mean) / variance
-    for _ in range(30):
+    for _ in range(60):
       tilt = min(tilt, 1e4)
       mean, variance = moments(tilt)
       low, high = (tilt, high) if mean < epsilon else (low, tilt)
-      # Newton, kept inside the bracket and at most 4x up while unbounded.
+      # Newton, kept inside the bracket and at most 4x up while unbounded;
+      # bisection when an unconverged step did not halve the bracket: a
+      # round with a light but far tail makes the mean jump, and Newton
+      # from either side of the jump lands next to the other end, forever
+      # (issue 30).
       step = min(tilt + (epsilon - mean) / max(variance, 1e-300),
                  4 * tilt + 1)
-      if not low < step < high:
+      if not low < step < high or (high - low > 0.5 * width
+                                   and abs(step - tilt) > 1e-3 * tilt):
         step = 0.5 * (low + high)
+      width = high - low
       if abs(step - tilt) <= 1e-3 * tilt or (
           high < np.inf and high - low <= 1e-3 * high):
         tilt = step
