@@ -33,6 +33,7 @@ from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
 
 from shuffle_accountants import events
+from shuffle_accountants import randomizers
 
 
 def everyone_checks_in(event: events.CheckInEvent
@@ -40,11 +41,16 @@ def everyone_checks_in(event: events.CheckInEvent
   """The check-in round at rate 1 (a shuffle of all n reports), or None.
 
   None for local Gaussian noise, whose rate-1 round has no shuffling gain
-  (D7) and is already a candidate of the check-in bounds. A named
-  randomizer's round is described by its eps0 (and k for k-RR), as the
-  check-in round itself is accounted.
+  (D7) and is already a candidate of the check-in bounds, except scalar
+  `GaussianRandomizer` reports, whose rate-1 round has the continuous
+  blanket (NUM-BLANKET). A named randomizer's round is described by its
+  eps0 (and k for k-RR), as the check-in round itself is accounted.
   """
   if event.local_epsilon is None:
+    if (isinstance(event.randomizer, randomizers.GaussianRandomizer)
+        and event.randomizer.dimension == 1):
+      return events.ShuffleEvent(num_users=event.num_users,
+                                 randomizer=event.randomizer)
     return None
   return events.ShuffleEvent(num_users=event.num_users,
                              local_epsilon=event.local_epsilon,

@@ -341,6 +341,25 @@ def test_checkin_takes_the_noise_multiplier():
                         randomizer=randomizers.GaussianRandomizer(2.0))
 
 
+def test_checkin_of_scalar_reports_is_capped_by_the_shuffle_round():
+  """D19: a check-in round of scalar GaussianRandomizer reports is a
+  post-processing of the shuffle of all n reports, whose PLD pair has the
+  blanket (plain clipping: NUM-BLANKET (v)); vectors and a bare
+  noise_multiplier keep the check-in bounds alone."""
+  shuffled = _certified(10**4, 2.0, rounding=False)
+  def checkin(rate, **fields):
+    accountant = ShufflePldAccountant()
+    accountant.compose(events.CheckInEvent(num_users=10**4, checkin_rate=rate,
+                                           **fields))
+    return accountant.get_epsilon(1e-6)
+  for rate in (1.0, 0.5):
+    assert checkin(rate, randomizer=randomizers.GaussianRandomizer(2.0)) == (
+        pytest.approx(shuffled, rel=1e-6))
+    assert checkin(rate, noise_multiplier=2.0) > 4 * shuffled
+    assert checkin(rate, randomizer=randomizers.GaussianRandomizer(
+        2.0, 2)) == pytest.approx(checkin(rate, noise_multiplier=2.0))
+
+
 @pytest.mark.parametrize('arguments, name', [
     ((0.0,), 'noise_multiplier'), ((-1.0,), 'noise_multiplier'),
     ((float('nan'),), 'noise_multiplier'), ((1.0, 0), 'dimension'),

@@ -368,7 +368,8 @@ def _mixture_pmf(event, discretization: float, discretize: checkin.Discretize,
   if steps > 0:
     everyone = attr.evolve(everyone, num_users=checkin.lattice_users(
         everyone.num_users, PLAIN_LATTICE_STEP))
-  if steps > 0 and everyone.num_categories is None:
+  if (steps > 0 and everyone.num_categories is None
+      and everyone.randomizer is None):
     # Its only pair is FMT21-CLONES: the check-in groups' kept clone pairs.
     plain = checkin.clone_pair_pmf(everyone.num_users, everyone.local_epsilon,
                                    relative_width, plain_grid, discretize)
