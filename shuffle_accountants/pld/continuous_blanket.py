@@ -148,26 +148,35 @@ def _chernoff_bound(num_users: int, gamma: float, values: np.ndarray,
   return np.minimum(best, 1.0)
 
 
+def _smallest_over_clamps(noise_multiplier: float, size: int, cells: int,
+                          bound) -> np.ndarray:
+  """The smallest of `bound(clamp, *_clamp_terms(...))` over the clamps of
+  `_CLAMP_SCORES` whose leak is below 1 (ones where none is)."""
+  sigma = noise_multiplier
+  best = np.ones(size)
+  if blanket_mass(sigma) <= 0:
+    return best
+  for score in _CLAMP_SCORES:
+    clamp = 1.0 + sigma * score
+    if 2.0 * clamp / sigma**2 > 700:
+      continue
+    terms = _clamp_terms(sigma, clamp, cells)
+    if terms[-1] < 1:
+      best = np.minimum(best, bound(clamp, *terms))
+  return best
+
+
 def blanket_deltas(num_users: int, noise_multiplier: float,
                    epsilons: np.ndarray) -> np.ndarray:
   """NUM-BLANKET upper bounds on delta(eps), eps >= 0 (rounded up). [UB]"""
   epsilons = np.asarray(epsilons, dtype=np.float64)
   sigma = noise_multiplier
   gamma = blanket_mass(sigma)
-  k = 2.0 / sigma**2
-  best = np.ones_like(epsilons)
-  if gamma <= 0:
-    return best
-  for score in _CLAMP_SCORES:
-    clamp = 1.0 + sigma * score
-    if k * clamp > 700:
-      continue
-    edges, masses, means, top, leak = _clamp_terms(sigma, clamp)
-    if leak < 1:
-      best = np.minimum(best, _two_point_deltas(
-          num_users, gamma, np.exp(k * edges), masses, means, top, leak,
-          epsilons))
-  return best
+  return _smallest_over_clamps(
+      sigma, epsilons.size, _CELLS,
+      lambda clamp, edges, masses, means, top, leak: _two_point_deltas(
+          num_users, gamma, np.exp(2.0 / sigma**2 * edges), masses, means,
+          top, leak, epsilons))
 
 
 def envelope_blanket_deltas(num_users: int, noise_multiplier: float,
@@ -178,7 +187,7 @@ def envelope_blanket_deltas(num_users: int, noise_multiplier: float,
   images: L_{x,x'}(y) = L_{-x,-x'}(-y), omega symmetric), the blanket loss
   L = rho_x - a rho_x' is at most, pointwise, E(y) =
   gamma (phi(dist(y, [-1, 1])) / phi(y + 1) - a) on y >= 0,
-  gamma max(e^{(1 + s)^2 / (2 s^2)} - a e^{2 s / sigma^2}, 1 - a) on
+  gamma max(e^{(1 + s)^2 / (2 sigma^2)} - a e^{2 s / sigma^2}, 1 - a) on
   y = -s in [-1, 0), and gamma (1 - a) below -1. E is increasing on
   y >= 0 (each cell takes its right end); on [-1, 0) each term takes its
   sup over the cell. Clamp and leak as for the pair (1, -1) (E = rho_1 -
@@ -188,40 +197,32 @@ def envelope_blanket_deltas(num_users: int, noise_multiplier: float,
   sigma = noise_multiplier
   gamma = blanket_mass(sigma)
   k = 2.0 / sigma**2
-  best = np.ones_like(epsilons)
-  if gamma <= 0:
-    return best
   a = np.exp(np.minimum(epsilons, 700.0))[:, None]
   # y = -s in [-1, 0): omega-masses from the Gaussian tail at (s + 1) / sigma.
   near = np.linspace(0.0, 1.0, _ENVELOPE_CELLS + 1)
   near_tails = _tail((near + 1.0) / sigma)
-  near_masses = ((near_tails[:-1] - near_tails[1:]) / gamma
+  near_masses = ((near_tails[:-1] - near_tails[1:]) / max(gamma, 1e-300)
                  * (1 + _RELATIVE_ERROR) + _ABSOLUTE_ERROR)
-  below = float(near_tails[-1]) / gamma * (1 + _RELATIVE_ERROR)
-  with np.errstate(over='ignore'):
+  below = float(near_tails[-1]) / max(gamma, 1e-300) * (1 + _RELATIVE_ERROR)
+  with np.errstate(over='ignore', invalid='ignore'):
     near_values = gamma * np.maximum(
         np.exp((near[None, 1:] + 1.0)**2 / (2 * sigma**2))
         - a * np.exp(k * near[None, :-1]), 1.0 - a)
-  for score in _CLAMP_SCORES:
-    clamp = 1.0 + sigma * score
-    if k * clamp > 700:
-      continue
-    edges, masses, _, top, leak = _clamp_terms(sigma, clamp, _ENVELOPE_CELLS)
-    if leak >= 1:
-      continue
+
+  def bound(clamp, edges, masses, means, top, leak):
+    del means  # each cell takes its sup: no conditional means needed
     right = edges[1:]
     log_ratio = np.where(right <= 1.0, (right + 1.0)**2 / (2 * sigma**2),
                          k * right)
-    with np.errstate(over='ignore'):
-      plus = gamma * (np.exp(log_ratio)[None, :] - a)
+    with np.errstate(over='ignore', invalid='ignore'):
       values = np.concatenate([
-          plus, gamma * (math.exp(k * clamp) - a), near_values,
+          gamma * (np.exp(log_ratio)[None, :] - a),
+          gamma * (math.exp(k * clamp) - a), near_values,
           np.broadcast_to(gamma * (1.0 - a), (a.size, 1))], axis=1)
     values = np.where(np.isnan(values), np.inf, values)  # inf - inf
     weights = np.concatenate([masses, [top], near_masses, [below]])
-    best = np.minimum(best, _chernoff_bound(num_users, gamma, values,
-                                            weights, leak))
-  return best
+    return _chernoff_bound(num_users, gamma, values, weights, leak)
+  return _smallest_over_clamps(sigma, epsilons.size, _ENVELOPE_CELLS, bound)
 
 
 def _two_point_deltas(num_users: int, gamma: float, growth: np.ndarray,
