@@ -36,6 +36,7 @@ import attr
 from dp_accounting import dp_event
 
 from shuffle_accountants import events
+from shuffle_accountants import randomizers
 
 
 def everyone_checks_in(event: events.CheckInEvent
@@ -43,11 +44,17 @@ def everyone_checks_in(event: events.CheckInEvent
   """The check-in round at rate 1 (a shuffle of all n reports), or None.
 
   None for local Gaussian noise, whose rate-1 round has no shuffling gain
-  (D7) and is already a candidate of the check-in bounds. A named
-  randomizer stays named: the shuffle of its n reports is the same
-  mechanism, with every pair of that randomizer (D33 (i)).
+  (D7) and is already a candidate of the check-in bounds, except scalar
+  `GaussianRandomizer` reports, whose rate-1 round has the continuous
+  blanket (NUM-BLANKET). A named randomizer stays named: the shuffle of its
+  n reports is the same mechanism, with every pair of that randomizer
+  (D33 (i)).
   """
   if event.local_epsilon is None:
+    if (isinstance(event.randomizer, randomizers.GaussianRandomizer)
+        and event.randomizer.dimension == 1):
+      return events.ShuffleEvent(num_users=event.num_users,
+                                 randomizer=event.randomizer)
     return None
   return events.ShuffleEvent(num_users=event.num_users,
                              local_epsilon=event.local_epsilon,

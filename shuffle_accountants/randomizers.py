@@ -757,17 +757,19 @@ class GaussianRandomizer(_ContinuousRandomizer):
   ball of radius C in R^d (or rounded, below), sigma = `noise_multiplier`.
   Replace-one: one user's record changes, so its report's mean moves by up to 2C. Not pure
   LDP (`local_epsilon` is infinite): shuffle rounds are accounted with the
-  D7 Gaussian pair (no amplification) and, for d = 1 with randomized
-  rounding only, the continuous privacy blanket NUM-BLANKET
-  (`pld.continuous_blanket`), the smaller profile winning; otherwise the
-  contribution record names the blanket as not used.
+  D7 Gaussian pair (no amplification) and, for d = 1, the continuous
+  privacy blanket NUM-BLANKET (`pld.continuous_blanket`), the smaller
+  profile winning; for d > 1 the contribution record names the blanket as
+  not used.
 
   The mechanism, by `randomized_rounding`:
     False (default, plain clipping): x is clipped to norm C and the noise
       is added to it. The blanket's worst-pair step is unproven for
-      interior inputs (NUM-BLANKET (iv)), so only D7 is used; the extreme
-      pair's blanket value is `continuous_blanket.extreme_pair_epsilon`,
-      an estimate never composed.
+      interior inputs (NUM-BLANKET (iv)), so d = 1 uses the envelope of
+      every pair's blanket loss (NUM-BLANKET (v), proven, looser) and
+      d > 1 only D7; the extreme pair's blanket value is
+      `continuous_blanket.extreme_pair_epsilon`, an estimate never
+      composed.
     True (d = 1 only): x clipped to [-C, C] is rounded to +C with
       probability (1 + x / C) / 2, else to -C (unbiased), and the noise is
       added to the rounded value. Every report law is a mixture of the

@@ -469,14 +469,16 @@ NUMERIC_DIMENSIONS = (1, 2, 8, 32)
 
 
 @functools.lru_cache(maxsize=None)
-def _gaussian_shuffle(num_users, sigma, rounding=True, delta=1e-6):
-  """Certified epsilon of one shuffled round of scalar GaussianRandomizer
-  reports (randomized rounding, or plain clipping)."""
+def _gaussian_shuffle(num_users, sigma, rounding=True, delta=1e-6,
+                      dimension=1):
+  """Certified epsilon of one shuffled round of GaussianRandomizer reports
+  (randomized rounding, or plain clipping)."""
   from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
   from shuffle_accountants import randomizers
   accountant = ShufflePldAccountant()
   accountant.compose(ShuffleEvent(num_users, randomizer=(
-      randomizers.GaussianRandomizer(sigma, randomized_rounding=rounding))))
+      randomizers.GaussianRandomizer(sigma, dimension,
+                                     randomized_rounding=rounding))))
   return accountant.get_epsilon(delta)
 
 
@@ -499,12 +501,14 @@ def _gaussian_lower(num_users, sigma, delta=1e-6):
 def _numeric_epsilons():
   header = (['n', 'lower bound (NUM-LB)',
              'certified: randomized rounding (d = 1)',
-             'certified: plain clipping (any d; D7)']
+             'certified: plain clipping, d = 1 (envelope)',
+             'certified: plain clipping, d > 1 (D7)']
             + [f'estimate, clipping, d = {d} (unproven)'
                for d in NUMERIC_DIMENSIONS])
   rows = [[f'10^{round(math.log10(n))}', sig(_gaussian_lower(n, 2.0), 3),
            sig(_gaussian_shuffle(n, 2.0), 3),
-           sig(_gaussian_shuffle(n, 2.0, rounding=False), 3)]
+           sig(_gaussian_shuffle(n, 2.0, rounding=False), 3),
+           sig(_gaussian_shuffle(n, 2.0, rounding=False, dimension=2), 3)]
           + [sig(_extreme_pair(n, 2.0, d), 3) for d in NUMERIC_DIMENSIONS]
           for n in NUMERIC_POPULATIONS]
   return header, rows
@@ -525,7 +529,8 @@ def _numeric_target_sigma1():
 def _numeric_targets():
   header = ['sigma', 'n', 'certified: randomized rounding',
             'lower bound (NUM-LB)', 'rounding / lower',
-            'certified: plain clipping (D7)', 'rounding / clipping']
+            'certified: plain clipping (envelope)', 'clipping / lower',
+            'no amplification (D7)']
   rows = []
   for sigma, n in ((2.0, 10**4), (1.0, 10**5), (2.0, 10**6), (5.0, 10**4),
                    (0.5, 10**5)):
@@ -533,7 +538,8 @@ def _numeric_targets():
     plain = _gaussian_shuffle(n, sigma, rounding=False)
     rows.append([f'{sigma:g}', f'10^{round(math.log10(n))}', sig(upper, 3),
                  sig(lower, 3), f'{upper / lower:.1f}', sig(plain, 3),
-                 f'{upper / plain:.3f}'])
+                 f'{plain / lower:.1f}',
+                 sig(_gaussian_shuffle(1, sigma, rounding=False), 3)])
   return header, rows
 
 

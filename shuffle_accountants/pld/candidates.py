@@ -128,22 +128,25 @@ def _cannot_win(num_users: int, local_epsilon: float,
   return False
 
 
-# Why plain clipping gets no continuous blanket.
+# Why plain clipping of Laplace reports and vectors get no continuous blanket.
 _CLIPPING = ('not used (plain clipping: its worst pair is unproven, '
              'NUM-BLANKET (iv); randomized_rounding=True makes it proven)')
+_VECTORS = ('not used (plain clipping of vectors, d > 1: its worst pair is '
+            'unproven, NUM-BLANKET (iv))')
 
 
 def _gaussian_pairs(num_users: int, randomizer, discretization):
-  """D7, with NUM-BLANKET (combined in one pair) for randomized rounding."""
-  rounding = randomizer.randomized_rounding
+  """D7, with NUM-BLANKET (combined in one pair) for scalars (plain
+  clipping: its envelope of every pair, NUM-BLANKET (v))."""
   atoms = continuous_blanket.gaussian_shuffle_atoms(
       num_users, randomizer.noise_multiplier, discretization or 1e-3,
-      blanket=rounding)
-  if rounding:
-    return ((f'{continuous_blanket.NO_AMPLIFICATION} and '
-             f'{continuous_blanket.NAME}', atoms),)
-  return ((continuous_blanket.NO_AMPLIFICATION, atoms),
-          (f'{continuous_blanket.NAME}: {_CLIPPING}', None))
+      randomizer.randomized_rounding, randomizer.dimension)
+  if randomizer.dimension > 1:
+    return ((continuous_blanket.NO_AMPLIFICATION, atoms),
+            (f'{continuous_blanket.NAME}: {_VECTORS}', None))
+  name = (continuous_blanket.NAME if randomizer.randomized_rounding
+          else continuous_blanket.ENVELOPE_NAME)
+  return ((f'{continuous_blanket.NO_AMPLIFICATION} and {name}', atoms),)
 
 
 # Pairs of recent rounds (the grid policy and the PMF both read them).
@@ -334,7 +337,8 @@ def _mixture_pmf(event, discretization: float, discretize: checkin.Discretize,
   if steps > 0:
     everyone = attr.evolve(everyone, num_users=checkin.lattice_users(
         everyone.num_users, PLAIN_LATTICE_STEP))
-  if steps > 0 and everyone.num_categories is None:
+  if (steps > 0 and everyone.num_categories is None
+      and everyone.randomizer is None):
     # Its only pair is FMT21-CLONES: the check-in groups' kept clone pairs.
     plain = checkin.clone_pair_pmf(everyone.num_users, everyone.local_epsilon,
                                    relative_width, plain_grid, discretize)

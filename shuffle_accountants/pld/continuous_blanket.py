@@ -43,6 +43,8 @@ from shuffle_accountants.pld import discrete
 
 # Cells of y in [0, clamp] on each half line.
 _CELLS = 400
+# Cells of the plain-clipping envelope (each takes its sup: finer).
+_ENVELOPE_CELLS = 800
 # Clamp points y_eta = 1 + sigma z (the leak ell is a Gaussian tail at z).
 _CLAMP_SCORES = (4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 8.0, 9.0)
 # lambda is searched on a log grid, then refined around the best point.
@@ -57,6 +59,7 @@ _BLANKET_POINTS = 100
 _SMALLEST_DELTA = 1e-14
 
 NAME = 'NUM-BLANKET continuous privacy blanket'
+ENVELOPE_NAME = 'NUM-BLANKET (v) envelope of every clipped pair'
 NO_AMPLIFICATION = 'D7 Gaussian pair (no amplification)'
 
 
@@ -70,12 +73,12 @@ def _tail(z: np.ndarray) -> np.ndarray:
   return special.ndtr(-np.asarray(z, dtype=np.float64))
 
 
-def _clamp_terms(noise_multiplier: float, clamp: float):
+def _clamp_terms(noise_multiplier: float, clamp: float, cells: int = _CELLS):
   """(cell edges, omega-masses per cell and half line, E_omega[rho | cell]
   on y >= 0, top mass, leak)."""
   sigma = noise_multiplier
   gamma = blanket_mass(sigma)
-  edges = np.linspace(0.0, clamp, _CELLS + 1)
+  edges = np.linspace(0.0, clamp, cells + 1)
   upper_tails = _tail((edges + 1.0) / sigma)
   masses = (upper_tails[:-1] - upper_tails[1:]) / gamma
   masses = masses * (1 + _RELATIVE_ERROR) + _ABSOLUTE_ERROR
@@ -146,26 +149,81 @@ def _chernoff_bound(num_users: int, gamma: float, values: np.ndarray,
   return np.minimum(best, 1.0)
 
 
+def _smallest_over_clamps(noise_multiplier: float, size: int, cells: int,
+                          bound) -> np.ndarray:
+  """The smallest of `bound(clamp, *_clamp_terms(...))` over the clamps of
+  `_CLAMP_SCORES` whose leak is below 1 (ones where none is)."""
+  sigma = noise_multiplier
+  best = np.ones(size)
+  if blanket_mass(sigma) <= 0:
+    return best
+  for score in _CLAMP_SCORES:
+    clamp = 1.0 + sigma * score
+    if 2.0 * clamp / sigma**2 > 700:
+      continue
+    terms = _clamp_terms(sigma, clamp, cells)
+    if terms[-1] < 1:
+      best = np.minimum(best, bound(clamp, *terms))
+  return best
+
+
 def blanket_deltas(num_users: int, noise_multiplier: float,
                    epsilons: np.ndarray) -> np.ndarray:
   """NUM-BLANKET upper bounds on delta(eps), eps >= 0 (rounded up). [UB]"""
   epsilons = np.asarray(epsilons, dtype=np.float64)
   sigma = noise_multiplier
   gamma = blanket_mass(sigma)
+  return _smallest_over_clamps(
+      sigma, epsilons.size, _CELLS,
+      lambda clamp, edges, masses, means, top, leak: _two_point_deltas(
+          num_users, gamma, np.exp(2.0 / sigma**2 * edges), masses, means,
+          top, leak, epsilons))
+
+
+def envelope_blanket_deltas(num_users: int, noise_multiplier: float,
+                            epsilons: np.ndarray) -> np.ndarray:
+  """NUM-BLANKET (v) for plain clipping: every pair at once, eps >= 0. [UB]
+
+  For a = e^eps >= 1 and every pair with x >= x' (the others are mirror
+  images: L_{x,x'}(y) = L_{-x,-x'}(-y), omega symmetric), the blanket loss
+  L = rho_x - a rho_x' is at most, pointwise, E(y) =
+  gamma (phi(dist(y, [-1, 1])) / phi(y + 1) - a) on y >= 0,
+  gamma max(e^{(1 + s)^2 / (2 sigma^2)} - a e^{2 s / sigma^2}, 1 - a) on
+  y = -s in [-1, 0), and gamma (1 - a) below -1. E is increasing on
+  y >= 0 (each cell takes its right end); on [-1, 0) each term takes its
+  sup over the cell. Clamp and leak as for the pair (1, -1) (E = rho_1 -
+  a gamma on y >= 1), then the same Chernoff bound.
+  """
+  epsilons = np.asarray(epsilons, dtype=np.float64)
+  sigma = noise_multiplier
+  gamma = blanket_mass(sigma)
   k = 2.0 / sigma**2
-  best = np.ones_like(epsilons)
-  if gamma <= 0:
-    return best
-  for score in _CLAMP_SCORES:
-    clamp = 1.0 + sigma * score
-    if k * clamp > 700:
-      continue
-    edges, masses, means, top, leak = _clamp_terms(sigma, clamp)
-    if leak < 1:
-      best = np.minimum(best, _two_point_deltas(
-          num_users, gamma, np.exp(k * edges), masses, means, top, leak,
-          epsilons))
-  return best
+  a = np.exp(np.minimum(epsilons, 700.0))[:, None]
+  # y = -s in [-1, 0): omega-masses from the Gaussian tail at (s + 1) / sigma.
+  near = np.linspace(0.0, 1.0, _ENVELOPE_CELLS + 1)
+  near_tails = _tail((near + 1.0) / sigma)
+  near_masses = ((near_tails[:-1] - near_tails[1:]) / max(gamma, 1e-300)
+                 * (1 + _RELATIVE_ERROR) + _ABSOLUTE_ERROR)
+  below = float(near_tails[-1]) / max(gamma, 1e-300) * (1 + _RELATIVE_ERROR)
+  with np.errstate(over='ignore', invalid='ignore'):
+    near_values = gamma * np.maximum(
+        np.exp((near[None, 1:] + 1.0)**2 / (2 * sigma**2))
+        - a * np.exp(k * near[None, :-1]), 1.0 - a)
+
+  def bound(clamp, edges, masses, means, top, leak):
+    del means  # each cell takes its sup: no conditional means needed
+    right = edges[1:]
+    log_ratio = np.where(right <= 1.0, (right + 1.0)**2 / (2 * sigma**2),
+                         k * right)
+    with np.errstate(over='ignore', invalid='ignore'):
+      values = np.concatenate([
+          gamma * (np.exp(log_ratio)[None, :] - a),
+          gamma * (math.exp(k * clamp) - a), near_values,
+          np.broadcast_to(gamma * (1.0 - a), (a.size, 1))], axis=1)
+    values = np.where(np.isnan(values), np.inf, values)  # inf - inf
+    weights = np.concatenate([masses, [top], near_masses, [below]])
+    return _chernoff_bound(num_users, gamma, values, weights, leak)
+  return _smallest_over_clamps(sigma, epsilons.size, _ENVELOPE_CELLS, bound)
 
 
 def _two_point_deltas(num_users: int, gamma: float, growth: np.ndarray,
@@ -338,6 +396,8 @@ def _coarse_bounds(kind: str, num_users: int, parameter: float, top: float):
   coarse = np.append(0.0, np.geomspace(top * 1e-6, top, _BLANKET_POINTS - 1))
   if kind == 'laplace':
     return coarse, laplace_blanket_deltas(num_users, parameter, coarse)
+  if kind == 'clipping':
+    return coarse, envelope_blanket_deltas(num_users, parameter[0], coarse)
   sigma, dimension = parameter
   if dimension == 1:
     return coarse, blanket_deltas(num_users, sigma, coarse)
@@ -376,7 +436,7 @@ def _shuffle_atoms(kind: str, num_users: int, parameter: float,
   connected on the grid of `discretization` (both orders: the pair
   (1, -1) is mirror-symmetric, D3).
   """
-  if kind == 'gaussian':
+  if kind != 'laplace':
     shift = checkin.gaussian_shift(parameter[0])
     local = lambda epsilons: checkin.gaussian_profile(shift, epsilons)
   else:
@@ -401,13 +461,15 @@ def _shuffle_atoms(kind: str, num_users: int, parameter: float,
 
 
 def gaussian_shuffle_atoms(num_users: int, noise_multiplier: float,
-                           discretization: float, blanket: bool
-                           ) -> privacy_loss.PldAtoms:
-  """A dominating pair for n shuffled scalar Gaussian reports: D7, and
-  NUM-BLANKET when `blanket` (proven for randomized rounding to +-1 only).
-  [UB]"""
-  return _shuffle_atoms('gaussian', num_users, (noise_multiplier, 1),
-                        discretization, blanket)
+                           discretization: float, randomized_rounding: bool,
+                           dimension: int = 1) -> privacy_loss.PldAtoms:
+  """A dominating pair for n shuffled Gaussian reports: D7, and for scalars
+  the smaller of D7 and NUM-BLANKET, at the pair (1, -1) for randomized
+  rounding to +-1 (iv), through the envelope of every pair for plain
+  clipping (v); vectors (d > 1) get D7 alone. [UB]"""
+  return _shuffle_atoms('gaussian' if randomized_rounding else 'clipping',
+                        num_users, (noise_multiplier, 1), discretization,
+                        dimension == 1)
 
 
 def laplace_shuffle_atoms(num_users: int, local_epsilon: float,
