@@ -236,10 +236,11 @@ class SubsampledShuffleGaussianEvent(dp_event.DpEvent):
 
   On the PLD route, `dimension=1` (scalar reports) also takes the hidden
   sample of the shuffle of m scalar reports, through the continuous blanket
-  (NUM-BLANKET (v)) and KHH-SUBSAMPLED, and keeps the smaller profile; any
-  other dimension gets the Gaussian pair alone (W14: the blanket of a
-  d-dimensional report vanishes as d grows), and the contribution's pair
-  names say why. The RDP route ignores `dimension` (its value is unchanged).
+  (NUM-BLANKET (v)) and KHH-SUBSAMPLED, and keeps the smaller profile; an
+  unknown or larger dimension gets the Gaussian pair alone (D7; for vectors
+  the blanket's worst pair is unproven, NUM-BLANKET (iv), and its mass
+  vanishes as d grows), and the contribution's pair names say why. The RDP
+  route ignores `dimension` (its value is unchanged).
 
   Attributes:
     num_users: population size n, an integer >= 1.
