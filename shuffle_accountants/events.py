@@ -234,15 +234,28 @@ class SubsampledShuffleGaussianEvent(dp_event.DpEvent):
   are shuffled. This is DP-SGD on shuffled fixed-size batches with local
   noise. Replace-one over the `num_users` users.
 
+  On the PLD route, `dimension=1` (scalar reports) also takes the hidden
+  sample of the shuffle of m scalar reports, through the continuous blanket
+  (NUM-BLANKET (v)) and KHH-SUBSAMPLED, and keeps the smaller profile; an
+  unknown or larger dimension gets the Gaussian pair alone (D7; for vectors
+  the blanket's worst pair is unproven, NUM-BLANKET (iv), and its mass
+  vanishes as d grows), and the contribution's pair names say why. The RDP
+  route ignores `dimension` (its value is unchanged).
+
   Attributes:
     num_users: population size n, an integer >= 1.
     sample_size: number m of sampled users, 1 <= m <= n.
     noise_multiplier: sigma > 0.
+    dimension: d, the dimension of each report, an integer >= 1; None
+      (default) when it is unknown, accounted as high-dimensional.
   """
   num_users: int = attr.ib(
       converter=_validation.whole_if_integral, validator=_num_users)
   sample_size: int = attr.ib(converter=_validation.whole_if_integral)
   noise_multiplier: float = attr.ib(validator=_noise_multiplier)
+  dimension: Optional[int] = attr.ib(
+      default=None, converter=_validation.whole_if_integral,
+      validator=attr.validators.optional(_validation.positive_integer_field))
 
   @sample_size.validator
   def _sample_size(self, attribute, value):

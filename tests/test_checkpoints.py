@@ -115,7 +115,7 @@ LEAVES = {
     events.CheckInEvent: CHECKIN_EVENT,
     events.SubsampledShuffleGaussianEvent: USERS.flatmap(lambda n: st.builds(
         events.SubsampledShuffleGaussianEvent, st.just(n), st.integers(1, n),
-        POSITIVE)),
+        POSITIVE, st.none() | st.integers(1, 10**4))),
     events.DistributedCheckInEvent: USERS.flatmap(lambda n: st.builds(
         events.DistributedCheckInEvent, st.just(n), RATE, POSITIVE,
         st.sampled_from(events.PARTICIPATION_MODELS),

@@ -398,12 +398,6 @@ def test_property_finite_and_below_no_amplification(log_sigma, log_users,
   assert certified <= _gaussian_epsilon(sigma, 1e-6) * (1 + 2e-3) + 1e-3
 
 
-def test_subsampled_shuffle_gaussian_has_no_blanket():
-  # DP-SGD gradients are clipped, not rounded: no dimension field.
-  with pytest.raises(TypeError):
-    events.SubsampledShuffleGaussianEvent(10, 5, 1.0, dimension=1)
-
-
 def _view_delta(num_users, sigma, target, other, epsilon, points=241):
   """delta(eps) of NUM-BLANKET's view (ii) for the pair (target, other):
   the target's report among M ~ Bin(n - 1, gamma) blanket draws, exact up to

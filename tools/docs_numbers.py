@@ -525,6 +525,23 @@ def _numeric_target_sigma1():
   return sig(0.25 * _gaussian_shuffle(1, 1.0, rounding=False), 3)
 
 
+def _subsampled_shuffle_gaussian(dimension):
+  from shuffle_accountants import ShufflePldAccountant
+  from shuffle_accountants import SubsampledShuffleGaussianEvent
+  return ShufflePldAccountant().compose(SubsampledShuffleGaussianEvent(
+      10**5, 10**4, 2.0, dimension=dimension)).get_epsilon(1e-6)
+
+
+@value('numeric.subsampled_scalar')
+def _numeric_subsampled_scalar():
+  return sig(_subsampled_shuffle_gaussian(1), 3)
+
+
+@value('numeric.subsampled_unknown')
+def _numeric_subsampled_unknown():
+  return sig(_subsampled_shuffle_gaussian(None), 3)
+
+
 @table('numeric.targets', slow=True)
 def _numeric_targets():
   header = ['sigma', 'n', 'certified: randomized rounding',

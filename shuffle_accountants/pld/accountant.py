@@ -15,7 +15,9 @@ It handles
   of KHH-SUBSAMPLED pairs with ratio k / n, on the clone pair of k users
   (pure LDP) or on the unshuffled Gaussian pair (local noise, docs/mathematics.md D7);
 * `SubsampledShuffleGaussianEvent`: KHH-SUBSAMPLED on the Gaussian pair
-  (`pld.checkin`);
+  (`pld.checkin`); with `dimension=1`, also the hidden sample of the
+  shuffle of its m scalar reports (NUM-BLANKET (v), as above), the smaller
+  profile kept;
 * `DistributedCheckInEvent`: the exact mixture over the target's revealed
   participation and count (D30), or the D17 pair mixed over the count when
   participants are hidden (`pld.distributed`);

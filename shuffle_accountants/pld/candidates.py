@@ -40,7 +40,7 @@ _CHECKIN_PAIRS = {
     True: ('KHH-SUBSAMPLED mixture over k (D8) of FMT21-CLONES',),
     False: ('KHH-SUBSAMPLED mixture over k (D8) of the Gaussian pair (D7)',),
 }
-_SAMPLED_GAUSSIAN_PAIRS = ('KHH-SUBSAMPLED of the Gaussian pair (D7)',)
+_SAMPLED_GAUSSIAN_PAIR = 'KHH-SUBSAMPLED of the Gaussian pair (D7)'
 _DISTRIBUTED_PAIRS = {
     'hidden': ('D17 mixture over k (D8) of the subsampled Gaussian-sum pair',),
     'revealed': ('D30 mixture over participation and k (D8) of the '
@@ -261,6 +261,35 @@ def shuffle_round_pmf(event: events.ShuffleEvent,
           tuple(name for name, _ in pairs))
 
 
+def scalar_shuffle_sample(event
+                          ) -> Optional[Tuple[events.ShuffleEvent, float]]:
+  """A `SubsampledShuffleGaussianEvent` of scalar reports (dimension 1) as
+  what it is, the shuffle of its m scalar `GaussianRandomizer` reports
+  behind a hidden sample, with the sampling ratio m / n; None otherwise."""
+  if (not isinstance(event, events.SubsampledShuffleGaussianEvent)
+      or event.dimension != 1):
+    return None
+  return (events.ShuffleEvent(
+      num_users=event.sample_size,
+      randomizer=randomizers.GaussianRandomizer(event.noise_multiplier)),
+          event.sample_size / event.num_users)
+
+
+SCALAR_SHUFFLE_SAMPLE = 'KHH-SUBSAMPLED of the shuffle of m scalar reports'
+_UNKNOWN_DIMENSION = ('not used (dimension unknown: dimension=1 declares '
+                      'scalar reports)')
+
+
+def _sampled_gaussian_pairs(event: events.SubsampledShuffleGaussianEvent
+                            ) -> Tuple[str, ...]:
+  """The D7 pair's name and, unless the reports are scalars, why no blanket
+  is used."""
+  if event.dimension == 1:
+    return (_SAMPLED_GAUSSIAN_PAIR,)
+  why = _UNKNOWN_DIMENSION if event.dimension is None else _VECTORS
+  return (_SAMPLED_GAUSSIAN_PAIR, f'{continuous_blanket.NAME}: {why}')
+
+
 def liew_event_arguments(event) -> dict:
   """Keyword arguments of `checkin` functions for a Liew et al. event."""
   if isinstance(event, events.CheckInEvent):
@@ -295,6 +324,19 @@ def liew_event_pmf(event, discretization: float,
       checkin_randomizer(event), relative_width, discretization)
                    if isinstance(event, events.CheckInEvent)
                    and event.local_epsilon else ())
+  scalar = scalar_shuffle_sample(event)
+  if scalar is not None:
+    # The same mechanism as a hidden sample of a scalar shuffle: its
+    # candidates (NUM-BLANKET (v) with D7), lowered to the D7 mixture where
+    # that is smaller (D28).
+    mixture, names = _mixture_pmf(event, discretization, discretize,
+                                  relative_width)
+    shuffled, shuffled_names = shuffle_round_pmf(
+        scalar[0], scalar[1], discretization, discretize, 'shuffled_output',
+        relative_width)
+    return (checkin.capped_by(shuffled, mixture),
+            names + tuple(f'{SCALAR_SHUFFLE_SAMPLE}: {name}'
+                          for name in shuffled_names))
   if not blanket_pairs:
     return _mixture_pmf(event, discretization, discretize, relative_width)
   blanket_pmf = discrete.smallest_profile(
@@ -316,7 +358,7 @@ def _mixture_pmf(event, discretization: float, discretize: checkin.Discretize,
   if isinstance(event, events.CheckInEvent):
     names = _CHECKIN_PAIRS[event.noise_multiplier is None]
   else:
-    names = _SAMPLED_GAUSSIAN_PAIRS
+    names = _sampled_gaussian_pairs(event)
   pmf = checkin.checkin_pmf(discretization=discretization,
                             discretize=discretize,
                             relative_width=relative_width,

@@ -89,6 +89,11 @@ def _round_scales(event, ratio, krr_adversary: str, relative_width: float
             event.num_users, event.checkin_rate, local_epsilon,
             candidates.checkin_randomizer(event),
             max(relative_width, checkin.SCALE_RELATIVE_WIDTH), resolution)])
+  scalar = candidates.scalar_shuffle_sample(event)
+  if scalar is not None:
+    # Its scalar shuffle candidate is far narrower than the D7 mixture.
+    spread = min(spread, _round_scales(*scalar, krr_adversary,
+                                       relative_width)[0])
   return spread, reach, np.sqrt(checkin.loss_variance_bound(
       relative_width=relative_width, **arguments))
 

@@ -14,7 +14,7 @@ It handles
   round at rate 1 (D19), so epsilon never exceeds its value at rate 1, and
   the Renyi divergence of the round's D31 blanket pairs (D32, `blanket`);
 * `SubsampledShuffleGaussianEvent`: WBK19-THM9 on the Gaussian RDP without
-  shuffling gain (docs/mathematics.md D7);
+  shuffling gain (docs/mathematics.md D7), whatever its `dimension`;
 * `DistributedCheckInEvent`: D30 (participants revealed, exact) or
   LIEW-THM4 with the k = 0 term (hidden) (`distributed`);
 and delegates every other event to `dp_accounting.rdp.RdpAccountant`, so that
