@@ -202,7 +202,8 @@ class CheckInEvent(dp_event.DpEvent):
 
   def __attrs_post_init__(self):
     if isinstance(self.randomizer, randomizers_.GaussianRandomizer):
-      # Gaussian reports: the noise_multiplier route (no blanket at rate < 1).
+      # Gaussian reports: the noise_multiplier route (below rate 1 the PLD
+      # route also takes the rate-1 shuffle round's blanket, D19).
       sigma = self.randomizer.noise_multiplier
       if self.noise_multiplier not in (None, sigma):
         raise ValueError(
