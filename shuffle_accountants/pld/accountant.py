@@ -268,7 +268,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     """The ledger's routes besides the PLD: RDP from `_rdp_cut` on, and the
     ledgers it post-processes (D19), each with its own automatic grid, so
     the smallest answer over them keeps epsilon never above the rate-1
-    (D33) and one-user rounds, whatever the grids."""
+    (D33, rates from 1/2) and one-user rounds, whatever the grids."""
     if self._derived.routes is None:
       self._derived.routes = _ledger.CertifiedRoutes(
           self.ledger, lambda: ShufflePldAccountant(
