@@ -94,8 +94,9 @@ def test_rate_one_checkin_is_its_shuffle_round(route, ledger, shuffle_ledger):
 @pytest.mark.parametrize('rate', [0.999999, 0.9, 0.3])
 @pytest.mark.parametrize('num_categories', [None, 16])
 def test_checkin_never_above_its_shuffle_round(route, rate, num_categories):
-  """D33 (ii): never above the rate-1 ledger, whatever the grids (the PLD
-  route exceeded it by 4e-9 relatively at 0.999999 on its own grid)."""
+  """D33 (ii): never above the rate-1 ledger (the PLD route exceeded it by
+  4e-9 relatively at 0.999999 on its own grid; from rate 1/2 it reports the
+  rate-1 ledger itself, below it the per-round rate-1 pair of D28 (ii))."""
   for num_users, local_epsilon in ((1000, 2.0), (5000, 4.0)):
     everyone = ShuffleEvent(num_users=num_users, local_epsilon=local_epsilon,
                             num_categories=num_categories)
