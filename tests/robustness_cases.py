@@ -7,6 +7,7 @@ hanging or exhausting CI.
   python robustness_cases.py SEED COUNT KIND
 """
 
+import ctypes
 import json
 import math
 import random
@@ -43,6 +44,15 @@ def _event(rng):
   return CheckInEvent(num_users, rate, noise_multiplier=sigma), None
 
 
+def _return_freed_memory() -> None:
+  """Hands memory Python freed back to the OS (glibc keeps it otherwise,
+  and the resident size the cap watches would carry every earlier case)."""
+  try:
+    ctypes.CDLL('libc.so.6').malloc_trim(0)
+  except (OSError, AttributeError):  # not glibc: nothing to hand back
+    pass
+
+
 def main(seed: int, count: int, accountant_name: str) -> None:
   import shuffle_accountants  # pylint: disable=g-import-not-at-top
   getattr(shuffle_accountants, accountant_name)  # imports the numerical stack
@@ -55,6 +65,7 @@ def main(seed: int, count: int, accountant_name: str) -> None:
     # on caches (speed only, up to 1 GiB) that sixty unrelated huge ledgers
     # leave behind in one process.
     shuffle_accountants.clear_caches()
+    _return_freed_memory()
     event, local_epsilon = _event(rng)
     rounds = int(rng.choice([1, 10**9, _log_uniform(rng, 1, 1e9)]))
     accountant = getattr(shuffle_accountants, accountant_name)()
