@@ -1101,6 +1101,18 @@ value('w18.rate_0178')(lambda: _w18_rate_example(0.178))
 value('w18.rate_042')(lambda: _w18_rate_example(0.42))
 
 
+def _w18_blanket_example(checkin_rate: float) -> str:
+  """W18's former fall of the D32 blanket bound (RDP route, 59 rounds)."""
+  from shuffle_accountants import CheckInEvent, ShuffleRdpAccountant
+  event = CheckInEvent(78, checkin_rate, local_epsilon=2.9869839072022386,
+                       num_categories=16)
+  return sig(ShuffleRdpAccountant().compose(event, 59).get_epsilon(1e-6), 4)
+
+
+value('w18.blanket_low')(lambda: _w18_blanket_example(0.008588777132463657))
+value('w18.blanket_high')(lambda: _w18_blanket_example(0.009561712344763384))
+
+
 # ---- docs/cli.md
 
 
@@ -1352,6 +1364,9 @@ EXEMPT = {
         **dict.fromkeys(('0.178', '4.705', '1.95·10⁻⁶'),
                         'parameters of the W18 example'),
         **dict.fromkeys(('37.72', '27.62'), 'before D19 (history)'),
+        **dict.fromkeys(('2.148', '2.115'),
+                        'W18: the blanket fall before the D32 groups were '
+                        'widened (history)'),
         '1.36842': 'GIRGIS-UB1, tests/rdp/test_regression_values.py',
         **dict.fromkeys(('0.537804', '0.169770', '0.0052792'),
                         'checks of the reference, tests/pld/test_accountant.py'),

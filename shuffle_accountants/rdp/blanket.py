@@ -19,6 +19,8 @@ D9 tail, at loss eta, swamps the high orders):
   and theta at s = b (+ 1); groups [u1, u2] of U take theta at V = u1;
   c is rounded down to 8 significant bits and theta up to 9, so that
   nearby rounds share their conditional moments (cached);
+* the bulks reach 10 standard deviations, and at least 40 counts, either
+  side of the mean;
 * every group's probability is bounded from above in log space (exact
   interval masses in the bulk, edge pmf times width in the tails), so the
   tails count at their own tiny weight times the moment of their pair.
@@ -45,6 +47,13 @@ from shuffle_accountants.rdp import clone
 # group of U is open and those of S double.
 _RELATIVE_WIDTH = 0.02
 _BULK = 10.0
+# The bulk reaches at least this many counts either side of the mean: with
+# a small mean (S ~ Bin(n - 1, 2 gamma w1) with a few expected draws) ten
+# standard deviations end a count or two above it, where a doubled group
+# [x, 2x - 1] still held much mass at a loose label, and where the group
+# ends moved with gamma (epsilon fell as gamma rose, W18). Beyond 40 counts
+# a mean below 16 leaves less than e^-27 (Chernoff).
+_BULK_FLOOR = 40.0
 # Absolute error bound of an interval mass from regularized incomplete beta
 # functions (a few ulps), and the log-error allowed for a log-pmf.
 _MASS_ERROR = 1e-14
@@ -54,11 +63,16 @@ _LOG_PMF_ERROR = 1e-6
 _NEGLIGIBLE = -30.0
 
 
+def _bulk(num_trials: int, p: float) -> Tuple[float, float]:
+  """The ends of the bulk of Bin(num_trials, p)."""
+  mean = num_trials * p
+  spread = max(_BULK * math.sqrt(num_trials * p * (1 - p)), _BULK_FLOOR)
+  return mean - spread, mean + spread
+
+
 def _group_starts(num_trials: int, p: float) -> np.ndarray:
   """Starts of the groups of Bin(num_trials, p) over {0, ..., num_trials}."""
-  mean = num_trials * p
-  spread = _BULK * math.sqrt(num_trials * p * (1 - p))
-  bulk_lo, bulk_hi = mean - spread, mean + spread
+  bulk_lo, bulk_hi = _bulk(num_trials, p)
   starts, x = [0], 1
   while x <= num_trials:
     starts.append(x)
@@ -128,7 +142,7 @@ def _u_groups(num_trials: int, rate: float) -> Tuple[np.ndarray, np.ndarray]:
   starts = _group_starts(num_trials, rate)
   ends = np.append(starts[1:] - 1, num_trials)
   # Above the bulk: one open group at the bulk's upper end.
-  top = num_trials * rate + _BULK * math.sqrt(num_trials * rate * (1 - rate))
+  top = _bulk(num_trials, rate)[1]
   keep = starts <= top
   starts, ends = starts[keep], ends[keep]
   ends[-1] = num_trials
