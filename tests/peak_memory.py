@@ -39,14 +39,14 @@ def _resident_bytes(pid: int) -> int:
   return 0
 
 
-def _watch(report_fd: int, timeout: float, cap_bytes: int,
-           command: List[str]) -> None:
-  """Runs `command`; writes its exit status, peak and reason to report_fd."""
-  report = os.fdopen(report_fd, 'w')
-  pid = os.fork()
-  if pid == 0:
-    os.close(report_fd)
-    os.execvp(command[0], command)
+class Watched(NamedTuple):
+  status: int  # as os.wait4 returns it
+  peak_bytes: int
+  reason: str  # why it was killed, or ''
+
+
+def watch(pid: int, timeout: float, cap_bytes: int) -> Watched:
+  """Waits for child `pid`; kills it past `timeout` s or `cap_bytes` resident."""
   deadline = time.monotonic() + timeout
   reason = ''
   while True:
@@ -62,8 +62,21 @@ def _watch(report_fd: int, timeout: float, cap_bytes: int,
       _, status, usage = os.wait4(pid, 0)
       break
     time.sleep(0.05)
-  json.dump({'returncode': os.waitstatus_to_exitcode(status),
-             'peak_bytes': usage.ru_maxrss * 1024, 'reason': reason}, report)
+  return Watched(status, usage.ru_maxrss * 1024, reason)
+
+
+def _watch(report_fd: int, timeout: float, cap_bytes: int,
+           command: List[str]) -> None:
+  """Runs `command`; writes its exit status, peak and reason to report_fd."""
+  report = os.fdopen(report_fd, 'w')
+  pid = os.fork()
+  if pid == 0:
+    os.close(report_fd)
+    os.execvp(command[0], command)
+  watched = watch(pid, timeout, cap_bytes)
+  json.dump({'returncode': os.waitstatus_to_exitcode(watched.status),
+             'peak_bytes': watched.peak_bytes, 'reason': watched.reason},
+            report)
   report.close()
 
 

@@ -1,20 +1,26 @@
 """Runs random accountant calls over the documented ranges; prints JSON lines.
 
-Run as a script (by tests/test_robustness.py) in a subprocess with a memory
-cap and a timeout, so that one runaway case fails the test instead of
-hanging or exhausting CI.
+Run as a script (by tests/test_robustness.py) in a subprocess with a
+timeout. Each case runs in a child forked from this small process (its
+numerical stack imported, nothing computed), whose resident memory is capped
+on its own: the cap bounds one public call, not what earlier unrelated
+ledgers left in caches or in the allocator, and a runaway case fails the
+test instead of hanging or exhausting CI.
 
-  python robustness_cases.py SEED COUNT KIND
+  python robustness_cases.py SEED COUNT KIND CAP_BYTES
 """
 
-import ctypes
 import json
 import math
+import os
 import random
 import resource
 import sys
 import time
+import traceback
 import warnings
+
+import peak_memory
 
 DELTAS = (1e-300, 1e-30, 1e-12, 1e-5, 0.1, 0.9)
 
@@ -44,42 +50,47 @@ def _event(rng):
   return CheckInEvent(num_users, rate, noise_multiplier=sigma), None
 
 
-def _return_freed_memory() -> None:
-  """Hands memory Python freed back to the OS (glibc keeps it otherwise,
-  and the resident size the cap watches would carry every earlier case)."""
-  try:
-    ctypes.CDLL('libc.so.6').malloc_trim(0)
-  except (OSError, AttributeError):  # not glibc: nothing to hand back
-    pass
+def _run(accountant_type, event, rounds, local_epsilon) -> None:
+  """One case: compose, query, print its JSON line."""
+  accountant = accountant_type()
+  start = time.perf_counter()
+  accountant.compose(event, rounds)
+  epsilons = [accountant.get_epsilon(delta) for delta in DELTAS]
+  deltas = [accountant.get_delta(e) for e in (0.0, 1.0, 10.0)]
+  print(json.dumps(dict(
+      event=repr(event), rounds=rounds, local_epsilon=local_epsilon,
+      deltas=DELTAS, epsilons=epsilons, delta_at=deltas,
+      seconds=time.perf_counter() - start,
+      peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)),
+        flush=True)
 
 
-def main(seed: int, count: int, accountant_name: str) -> None:
+def main(seed: int, count: int, accountant_name: str, cap_bytes: int) -> None:
   import shuffle_accountants  # pylint: disable=g-import-not-at-top
-  getattr(shuffle_accountants, accountant_name)  # imports the numerical stack
+  accountant_type = getattr(shuffle_accountants, accountant_name)
   # Quiet by default: a warning escaping a public call on valid input fails
   # the case (import-time deprecations of dependencies are not ours).
   warnings.simplefilter('error')
   rng = random.Random(seed)
   for _ in range(count):
-    # Each case is an independent call: the memory cap is on one call, not
-    # on caches (speed only, up to 1 GiB) that sixty unrelated huge ledgers
-    # leave behind in one process.
-    shuffle_accountants.clear_caches()
-    _return_freed_memory()
     event, local_epsilon = _event(rng)
     rounds = int(rng.choice([1, 10**9, _log_uniform(rng, 1, 1e9)]))
-    accountant = getattr(shuffle_accountants, accountant_name)()
-    start = time.perf_counter()
-    accountant.compose(event, rounds)
-    epsilons = [accountant.get_epsilon(delta) for delta in DELTAS]
-    deltas = [accountant.get_delta(e) for e in (0.0, 1.0, 10.0)]
-    print(json.dumps(dict(
-        event=repr(event), rounds=rounds, local_epsilon=local_epsilon,
-        deltas=DELTAS, epsilons=epsilons, delta_at=deltas,
-        seconds=time.perf_counter() - start,
-        peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)),
-          flush=True)
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+      code = 0
+      try:
+        _run(accountant_type, event, rounds, local_epsilon)
+      except BaseException:  # pylint: disable=broad-except
+        traceback.print_exc()
+        code = 1
+      sys.stdout.flush()
+      sys.stderr.flush()
+      os._exit(code)  # pylint: disable=protected-access
+    watched = peak_memory.watch(pid, float('inf'), cap_bytes)
+    if watched.reason or watched.status != 0:
+      sys.exit(f'{event!r} x {rounds}: {watched.reason or "failed"}')
 
 
 if __name__ == '__main__':
-  main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
+  main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4]))
