@@ -10,8 +10,8 @@ mechanism in both orders of the replace-one relation, discretized by
 `discretize` (connect-the-dots: pessimistic; `split_preserving_mean`: the
 estimate) on the grid (`candidates`). The rounds of one compose call wait
 in `_pending` and are composed in one batch (`composition.compose_all`), with
-dp_accounting's Gaussians and randomized response as exact inputs, so the
-round-off certificate covers them (D24).
+dp_accounting's Gaussians, randomized response and (discrete) Laplace as
+exact inputs, so the round-off certificate covers them (D24).
 """
 
 from typing import List, Optional, Tuple, TypeAlias
@@ -77,6 +77,26 @@ class _ParentEvents(pld_privacy_accountant.PLDAccountant):
     self._maybe_compose(event, count, True)
     built = None if isinstance(self._pld, _EventPld) else self._pld
     return built, self._contains_non_dp_event
+
+
+def laplace_round(event: dp_event.DpEvent, interval: float) -> Optional[PLD]:
+  """One round of a (discrete) Laplace event, or None for other events.
+
+  Built as dp_accounting's accountant builds it (pessimistic, from the
+  noise's CDF) but without the FFT self-composition it then applies even
+  for one round: symmetric, so an exact input of the certificate (D24).
+  Zero noise (not DP) is left to the parent.
+  """
+  if isinstance(event, dp_event.LaplaceDpEvent) and event.noise_multiplier:
+    return privacy_loss_distribution.from_laplace_mechanism(
+        parameter=event.noise_multiplier,
+        value_discretization_interval=interval)
+  if (isinstance(event, dp_event.DiscreteLaplaceDpEvent)
+      and event.noise_parameter):
+    return privacy_loss_distribution.from_discrete_laplace_mechanism(
+        parameter=event.noise_parameter, sensitivity=event.sensitivity,
+        value_discretization_interval=interval)
+  return None
 
 
 class GridComposition:
@@ -180,16 +200,21 @@ class GridComposition:
                             ) -> None:
     """One of dp_accounting's events, built by the parent.
 
-    Gaussians and randomized response are built without an FFT (the parent
-    folds a Gaussian's count into its noise, sigma / sqrt(count), exactly),
-    so their PMFs enter `compose_all` as exact inputs and the certificate
-    covers them (D24); this also composes randomized response `count`
-    times, which dp_accounting 0.6's accountant does once whatever the
-    count. The parent passes its other events through an FFT
-    self-composition even for one round, and Poisson-subsampled ones are
-    asymmetric: those are composed as the parent does (W18 (2)'s estimate),
-    as are asymmetric PLDs of the two above (composed by dp_accounting).
+    Gaussians, randomized response and (discrete) Laplace are built
+    without an FFT (the parent folds a Gaussian's count into its noise,
+    sigma / sqrt(count), exactly; `laplace_round` skips the parent's
+    self-composition), so their PMFs enter `compose_all` as exact inputs
+    and the certificate covers them (D24); this also composes randomized
+    response `count` times, which dp_accounting 0.6's accountant does once
+    whatever the count. The mixture of Gaussians and Poisson-subsampled
+    events are asymmetric under add-or-remove: those are composed as the
+    parent does (W18 (2)'s estimate), as are asymmetric PLDs of the events
+    above (composed by dp_accounting).
     """
+    laplace = laplace_round(event, self.interval) if count > 0 else None
+    if laplace is not None:
+      self._pending.append((composition.exact_input(laplace), count))
+      return
     exact = count > 0 and isinstance(
         event, (dp_event.GaussianDpEvent, dp_event.RandomizedResponseDpEvent))
     built_count = (count if not exact

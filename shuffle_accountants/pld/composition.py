@@ -353,8 +353,9 @@ class DirectProfile:
   proven error bound); the FFT result itself only locates that epsilon.
   Certificates are kept, and every answer is the smallest over those
   computed so far (each is an upper bound), so `delta(epsilon(x)) <= x`.
-  Other PLDs (dp_accounting's own events, DP-SGD samplers) keep W18's
-  estimate: negative masses zeroed, twice their total added at +infinity.
+  Other PLDs (dp_accounting's asymmetric events: mixtures of Gaussians,
+  Poisson-subsampled ones) keep W18's estimate: negative masses zeroed,
+  twice their total added at +infinity.
   """
 
   def __init__(self, pld: Pld, certify: bool = True):
@@ -390,6 +391,8 @@ class DirectProfile:
     """delta(epsilon) of the PLD, in [0, 1]."""
     if self._rounds is None:
       return max(part.delta(epsilon) for part in self._parts)
+    if epsilon >= self._rounds.largest_loss():  # no loss above epsilon
+      return 0.0
     # Below its window a certificate bounds nothing: delta <= 1 there.
     return min(profile.delta(epsilon) if epsilon >= floor else 1.0
                for floor, profile in self._certificates(epsilon))
@@ -401,7 +404,11 @@ class DirectProfile:
   def epsilon(self, delta: float) -> float:
     """The smallest epsilon >= 0 with delta(epsilon) <= delta (inf if none)."""
     estimate = self.located_epsilon(delta)
-    if self._rounds is None or not np.isfinite(estimate):
+    if self._rounds is None:
       return estimate
-    return min(max(floor, profile.epsilon(delta)) if delta < 1 else 0.0
-               for floor, profile in self._certificates(estimate))
+    largest = self._rounds.largest_loss()  # delta(largest) = 0
+    if not np.isfinite(estimate):
+      return min(estimate, largest)
+    return min([largest] + [
+        max(floor, profile.epsilon(delta)) if delta < 1 else 0.0
+        for floor, profile in self._certificates(estimate)])

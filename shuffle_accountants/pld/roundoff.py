@@ -285,6 +285,15 @@ class Rounds:
     """Grid index of the composition's lowest finite loss."""
     return sum(count * lower for lower, _, _, count in self.rounds)
 
+  def largest_loss(self) -> float:
+    """A float at or above the composition's largest loss of positive mass
+    (+inf if any round has mass at +infinity): delta is 0 from there on."""
+    if any(infinity > 0 for _, _, infinity, _ in self.rounds):
+      return math.inf
+    top = sum(count * (lower + int(np.flatnonzero(probs)[-1]))
+              for lower, probs, _, count in self.rounds if np.any(probs > 0))
+    return float(np.nextafter(top * self.discretization, np.inf))
+
   def infinity_mass(self) -> float:
     if any(infinity >= 1 for _, _, infinity, _ in self.rounds):
       return 1.0

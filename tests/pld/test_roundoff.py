@@ -268,10 +268,45 @@ def test_dp_accounting_gaussian_and_randomized_response_are_certified():
   accountant.compose(dp_event.GaussianDpEvent(4.0), 20)
   accountant.compose(dp_event.RandomizedResponseDpEvent(0.5, 3), 5)
   assert _certified(accountant)
-  laplace = pld_accountant.ShufflePldAccountant(
+
+@pytest.mark.parametrize('event', [
+    dp_event.LaplaceDpEvent(2.0), dp_event.DiscreteLaplaceDpEvent(0.5, 2)])
+def test_dp_accounting_laplace_is_certified(event):
+  """Built without the parent's FFT self-composition (D24)."""
+  accountant = pld_accountant.ShufflePldAccountant(
       privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE)
-  laplace.compose(dp_event.LaplaceDpEvent(2.0), 3)
-  assert not _certified(laplace)  # through dp_accounting's FFT: estimate
+  accountant.compose(dp_event.GaussianDpEvent(4.0), 5)
+  accountant.compose(event, 3)
+  assert _certified(accountant)
+  mixture = pld_accountant.ShufflePldAccountant(
+      privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE)
+  mixture.compose(dp_event.MixtureOfGaussiansDpEvent(2.0, [0.0, 1.0],
+                                                     [0.5, 0.5]), 3)
+  assert not _certified(mixture)  # asymmetric, dp_accounting's FFT: estimate
+
+
+@pytest.mark.parametrize('count', [1, 3, 20])
+def test_discrete_laplace_against_its_exact_loss_law(count):
+  """DLap(a) noise on a count of sensitivity 2 (P(x) = tanh(a/2) e^{-a|x|}):
+  the loss a(|x - 2| - |x|) is 2a at x <= 0, 0 at x = 1, -2a at x >= 2, with
+  masses 1/(1 + e^-a), tanh(a/2) e^-a, e^-2a/(1 + e^-a); `count` rounds
+  compose as a trinomial law."""
+  a = 0.5
+  top, middle = 1 / (1 + math.exp(-a)), math.tanh(a / 2) * math.exp(-a)
+  bottom = 1 - top - middle
+  accountant = pld_accountant.ShufflePldAccountant(
+      privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE,
+      value_discretization_interval=1e-3)
+  accountant.compose(dp_event.DiscreteLaplaceDpEvent(a, 2), count)
+  assert _certified(accountant)
+  for epsilon in [0.0, 0.5, 1.0, 0.9 * count]:
+    exact = sum(
+        math.comb(count, i) * math.comb(count - i, j) * top**i * middle**j
+        * bottom**(count - i - j)
+        * max(0.0, 1 - math.exp(epsilon - 2 * a * (2 * i + j - count)))
+        for i in range(count + 1) for j in range(count - i + 1))
+    delta = accountant.get_delta(epsilon)
+    assert exact <= delta <= exact + 1e-2
 
 
 @pytest.mark.parametrize('count', [1, 10])
@@ -290,3 +325,17 @@ def test_randomized_response_composes_count_times(count):
                 for j in range(count + 1))
     delta = accountant.get_delta(epsilon)
     assert exact <= delta <= exact + 1e-3
+
+
+def test_pure_ledger_has_a_finite_epsilon_at_delta_zero():
+  """Finitely supported rounds without mass at +infinity: delta is 0 from
+  the largest loss on (3 rounds of 2-RR with noise 1/2: 3 log 3, rounded up
+  to the grid), not merely below the certificate's tail allowance."""
+  accountant = pld_accountant.ShufflePldAccountant(
+      value_discretization_interval=1e-3)
+  accountant.compose(dp_event.RandomizedResponseDpEvent(0.5, 2), 3)
+  assert _certified(accountant)
+  epsilon = accountant.get_epsilon(0.0)
+  assert 3 * math.log(3) <= epsilon <= 3 * math.log(3) + 3e-3 + 1e-9
+  assert accountant.get_delta(epsilon) == 0.0
+  assert accountant.get_delta(epsilon - 2e-3) > 0.0
