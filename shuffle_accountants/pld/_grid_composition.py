@@ -10,8 +10,8 @@ mechanism in both orders of the replace-one relation, discretized by
 `discretize` (connect-the-dots: pessimistic; `split_preserving_mean`: the
 estimate) on the grid (`candidates`). The rounds of one compose call wait
 in `_pending` and are composed in one batch (`composition.compose_all`), with
-dp_accounting's Gaussians, randomized response and (discrete) Laplace as
-exact inputs, so the round-off certificate covers them (D24).
+dp_accounting's events as exact inputs (one round each, built without FFT),
+so the round-off certificate covers them (D24).
 """
 
 from typing import List, Optional, Tuple, TypeAlias
@@ -79,13 +79,17 @@ class _ParentEvents(pld_privacy_accountant.PLDAccountant):
     return built, self._contains_non_dp_event
 
 
-def laplace_round(event: dp_event.DpEvent, interval: float) -> Optional[PLD]:
-  """One round of a (discrete) Laplace event, or None for other events.
+def parent_round(event: dp_event.DpEvent, interval: float,
+                 relation: privacy_accountant.NeighboringRelation
+                 ) -> Optional[PLD]:
+  """One round of one of dp_accounting's events, or None.
 
   Built as dp_accounting's accountant builds it (pessimistic, from the
   noise's CDF) but without the FFT self-composition it then applies even
-  for one round: symmetric, so an exact input of the certificate (D24).
-  Zero noise (not DP) is left to the parent.
+  for one round, so an exact input of the certificate (D24). None for
+  Gaussians and randomized response (the parent builds them without FFT),
+  for no-op and non-DP events (the parent records them) and for events
+  dp_accounting 0.6 does not build.
   """
   if isinstance(event, dp_event.LaplaceDpEvent) and event.noise_multiplier:
     return privacy_loss_distribution.from_laplace_mechanism(
@@ -96,6 +100,37 @@ def laplace_round(event: dp_event.DpEvent, interval: float) -> Optional[PLD]:
     return privacy_loss_distribution.from_discrete_laplace_mechanism(
         parameter=event.noise_parameter, sensitivity=event.sensitivity,
         value_discretization_interval=interval)
+  if (isinstance(event, dp_event.MixtureOfGaussiansDpEvent)
+      and event.standard_deviation and list(event.sensitivities) != [0.0]):
+    return privacy_loss_distribution.from_mixture_gaussian_mechanism(
+        standard_deviation=event.standard_deviation,
+        sensitivities=event.sensitivities,
+        sampling_probs=event.sampling_probs,
+        value_discretization_interval=interval)
+  if (isinstance(event, dp_event.PoissonSampledDpEvent)
+      and event.sampling_probability):
+    inner = event.event
+    if isinstance(inner, dp_event.GaussianDpEvent) and inner.noise_multiplier:
+      return privacy_loss_distribution.from_gaussian_mechanism(
+          standard_deviation=inner.noise_multiplier,
+          value_discretization_interval=interval,
+          sampling_prob=event.sampling_probability,
+          neighboring_relation=relation)
+    if isinstance(inner, dp_event.LaplaceDpEvent) and inner.noise_multiplier:
+      return privacy_loss_distribution.from_laplace_mechanism(
+          parameter=inner.noise_multiplier,
+          value_discretization_interval=interval,
+          sampling_prob=event.sampling_probability)
+  if (isinstance(event, dp_event.TruncatedSubsampledGaussianDpEvent)
+      and event.sampling_probability and event.truncated_batch_size
+      and event.dataset_size and event.noise_multiplier):
+    return privacy_loss_distribution.from_truncated_subsampled_gaussian_mechanism(
+        dataset_size=event.dataset_size,
+        sampling_probability=event.sampling_probability,
+        truncated_batch_size=event.truncated_batch_size,
+        noise_multiplier=event.noise_multiplier,
+        value_discretization_interval=interval,
+        neighboring_relation=relation)
   return None
 
 
@@ -198,41 +233,37 @@ class GridComposition:
 
   def _compose_parent_event(self, event: dp_event.DpEvent, count: int
                             ) -> None:
-    """One of dp_accounting's events, built by the parent.
+    """One of dp_accounting's events, built without an FFT.
 
-    Gaussians, randomized response and (discrete) Laplace are built
-    without an FFT (the parent folds a Gaussian's count into its noise,
-    sigma / sqrt(count), exactly; `laplace_round` skips the parent's
-    self-composition), so their PMFs enter `compose_all` as exact inputs
-    and the certificate covers them (D24); this also composes randomized
-    response `count` times, which dp_accounting 0.6's accountant does once
-    whatever the count. The mixture of Gaussians and Poisson-subsampled
-    events are asymmetric under add-or-remove: those are composed as the
-    parent does (W18 (2)'s estimate), as are asymmetric PLDs of the events
-    above (composed by dp_accounting).
+    Its PMFs enter `compose_all` as exact inputs, so the certificate covers
+    them (D24): Gaussians and randomized response as the parent builds them
+    (it folds a Gaussian's count into its noise, sigma / sqrt(count),
+    exactly; randomized response is composed `count` times, which
+    dp_accounting 0.6's accountant does once whatever the count), its other
+    events by `parent_round`. An asymmetric PLD (Poisson-subsampled events,
+    mixtures of Gaussians) enters as its two halves
+    (`composition.TwoSidedPld`). An event the parent builds otherwise
+    (none in dp_accounting 0.6) is composed as it does (W18 (2)'s
+    estimate).
     """
-    laplace = laplace_round(event, self.interval) if count > 0 else None
-    if laplace is not None:
-      self._pending.append((composition.exact_input(laplace), count))
+    one_round = (parent_round(event, self.interval, self._relation)
+                 if count > 0 else None)
+    if one_round is not None:
+      self._pending.append((composition.exact_input(one_round), count))
       return
     exact = count > 0 and isinstance(
         event, (dp_event.GaussianDpEvent, dp_event.RandomizedResponseDpEvent))
     built_count = (count if not exact
                    or isinstance(event, dp_event.GaussianDpEvent) else 1)
-    if exact:
-      self._flush()
     built, non_dp = self._parent_events.build(event, built_count)
     self.contains_non_dp_event |= non_dp
     if built is None:  # nothing to compose
       return
-    if not exact:
-      self._composed = self.pld.compose(built)
-    elif built._symmetric:  # pylint: disable=protected-access
-      self._pending.append((composition.exact_input(built), count // built_count))
+    if exact:
+      self._pending.append((composition.exact_input(built),
+                            count // built_count))
     else:
-      times = count // built_count
-      self._composed = composition.compose(
-          self.pld, built.self_compose(times) if times > 1 else built)
+      self._composed = self.pld.compose(built)
 
   def value(self, method: str, argument: float) -> float:
     """'get_delta', 'get_epsilon' or 'located_epsilon' of the composed PLD.

@@ -5,9 +5,9 @@ PLD that also holds its grid PMF and the exact rounds (no FFT has touched
 them) it composes. `compose_all` composes a ledger of them in a balanced
 tree of FFT products; `DirectProfile` answers delta(eps) and eps(delta) from
 the composition recomputed with a proven round-off bound (`roundoff`, D24),
-the FFT result only locating epsilon. PLDs built by dp_accounting itself
-(its own events, or compositions it ran) carry no rounds and keep W18's
-estimate.
+the FFT result only locating epsilon; an asymmetric ledger is composed and
+certified as its two halves (`TwoSidedPld`). PLDs dp_accounting composed
+itself carry no rounds and keep W18's estimate.
 
 dp_accounting 0.6 has no public accessor for a PLD's PMF; `_grid_of` and
 `_pmfs` are the only places that read its private fields.
@@ -58,6 +58,36 @@ class GridPld(privacy_loss_distribution.PrivacyLossDistribution):
     self.rounds = rounds
 
 
+class TwoSidedPld(privacy_loss_distribution.PrivacyLossDistribution):
+  """An asymmetric PLD kept as its two relations' halves (D24 (vi)).
+
+  Under add-or-remove a ledger's delta is the larger of its remove half's
+  (every round's remove PMF composed) and its add half's (every round's
+  add PMF; a symmetric round's one PMF on both sides), so each half is a
+  symmetric PLD composed and certified on its own.
+
+  Attributes:
+    remove: the remove relation's half (a `GridPld` when certified).
+    add: the add relation's half.
+  """
+
+  def __init__(self, remove: Pld, add: Pld):
+    # pylint: disable=protected-access
+    super().__init__(remove._pmf_remove, add._pmf_remove)
+    self.remove, self.add = remove, add
+
+
+def _half(pld: Pld, index: int) -> Pld:
+  """Relation `index`'s half of `pld` (0: remove, 1: add), as a symmetric
+  PLD; a symmetric PLD is both of its halves."""
+  if isinstance(pld, TwoSidedPld):
+    return (pld.remove, pld.add)[index]
+  if _symmetric(pld):
+    return pld
+  # pylint: disable=protected-access
+  return Pld((pld._pmf_remove, pld._pmf_add)[index])
+
+
 def _grid_of(pld: Pld) -> discrete.GridPmf:
   """The (remove-relation) PMF of any PLD, dense."""
   if isinstance(pld, GridPld):
@@ -93,11 +123,12 @@ def to_privacy_loss_distribution(pmf: discrete.GridPmf) -> GridPld:
   return pld
 
 
-def exact_input(pld: Pld) -> GridPld:
-  """A symmetric PLD built without FFT (dp_accounting's Gaussian or
-  randomized response), dense and recorded as an exact input of the
-  certificate (D24)."""
-  return to_privacy_loss_distribution(_grid_of(pld))
+def exact_input(pld: Pld) -> Pld:
+  """A PLD built without FFT (one round of one of dp_accounting's events),
+  dense and recorded as an exact input of the certificate (D24): a
+  `GridPld`, or a `TwoSidedPld` of two if it is asymmetric."""
+  halves = [to_privacy_loss_distribution(grid) for grid in _pmfs(pld)]
+  return halves[0] if len(halves) == 1 else TwoSidedPld(*halves)
 
 
 def self_compose(pld: Pld, count: int) -> Pld:
@@ -180,20 +211,23 @@ def compose_all(plds: Sequence[Tuple[Pld, int]]) -> Pld:
   results are convolved in a balanced tree (`_convolve_batch`), in batches
   whose summed support stays within MAX_COMPOSED_BUCKETS / 2, and only the
   batches are composed pairwise (`compose`). A PLD whose count
-  alone exceeds that is self-composed first (`self_compose`); an
-  asymmetric one (dp_accounting's, e.g. Poisson-subsampled under
-  add-or-remove) is composed by dp_accounting, both relations' PMFs. The
+  alone exceeds that is self-composed first (`self_compose`). The
   convolution is exact up to FFT round-off, which `DirectProfile` bounds
   from the rounds' exact PMFs (D24) when every input carries them; the
-  +infinity mass is 1 - prod (1 - m_i)^count_i, rounded up.
+  +infinity mass is 1 - prod (1 - m_i)^count_i, rounded up. A ledger with
+  an asymmetric PLD (dp_accounting's, e.g. Poisson-subsampled under
+  add-or-remove) is composed as two: every round's remove half, and every
+  round's add half (`TwoSidedPld`).
   """
+  if not all(_symmetric(pld) for pld, _ in plds):
+    return TwoSidedPld(*[compose_all([(_half(pld, index), count)
+                                      for pld, count in plds])
+                         for index in (0, 1)])
   budget = MAX_COMPOSED_BUCKETS // 2
   kept = [(pld, count) for pld, count in plds
           if count and not _is_identity(_grid_of(pld))]
   batches, batch, support = [], [], 0
-  # The batches hold one PMF per PLD: an asymmetric PLD (its two relations'
-  # PMFs differ) is composed by dp_accounting, both PMFs at once.
-  for pld, count in (entry for entry in kept if _symmetric(entry[0])):
+  for pld, count in kept:
     size = _grid_of(pld).probs.size
     if count > 1 and count * (size - 1) + 1 > budget:
       pld, count = self_compose(pld, count), 1
@@ -207,8 +241,6 @@ def compose_all(plds: Sequence[Tuple[Pld, int]]) -> Pld:
   parts = [_finite_or_infinity(
       batch[0][0] if len(batch) == 1 and batch[0][1] == 1
       else _convolve_batch(batch)) for batch in batches if batch]
-  parts += [pld if count == 1 else self_compose(pld, count)
-            for pld, count in kept if not _symmetric(pld)]
   if not parts:  # nothing but identities
     return GridPld(discrete.GridPmf(_grid_of(plds[0][0]).discretization, 0,
                                     np.ones(1), 0.0), None)
@@ -353,13 +385,42 @@ class DirectProfile:
   proven error bound); the FFT result itself only locates that epsilon.
   Certificates are kept, and every answer is the smallest over those
   computed so far (each is an upper bound), so `delta(epsilon(x)) <= x`.
-  Other PLDs (dp_accounting's asymmetric events: mixtures of Gaussians,
-  Poisson-subsampled ones) keep W18's estimate: negative masses zeroed,
-  twice their total added at +infinity.
+  A `TwoSidedPld` is answered from its two halves, each certified on its
+  own: delta is the larger, and so is epsilon. Other PLDs (composed by
+  dp_accounting) keep W18's estimate: negative masses zeroed, twice their
+  total added at +infinity.
   """
 
   def __init__(self, pld: Pld, certify: bool = True):
     """`certify=False` keeps W18's estimate (for comparisons only)."""
+    halves = ([pld.remove, pld.add] if isinstance(pld, TwoSidedPld)
+              else [pld])
+    self._halves = [_HalfProfile(half, certify) for half in halves]
+
+  @property
+  def certified(self) -> bool:
+    """Whether answers include a proven round-off bound (D24)."""
+    return all(half.certified for half in self._halves)
+
+  def delta(self, epsilon: float) -> float:
+    """delta(epsilon) of the PLD, in [0, 1]."""
+    return max(half.delta(epsilon) for half in self._halves)
+
+  def located_epsilon(self, delta: float) -> float:
+    """Where the FFT result puts epsilon at `delta`: a location, not a bound."""
+    return max(half.located_epsilon(delta) for half in self._halves)
+
+  def epsilon(self, delta: float) -> float:
+    """The smallest epsilon >= 0 with delta(epsilon) <= delta (inf if none)."""
+    return max(half.epsilon(delta) for half in self._halves)
+
+
+class _HalfProfile:
+  """`DirectProfile` of one PLD: certified if it is a `GridPld` with rounds."""
+
+
+
+  def __init__(self, pld: Pld, certify: bool):
     self._rounds = (pld.rounds if certify and isinstance(pld, GridPld)
                     else None)
     # Certified answers use the FFT result only to locate epsilon.
@@ -369,7 +430,6 @@ class DirectProfile:
 
   @property
   def certified(self) -> bool:
-    """Whether answers include a proven round-off bound (D24)."""
     return self._rounds is not None
 
   def _certificates(self, epsilon: float):

@@ -246,6 +246,9 @@ def _non_negative(probs) -> np.ndarray:
   return probs if np.all(probs >= 0) else np.maximum(probs, 0.0)
 
 
+# Tilts a Chernoff bound above a window tries when its own leave > 1e-30.
+_CHERNOFF_TILTS = tuple(2.0**k for k in range(-4, 8))
+
 class Rounds:
   """A ledger of grid PMFs (finite masses, +infinity mass, count).
 
@@ -406,17 +409,24 @@ class Rounds:
   def _mass_above(self, index: int, tilt: float) -> float:
     """Chernoff bound on the exact composition's finite mass at losses of
     grid index >= `index`: min over tilts t of M(t)^T e^{-t index d}, at
-    `tilt` and near the best t (Gaussian approximation from `tilt`)."""
+    `tilt` and near the best t (Gaussian approximation from `tilt`); if
+    that leaves more than 1e-30, also at powers of two (the approximation
+    overshoots for wide rounds at tilt 0, where t = 0 itself bounds
+    nothing)."""
     counts, _, means, variances = self._log_moments(tilt)
     variance = float(np.sum(counts * variances))
     gap = index * self.discretization - float(np.sum(counts * means))
     best = 1.0
-    for other in {tilt, tilt + gap / variance if variance > 0 else 2 * tilt}:
-      if not 0 < other < np.inf:
-        continue
-      scale, slack = self._log_scale(other)
-      exponent = scale + slack - other * index * self.discretization
-      best = min(best, math.exp(min(exponent, 0.0)) * (1 + _TILT_MARGIN))
+    for tilts in ({tilt, tilt + gap / variance if variance > 0 else 2 * tilt},
+                  _CHERNOFF_TILTS):
+      if best <= 1e-30:
+        break
+      for other in tilts:
+        if not 0 < other < np.inf:
+          continue
+        scale, slack = self._log_scale(other)
+        exponent = scale + slack - other * index * self.discretization
+        best = min(best, math.exp(min(exponent, 0.0)) * (1 + _TILT_MARGIN))
     return best
 
   def certified_masses(self, tilt: float, first: int, length: int

@@ -4,10 +4,12 @@ directly in extended precision (np.longdouble, sums of non-negative
 products: relative error ~1e-19 per operation) and exactly (fractions)."""
 
 import fractions
+import itertools
 import math
 
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
+from dp_accounting.pld import pld_privacy_accountant
 import hypothesis
 from hypothesis import strategies as st
 import numpy as np
@@ -16,6 +18,7 @@ import pytest
 from shuffle_accountants import events
 from shuffle_accountants.pld import accountant as pld_accountant
 from shuffle_accountants.pld import composition
+from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import radix2
 from shuffle_accountants.pld import roundoff
 
@@ -270,19 +273,61 @@ def test_dp_accounting_gaussian_and_randomized_response_are_certified():
   assert _certified(accountant)
 
 @pytest.mark.parametrize('event', [
-    dp_event.LaplaceDpEvent(2.0), dp_event.DiscreteLaplaceDpEvent(0.5, 2)])
-def test_dp_accounting_laplace_is_certified(event):
-  """Built without the parent's FFT self-composition (D24)."""
+    dp_event.LaplaceDpEvent(2.0), dp_event.DiscreteLaplaceDpEvent(0.5, 2),
+    dp_event.MixtureOfGaussiansDpEvent(2.0, [0.0, 1.0], [0.5, 0.5]),
+    dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0)),
+    dp_event.PoissonSampledDpEvent(0.1, dp_event.LaplaceDpEvent(1.0)),
+    dp_event.TruncatedSubsampledGaussianDpEvent(10**4, 0.01, 150, 1.0)])
+def test_dp_accounting_events_are_certified(event):
+  """Built without the parent's FFT self-composition (D24); asymmetric
+  ones as two halves. Their delta is the parent's, never below it."""
+  relation = privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE
   accountant = pld_accountant.ShufflePldAccountant(
-      privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE)
+      relation, value_discretization_interval=1e-4)
   accountant.compose(dp_event.GaussianDpEvent(4.0), 5)
-  accountant.compose(event, 3)
+  accountant.compose(event, 30)
   assert _certified(accountant)
-  mixture = pld_accountant.ShufflePldAccountant(
-      privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE)
-  mixture.compose(dp_event.MixtureOfGaussiansDpEvent(2.0, [0.0, 1.0],
-                                                     [0.5, 0.5]), 3)
-  assert not _certified(mixture)  # asymmetric, dp_accounting's FFT: estimate
+  parent = pld_privacy_accountant.PLDAccountant(
+      relation, value_discretization_interval=1e-4)
+  parent.compose(dp_event.GaussianDpEvent(4.0), 5).compose(event, 30)
+  for epsilon in (0.0, 0.5, 2.0):
+    ours, theirs = accountant.get_delta(epsilon), parent.get_delta(epsilon)
+    assert theirs * (1 - 1e-8) - 1e-14 <= ours <= theirs * (1 + 1e-6) + 1e-12
+
+
+def test_two_sided_ledger_takes_the_worse_half():
+  """A ledger with an asymmetric round is certified half by half and
+  answers the larger delta (the add half's at some epsilons, the remove
+  half's at others)."""
+  interval = 0.5
+  remove = composition.to_privacy_loss_distribution(
+      discrete.GridPmf(interval, 0, np.array([0.8, 0.2]), 0.0))
+  add = composition.to_privacy_loss_distribution(
+      discrete.GridPmf(interval, -1, np.array([0.7, 0.0, 0.0, 0.3]), 0.0))
+  both = composition.to_privacy_loss_distribution(
+      discrete.GridPmf(interval, 0, np.array([0.5, 0.5]), 0.0))
+  ledger = composition.compose_all([(composition.TwoSidedPld(remove, add), 3),
+                                    (both, 2)])
+  profile = composition.DirectProfile(ledger)
+  assert profile.certified
+
+  def exact(half, epsilon):
+    atoms = [half] * 3 + [{0: 0.5, 1: 0.5}] * 2
+    total = 0.0
+    for draw in itertools.product(*[list(a.items()) for a in atoms]):
+      loss = sum(index for index, _ in draw) * interval
+      mass = math.prod(probability for _, probability in draw)
+      total += mass * max(0.0, 1 - math.exp(epsilon - loss))
+    return total
+
+  add_worse = []
+  for epsilon in (0.1, 1.0, 2.5, 4.0):
+    removed, added = (exact({0: 0.8, 1: 0.2}, epsilon),
+                      exact({-1: 0.7, 2: 0.3}, epsilon))
+    add_worse.append(added > removed)
+    truth = max(removed, added)
+    assert truth <= profile.delta(epsilon) <= truth * (1 + 1e-6) + 1e-12
+  assert any(add_worse) and not all(add_worse)
 
 
 @pytest.mark.parametrize('count', [1, 3, 20])
