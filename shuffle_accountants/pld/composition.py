@@ -418,8 +418,6 @@ class DirectProfile:
 class _HalfProfile:
   """`DirectProfile` of one PLD: certified if it is a `GridPld` with rounds."""
 
-
-
   def __init__(self, pld: Pld, certify: bool):
     self._rounds = (pld.rounds if certify and isinstance(pld, GridPld)
                     else None)

@@ -249,6 +249,7 @@ def _non_negative(probs) -> np.ndarray:
 # Tilts a Chernoff bound above a window tries when its own leave > 1e-30.
 _CHERNOFF_TILTS = tuple(2.0**k for k in range(-4, 8))
 
+
 class Rounds:
   """A ledger of grid PMFs (finite masses, +infinity mass, count).
 
