@@ -19,7 +19,9 @@ add only post-processing of a subset of the reports. Basic composition then
 makes a ledger of such rounds (sum eps0, sum delta0)-DP, so for
 target_delta >= sum delta0 the certified epsilon never needs to exceed
 sum eps0. That cap keeps pure-LDP ledgers finite at every delta however far
-a route's numerics are pushed.
+a route's numerics are pushed. dp_accounting's pure-DP events (Laplace,
+discrete Laplace, randomized response) enter the sum with their largest
+privacy loss, which bounds their epsilon at delta = 0.
 """
 
 import enum
@@ -248,6 +250,38 @@ def _leaf_guarantee(event: dp_event.DpEvent
     return event.local_epsilon, event.local_delta
   if isinstance(event, events.CheckInEvent) and event.local_epsilon is not None:
     return event.local_epsilon, 0.0
+  return _pure_guarantee(event)
+
+
+def _pure_guarantee(event: dp_event.DpEvent
+                    ) -> Optional[Tuple[float, float]]:
+  """(eps, 0) of one of dp_accounting's pure-DP events, else None: its
+  largest privacy loss (Laplace: sensitivity 1 over the scale; discrete
+  Laplace: parameter times sensitivity; randomized response with noise p
+  over k buckets: log(1 + k (1 - p) / p)); Poisson-sampled at rate q,
+  log(1 + q (e^eps - 1)) (amplification by subsampling: each output law is
+  a q-mixture, within that factor of the other in both directions)."""
+  if isinstance(event, dp_event.PoissonSampledDpEvent):
+    inner = _pure_guarantee(event.event)
+    if inner is None:
+      return None
+    rate, epsilon = event.sampling_probability, inner[0]
+    if epsilon < 1:
+      return math.log1p(rate * math.expm1(epsilon)), 0.0
+    # The same, without overflow: eps + log(q + (1 - q) e^-eps).
+    return max(0.0, epsilon + math.log(rate + (1 - rate)
+                                       * math.exp(-epsilon))), 0.0
+  if isinstance(event, dp_event.LaplaceDpEvent) and event.noise_multiplier:
+    return 1 / event.noise_multiplier, 0.0
+  if (isinstance(event, dp_event.DiscreteLaplaceDpEvent)
+      and event.noise_parameter):
+    return event.noise_parameter * event.sensitivity, 0.0
+  if isinstance(event, dp_event.RandomizedResponseDpEvent):
+    if event.num_buckets == 1:
+      return 0.0, 0.0
+    if event.noise_parameter:
+      return math.log1p(event.num_buckets * (1 - event.noise_parameter)
+                        / event.noise_parameter), 0.0
   return None
 
 

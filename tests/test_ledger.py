@@ -4,6 +4,7 @@ import math
 
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
+import numpy as np
 import pytest
 
 from shuffle_accountants import CheckInEvent
@@ -94,3 +95,47 @@ def test_both_accountants_refuse_poisson_sampled_shuffle_rounds(accountant):
     with pytest.raises(privacy_accountant.UnsupportedEventError,
                        match='Poisson subsampling of a shuffle round'):
       accountant().compose(wrapped)
+
+
+def _largest_loss_by_enumeration(event):
+  """The largest privacy loss, from the output laws (tested here, not taken
+  from the library)."""
+  if isinstance(event, dp_event.RandomizedResponseDpEvent):
+    k, p = event.num_buckets, event.noise_parameter
+    same, other = 1 - p + p / k, p / k
+    return max(math.log(same / other), math.log(other / same))
+  if isinstance(event, dp_event.DiscreteLaplaceDpEvent):
+    a, shift = event.noise_parameter, event.sensitivity
+    return max(a * abs(abs(x - shift) - abs(x)) for x in range(-50, 50))
+  # Laplace, possibly Poisson-sampled at rate q: densities on a fine grid.
+  q, b = ((event.sampling_probability, event.event.noise_multiplier)
+          if isinstance(event, dp_event.PoissonSampledDpEvent)
+          else (1.0, event.noise_multiplier))
+  y = np.linspace(-40 * b - 2, 40 * b + 2, 200001)
+  base = np.exp(-np.abs(y) / b)
+  sampled = (1 - q) * base + q * np.exp(-np.abs(y - 1) / b)
+  return float(np.max(np.abs(np.log(sampled / base))))
+
+
+@pytest.mark.parametrize('event', [
+    dp_event.LaplaceDpEvent(0.3), dp_event.DiscreteLaplaceDpEvent(0.7, 3),
+    dp_event.RandomizedResponseDpEvent(0.2, 5),
+    dp_event.RandomizedResponseDpEvent(0.9, 2),
+    dp_event.PoissonSampledDpEvent(0.3, dp_event.LaplaceDpEvent(0.5)),
+    dp_event.PoissonSampledDpEvent(0.9, dp_event.LaplaceDpEvent(0.1))])
+def test_pure_events_enter_basic_composition_at_their_largest_loss(event):
+  epsilon, delta = _ledger.basic_composition(
+      dp_event.SelfComposedDpEvent(event, 7))
+  truth = _largest_loss_by_enumeration(event)
+  assert delta == 0.0
+  assert 7 * truth * (1 - 1e-9) <= epsilon <= 7 * truth * (1 + 1e-6)
+
+
+def test_pure_ledger_too_long_for_the_pld_stays_finite():
+  """Poisson-sampled Laplace x 1e4: the PLD's mass runs off to +infinity
+  (delta = 1 below it); basic composition still certifies a finite eps."""
+  relation = privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE
+  event = dp_event.PoissonSampledDpEvent(0.9, dp_event.LaplaceDpEvent(0.1))
+  accountant = ShufflePldAccountant(relation).compose(event, 10**4)
+  per_round = math.log1p(0.9 * math.expm1(10.0))
+  assert accountant.get_epsilon(1e-6) <= 10**4 * per_round * (1 + 1e-9)
