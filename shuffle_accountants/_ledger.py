@@ -21,7 +21,9 @@ target_delta >= sum delta0 the certified epsilon never needs to exceed
 sum eps0. That cap keeps pure-LDP ledgers finite at every delta however far
 a route's numerics are pushed. dp_accounting's pure-DP events (Laplace,
 discrete Laplace, randomized response) enter the sum with their largest
-privacy loss, which bounds their epsilon at delta = 0.
+privacy loss under the accountant's neighbouring relation (W17: a sum of
+records of norm <= C moves by C under add/remove, 2C under replace-one),
+which bounds their epsilon at delta = 0.
 """
 
 import enum
@@ -38,6 +40,7 @@ from shuffle_accountants import events
 
 CompositionErrorDetails = (
     privacy_accountant.PrivacyAccountant.CompositionErrorDetails)
+NeighboringRelation = privacy_accountant.NeighboringRelation
 Folded = TypeVar('Folded')
 
 # Relative margin on the float sum (the sum itself is exact mathematics).
@@ -240,7 +243,7 @@ class ShuffleAccountant:
 # ---- basic composition of LDP rounds (see the module docstring)
 
 
-def _leaf_guarantee(event: dp_event.DpEvent
+def _leaf_guarantee(event: dp_event.DpEvent, relation: NeighboringRelation
                     ) -> Optional[Tuple[float, float]]:
   if isinstance(event, dp_event.NoOpDpEvent):
     return 0.0, 0.0
@@ -250,19 +253,27 @@ def _leaf_guarantee(event: dp_event.DpEvent
     return event.local_epsilon, event.local_delta
   if isinstance(event, events.CheckInEvent) and event.local_epsilon is not None:
     return event.local_epsilon, 0.0
-  return _pure_guarantee(event)
+  return _pure_guarantee(event, relation)
 
 
-def _pure_guarantee(event: dp_event.DpEvent
+def _pure_guarantee(event: dp_event.DpEvent, relation: NeighboringRelation
                     ) -> Optional[Tuple[float, float]]:
-  """(eps, 0) of one of dp_accounting's pure-DP events, else None: its
-  largest privacy loss (Laplace: sensitivity 1 over the scale; discrete
-  Laplace: parameter times sensitivity; randomized response with noise p
-  over k buckets: log(1 + k (1 - p) / p)); Poisson-sampled at rate q,
+  """(eps, 0) of one of dp_accounting's pure-DP events, else None.
+
+  Its largest privacy loss under `relation` (W17), an upper bound: Laplace,
+  sensitivity over the scale; discrete Laplace, parameter times sensitivity
+  (the sensitivity doubled under REPLACE_ONE); randomized response with
+  noise p over k buckets, log(1 + k (1 - p) / p) (one input replaced; not
+  defined under add/remove). Poisson-sampled at rate q under add/remove,
   log(1 + q (e^eps - 1)) (amplification by subsampling: each output law is
-  a q-mixture, within that factor of the other in both directions)."""
+  a q-mixture, within that factor of the other in both directions); None
+  under REPLACE_ONE, where that cap is too small (W17).
+  """
+  doubled = 2.0 if relation is NeighboringRelation.REPLACE_ONE else 1.0
   if isinstance(event, dp_event.PoissonSampledDpEvent):
-    inner = _pure_guarantee(event.event)
+    if relation is NeighboringRelation.REPLACE_ONE:
+      return None
+    inner = _pure_guarantee(event.event, relation)
     if inner is None:
       return None
     rate, epsilon = event.sampling_probability, inner[0]
@@ -272,11 +283,12 @@ def _pure_guarantee(event: dp_event.DpEvent
     return max(0.0, epsilon + math.log(rate + (1 - rate)
                                        * math.exp(-epsilon))), 0.0
   if isinstance(event, dp_event.LaplaceDpEvent) and event.noise_multiplier:
-    return 1 / event.noise_multiplier, 0.0
+    return doubled / event.noise_multiplier, 0.0
   if (isinstance(event, dp_event.DiscreteLaplaceDpEvent)
       and event.noise_parameter):
-    return event.noise_parameter * event.sensitivity, 0.0
-  if isinstance(event, dp_event.RandomizedResponseDpEvent):
+    return doubled * event.noise_parameter * event.sensitivity, 0.0
+  if (isinstance(event, dp_event.RandomizedResponseDpEvent)
+      and relation is not NeighboringRelation.ADD_OR_REMOVE_ONE):
     if event.num_buckets == 1:
       return 0.0, 0.0
     if event.noise_parameter:
@@ -297,28 +309,29 @@ def _repeat(outer, inner):
   return outer.count * inner[0], outer.count * inner[1]
 
 
-def basic_composition(event: dp_event.DpEvent
+def basic_composition(event: dp_event.DpEvent, relation: NeighboringRelation
                       ) -> Optional[Tuple[float, float]]:
   """(sum eps0, sum delta0) of a ledger of LDP shuffle rounds, else None."""
-  return fold(event, _leaf_guarantee, _sum, _repeat)
+  return fold(event, lambda leaf: _leaf_guarantee(leaf, relation), _sum,
+              _repeat)
 
 
-def capped_epsilon(ledger: dp_event.DpEvent, target_delta: float,
-                   epsilon: float) -> float:
+def capped_epsilon(ledger: dp_event.DpEvent, relation: NeighboringRelation,
+                   target_delta: float, epsilon: float) -> float:
   """min(route epsilon, basic composition) where basic composition applies."""
   if math.isnan(epsilon):  # never report NaN: no finite claim from the route
     epsilon = math.inf
-  guarantee = basic_composition(ledger)
+  guarantee = basic_composition(ledger, relation)
   if guarantee is None or target_delta < guarantee[1] * (1 + _SUM_MARGIN):
     return float(epsilon)
   return float(min(epsilon, guarantee[0] * (1 + _SUM_MARGIN)))
 
 
-def capped_delta(ledger: dp_event.DpEvent, target_epsilon: float,
-                 delta: float) -> float:
+def capped_delta(ledger: dp_event.DpEvent, relation: NeighboringRelation,
+                 target_epsilon: float, delta: float) -> float:
   """min(route delta, basic composition), clipped to [0, 1] (NaN -> 1)."""
   delta = 1.0 if math.isnan(delta) else min(max(delta, 0.0), 1.0)
-  guarantee = basic_composition(ledger)
+  guarantee = basic_composition(ledger, relation)
   if guarantee is None or target_epsilon < guarantee[0] * (1 + _SUM_MARGIN):
     return float(delta)
   return float(min(delta, guarantee[1] * (1 + _SUM_MARGIN)))
@@ -369,11 +382,13 @@ class CertifiedRoutes:
   is the ledger's: build a new one when the ledger grows.
   """
 
-  def __init__(self, ledger: dp_event.DpEvent, new_accountant: Callable,
+  def __init__(self, ledger: dp_event.DpEvent, relation: NeighboringRelation,
+               new_accountant: Callable,
                dominating_types: Tuple[type, ...] = (events.ShuffleEvent,),
                companion: Optional[Callable] = None,
                companion_from: Callable[[], float] = lambda: 0.0):
     self._ledger = ledger
+    self._relation = relation
     self._new_accountant = new_accountant
     self._dominating_types = dominating_types
     self._companion = companion
@@ -417,7 +432,8 @@ class CertifiedRoutes:
             'get_epsilon', target_delta, math.inf)))
     epsilon = min([epsilon] + [accountant.get_epsilon(target_delta)
                                for accountant in self.dominating_routes()])
-    return capped_epsilon(self._ledger, target_delta, epsilon)
+    return capped_epsilon(self._ledger, self._relation, target_delta,
+                          epsilon)
 
   def delta(self, target_epsilon: float, own: float) -> float:
     """The smallest certified delta at `target_epsilon`, given `own`."""
@@ -428,5 +444,6 @@ class CertifiedRoutes:
                                                1.0))
     delta = min([delta] + [accountant.get_delta(target_epsilon)
                            for accountant in self.dominating_routes()])
-    return capped_delta(self._ledger, target_epsilon, delta)
+    return capped_delta(self._ledger, self._relation, target_epsilon,
+                        delta)
 

@@ -271,7 +271,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     (D33, rates from 1/2) and one-user rounds, whatever the grids."""
     if self._derived.routes is None:
       self._derived.routes = _ledger.CertifiedRoutes(
-          self.ledger, lambda: ShufflePldAccountant(
+          self.ledger, self.neighboring_relation, lambda: ShufflePldAccountant(
               self.neighboring_relation,
               None if self._automatic_grid
               else self._value_discretization_interval,
@@ -337,7 +337,8 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     with np.errstate(over='ignore', divide='ignore', invalid='ignore'):
       estimate = self._derived.estimate.pld.get_epsilon_for_delta(
           target_delta)
-    return _ledger.capped_epsilon(self.ledger, target_delta, estimate)
+    return _ledger.capped_epsilon(self.ledger, self.neighboring_relation,
+                                  target_delta, estimate)
 
   def _new_composition(self, interval: float, discretize,
                        progress: Optional[_progress.Progress] = None

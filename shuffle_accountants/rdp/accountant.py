@@ -18,7 +18,8 @@ It handles
 * `DistributedCheckInEvent`: D30 (participants revealed, exact) or
   LIEW-THM4 with the k = 0 term (hidden) (`distributed`);
 and delegates every other event to `dp_accounting.rdp.RdpAccountant`, so that
-Gaussian, Laplace, composed and self-composed events keep their behaviour.
+Gaussian, Laplace, composed and self-composed events keep their behaviour
+(read with the library's sensitivity under REPLACE_ONE, below).
 
 Shuffle events require `NeighboringRelation.REPLACE_ONE`, the accountant's
 default. Under that relation `GaussianDpEvent(sigma)` means what it means in
@@ -28,8 +29,11 @@ record moves the sum by up to 2C (sensitivity 2 in units of sigma): RDP
 2 order / sigma^2, also inside composed, self-composed and
 `SampledWithoutReplacementDpEvent` events (dp_accounting's RDP accountant
 alone would compose order / (2 sigma^2), sensitivity 1: half the mechanism
-the PLD route accounts). `PoissonSampledDpEvent` is refused under
-REPLACE_ONE, as by the parent, with a message naming what to use instead.
+the PLD route accounts). `LaplaceDpEvent(b)` likewise moves by 2C on noise
+of scale b C: largest privacy loss 2 / b (the parent alone reads 1 / b).
+`PoissonSampledDpEvent` is refused under REPLACE_ONE, as by the parent,
+with a message naming what to use instead. docs/mathematics.md W17 lists
+what each route does with every event of dp_accounting under each relation.
 """
 
 from typing import List, Optional, Sequence, Tuple, TypeAlias
@@ -58,6 +62,9 @@ from shuffle_accountants.samplers import accounting as sampler_accounting
 NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
 CompositionErrorDetails: TypeAlias = (
     privacy_accountant.PrivacyAccountant.CompositionErrorDetails)
+
+# W17: replacing one record of norm <= C moves a sum of records by up to 2C.
+REPLACE_ONE_SENSITIVITY = checkin.GAUSSIAN_SENSITIVITY
 
 # Integer-heavy grid reaching 1024: at n = 10^6 the best order of GIRGIS-UB1
 # can be ~900. Pass `orders` for more (every bound supports any order > 1).
@@ -152,19 +159,29 @@ def _pure_shuffle_bound(num_users: int, local_epsilon: float,
           if extra else bound)
 
 
-def replace_one_gaussian(event: dp_event.DpEvent) -> Optional[dp_event.DpEvent]:
-  """The event the parent composes for a Gaussian under REPLACE_ONE, or None.
+def parent_event(event: dp_event.DpEvent, relation: NeighboringRelation
+                 ) -> Optional[dp_event.DpEvent]:
+  """The event the parent composes for `event` (W17), or None for `event` itself.
 
-  dp_accounting's RDP accountant reads `GaussianDpEvent(sigma)` under
-  REPLACE_ONE with sensitivity 1, its PLD accountant with sensitivity 2 (the
-  replace-one sensitivity 2C of a sum of records clipped to C, noise
-  sigma C). Halving sigma makes the parent's RDP that of sensitivity 2. A
-  sampled event's Gaussians are halved through their effective sigma
-  (which scales with each of them).
+  dp_accounting's RDP accountant reads `GaussianDpEvent(sigma)` and
+  `LaplaceDpEvent(b)` with sensitivity 1 under every relation; its PLD
+  accountant reads the Gaussian under REPLACE_ONE with sensitivity 2 (the
+  replace-one sensitivity 2C of a sum of records clipped to C, noise scaled
+  by C). Under REPLACE_ONE, halving sigma (b) makes the parent's RDP that of
+  sensitivity 2 (W17). A sampled event's Gaussians are halved through their
+  effective sigma (which scales with each of them). A Laplace of scale 0
+  releases the sum itself: non-private, as in the parent's PLD accountant.
   """
+  if isinstance(event, dp_event.LaplaceDpEvent) and not event.noise_multiplier:
+    return dp_event.NonPrivateDpEvent()
+  if relation is not NeighboringRelation.REPLACE_ONE:
+    return None
   if isinstance(event, dp_event.GaussianDpEvent):
     return dp_event.GaussianDpEvent(event.noise_multiplier
-                                    / checkin.GAUSSIAN_SENSITIVITY)
+                                    / REPLACE_ONE_SENSITIVITY)
+  if isinstance(event, dp_event.LaplaceDpEvent):
+    return dp_event.LaplaceDpEvent(event.noise_multiplier
+                                   / REPLACE_ONE_SENSITIVITY)
   if (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
       and not _ledger.contains_shuffle(event.event)):
     sigma = rdp_privacy_accountant._effective_gaussian_noise_multiplier(  # pylint: disable=protected-access
@@ -173,7 +190,7 @@ def replace_one_gaussian(event: dp_event.DpEvent) -> Optional[dp_event.DpEvent]:
       return None  # not a Gaussian: the parent names it
     return dp_event.SampledWithoutReplacementDpEvent(
         event.source_dataset_size, event.sample_size,
-        dp_event.GaussianDpEvent(sigma / checkin.GAUSSIAN_SENSITIVITY))
+        dp_event.GaussianDpEvent(sigma / REPLACE_ONE_SENSITIVITY))
   return None
 
 
@@ -342,7 +359,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     if self._routes is None:
       # One-user ledgers only: rate 1 is a candidate per round and order.
       self._routes = _ledger.CertifiedRoutes(
-          self.ledger, lambda: ShuffleRdpAccountant(
+          self.ledger, self.neighboring_relation, lambda: ShuffleRdpAccountant(
               None if self._extend_orders else self._orders,
               self.neighboring_relation, self._grouping.relative_step),
           (events.ShuffleEvent,))
@@ -505,9 +522,8 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
 
   def _parent_event(self, event: dp_event.DpEvent, count: int,
                     do_compose: bool) -> Optional[CompositionErrorDetails]:
-    """dp_accounting's event, Gaussians read with replace-one sensitivity 2."""
-    if self.neighboring_relation is NeighboringRelation.REPLACE_ONE:
-      event = replace_one_gaussian(event) or event
+    """dp_accounting's event, read with the library's convention (W17)."""
+    event = parent_event(event, self.neighboring_relation) or event
     return rdp_privacy_accountant.RdpAccountant._maybe_compose(  # pylint: disable=protected-access
         self, event, count, do_compose)
 
