@@ -359,6 +359,15 @@ def participant_noise_multiplier(noise_multiplier: float, num_users: int,
   return noise_multiplier / math.sqrt(num_users * checkin_rate)
 
 
+def uploader_noise_multiplier(noise_multiplier: float, num_users: int) -> float:
+  """σ_agg / √n: every client's share when all n upload (``'hidden_count'``).
+
+  All n uploads are summed, so the sum carries σ_agg C whatever the number
+  of participants, which stays hidden.
+  """
+  return noise_multiplier / math.sqrt(num_users)
+
+
 def _only_array_record(content, where: str) -> str:
   names = list(content.array_records)
   if len(names) != 1:
@@ -373,13 +382,16 @@ def distributed_noise_mod(msg, ctxt, call_next):
 
   On a training message from the wrapper it reads the clipping norm C, the
   noise share s = σ_agg·C/√(q·n) and the participation model from the
-  config. With ``'hidden'`` participation the client checks in by its own
-  coin (probability q, from the operating system's randomness) and, when it
-  does not, replies with a zero update without training; under secure
-  aggregation the server cannot tell the two replies apart. A participant
-  trains (the inner app), clips its update (model − global) to C and adds
-  N(0, s² I) to it. The reply's metric ``dp-participant`` (1 or 0) is summed
-  by secure aggregation into the revealed count k.
+  config. With ``'hidden'`` and ``'hidden_count'`` participation the client
+  checks in by its own coin (probability q, from the operating system's
+  randomness). A participant trains (the inner app), clips its update
+  (model − global) to C and adds N(0, s² I) to it. A non-participant does
+  not train: with ``'hidden'`` it replies with a zero update; with
+  ``'hidden_count'`` with its noise share alone (a zero update plus
+  N(0, s² I)), so that every upload looks alike. The reply's metric
+  ``dp-participant`` (1 or 0) is summed by secure aggregation into the
+  revealed count k; with ``'hidden_count'`` no such bit is sent (k stays
+  hidden).
 
   Put it last among the mods that touch the parameters, as Flower's
   ``fixedclipping_mod``. It also serves a train function of its own
@@ -400,34 +412,43 @@ def distributed_noise_mod(msg, ctxt, call_next):
   record = msg.content[key]
   global_arrays = record.to_numpy_ndarrays()
   rng = np.random.default_rng()  # seeded from the OS's entropy
-  if (config[KEY_PARTICIPATION] == 'hidden'
-      and rng.random() >= float(config[KEY_CHECKIN_RATE])):
-    return _reply(msg, key, record.keys(), global_arrays, participant=0)
-  out_msg = call_next(msg, ctxt)
-  if out_msg.has_error():
-    return out_msg
-  local = out_msg.content[_only_array_record(
-      out_msg.content, 'the training reply')].to_numpy_ndarrays()
-  compute_clip_model_update(local, global_arrays,
-                            float(config[KEY_CLIPPING_NORM]))
+  participation = config[KEY_PARTICIPATION]
+  participates = (participation == 'revealed'
+                  or rng.random() < float(config[KEY_CHECKIN_RATE]))
+  bit = None if participation == 'hidden_count' else int(participates)
+  if participates:
+    out_msg = call_next(msg, ctxt)
+    if out_msg.has_error():
+      return out_msg
+    local = out_msg.content[_only_array_record(
+        out_msg.content, 'the training reply')].to_numpy_ndarrays()
+    compute_clip_model_update(local, global_arrays,
+                              float(config[KEY_CLIPPING_NORM]))
+  elif participation == 'hidden':
+    return _reply(msg, key, record.keys(), global_arrays, participant=bit)
+  else:  # 'hidden_count': the noise share alone, on the unchanged model
+    local = global_arrays
   noisy = [np.asarray(array, dtype=np.float64) + rng.normal(
       0.0, float(config[KEY_NOISE_SHARE]), np.shape(array)) for array in local]
-  return _reply(msg, key, record.keys(), noisy, participant=1)
+  return _reply(msg, key, record.keys(), noisy, participant=bit)
 
 
-def _reply(msg, key: str, names, arrays, participant: int):
+def _reply(msg, key: str, names, arrays, participant: Optional[int]):
   """The training reply: the (noisy) model and the participation bit.
 
   Client metrics (train loss, example counts) would be releases of their
   own, which nothing accounts: only the bit that secure aggregation sums is
-  sent, with FedAvg's weight key at the same value for every client.
+  sent (none when `participant` is None: the count stays hidden), with
+  FedAvg's weight key at the same value for every client.
   """
+  metrics = {'num-examples': 1}
+  if participant is not None:
+    metrics[KEY_PARTICIPANT] = participant
   content = RecordDict({
       key: ArrayRecord(array_dict={
           name: Array(np.asarray(array))
           for name, array in zip(names, arrays, strict=True)}),
-      'metrics': MetricRecord({KEY_PARTICIPANT: participant,
-                               'num-examples': 1}),
+      'metrics': MetricRecord(metrics),
   })
   return Message(content=content, reply_to=msg)
 
@@ -538,7 +559,8 @@ class DistributedNoiseFixedClipping(_FixedClippingWrapper):
   showing any single update); the new global model is the old one plus the
   sum over k (nothing when k = 0). Every round is accounted as one
   ``DistributedCheckInEvent(n, q, σ_agg/√(q·n), participation,
-  min_reporting)`` in `ShufflePldAccountant` when it is configured, whatever
+  min_reporting)`` (σ_agg/√n with ``'hidden_count'``, below) in
+  `ShufflePldAccountant` when it is configured, whatever
   its outcome, and the certified ε at `target_delta` is logged and returned
   as the round's training metrics ``dp-epsilon`` / ``dp-delta`` (with
   ``dp-participants`` = k).
@@ -555,6 +577,15 @@ class DistributedNoiseFixedClipping(_FixedClippingWrapper):
     all n clients, anonymous channel), so that only k is learnt. The
     amplification of check-in then holds against the server and everyone
     after it.
+  * ``'hidden_count'``: every client is asked and checks in by its own
+    coin; a participant uploads its clipped update plus its noise share, a
+    non-participant its noise share alone, with every share
+    s = σ_agg·C/√n (`uploader_noise_multiplier`), so the sum of the n
+    uploads carries σ_agg·C and neither who took part nor k is learnt (no
+    participation bit is sent). Accounted as
+    ``DistributedCheckInEvent(n, q, σ_agg/√n, 'hidden_count')``; the model
+    moves by the sum over the expected cohort q·n (a constant), and the
+    metrics carry no ``dp-participants``.
 
   `min_reporting` = m tolerates dropouts: a round releases the sum when at
   least m noise shares arrive and nothing otherwise. Without it every
@@ -593,10 +624,13 @@ class DistributedNoiseFixedClipping(_FixedClippingWrapper):
         max_inclusive=False)
     self.max_epsilon = (None if max_epsilon is None else _validation.check_real(
         'max_epsilon', max_epsilon, 0.0, min_inclusive=False))
+    share = (uploader_noise_multiplier(self.noise_multiplier, self.num_users)
+             if participation == 'hidden_count' else
+             participant_noise_multiplier(self.noise_multiplier,
+                                          self.num_users, self.checkin_rate))
     # Validates participation and min_reporting with their own messages.
     self.event = DistributedCheckInEvent(
-        self.num_users, self.checkin_rate, participant_noise_multiplier(
-            self.noise_multiplier, self.num_users, self.checkin_rate),
+        self.num_users, self.checkin_rate, share,
         participation=participation, min_reporting=min_reporting)
     self.accountant = ShufflePldAccountant()
     self._rng = np.random.default_rng()  # seeded from the OS's entropy
@@ -644,24 +678,33 @@ class DistributedNoiseFixedClipping(_FixedClippingWrapper):
     return self._messages(server_round, arrays, config, node_ids)
 
   def aggregate_train(self, server_round: int, replies):
-    """The sum of the replies (secure aggregation's output) over k."""
+    """The sum of the replies (secure aggregation's output) over k (over
+    the expected cohort q·n when k is hidden)."""
     arrived = self._arrived(
         server_round, replies, self.event.min_reporting is not None,
         'pass min_reporting=m to release rounds with at least m noise shares '
         '(D30 accounts the dropouts).')
-    participants = int(sum(_participant_bit(reply) for reply in arrived))
-    released = participants > 0 and participants >= (
-        self.event.min_reporting or 1)
+    metrics = {'dp-delta': self.target_delta}
+    if self.event.participation == 'hidden_count':
+      # Every upload carries a noise share; k is not learnt.
+      released = len(arrived) >= (self.event.min_reporting or 1)
+      divisor = self.checkin_rate * self.num_users
+      outcome = f'{len(arrived)} uploads'
+    else:
+      participants = int(sum(_participant_bit(reply) for reply in arrived))
+      released = participants > 0 and participants >= (
+          self.event.min_reporting or 1)
+      divisor = participants
+      outcome = f'{participants} participants'
+      metrics['dp-participants'] = participants
     arrays = (self._moved_by(_summed(self._updates(arrived, clip=False)),
-                             participants) if released else None)
-    epsilon = self.epsilon()
-    log(INFO, 'aggregate_train: %d participants, %s; certified epsilon=%.6f '
-        'at delta=%g after %d rounds', participants,
-        'sum released' if released else 'nothing released', epsilon,
-        self.target_delta, self.num_rounds)
-    return arrays, MetricRecord({'dp-epsilon': epsilon,
-                                 'dp-delta': self.target_delta,
-                                 'dp-participants': participants})
+                             divisor) if released else None)
+    metrics['dp-epsilon'] = self.epsilon()
+    log(INFO, 'aggregate_train: %s, %s; certified epsilon=%.6f at delta=%g '
+        'after %d rounds', outcome,
+        'sum released' if released else 'nothing released',
+        metrics['dp-epsilon'], self.target_delta, self.num_rounds)
+    return arrays, MetricRecord(metrics)
 
 
 class SampledServerSideFixedClipping(_FixedClippingWrapper):

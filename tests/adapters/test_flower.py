@@ -362,6 +362,61 @@ def test_hidden_non_participants_send_a_zero_update(server_identity):
   assert 0 < sum(counts) < 100  # Bin(100, 1/4): 25 expected
 
 
+def counting_update(update, trained):
+  """`trained_update(update)` that appends each training's node to `trained`."""
+  inner = trained_update(update)
+  def call_next(msg, context):
+    trained.append(msg.metadata.dst_node_id)
+    return inner(msg, context)
+  return call_next
+
+
+def test_hidden_count_trains_the_participants_and_uploads_every_share(
+    server_identity):
+  """Issue 39 row 1: with 'hidden_count' every client trained every round
+  (q = 1 ran, rate q accounted). Now each checks in by its own coin, a
+  non-participant uploads its noise share alone, every share is
+  sigma_agg C / sqrt(n), no participation bit is sent and the model moves by
+  the sum over q n."""
+  strategy = wrapper(participation='hidden_count', checkin_rate=0.25,
+                     noise_multiplier=0.1)
+  share = 0.1 * 1.5 / math.sqrt(20)
+  assert strategy.noise_share_stdv == pytest.approx(share, rel=1e-15)
+  assert strategy.event == DistributedCheckInEvent(
+      20, 0.25, 0.1 / math.sqrt(20), participation='hidden_count')
+  ledger = ShufflePldAccountant()
+  trained = []
+  dimension = 20_000
+  update = np.zeros(dimension)
+  update[0] = 10.0  # clipped to 1.5: 45 noise shares away from 0
+  for server_round in range(1, 9):
+    arrays = flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(dimension)])
+    messages = list(strategy.configure_train(
+        server_round, arrays, flwr_app.ConfigRecord(), Grid(20)))
+    assert len(messages) == 20  # everyone is asked
+    before = len(trained)
+    replies = [flower.distributed_noise_mod(
+        message, None, counting_update(update, trained))
+               for message in messages]
+    uploads = [reply.content['arrays'].to_numpy_ndarrays()[0]
+               for reply in replies]
+    for message, reply, upload in zip(messages, replies, uploads):
+      assert set(reply.content['metrics']) == {'num-examples'}
+      took_part = message.metadata.dst_node_id in trained[before:]
+      assert (upload[0] > 0.75) == took_part
+      # Every upload carries one noise share (participant or not).
+      assert np.std(upload[1:]) == pytest.approx(share, rel=0.05)
+    new_arrays, metrics = strategy.aggregate_train(server_round, replies)
+    np.testing.assert_allclose(new_arrays.to_numpy_ndarrays()[0],
+                               np.sum(uploads, axis=0) / (0.25 * 20),
+                               rtol=1e-12)
+    assert 'dp-participants' not in metrics
+    ledger.compose(strategy.event)
+    assert metrics['dp-epsilon'] == ledger.get_epsilon(DELTA)
+  # Bin(160, 1/4) trainings: 40 expected, 160 before the fix.
+  assert 10 < len(trained) < 80
+
+
 def test_dropouts_need_min_reporting_and_release_nothing_below_it(server_identity):
   strategy = wrapper(checkin_rate=1.0)
   with pytest.raises(ValueError, match='min_reporting'):
