@@ -14,6 +14,9 @@ from torch import nn
 from shuffle_accountants.adapters import opacus as adapter
 import opacus_training
 
+# The stock PrivacyEngine checks the data loader only after this call.
+adapter.install_data_loader_check()
+
 FEATURES = 20
 STEPS_PER_EPOCH = 10
 WRITTEN = 'checkpoint written'

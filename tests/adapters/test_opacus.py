@@ -29,6 +29,9 @@ from opacus_training import make_private as _private
 from opacus_training import released_noise as _released_noise
 from opacus_training import train as _train
 
+# The stock PrivacyEngine checks the data loader only after this call.
+adapter.install_data_loader_check()
+
 pytestmark = pytest.mark.filterwarnings(
     'ignore:Secure RNG turned off', 'ignore:Full backward hook',
     'ignore:Optimal order is the',
@@ -351,6 +354,55 @@ def test_importing_the_package_alone_leaves_opacus_alone(statements):
       'print(sorted(registry._ACCOUNTANTS), sys.meta_path == hooks,\n'
       '      PrivacyEngine._prepare_data_loader.__module__)')
   assert output.strip() == "['gdp', 'prv', 'rdp'] True opacus.privacy_engine"
+
+
+def test_importing_the_adapter_leaves_the_stock_engine_alone():
+  output = _fresh_python('import shuffle_accountants.adapters.opacus\n'
+                         'from opacus import PrivacyEngine\n'
+                         'print(PrivacyEngine._prepare_data_loader.__module__)')
+  assert output.strip() == 'opacus.privacy_engine'
+
+
+# The stock engine makes a tiny model private with "shuffle_checkin", before
+# and after install_data_loader_check(); ShufflePrivacyEngine needs no call.
+STOCK_ENGINE_RUN = f'''
+import sys, warnings
+sys.path.insert(0, {os.path.dirname(os.path.dirname(__file__))!r})
+warnings.simplefilter('ignore')
+from opacus import PrivacyEngine
+from shuffle_accountants.adapters import opacus as adapter
+import opacus_training
+print(type(opacus_training.make_private(adapter.ShufflePrivacyEngine(),
+                                        features=4)[1]).__name__)
+try:
+  opacus_training.make_private(PrivacyEngine(accountant='shuffle_checkin'),
+                               features=4)
+except ValueError as error:
+  print(error)
+adapter.install_data_loader_check()
+adapter.install_data_loader_check()
+print(PrivacyEngine._prepare_data_loader is adapter.prepare_data_loader)
+opacus_training.make_private(PrivacyEngine(accountant='shuffle_checkin'),
+                             features=4)
+print('stock engine made private')
+'''
+
+
+def test_the_stock_engine_checks_the_data_loader_only_when_asked():
+  lines = _fresh_python(STOCK_ENGINE_RUN).strip().splitlines()
+  assert lines[0] == 'LocalNoiseDPOptimizer'
+  assert 'did not check the data loader' in lines[1]
+  assert 'ShufflePrivacyEngine' in lines[1]
+  assert 'install_data_loader_check()' in lines[1]
+  assert lines[2:] == ['True', 'stock engine made private']
+
+
+def test_names_of_the_former_samplers_module_are_the_package_names():
+  from shuffle_accountants.adapters import opacus_samplers  # pylint: disable=g-import-not-at-top
+  for name in opacus_samplers.__all__:
+    expected = ('install_data_loader_check' if name == 'install_contract_check'
+                else name)
+    assert getattr(opacus_samplers, name) is getattr(adapter, expected), name
 
 
 def test_example_trains_and_certifies(tmp_path):

@@ -30,6 +30,9 @@ DISTRIBUTED = adapter.DISTRIBUTED_MECHANISM
 # make_data_loader(): 640 examples in batches of 64, so q = 0.1, q·n = 64.
 NUM_USERS, SAMPLE_RATE, COHORT = 640, 0.1, 64
 
+# The stock PrivacyEngine checks the data loader only after this call.
+adapter.install_data_loader_check()
+
 pytestmark = pytest.mark.filterwarnings(
     'ignore:Secure RNG turned off', 'ignore:Full backward hook',
     'ignore:Optimal order is the')

@@ -15,7 +15,6 @@ pytest.importorskip('opacus')
 from opacus.accountants import create_accountant
 
 from shuffle_accountants.adapters import opacus as adapter
-from shuffle_accountants.adapters import opacus_samplers
 import resume_training
 from resume_training import STEPS_PER_EPOCH
 
@@ -122,4 +121,4 @@ def test_a_state_saved_before_versions_loads():
   sampler.load_state_dict({'history': [(1.0, 0.1, 5)], 'sequential': True,
                            'mechanism': 'shuffled_batches'})
   assert sampler.state_dict()['epochs_started'] == 0
-  assert isinstance(sampler, opacus_samplers.ShuffledBatchesAccountant)
+  assert isinstance(sampler, adapter.ShuffledBatchesAccountant)

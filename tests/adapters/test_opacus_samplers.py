@@ -16,11 +16,14 @@ from torch.utils.data import TensorDataset
 from torch.utils.data import WeightedRandomSampler
 
 from shuffle_accountants.adapters import opacus as adapter
-from shuffle_accountants.adapters import opacus_samplers
-from shuffle_accountants.adapters.opacus_samplers import RandomAllocationSampler
+from shuffle_accountants.adapters.opacus import RandomAllocationSampler
+from shuffle_accountants.adapters.opacus import sampler_accountants
 from shuffle_accountants.samplers import shuffled_batches_epsilon
 
 NUM_EXAMPLES, STEPS, FEATURES = 120, 12, 4
+
+# The stock PrivacyEngine checks the data loader only after this call.
+adapter.install_data_loader_check()
 
 
 def _dataset():
@@ -65,7 +68,7 @@ def _train(model, optimizer, data_loader, epochs):
 
 
 def test_accountants_are_registered():
-  for name, accountant_class in opacus_samplers.ACCOUNTANTS:
+  for name, accountant_class in adapter.ACCOUNTANTS:
     assert isinstance(create_accountant(name), accountant_class)
 
 
@@ -188,7 +191,7 @@ def test_opacus_accountants_get_the_contract_only_when_asked(
   engine = PrivacyEngine(accountant=accountant)
   _private(engine, _loader(kind), poisson_sampling=poisson)
   with pytest.raises(ValueError, match=message) as error:
-    opacus_samplers.check_sampler_contract(
+    adapter.check_sampler_contract(
         engine.accountant, _loader(kind), poisson_sampling=poisson,
         distributed=False)
   assert 'Fix' in str(error.value)
@@ -227,7 +230,7 @@ def test_shuffled_batches_epsilon_is_the_closed_form_at_any_epochs(
     monkeypatch):
   # get_epsilon composed a PLD per epoch (0.26 s at 1 epoch, 10 s at 300)
   # for the number shuffled_batches_epsilon gives in closed form (D22).
-  monkeypatch.setattr(opacus_samplers, 'ShufflePldAccountant', None)
+  monkeypatch.setattr(sampler_accountants, 'ShufflePldAccountant', None)
   accountant = create_accountant('shuffled_batches')
   accountant.history = [(1.0, 1 / STEPS, 300 * STEPS)]
   assert accountant.get_epsilon(1e-5) == shuffled_batches_epsilon(
@@ -239,7 +242,7 @@ def test_shuffled_batches_groups_compose_as_one_gaussian():
   from shuffle_accountants import ShufflePldAccountant  # pylint: disable=g-import-not-at-top
   accountant = create_accountant('shuffled_batches')
   accountant.history = [(0.8, 1 / 10, 30), (2.0, 1 / 4, 8)]
-  ledger = ShufflePldAccountant(opacus_samplers.ADD_OR_REMOVE_ONE)
+  ledger = ShufflePldAccountant(adapter.ADD_OR_REMOVE_ONE)
   ledger.compose(dp_event.GaussianDpEvent(0.8), 3)
   ledger.compose(dp_event.GaussianDpEvent(2.0), 2)
   closed_form = accountant.get_epsilon(1e-6)
