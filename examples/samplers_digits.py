@@ -26,8 +26,8 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
-import shuffle_accountants.adapters.opacus  # pylint: disable=unused-import  # registers the accountants
-from shuffle_accountants.adapters.opacus_samplers import RandomAllocationSampler
+from shuffle_accountants.adapters.opacus import install_data_loader_check
+from shuffle_accountants.adapters.opacus import RandomAllocationSampler
 
 DELTA = 1e-5
 
@@ -77,6 +77,8 @@ def main():
   if arguments.quick:
     arguments.epochs = 2
   warnings.filterwarnings('ignore')  # Opacus' secure-RNG and hook notices
+  # The stock make_private checks the data loader for our accountants.
+  install_data_loader_check()
   train, test = _digits.digits(arguments.seed)
   print(f'n = {len(train)}, sigma = {arguments.noise_multiplier}, '
         f'{arguments.epochs} epochs, batch ~ {arguments.batch_size}, '

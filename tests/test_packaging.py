@@ -65,7 +65,7 @@ def test_a_wheel_built_from_a_fresh_copy_ships_the_reference(tmp_path):
     page = archive.read('shuffle_accountants/mathematics.md')
   assert page == (ROOT / 'docs' / 'mathematics.md').read_bytes()
   assert 'shuffle_accountants/py.typed' in names
-  assert 'shuffle_accountants/adapters/opacus.py' in names
+  assert 'shuffle_accountants/adapters/opacus/__init__.py' in names
   assert any(name.endswith('licenses/LICENSE') for name in names)
 
 

@@ -126,7 +126,7 @@ def test_stock_engine_refuses_batch_memory_manager_with_the_fix():
 
 def test_stock_engine_refuses_fixed_size_batches_at_make_private():
   # Accumulated micro-batches need poisson_sampling=False, which the sampler
-  # contract (opacus_samplers) already refuses for check-in.
+  # contract (adapters/opacus/samplers.py) already refuses for check-in.
   engine = PrivacyEngine(accountant=adapter.MECHANISM)
   with pytest.raises(ValueError, match='assumes Poisson sampling'):
     _private(engine, poisson_sampling=False)

@@ -1,0 +1,299 @@
+"""Flower strategy wrappers that train what `PldAccountant` or D30 account.
+
+* `DistributedNoiseFixedClipping` (with the client mod `distributed_noise_mod`):
+  distributed DP, noise shares summed by secure aggregation (D30, D17);
+* `SampledServerSideFixedClipping`: central DP with server-side clipping on
+  secretly sampled clients (KHH-SUBSAMPLED, D7).
+"""
+
+from logging import INFO
+from typing import Optional
+
+from flwr.app import MetricRecord
+from flwr.serverapp.exception import PrivacyBudgetExhausted
+from flwr.supercore import log
+import numpy as np
+
+from shuffle_accountants import _validation
+from shuffle_accountants.adapters.flower.accountant import GaussianPrivacyEvent
+from shuffle_accountants.adapters.flower.accountant import PldAccountant
+from shuffle_accountants.adapters.flower.accountant import SamplingMethod
+from shuffle_accountants.adapters.flower.mod import KEY_CHECKIN_RATE
+from shuffle_accountants.adapters.flower.mod import KEY_CLIPPING_NORM
+from shuffle_accountants.adapters.flower.mod import KEY_NOISE_SHARE
+from shuffle_accountants.adapters.flower.mod import KEY_PARTICIPANT
+from shuffle_accountants.adapters.flower.mod import KEY_PARTICIPATION
+from shuffle_accountants.adapters.flower.mod import participant_noise_multiplier
+from shuffle_accountants.adapters.flower.mod import uploader_noise_multiplier
+from shuffle_accountants.adapters.flower.wrapper import FixedClippingWrapper
+from shuffle_accountants.adapters.flower.wrapper import summed_updates
+from shuffle_accountants.events import DistributedCheckInEvent
+from shuffle_accountants.pld.accountant import ShufflePldAccountant
+
+
+class DistributedNoiseFixedClipping(FixedClippingWrapper):
+  """Distributed DP with fixed clipping: noise shares summed by secure aggregation (D30, D17).
+
+  Each round is distributed check-in (`DistributedCheckInEvent`): each of the
+  n = `num_users` clients takes part with probability q = `checkin_rate`;
+  each participant clips its update to C = `clipping_norm` and adds its own
+  noise share N(0, s² I), s = σ_agg·C/√(q·n) (`participant_noise_multiplier`,
+  σ_agg = `noise_multiplier`), so the sum of the k participants carries
+  noise σ_agg·C·√(k/(q·n)): σ_agg·C at the expected cohort, as in
+  ``accountant="distributed_checkin"`` of the Opacus adapter. The server
+  needs only that sum and k (Flower's SecAgg+ computes them without
+  showing any single update); the new global model is the old one plus the
+  sum over k (nothing when k = 0). Every round is accounted as one
+  ``DistributedCheckInEvent(n, q, σ_agg/√(q·n), participation,
+  min_reporting)`` (σ_agg/√n with ``'hidden_count'``, below) in
+  `ShufflePldAccountant` when it is configured, whatever
+  its outcome, and the certified ε at `target_delta` is logged and returned
+  as the round's training metrics ``dp-epsilon`` / ``dp-delta`` (with
+  ``dp-participants`` = k).
+
+  `participation` is the trust model (`DistributedCheckInEvent`):
+
+  * ``'revealed'`` (default): the server samples the clients (each with
+    probability q, operating-system randomness) and so knows who took part,
+    as with standard secure aggregation. Amplification then holds only
+    through what D30 proves with the participants known.
+  * ``'hidden'``: every client is asked, each checks in by its own coin
+    (`distributed_noise_mod`), and non-participants send a zero update; the
+    deployment must make the replies unlinkable (secure aggregation over
+    all n clients, anonymous channel), so that only k is learnt. The
+    amplification of check-in then holds against the server and everyone
+    after it.
+  * ``'hidden_count'``: every client is asked and checks in by its own
+    coin; a participant uploads its clipped update plus its noise share, a
+    non-participant its noise share alone, with every share
+    s = σ_agg·C/√n (`uploader_noise_multiplier`), so the sum of the n
+    uploads carries σ_agg·C and neither who took part nor k is learnt (no
+    participation bit is sent). Accounted as
+    ``DistributedCheckInEvent(n, q, σ_agg/√n, 'hidden_count')``; the model
+    moves by the sum over the expected cohort q·n (a constant), and the
+    metrics carry no ``dp-participants``.
+
+  `min_reporting` = m tolerates dropouts: a round releases the sum when at
+  least m noise shares arrive and nothing otherwise. Without it every
+  participant must reply; a round with a failed reply stops with an error
+  (the sum of fewer shares is less noisy than accounted).
+
+  Refused, with the fix named: a wrapped strategy whose training
+  aggregation is not FedAvg's (weighted or server-optimizer aggregation is
+  not the sum accounted), a population of connected clients other than
+  `num_users`, and (with ``max_epsilon``) a round that would take ε above it
+  (``PrivacyBudgetExhausted``). Client-side evaluation and client training
+  metrics are not accounted; `distributed_noise_mod` sends no training
+  metrics, and evaluating on a public set on the server
+  (``evaluate_fn``) costs nothing. `train_action` routes the training
+  messages to a ClientApp train function of that name (default: the
+  default one).
+
+  Secure aggregation itself is simulated: the server adds up the replies,
+  which is what the protocol would deliver. The clients need
+  ``ClientApp(mods=[distributed_noise_mod])``.
+  """
+
+  # pylint: disable=too-many-arguments,too-many-instance-attributes
+  def __init__(self, strategy, noise_multiplier: float, clipping_norm: float,
+               num_users: int, checkin_rate: float, *, target_delta: float,
+               participation: str = 'revealed',
+               min_reporting: Optional[int] = None,
+               max_epsilon: Optional[float] = None,
+               train_action: str = 'default') -> None:
+    super().__init__(strategy, noise_multiplier, clipping_norm, num_users,
+                     train_action)
+    self.checkin_rate = _validation.check_real(
+        'checkin_rate', checkin_rate, 0.0, 1.0, min_inclusive=False)
+    self.target_delta = _validation.check_real(
+        'target_delta', target_delta, 0.0, 1.0, min_inclusive=False,
+        max_inclusive=False)
+    self.max_epsilon = (None if max_epsilon is None else _validation.check_real(
+        'max_epsilon', max_epsilon, 0.0, min_inclusive=False))
+    share = (uploader_noise_multiplier(self.noise_multiplier, self.num_users)
+             if participation == 'hidden_count' else
+             participant_noise_multiplier(self.noise_multiplier,
+                                          self.num_users, self.checkin_rate))
+    # Validates participation and min_reporting with their own messages.
+    self.event = DistributedCheckInEvent(
+        self.num_users, self.checkin_rate, share,
+        participation=participation, min_reporting=min_reporting)
+    self.accountant = ShufflePldAccountant()
+    self._rng = np.random.default_rng()  # seeded from the OS's entropy
+
+  def __repr__(self) -> str:
+    return 'Distributed DP Strategy Wrapper (secure aggregation, fixed clipping)'
+
+  @property
+  def noise_share_stdv(self) -> float:
+    """Each participant's noise standard deviation s = σ_agg·C/√(q·n)."""
+    return self.event.noise_multiplier * self.clipping_norm
+
+  def epsilon(self) -> float:
+    """Certified ε at `target_delta` of the rounds configured so far."""
+    return float(self.accountant.get_epsilon(self.target_delta))
+
+  def summary(self) -> None:
+    log(INFO, '\t├──> Distributed DP settings (secure aggregation):')
+    log(INFO, '\t│\t├── Aggregate noise multiplier: %s (share stdv %.4g)',
+        self.noise_multiplier, self.noise_share_stdv)
+    log(INFO, '\t│\t├── Clipping norm: %s', self.clipping_norm)
+    log(INFO, '\t│\t└── %s', self.event)
+    self.strategy.summary()
+
+  def configure_train(self, server_round: int, arrays, config, grid):
+    """Samples (revealed) or asks everyone (hidden); accounts the round."""
+    node_ids = self._population(grid)
+    if self.max_epsilon is not None:
+      projected = ShufflePldAccountant().compose(self.accountant.ledger)
+      projected.compose(self.event)
+      if projected.get_epsilon(self.target_delta) > self.max_epsilon:
+        raise PrivacyBudgetExhausted(
+            f'round {server_round} would take the certified epsilon above '
+            f'max_epsilon={self.max_epsilon} (now {self.epsilon():.6g} at '
+            f'delta={self.target_delta:g}).')
+    if self.event.participation == 'revealed':
+      node_ids = [node for node in node_ids
+                  if self._rng.random() < self.checkin_rate]
+    self.accountant.compose(self.event)
+    self.num_rounds += 1
+    config[KEY_CLIPPING_NORM] = self.clipping_norm
+    config[KEY_NOISE_SHARE] = self.noise_share_stdv
+    config[KEY_PARTICIPATION] = self.event.participation
+    config[KEY_CHECKIN_RATE] = self.checkin_rate
+    return self._messages(server_round, arrays, config, node_ids)
+
+  def aggregate_train(self, server_round: int, replies):
+    """The sum of the replies (secure aggregation's output) over k (over
+    the expected cohort q·n when k is hidden)."""
+    arrived = self._arrived(
+        server_round, replies, self.event.min_reporting is not None,
+        'pass min_reporting=m to release rounds with at least m noise shares '
+        '(D30 accounts the dropouts).')
+    metrics = {'dp-delta': self.target_delta}
+    if self.event.participation == 'hidden_count':
+      # Every upload carries a noise share; k is not learnt.
+      released = len(arrived) >= (self.event.min_reporting or 1)
+      divisor = self.checkin_rate * self.num_users
+      outcome = f'{len(arrived)} uploads'
+    else:
+      participants = int(sum(_participant_bit(reply) for reply in arrived))
+      released = participants > 0 and participants >= (
+          self.event.min_reporting or 1)
+      divisor = participants
+      outcome = f'{participants} participants'
+      metrics['dp-participants'] = participants
+    arrays = (self._moved_by(summed_updates(self._updates(arrived, clip=False)),
+                             divisor) if released else None)
+    metrics['dp-epsilon'] = self.epsilon()
+    log(INFO, 'aggregate_train: %s, %s; certified epsilon=%.6f at delta=%g '
+        'after %d rounds', outcome,
+        'sum released' if released else 'nothing released',
+        metrics['dp-epsilon'], self.target_delta, self.num_rounds)
+    return arrays, MetricRecord(metrics)
+
+
+class SampledServerSideFixedClipping(FixedClippingWrapper):
+  """Central DP with server-side clipping on secretly sampled clients (KHH-SUBSAMPLED, D7).
+
+  The mode Flower's ``DifferentialPrivacyServerSideFixedClipping`` refuses
+  to account: amplification by client sampling. Each round the server
+  samples clients as `accountant`'s config says (``poisson``: each of the n
+  = ``population_size`` connected clients with probability q = m / n;
+  ``without-replacement``: exactly m of them; ``no-amplification``: m of
+  them, no gain claimed), with m = `num_sampled_clients`; it clips every
+  update to C = `clipping_norm`, adds N(0, σ² C² I) to their sum
+  (σ = `noise_multiplier`) and moves the global model by that sum over m (a
+  constant: dividing by the realized count would make the release depend
+  on it). One ``GaussianPrivacyEvent(σ, m, n)`` is composed per released
+  round, and the certified ε is logged and returned as ``dp-epsilon``.
+
+  **Against whom.** The server sees the updates: it is trusted, as in any
+  central DP. The amplification holds against parties that see the models
+  but not who was sampled (users of the model, other clients), so the
+  sample must stay secret (the server draws it from the operating system's
+  randomness and tells no client who else was asked). Against a party that
+  learns the sample, account with ``no-amplification``.
+
+  Refused, with the fix named: a wrapped strategy that is not FedAvg, a
+  population other than the connected clients, a round in which a sampled
+  client does not reply (the release accounted includes every sampled
+  update; a clipped update cannot be replaced), and a round that would take
+  ε above the config's ``max_epsilon`` (``PrivacyBudgetExhausted``).
+  """
+
+  def __init__(self, strategy, noise_multiplier: float, clipping_norm: float,
+               num_sampled_clients: int, *, accountant: PldAccountant,
+               train_action: str = 'default') -> None:
+    if not isinstance(accountant, PldAccountant):
+      raise TypeError('accountant must be a shuffle_accountants.adapters.'
+                      f'flower.PldAccountant; got {type(accountant).__name__}.')
+    population = accountant.config.population_size
+    super().__init__(strategy, noise_multiplier, clipping_norm, population,
+                     train_action)
+    self.num_sampled_clients = _validation.check_integer(
+        'num_sampled_clients', num_sampled_clients, 1, population)
+    self.accountant = accountant
+    self.event = GaussianPrivacyEvent(self.noise_multiplier,
+                                      self.num_sampled_clients, population)
+    self._rng = np.random.default_rng()  # seeded from the OS's entropy
+
+  def __repr__(self) -> str:
+    return 'DP Strategy Wrapper (secret client sampling, server-side clipping)'
+
+  def summary(self) -> None:
+    log(INFO, '\t├──> DP settings (sampled clients, server-side clipping):')
+    log(INFO, '\t│\t├── Noise multiplier: %s', self.noise_multiplier)
+    log(INFO, '\t│\t├── Clipping norm: %s', self.clipping_norm)
+    log(INFO, '\t│\t└── Sampling: %s, %d of %d', self.accountant.config
+        .sampling_method, self.num_sampled_clients, self.num_users)
+    self.strategy.summary()
+
+  def configure_train(self, server_round: int, arrays, config, grid):
+    node_ids = self._population(grid)
+    if (self.accountant.config.max_epsilon is not None
+        and self.accountant.would_exceed(self.event)):
+      raise PrivacyBudgetExhausted(
+          f'round {server_round} would take the certified epsilon above '
+          f'max_epsilon={self.accountant.config.max_epsilon} (now '
+          f'{self.accountant.get_privacy_spent().epsilon:.6g}).')
+    if self.accountant.config.sampling_method == SamplingMethod.POISSON:
+      rate = self.num_sampled_clients / self.num_users
+      node_ids = [node for node in node_ids if self._rng.random() < rate]
+    else:
+      node_ids = [int(node) for node in self._rng.choice(
+          node_ids, self.num_sampled_clients, replace=False)]
+    return self._messages(server_round, arrays, config, node_ids)
+
+  def aggregate_train(self, server_round: int, replies):
+    arrived = self._arrived(
+        server_round, replies, False,
+        'rerun the round, or use DistributedNoiseFixedClipping(..., '
+        'min_reporting=m), which accounts dropouts.')
+    total = summed_updates(self._updates(arrived, clip=True)) or [
+        np.zeros(np.shape(array)) for array in
+        self._current_arrays.to_numpy_ndarrays()]
+    stdv = self.noise_multiplier * self.clipping_norm
+    noisy = [array + self._rng.normal(0.0, stdv, np.shape(array))
+             for array in total]
+    self.accountant.compose(self.event)
+    self.num_rounds += 1
+    spent = self.accountant.get_privacy_spent()
+    log(INFO, 'aggregate_train: %d sampled clients, noise stdv %.4g on the '
+        'sum; certified epsilon=%.6f at delta=%g after %d releases',
+        len(arrived), stdv, spent.epsilon, spent.delta, spent.num_releases)
+    return (self._moved_by(noisy, self.num_sampled_clients),
+            MetricRecord({'dp-epsilon': spent.epsilon,
+                          'dp-delta': spent.delta,
+                          'dp-sampled': len(arrived)}))
+
+
+def _participant_bit(reply) -> int:
+  metrics = [record[KEY_PARTICIPANT] for record in
+             reply.content.metric_records.values()
+             if KEY_PARTICIPANT in record]
+  if len(metrics) != 1 or metrics[0] not in (0, 1):
+    raise ValueError(
+        f'a training reply carries {KEY_PARTICIPANT}={metrics}; the clients '
+        'need ClientApp(mods=[distributed_noise_mod]).')
+  return int(metrics[0])
