@@ -303,3 +303,5 @@ class PldAccountant:
                        f'accountant\'s {self._config}.')
     for event, _ in compositions:
       _check_event(event, config)
+    self._compositions = compositions
+    self._built = None
