@@ -81,6 +81,17 @@ def test_per_layer_clipping_uses_the_norm_of_the_layer_bounds():
                                              rel=0.03)
 
 
+def test_the_engine_builds_the_local_noise_optimizer_as_opacus_would():
+  generator = torch.Generator()
+  _, optimizer, _ = _private(adapter.ShufflePrivacyEngine(),
+                             loss_reduction='sum', noise_generator=generator)
+  assert type(optimizer) is adapter.LocalNoiseDPOptimizer  # pylint: disable=unidiomatic-typecheck
+  assert optimizer.generator is generator
+  assert (optimizer.noise_multiplier, optimizer.max_grad_norm,
+          optimizer.loss_reduction) == (NOISE_MULTIPLIER, 1.0, 'sum')
+  assert optimizer.participant_noise_scale == 1.0
+
+
 def test_an_empty_batch_gets_no_local_noise():
   model, optimizer, _ = _private(adapter.ShufflePrivacyEngine(),
                                  loss_reduction='sum')
