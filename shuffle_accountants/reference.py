@@ -26,7 +26,11 @@ COMMAND = 'shuffle-accountant reference'
 # W1, D16, and hyphenated upper-case names such as GIRGIS-UB1 or FMT-EQ10-11.
 ID_PATTERN = re.compile(r'(?<![\w-])(W\d{1,2}|D\d{1,2}|[A-Z][A-Z0-9]*\d*'
                         r'(?:-[A-Z0-9]+)+)(?![\w-])')
-_HEADING = re.compile(r'^### (\S+) \{#([a-z0-9-]+)\}\s*$', re.MULTILINE)
+# `### ID — title {#anchor}`, then, for an entry that was renumbered,
+# `<a id="d33"></a>(formerly D33)`: its old ID still resolves.
+_HEADING = re.compile(r'^### (\S+)(?: — (.+?))? \{#([a-z0-9-]+)\}[ \t]*$',
+                      re.MULTILINE)
+_FORMER = re.compile(r'\s*<a id="[a-z0-9]+"></a>\(formerly (\S+)\)[ \t]*\n')
 _SOURCE_KEY = re.compile(r'\[([A-Z][A-Za-z0-9]*\d\d|KHH|LHT)\]')
 # Leading status tag of an entry -> the kind of result it is.
 _TAGS = {
@@ -58,6 +62,8 @@ class Entry:
 
   Attributes:
     id: the ID as cited (e.g. 'GIRGIS-UB1', 'W2').
+    title: what the entry states, in a few words ('' for a paper's result).
+    former: the entry's old number (e.g. 'D33'), which still resolves, or ''.
     anchor: its anchor on the documentation page (docs/mathematics.md#...).
     section: the page's section holding it.
     status: upper bound, lower bound, exact, refuted, ... in words.
@@ -70,6 +76,8 @@ class Entry:
   status: str
   sources: Tuple[str, ...]
   statement: str
+  title: str = ''
+  former: str = ''
 
 
 def _page_path() -> pathlib.Path:
@@ -118,15 +126,19 @@ def _entries() -> Dict[str, Entry]:
     end = (headings[index + 1].start() if index + 1 < len(headings)
            else len(page))
     body = page[heading.end():end]
+    former = _FORMER.match(body)
+    if former:
+      body = body[former.end():]
     body = re.split(r'^## ', body, maxsplit=1, flags=re.MULTILINE)[0].strip()
     sections = re.findall(r'^## (.+)$', page[:heading.start()], re.MULTILINE)
     section = sections[-1].strip() if sections else ''
     cited = tuple(dict.fromkeys(
         sources[key] for key in _SOURCE_KEY.findall(body) if key in sources))
     identifier = heading.group(1)
-    found[identifier] = Entry(identifier, heading.group(2), section,
+    found[identifier] = Entry(identifier, heading.group(3), section,
                               _status(body, section), cited,
-                              body.replace('**', ''))
+                              body.replace('**', ''), heading.group(2) or '',
+                              former.group(1) if former else '')
   return found
 
 
@@ -137,6 +149,8 @@ def identifiers() -> Tuple[str, ...]:
 
 def entry(identifier: str) -> Entry:
   """The entry of `identifier` (case-insensitive; 'w2' finds W2).
+
+  An entry's former number finds it too (`entry('D33').former == 'D33'`).
 
   Raises:
     TypeError: if `identifier` is not a string.
@@ -149,7 +163,8 @@ def entry(identifier: str) -> Entry:
   entries = _entries()
   wanted = identifier.strip().upper()
   for known, found in entries.items():
-    if known.upper() == wanted or found.anchor == wanted.lower():
+    if wanted in (known.upper(), found.former.upper()) or (
+        found.anchor == wanted.lower()):
       return found
   raise UnknownIdError(
       f'unknown ID {identifier!r}; nearest: '
@@ -158,12 +173,16 @@ def entry(identifier: str) -> Entry:
 
 
 def near_matches(identifier: str, count: int = 5) -> List[str]:
-  """The IDs closest to `identifier`: those it starts, then similar ones."""
+  """The IDs closest to `identifier`: those it starts, then similar ones.
+
+  Former numbers count as names of their entries ('W99' finds W9's entry).
+  """
   wanted = identifier.strip().upper()
-  known = identifiers()
-  starting = [i for i in known if wanted and i.startswith(wanted)]
-  similar = difflib.get_close_matches(wanted, known, n=count, cutoff=0.5)
-  return list(dict.fromkeys(starting + similar))[:count]
+  names = {i: i for i in identifiers()}
+  names.update({e.former: e.id for e in _entries().values() if e.former})
+  starting = [i for i in names if wanted and i.startswith(wanted)]
+  similar = difflib.get_close_matches(wanted, names, n=count, cutoff=0.5)
+  return list(dict.fromkeys(names[i] for i in starting + similar))[:count]
 
 
 def _package_sources() -> List[Tuple[str, pathlib.Path]]:

@@ -116,3 +116,17 @@ def test_an_unknown_id_lists_near_matches_without_a_traceback(identifier,
   assert nearest in result.stderr
   with pytest.raises(ValueError, match='nearest'):
     reference.entry(identifier)
+
+
+def test_a_former_number_finds_its_named_entry():
+  # Entries renamed from numbers keep them: old notes and links resolve.
+  named = reference.entry('RATE-ONE-DOMINATES')
+  assert named.former == 'D33'  # formerly D33
+  assert reference.entry('d33') == named == reference.entry('D33')  # formerly
+  assert named.title.startswith('the rate-1 round dominates')
+  assert 'RATE-ONE-DOMINATES' in reference.near_matches('D3')  # formerly D33
+  result = _run('D33')  # formerly D33
+  assert result.returncode == 0, result.stderr
+  assert result.stdout.splitlines()[:2] == [
+      'RATE-ONE-DOMINATES: upper bound [UB]',
+      'Title: the rate-1 round dominates every check-in round (formerly D33)']

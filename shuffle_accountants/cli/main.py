@@ -487,7 +487,7 @@ def _reference(args) -> dict:
   if args.id is None:
     entries = [reference.entry(i) for i in reference.identifiers()]
     return dict(entries=[attr.asdict(e) for e in entries], text=[
-        f'{e.id:<16} {e.status}' for e in entries] + [
+        f'{e.id:<24} {e.status}' for e in entries] + [
             f'Details: {reference.COMMAND} ID'])
   try:
     entry = reference.entry(args.id)
@@ -496,8 +496,10 @@ def _reference(args) -> dict:
   used = reference.used_in(entry.id)
   sources = '; '.join(entry.sources) or (
       'none cited: the argument below is the project\'s')
+  former = f' (formerly {entry.former})' if entry.former else ''
   return dict(attr.asdict(entry), used_in=list(used), text=[
       f'{entry.id}: {entry.status}',
+      *([f'Title: {entry.title}{former}'] if entry.title else []),
       f'Source: {sources}',
       f'Section: {entry.section} (docs/mathematics.md#{entry.anchor})',
       '', entry.statement, '',

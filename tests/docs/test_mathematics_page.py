@@ -12,7 +12,10 @@ NOT_IDS = {'DP-SGD'}
 
 def _anchors():
   page = (ROOT / 'docs' / 'mathematics.md').read_text(encoding='utf-8')
-  return set(re.findall(r'\{#([a-z0-9-]+)\}', page))
+  # Heading anchors, and the former numbers' anchors (<a id="d33"></a>).
+  return {name for match in re.findall(
+      r'\{#([a-z0-9-]+)\}|<a id="([a-z0-9]+)">', page) for name in match
+          if name}
 
 
 def _cited(paths):
