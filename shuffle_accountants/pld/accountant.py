@@ -54,7 +54,6 @@ from shuffle_accountants import _event_checks
 from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
 from shuffle_accountants import _progress
-from shuffle_accountants import _rdp_companion
 from shuffle_accountants import _validation
 from shuffle_accountants import checkpoints
 from shuffle_accountants import events
@@ -64,6 +63,7 @@ from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import grid
+from shuffle_accountants.rdp import accountant as rdp_accountant
 from shuffle_accountants.samplers import accounting as sampler_accounting
 
 NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
@@ -278,10 +278,21 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
               self._relative_accuracy, self._krr_adversary,
               self._relative_width, self._relative_grouping),
           dominating_types=(events.CheckInEvent, events.ShuffleEvent),
-          companion=lambda: _rdp_companion.rdp_route(
-              self.ledger, self.neighboring_relation),
+          companion=self._rdp_route,
           companion_from=self._rdp_cut)
     return self._derived.routes
+
+  def _rdp_route(self) -> Optional[rdp_accountant.ShuffleRdpAccountant]:
+    """An RDP accountant holding the ledger, or None if it cannot compose
+    it (the one edge from the PLD route to the RDP route)."""
+    route = rdp_accountant.ShuffleRdpAccountant(
+        neighboring_relation=self.neighboring_relation)
+    try:
+      route.compose(self.ledger)
+    except (privacy_accountant.UnsupportedEventError, ValueError,
+            ArithmeticError):  # e.g. dp_accounting's RDP of zero noise
+      return None
+    return route
 
   def _rdp_cut(self) -> float:
     """The epsilon from which the RDP route is also asked (per ledger).
