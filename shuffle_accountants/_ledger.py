@@ -193,6 +193,21 @@ class ShuffleAccountant:
     """Drops what was derived from the ledger before it grew."""
     raise NotImplementedError
 
+  def _certified_routes(self) -> 'CertifiedRoutes':
+    """The routes of the ledger (built once per ledger)."""
+    raise NotImplementedError
+
+  def explain_routes(self, target_delta: float) -> List[dict]:
+    """The routes `get_epsilon(target_delta)` asks, in order.
+
+    One dict per route with keys 'route' (its name), 'value' (its epsilon,
+    None if not asked: the companion below its cut, basic composition
+    where it does not cap) and 'answer' (whether it gave the answer). The
+    routes built for it stay built for the next query on this ledger.
+    """
+    self.get_epsilon(target_delta)  # type: ignore[attr-defined]
+    return self._certified_routes().last_query
+
   def _check_shuffle_event(self, event: events.ShuffleEvent,
                            reported: dp_event.DpEvent
                            ) -> Optional[CompositionErrorDetails]:
@@ -371,30 +386,37 @@ def dominating_ledgers(ledger: dp_event.DpEvent,
 class CertifiedRoutes:
   """The smallest certified epsilon (delta) over the routes of one ledger.
 
-  Every route is an upper bound for the ledger, so their smallest is too:
-  the accountant's own answer (passed to `epsilon` / `delta`); a companion
-  route (`companion()`: an accountant holding the ledger, or None when it
-  cannot) asked only from the epsilon `companion_from()` on, the same for
-  both queries so that the combined profile stays non-increasing and each
-  query the inverse of the other; accountants (`new_accountant()`) of the
-  ledgers it post-processes (`dominating_ledgers` of `dominating_types`);
-  and basic composition (`capped_epsilon`, `capped_delta`). Its lifetime
-  is the ledger's: build a new one when the ledger grows.
+  Every route is an upper bound for the ledger, so their smallest is too.
+  The routes, in the order they are asked:
+  1. the accountant's own answer (`own`, passed to `epsilon` / `delta`);
+  2. a companion route (`companion()`: an accountant holding the ledger, or
+     None when it cannot), asked only from the epsilon `companion_from()`
+     on, the same for both queries so that the combined profile stays
+     non-increasing and each query the inverse of the other;
+  3. accountants (`new_accountant()`) of the ledgers it post-processes
+     (`dominating_ledgers` of `dominating_types`);
+  4. basic composition (`capped_epsilon`, `capped_delta`).
+  `last_query` reports what the last query built and asked, and which
+  route gave the answer. Its lifetime is the ledger's: build a new one when
+  the ledger grows.
   """
 
   def __init__(self, ledger: dp_event.DpEvent, relation: NeighboringRelation,
                new_accountant: Callable,
                dominating_types: Tuple[type, ...] = (events.ShuffleEvent,),
                companion: Optional[Callable] = None,
-               companion_from: Callable[[], float] = lambda: 0.0):
+               companion_from: Callable[[], float] = lambda: 0.0,
+               own: str = 'own'):
     self._ledger = ledger
     self._relation = relation
     self._new_accountant = new_accountant
     self._dominating_types = dominating_types
     self._companion = companion
     self._companion_from = companion_from
+    self._own = own
     self._companion_route = None  # built on request; False: unavailable
     self._dominating: Optional[List] = None
+    self.last_query: List[dict] = []
 
   def dominating_routes(self) -> List:
     """Accountants holding each dominating ledger (built on request).
@@ -413,37 +435,63 @@ class CertifiedRoutes:
         self._dominating.append(accountant)
     return self._dominating
 
-  def _companion_value(self, method: str, argument: float, unavailable):
+  def _companion_value(self, query: Callable, unavailable: float) -> float:
+    """`query` of the companion accountant (built once), or `unavailable`."""
     if self._companion_route is None:
       self._companion_route = self._companion() or False
     if self._companion_route is False:
       return unavailable
-    return getattr(self._companion_route, method)(argument)
+    return query(self._companion_route)
+
+  def _answer(self, asked: List[Tuple[str, float]], answer: float) -> float:
+    """`answer`; `last_query` lists every route in order, the value of
+    those `asked` (None: not asked) and which one gave the answer."""
+    values = dict(asked)
+    names = ([self._own] + ['companion'] * (self._companion is not None)
+             + [name for name, _ in asked[1:] if name != 'companion'])
+    winner = next((name for name, value in asked if value == answer),
+                  'basic composition')
+    values.setdefault('basic composition',
+                      answer if winner == 'basic composition' else None)
+    self.last_query = [
+        dict(route=name, answer=name == winner,
+             value=None if values.get(name) is None else float(values[name]))
+        for name in names + ['basic composition']]
+    return answer
+
+  def _dominating_values(self, query: Callable) -> List[Tuple[str, float]]:
+    return [(f'dominating ledger {index + 1} (D19, D33)', query(accountant))
+            for index, accountant in enumerate(self.dominating_routes())]
 
   def epsilon(self, target_delta: float, own: float) -> float:
     """The smallest certified epsilon at `target_delta`, given `own`."""
+    asked = [(self._own, own)]
     epsilon = own
     if self._companion is not None:
       cut = self._companion_from()
       if epsilon > cut and target_delta > 0:
         # The combined profile is the own route's below the cut: the
         # companion's epsilon is only an answer where it reaches past it.
-        epsilon = min(epsilon, max(cut, self._companion_value(
-            'get_epsilon', target_delta, math.inf)))
-    epsilon = min([epsilon] + [accountant.get_epsilon(target_delta)
-                               for accountant in self.dominating_routes()])
-    return capped_epsilon(self._ledger, self._relation, target_delta,
-                          epsilon)
+        asked.append(('companion', max(cut, self._companion_value(
+            lambda route: route.get_epsilon(target_delta), math.inf))))
+        epsilon = min(epsilon, asked[-1][1])
+    dominating = self._dominating_values(
+        lambda accountant: accountant.get_epsilon(target_delta))
+    epsilon = min([epsilon] + [value for _, value in dominating])
+    return self._answer(asked + dominating, capped_epsilon(
+        self._ledger, self._relation, target_delta, epsilon))
 
   def delta(self, target_epsilon: float, own: float) -> float:
     """The smallest certified delta at `target_epsilon`, given `own`."""
+    asked = [(self._own, own)]
     delta = own
     if (self._companion is not None
         and target_epsilon >= self._companion_from()):
-      delta = min(delta, self._companion_value('get_delta', target_epsilon,
-                                               1.0))
-    delta = min([delta] + [accountant.get_delta(target_epsilon)
-                           for accountant in self.dominating_routes()])
-    return capped_delta(self._ledger, self._relation, target_epsilon,
-                        delta)
-
+      asked.append(('companion', self._companion_value(
+          lambda route: route.get_delta(target_epsilon), 1.0)))
+      delta = min(delta, asked[-1][1])
+    dominating = self._dominating_values(
+        lambda accountant: accountant.get_delta(target_epsilon))
+    delta = min([delta] + [value for _, value in dominating])
+    return self._answer(asked + dominating, capped_delta(
+        self._ledger, self._relation, target_epsilon, delta))

@@ -300,7 +300,7 @@ class Checkpointable:
           + '; '.join(differences) + '); construct it with the saved '
           "configuration, e.g. load_accountant or from_state_dict.")
     calls = _decode_calls(state.get('compositions'))
-    fresh = type(self).from_configuration(mine)
+    fresh = self.fresh()
     fresh._compose_calls()  # pylint: disable=protected-access
     for index, (event, count, repeat) in enumerate(calls):
       try:
@@ -317,6 +317,11 @@ class Checkpointable:
     vars(self).update(vars(fresh))
     if progress is not None:
       self._progress_option = progress
+
+  def fresh(self, **changes):
+    """A new, empty accountant of this configuration, with `changes`
+    (constructor settings) applied: what a query builds beside this one."""
+    return type(self).from_configuration({**self.configuration(), **changes})
 
   @classmethod
   def from_configuration(cls, configuration: Mapping[str, Any]):

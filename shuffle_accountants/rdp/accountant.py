@@ -359,10 +359,9 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     if self._routes is None:
       # One-user ledgers only: rate 1 is a candidate per round and order.
       self._routes = _ledger.CertifiedRoutes(
-          self.ledger, self.neighboring_relation, lambda: ShuffleRdpAccountant(
-              None if self._extend_orders else self._orders,
-              self.neighboring_relation, self._grouping.relative_step),
-          (events.ShuffleEvent,))
+          self.ledger, self.neighboring_relation, self.fresh,
+          (events.ShuffleEvent,),
+          own='CONV-RDP2DP (over the order stages asked)')
     return self._routes
 
   def get_delta(self, target_epsilon: float) -> float:
@@ -409,9 +408,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
   def _extension(self, stage: int) -> Optional['ShuffleRdpAccountant']:
     """The ledger accounted at the orders of `ORDER_EXTENSIONS[stage]`."""
     while len(self._extensions) <= stage:
-      extended = ShuffleRdpAccountant(
-          ORDER_EXTENSIONS[len(self._extensions)], self.neighboring_relation,
-          self._grouping.relative_step)
+      extended = self.fresh(orders=ORDER_EXTENSIONS[len(self._extensions)])
       try:
         extended.compose(self.ledger)
         self._extensions.append(extended)
@@ -435,6 +432,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
       One dict per composed shuffle event with keys 'event', 'count',
       'order' (the optimal order of the whole composition), 'bound' (the
       winning bound's name) and 'rdp' (count times its RDP at that order).
+      Which routes of the ledger answered: `explain_routes`.
     """
     _, order = self.get_epsilon_and_optimal_order(target_delta)
     # The accountant (this one or an order extension) that holds the order.
