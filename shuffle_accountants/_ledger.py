@@ -26,7 +26,6 @@ records of norm <= C moves by C under add/remove, 2C under replace-one),
 which bounds their epsilon at delta = 0.
 """
 
-import enum
 import math
 from typing import Callable, List, Optional, Tuple, TypeVar
 
@@ -36,7 +35,7 @@ from dp_accounting import privacy_accountant
 
 from shuffle_accountants import _dominating
 from shuffle_accountants import _event_checks
-from shuffle_accountants import events
+from shuffle_accountants import _event_specs
 
 CompositionErrorDetails = (
     privacy_accountant.PrivacyAccountant.CompositionErrorDetails)
@@ -91,23 +90,10 @@ def replaced(event: dp_event.DpEvent,
                   inner[1]))
 
 
-class Kind(enum.Enum):
-  """What a leaf of a ledger is, which says how the accountants treat it."""
-  NO_OP = 'no-op'
-  SHUFFLE = 'ShuffleEvent: a shuffle round'
-  LIEW = ('CheckInEvent, SubsampledShuffleGaussianEvent or '
-          'DistributedCheckInEvent: a round with its own participation')
-  HIDDEN_SAMPLE = ('SampledWithoutReplacementDpEvent around a shuffle event: '
-                   'a hidden sample of the users reports')
-  POISSON_SHUFFLE = ('PoissonSampledDpEvent around a shuffle event: refused '
-                     '(W2)')
-  WRAPPED_SHUFFLE = ('another wrapper around a shuffle event: the parent '
-                     'accountant unwraps it')
-  OTHER = "any other event: the route's own (samplers) or the parent's"
-
+Kind = _event_specs.Kind
 
 # The kinds the accountants compose as shuffle rounds.
-ROUND_KINDS = (Kind.SHUFFLE, Kind.LIEW, Kind.HIDDEN_SAMPLE)
+ROUND_KINDS = (Kind.SHUFFLE, Kind.OWN_PARTICIPATION, Kind.HIDDEN_SAMPLE)
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -120,7 +106,7 @@ class Leaf:
     round: the shuffle event accounted: `event`, or the event a hidden
       sample wraps; None for the other kinds.
     sampling_ratio: the hidden sample's m / N, or the participation
-      probability of a Liew et al. event; None otherwise.
+      probability of a round with its own participation; None otherwise.
   """
   kind: Kind
   event: dp_event.DpEvent
@@ -128,20 +114,14 @@ class Leaf:
   sampling_ratio: Optional[float] = None
 
 
-def _participation(event) -> float:
-  if isinstance(event, (events.CheckInEvent, events.DistributedCheckInEvent)):
-    return event.checkin_rate
-  return event.sample_size / event.num_users
-
-
 def classify(event: dp_event.DpEvent) -> Leaf:
   """The `Leaf` record of a non-composite event."""
   if isinstance(event, dp_event.NoOpDpEvent):
     return Leaf(Kind.NO_OP, event)
-  if isinstance(event, events.ShuffleEvent):
-    return Leaf(Kind.SHUFFLE, event, event)
-  if isinstance(event, events.LIEW_EVENT_TYPES):
-    return Leaf(Kind.LIEW, event, event, _participation(event))
+  spec = _event_specs.spec_of(event)
+  if spec is not None:
+    return Leaf(spec.kind, event, event, spec.sampling_ratio and
+                spec.sampling_ratio(event))
   inner = getattr(event, 'event', None)
   if not (isinstance(inner, dp_event.DpEvent) and contains_shuffle(inner)):
     return Leaf(Kind.OTHER, event)
@@ -160,9 +140,9 @@ def contains_shuffle(event: dp_event.DpEvent) -> bool:
 
 
 def _is_round(leaf: Leaf) -> bool:
-  return leaf.kind in (Kind.SHUFFLE, Kind.LIEW) or (
+  return leaf.kind in (Kind.SHUFFLE, Kind.OWN_PARTICIPATION) or (
       leaf.kind is Kind.HIDDEN_SAMPLE
-      and isinstance(leaf.round, events.ShuffleEvent))
+      and classify(leaf.round).kind is Kind.SHUFFLE)
 
 
 def shuffle_rounds(ledger: dp_event.DpEvent
@@ -208,16 +188,16 @@ class ShuffleAccountant:
     self.get_epsilon(target_delta)  # type: ignore[attr-defined]
     return self._certified_routes().last_query
 
-  def _check_shuffle_event(self, event: events.ShuffleEvent,
+  def _check_shuffle_event(self, event: dp_event.DpEvent,
                            reported: dp_event.DpEvent
                            ) -> Optional[CompositionErrorDetails]:
     """The route's checks of a `ShuffleEvent` reported as `reported`
     (itself or its hidden sample)."""
     raise NotImplementedError
 
-  def _check_liew_event(self, event: dp_event.DpEvent
-                        ) -> Optional[CompositionErrorDetails]:
-    """The route's checks of a Liew et al. event."""
+  def _check_own_participation(self, event: dp_event.DpEvent
+                              ) -> Optional[CompositionErrorDetails]:
+    """The route's checks of a round with its own participation."""
     raise NotImplementedError
 
   def _check_other(self, event: dp_event.DpEvent, count: int
@@ -250,8 +230,8 @@ class ShuffleAccountant:
               or self._check_shuffle_event(leaf.round, leaf.event))
     if leaf.kind is Kind.SHUFFLE:
       return self._check_shuffle_event(leaf.event, leaf.event)
-    if leaf.kind is Kind.LIEW:
-      return self._check_liew_event(leaf.event)
+    if leaf.kind is Kind.OWN_PARTICIPATION:
+      return self._check_own_participation(leaf.event)
     return self._check_other(leaf.event, count)
 
 
@@ -264,10 +244,9 @@ def _leaf_guarantee(event: dp_event.DpEvent, relation: NeighboringRelation
     return 0.0, 0.0
   if isinstance(event, dp_event.SampledWithoutReplacementDpEvent):
     event = event.event
-  if isinstance(event, events.ShuffleEvent):
-    return event.local_epsilon, event.local_delta
-  if isinstance(event, events.CheckInEvent) and event.local_epsilon is not None:
-    return event.local_epsilon, 0.0
+  spec = _event_specs.spec_of(event)
+  if spec is not None:
+    return spec.local_guarantee(event)
   return _pure_guarantee(event, relation)
 
 
@@ -355,29 +334,31 @@ def capped_delta(ledger: dp_event.DpEvent, relation: NeighboringRelation,
 # ---- the smallest certified answer over the routes of one ledger
 
 
-def _dominating_round(event: dp_event.DpEvent, event_type: type,
+def _dominating_round(event: dp_event.DpEvent, spec: _event_specs.EventSpec,
                       dominating: Callable) -> Optional[dp_event.DpEvent]:
   """The round that dominates `event` (as accounted, D33), or None."""
   event = _dominating.accounted_round(event)
-  return dominating(event) if isinstance(event, event_type) else None
+  return dominating(event) if _event_specs.spec_of(event) is spec else None
 
 
-def dominating_ledgers(ledger: dp_event.DpEvent,
-                       event_types: Tuple[type, ...] = (events.ShuffleEvent,)
+def dominating_ledgers(ledger: dp_event.DpEvent, rate_one: bool = False
                        ) -> List[dp_event.DpEvent]:
   """Ledgers of which `ledger` is a post-processing, round by round (D19).
 
-  One per entry of `_dominating`'s table (of `event_types`) that changes
-  some round. Rounds are post-processed independently, so the composition
-  (adaptive too) of the original rounds is a post-processing of the
-  composition of these.
+  One per dominating map of the event specs that changes some round: the
+  rate-1 rounds (D33, if `rate_one`), then the one-user rounds. Rounds are
+  post-processed independently, so the composition (adaptive too) of the
+  original rounds is a post-processing of the composition of these.
   """
+  specs = _event_specs.specs()
+  maps = ([(spec, spec.rate_one) for spec in specs
+           if rate_one and spec.rate_one is not None]
+          + [(spec, spec.one_user) for spec in specs
+             if spec.one_user is not None])
   result = []
-  for event_type, dominating in _dominating._DOMINATING_ROUNDS:  # pylint: disable=protected-access
-    if event_type not in event_types:
-      continue
-    ledger_of, changed = replaced(ledger, lambda e, t=event_type, d=dominating:
-                                  _dominating_round(e, t, d))
+  for spec, dominating in maps:
+    ledger_of, changed = replaced(ledger, lambda e, s=spec, d=dominating:
+                                  _dominating_round(e, s, d))
     if changed:
       result.append(ledger_of)
   return result
@@ -394,7 +375,7 @@ class CertifiedRoutes:
      on, the same for both queries so that the combined profile stays
      non-increasing and each query the inverse of the other;
   3. accountants (`new_accountant()`) of the ledgers it post-processes
-     (`dominating_ledgers` of `dominating_types`);
+     (`dominating_ledgers`, with the rate-1 ledgers if `rate_one`);
   4. basic composition (`capped_epsilon`, `capped_delta`).
   `last_query` reports what the last query built and asked, and which
   route gave the answer. Its lifetime is the ledger's: build a new one when
@@ -403,14 +384,14 @@ class CertifiedRoutes:
 
   def __init__(self, ledger: dp_event.DpEvent, relation: NeighboringRelation,
                new_accountant: Callable,
-               dominating_types: Tuple[type, ...] = (events.ShuffleEvent,),
+               rate_one: bool = False,
                companion: Optional[Callable] = None,
                companion_from: Callable[[], float] = lambda: 0.0,
                own: str = 'own'):
     self._ledger = ledger
     self._relation = relation
     self._new_accountant = new_accountant
-    self._dominating_types = dominating_types
+    self._rate_one = rate_one
     self._companion = companion
     self._companion_from = companion_from
     self._own = own
@@ -426,7 +407,7 @@ class CertifiedRoutes:
     """
     if self._dominating is None:
       self._dominating = []
-      for ledger in dominating_ledgers(self._ledger, self._dominating_types):
+      for ledger in dominating_ledgers(self._ledger, self._rate_one):
         accountant = self._new_accountant()
         try:
           accountant.compose(ledger)

@@ -274,7 +274,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     if self._derived.routes is None:
       self._derived.routes = _ledger.CertifiedRoutes(
           self.ledger, self.neighboring_relation, self.fresh,
-          dominating_types=(events.CheckInEvent, events.ShuffleEvent),
+          rate_one=True,
           companion=self._rdp_route, companion_from=self._rdp_cut,
           own='PLD (connect-the-dots on its grid, D9)')
     return self._derived.routes
@@ -402,7 +402,8 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
           ' use num_categories=None for a generic approximate-LDP randomizer.'))
     return None
 
-  def _check_liew_event(self, event) -> Optional[CompositionErrorDetails]:
+  def _check_own_participation(self, event
+                              ) -> Optional[CompositionErrorDetails]:
     return _event_checks.check_relation(self.neighboring_relation, event)
 
   def _check_other(self, event: dp_event.DpEvent, count: int
