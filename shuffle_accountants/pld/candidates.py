@@ -263,13 +263,12 @@ def shuffle_round_pmf(event: events.ShuffleEvent,
           tuple(name for name, _ in pairs))
 
 
-def scalar_shuffle_sample(event
+def scalar_shuffle_sample(event: events.SubsampledShuffleGaussianEvent
                           ) -> Optional[Tuple[events.ShuffleEvent, float]]:
   """A `SubsampledShuffleGaussianEvent` of scalar reports (dimension 1) as
   what it is, the shuffle of its m scalar `GaussianRandomizer` reports
   behind a hidden sample, with the sampling ratio m / n; None otherwise."""
-  if (not isinstance(event, events.SubsampledShuffleGaussianEvent)
-      or event.dimension != 1):
+  if event.dimension != 1:
     return None
   return (events.ShuffleEvent(
       num_users=event.sample_size,
