@@ -424,13 +424,18 @@ class CertifiedRoutes:
       return unavailable
     return query(self._companion_route)
 
-  def _answer(self, asked: List[Tuple[str, float]], answer: float) -> float:
-    """`answer`; `last_query` lists every route in order, the value of
-    those `asked` (None: not asked) and which one gave the answer."""
+  def _answer(self, asked: List[Tuple[str, float]], value: float,
+              query: Callable, cap: Callable[[float], float]) -> float:
+    """`cap` of the smallest of `value` and `query` of every dominating
+    route; `last_query` lists every route in order, the value of those
+    asked (None: not asked) and which one gave the answer."""
+    dominating = self._dominating_values(query)
+    asked = asked + dominating
+    answer = cap(min([value] + [other for _, other in dominating]))
     values = dict(asked)
     names = ([self._own] + ['companion'] * (self._companion is not None)
              + [name for name, _ in asked[1:] if name != 'companion'])
-    winner = next((name for name, value in asked if value == answer),
+    winner = next((name for name, given in asked if given == answer),
                   'basic composition')
     values.setdefault('basic composition',
                       answer if winner == 'basic composition' else None)
@@ -456,11 +461,10 @@ class CertifiedRoutes:
         asked.append(('companion', max(cut, self._companion_value(
             lambda route: route.get_epsilon(target_delta), math.inf))))
         epsilon = min(epsilon, asked[-1][1])
-    dominating = self._dominating_values(
-        lambda accountant: accountant.get_epsilon(target_delta))
-    epsilon = min([epsilon] + [value for _, value in dominating])
-    return self._answer(asked + dominating, capped_epsilon(
-        self._ledger, self._relation, target_delta, epsilon))
+    return self._answer(
+        asked, epsilon, lambda accountant: accountant.get_epsilon(target_delta),
+        lambda smallest: capped_epsilon(self._ledger, self._relation,
+                                        target_delta, smallest))
 
   def delta(self, target_epsilon: float, own: float) -> float:
     """The smallest certified delta at `target_epsilon`, given `own`."""
@@ -471,8 +475,7 @@ class CertifiedRoutes:
       asked.append(('companion', self._companion_value(
           lambda route: route.get_delta(target_epsilon), 1.0)))
       delta = min(delta, asked[-1][1])
-    dominating = self._dominating_values(
-        lambda accountant: accountant.get_delta(target_epsilon))
-    delta = min([delta] + [value for _, value in dominating])
-    return self._answer(asked + dominating, capped_delta(
-        self._ledger, self._relation, target_epsilon, delta))
+    return self._answer(
+        asked, delta, lambda accountant: accountant.get_delta(target_epsilon),
+        lambda smallest: capped_delta(self._ledger, self._relation,
+                                      target_epsilon, smallest))
