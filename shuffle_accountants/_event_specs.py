@@ -8,7 +8,7 @@ never names an event type.
 """
 
 import enum
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, Optional, Tuple, TypeVar
 
 import attr
 from dp_accounting import dp_event
@@ -79,15 +79,27 @@ def unregister(event_type: type) -> None:
   del _SPECS[event_type]
 
 
-def lookup(table: Dict[type, Callable], event) -> Optional[Callable]:
+Entry = TypeVar('Entry')
+
+
+def _lookup(table: Dict[type, Entry], event) -> Optional[Entry]:
   """The entry of `table` for the type of `event` or its nearest base."""
   return next((table[cls] for cls in type(event).__mro__ if cls in table),
               None)
 
 
+def route_entry(table: Dict[type, Entry], event) -> Entry:
+  """A route's entry for a shuffle event (`table`: the route's table)."""
+  entry = _lookup(table, event)
+  if entry is None:
+    raise TypeError(f'{type(event).__name__} has an EventSpec but no entry '
+                    "in this route's table of rounds; add one.")
+  return entry
+
+
 def spec_of(event) -> Optional[EventSpec]:
   """The spec of a shuffle event, or None for any other event."""
-  return lookup(_SPECS, event)
+  return _lookup(_SPECS, event)
 
 
 def specs() -> Tuple[EventSpec, ...]:

@@ -1,4 +1,4 @@
-"""A shuffle event defined here alone: its class, its spec, one entry per route."""
+"""A shuffle event defined here alone: class, spec, one entry per route."""
 
 import attr
 from dp_accounting import dp_event
@@ -31,10 +31,10 @@ def _toy_round_registered(monkeypatch):
       _event_specs.Kind.OWN_PARTICIPATION,
       local_guarantee=lambda event: (event.local_epsilon, 0.0),
       grouped_by=('num_users',)))  # more users only add post-processing
-  monkeypatch.setitem(
-      rdp_accountant.ROUND_BOUNDS, ToyRound,
-      lambda accountant, event: accountant._shuffle_bound(  # pylint: disable=protected-access
-          _as_shuffle(event)))
+  # pylint: disable-next=protected-access
+  shuffle_bound = lambda accountant, event: accountant._shuffle_bound(
+      _as_shuffle(event))
+  monkeypatch.setitem(rdp_accountant.ROUND_BOUNDS, ToyRound, shuffle_bound)
   monkeypatch.setitem(candidates.ROUND_PMFS, ToyRound, candidates.RoundPmf(
       lambda event, *rest: candidates.shuffle_round_pmf(_as_shuffle(event),
                                                          *rest),
@@ -67,4 +67,12 @@ def test_basic_composition_reads_the_spec():
 def test_an_unregistered_event_is_not_a_shuffle_round():
   assert _event_specs.spec_of(ToyRound(10, 1.0)) is None
   with pytest.raises(privacy_accountant.UnsupportedEventError):
+    ShuffleRdpAccountant().compose(ToyRound(10, 1.0))
+
+
+def test_a_spec_without_a_route_entry_names_the_gap(monkeypatch):
+  spec = _event_specs.EventSpec(_event_specs.Kind.OWN_PARTICIPATION)
+  monkeypatch.setitem(_event_specs._SPECS, ToyRound, spec)  # pylint: disable=protected-access
+  with pytest.raises(TypeError, match="ToyRound has an EventSpec but no "
+                     "entry in this route's table"):
     ShuffleRdpAccountant().compose(ToyRound(10, 1.0))

@@ -427,7 +427,7 @@ def event_pmf(event, sampling_ratio_: Optional[float], discretization: float,
               ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
   """The PMF (and pair names) of any shuffle event, cached across ledgers."""
   event = _dominating.accounted_round(event)  # rate 1 (D33)
-  return _event_specs.lookup(ROUND_PMFS, event).pmf(
+  return _event_specs.route_entry(ROUND_PMFS, event).pmf(
       event, sampling_ratio_, discretization, discretize, krr_adversary,
       relative_width)
 
@@ -443,7 +443,7 @@ def round_scales(event, ratio: Optional[float], krr_adversary: str,
   The first sets the accuracy; the third (at least the first) bounds the
   width of many composed rounds.
   """
-  return _event_specs.lookup(ROUND_PMFS, event).scales(
+  return _event_specs.route_entry(ROUND_PMFS, event).scales(
       event, ratio, krr_adversary, relative_width)
 
 

@@ -537,7 +537,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
   def _compose_round(self, event, count: int) -> None:
     """A round (as grouped and accounted, D33) by `ROUND_BOUNDS`."""
     rounded = _dominating.accounted_round(self._representative(event, count))
-    bound = _event_specs.lookup(ROUND_BOUNDS, rounded)
+    bound = _event_specs.route_entry(ROUND_BOUNDS, rounded)
     self._add(event, count, bound(self, rounded), rounded)
 
   def _checkin_bound(self, event: events.CheckInEvent
