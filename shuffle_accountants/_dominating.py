@@ -27,11 +27,12 @@ ledger where the rates are at least `RATE_ONE_LEDGER_FROM`, each accounted
 on its own grid (so whatever the grids, epsilon never exceeds the rate-1
 ledger's there). Both also report the smallest over the
 ledger with every named round reduced to one user. A new event type with a
-rate or a population adds its dominating rounds to `_DOMINATING_ROUNDS`
-(its rate-1 or one-user round); `_ledger` walks the ledger with them.
+rate or a population names its dominating rounds in its spec
+(`_event_specs`: its rate-1 or one-user round); `_ledger` walks the ledger
+with them.
 """
 
-from typing import Callable, Optional, Tuple
+from typing import Optional
 
 import attr
 from dp_accounting import dp_event
@@ -113,10 +114,4 @@ def everyone_near_rate_one(event: events.CheckInEvent
     return None
   return everyone_below_rate_one(event)
 
-
-# Per event type, the maps from a round to a dominating round (or None).
-_DOMINATING_ROUNDS: Tuple[Tuple[type, Callable], ...] = (
-    (events.CheckInEvent, everyone_near_rate_one),
-    (events.ShuffleEvent, one_user),
-)
 

@@ -22,22 +22,28 @@ A ledger whose rounds share n and gamma is accounted exactly.
 """
 
 import math
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import attr
 from dp_accounting import dp_event
 
 from shuffle_accountants import _dominating
+from shuffle_accountants import _event_specs
 from shuffle_accountants import _ledger
-from shuffle_accountants import events
 
 DEFAULT_RELATIVE_STEP = 0.01
-# Distributed check-in is grouped by n only: its epsilon is not monotone in
-# the rate (more participants, more noise in the sum; D17), but n users are
-# a post-processing of fewer at the same rate (the others' noisy vectors and
-# check-ins are added to the sum and the count).
-GROUPED_EVENT_TYPES = (events.ShuffleEvent, events.CheckInEvent,
-                       events.DistributedCheckInEvent)
+
+
+def _grouped_by(event) -> Tuple[str, ...]:
+  """The fields of `event` binned (its spec's `grouped_by`), or ()."""
+  spec = _event_specs.spec_of(event)
+  return () if spec is None else spec.grouped_by
+
+
+def _rate_field(event) -> Optional[str]:
+  """The rate field binned besides the user count, or None."""
+  grouped_by = _grouped_by(event)
+  return grouped_by[1] if len(grouped_by) > 1 else None
 
 
 class Grouping:
@@ -55,7 +61,7 @@ class Grouping:
     self._largest_rate: Dict[tuple, float] = {}
 
   def _key(self, event) -> Optional[tuple]:
-    if self.relative_step == 0 or not isinstance(event, GROUPED_EVENT_TYPES):
+    if self.relative_step == 0 or not _grouped_by(event):
       return None
     if getattr(event, 'min_reporting', None) is not None:
       return None  # dropouts: the bound grows with n (D30 (iii))
@@ -63,9 +69,9 @@ class Grouping:
                            / math.log1p(self.relative_step))
     fields = attr.asdict(event, recurse=False)
     del fields['num_users']
-    rate_bin = None
-    if isinstance(event, events.CheckInEvent):
-      rate_bin = math.floor(math.log(fields.pop('checkin_rate'))
+    rate_bin, rate = None, _rate_field(event)
+    if rate is not None:
+      rate_bin = math.floor(math.log(fields.pop(rate))
                             / math.log1p(self.relative_step / 2))
     return (type(event), users_bin, rate_bin, tuple(sorted(fields.items())))
 
@@ -77,9 +83,11 @@ class Grouping:
       return
     self._smallest_users[key] = min(
         self._smallest_users.get(key, event.num_users), event.num_users)
-    if isinstance(event, events.CheckInEvent):
+    rate = _rate_field(event)
+    if rate is not None:
       self._largest_rate[key] = max(
-          self._largest_rate.get(key, event.checkin_rate), event.checkin_rate)
+          self._largest_rate.get(key, getattr(event, rate)),
+          getattr(event, rate))
 
   def representative(self, event: dp_event.DpEvent) -> dp_event.DpEvent:
     """The observed round that `event` is accounted as (itself if alone)."""
@@ -88,8 +96,9 @@ class Grouping:
     if key is None or key not in self._smallest_users:
       return event
     changes = dict(num_users=self._smallest_users[key])
-    if isinstance(event, events.CheckInEvent):
-      changes['checkin_rate'] = self._largest_rate[key]
+    rate = _rate_field(event)
+    if rate is not None:
+      changes[rate] = self._largest_rate[key]
     return attr.evolve(event, **changes)
 
 
@@ -108,7 +117,7 @@ def grouped_ledger(ledger: dp_event.DpEvent, relative_step: float
   counts: Dict[dp_event.DpEvent, int] = {}
   others: List[dp_event.DpEvent] = []
   for event, count in flat:
-    if isinstance(event, GROUPED_EVENT_TYPES):
+    if _grouped_by(event):
       representative = grouping.representative(event)
       counts[representative] = counts.get(representative, 0) + count
     elif not isinstance(event, dp_event.NoOpDpEvent):

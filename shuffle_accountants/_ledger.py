@@ -26,7 +26,6 @@ records of norm <= C moves by C under add/remove, 2C under replace-one),
 which bounds their epsilon at delta = 0.
 """
 
-import enum
 import math
 from typing import Callable, List, Optional, Tuple, TypeVar
 
@@ -36,7 +35,7 @@ from dp_accounting import privacy_accountant
 
 from shuffle_accountants import _dominating
 from shuffle_accountants import _event_checks
-from shuffle_accountants import events
+from shuffle_accountants import _event_specs
 
 CompositionErrorDetails = (
     privacy_accountant.PrivacyAccountant.CompositionErrorDetails)
@@ -91,23 +90,10 @@ def replaced(event: dp_event.DpEvent,
                   inner[1]))
 
 
-class Kind(enum.Enum):
-  """What a leaf of a ledger is, which says how the accountants treat it."""
-  NO_OP = 'no-op'
-  SHUFFLE = 'ShuffleEvent: a shuffle round'
-  LIEW = ('CheckInEvent, SubsampledShuffleGaussianEvent or '
-          'DistributedCheckInEvent: a round with its own participation')
-  HIDDEN_SAMPLE = ('SampledWithoutReplacementDpEvent around a shuffle event: '
-                   'a hidden sample of the users reports')
-  POISSON_SHUFFLE = ('PoissonSampledDpEvent around a shuffle event: refused '
-                     '(W2)')
-  WRAPPED_SHUFFLE = ('another wrapper around a shuffle event: the parent '
-                     'accountant unwraps it')
-  OTHER = "any other event: the route's own (samplers) or the parent's"
-
+Kind = _event_specs.Kind
 
 # The kinds the accountants compose as shuffle rounds.
-ROUND_KINDS = (Kind.SHUFFLE, Kind.LIEW, Kind.HIDDEN_SAMPLE)
+ROUND_KINDS = (Kind.SHUFFLE, Kind.OWN_PARTICIPATION, Kind.HIDDEN_SAMPLE)
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -120,7 +106,7 @@ class Leaf:
     round: the shuffle event accounted: `event`, or the event a hidden
       sample wraps; None for the other kinds.
     sampling_ratio: the hidden sample's m / N, or the participation
-      probability of a Liew et al. event; None otherwise.
+      probability of a round with its own participation; None otherwise.
   """
   kind: Kind
   event: dp_event.DpEvent
@@ -128,20 +114,14 @@ class Leaf:
   sampling_ratio: Optional[float] = None
 
 
-def _participation(event) -> float:
-  if isinstance(event, (events.CheckInEvent, events.DistributedCheckInEvent)):
-    return event.checkin_rate
-  return event.sample_size / event.num_users
-
-
 def classify(event: dp_event.DpEvent) -> Leaf:
   """The `Leaf` record of a non-composite event."""
   if isinstance(event, dp_event.NoOpDpEvent):
     return Leaf(Kind.NO_OP, event)
-  if isinstance(event, events.ShuffleEvent):
-    return Leaf(Kind.SHUFFLE, event, event)
-  if isinstance(event, events.LIEW_EVENT_TYPES):
-    return Leaf(Kind.LIEW, event, event, _participation(event))
+  spec = _event_specs.spec_of(event)
+  if spec is not None:
+    return Leaf(spec.kind, event, event, spec.sampling_ratio and
+                spec.sampling_ratio(event))
   inner = getattr(event, 'event', None)
   if not (isinstance(inner, dp_event.DpEvent) and contains_shuffle(inner)):
     return Leaf(Kind.OTHER, event)
@@ -160,9 +140,9 @@ def contains_shuffle(event: dp_event.DpEvent) -> bool:
 
 
 def _is_round(leaf: Leaf) -> bool:
-  return leaf.kind in (Kind.SHUFFLE, Kind.LIEW) or (
+  return leaf.kind in (Kind.SHUFFLE, Kind.OWN_PARTICIPATION) or (
       leaf.kind is Kind.HIDDEN_SAMPLE
-      and isinstance(leaf.round, events.ShuffleEvent))
+      and classify(leaf.round).kind is Kind.SHUFFLE)
 
 
 def shuffle_rounds(ledger: dp_event.DpEvent
@@ -193,16 +173,31 @@ class ShuffleAccountant:
     """Drops what was derived from the ledger before it grew."""
     raise NotImplementedError
 
-  def _check_shuffle_event(self, event: events.ShuffleEvent,
+  def _certified_routes(self) -> 'CertifiedRoutes':
+    """The routes of the ledger (built once per ledger)."""
+    raise NotImplementedError
+
+  def explain_routes(self, target_delta: float) -> List[dict]:
+    """The routes `get_epsilon(target_delta)` asks, in order.
+
+    One dict per route with keys 'route' (its name), 'value' (its epsilon,
+    None if not asked: the companion below its cut, basic composition
+    where it does not cap) and 'answer' (whether it gave the answer). The
+    routes built for it stay built for the next query on this ledger.
+    """
+    self.get_epsilon(target_delta)  # type: ignore[attr-defined]
+    return self._certified_routes().last_query
+
+  def _check_shuffle_event(self, event: dp_event.DpEvent,
                            reported: dp_event.DpEvent
                            ) -> Optional[CompositionErrorDetails]:
     """The route's checks of a `ShuffleEvent` reported as `reported`
     (itself or its hidden sample)."""
     raise NotImplementedError
 
-  def _check_liew_event(self, event: dp_event.DpEvent
-                        ) -> Optional[CompositionErrorDetails]:
-    """The route's checks of a Liew et al. event."""
+  def _check_own_participation(self, event: dp_event.DpEvent
+                              ) -> Optional[CompositionErrorDetails]:
+    """The route's checks of a round with its own participation."""
     raise NotImplementedError
 
   def _check_other(self, event: dp_event.DpEvent, count: int
@@ -235,8 +230,8 @@ class ShuffleAccountant:
               or self._check_shuffle_event(leaf.round, leaf.event))
     if leaf.kind is Kind.SHUFFLE:
       return self._check_shuffle_event(leaf.event, leaf.event)
-    if leaf.kind is Kind.LIEW:
-      return self._check_liew_event(leaf.event)
+    if leaf.kind is Kind.OWN_PARTICIPATION:
+      return self._check_own_participation(leaf.event)
     return self._check_other(leaf.event, count)
 
 
@@ -249,10 +244,9 @@ def _leaf_guarantee(event: dp_event.DpEvent, relation: NeighboringRelation
     return 0.0, 0.0
   if isinstance(event, dp_event.SampledWithoutReplacementDpEvent):
     event = event.event
-  if isinstance(event, events.ShuffleEvent):
-    return event.local_epsilon, event.local_delta
-  if isinstance(event, events.CheckInEvent) and event.local_epsilon is not None:
-    return event.local_epsilon, 0.0
+  spec = _event_specs.spec_of(event)
+  if spec is not None:
+    return spec.local_guarantee(event)
   return _pure_guarantee(event, relation)
 
 
@@ -340,29 +334,31 @@ def capped_delta(ledger: dp_event.DpEvent, relation: NeighboringRelation,
 # ---- the smallest certified answer over the routes of one ledger
 
 
-def _dominating_round(event: dp_event.DpEvent, event_type: type,
+def _dominating_round(event: dp_event.DpEvent, spec: _event_specs.EventSpec,
                       dominating: Callable) -> Optional[dp_event.DpEvent]:
   """The round that dominates `event` (as accounted, D33), or None."""
   event = _dominating.accounted_round(event)
-  return dominating(event) if isinstance(event, event_type) else None
+  return dominating(event) if _event_specs.spec_of(event) is spec else None
 
 
-def dominating_ledgers(ledger: dp_event.DpEvent,
-                       event_types: Tuple[type, ...] = (events.ShuffleEvent,)
+def dominating_ledgers(ledger: dp_event.DpEvent, rate_one: bool = False
                        ) -> List[dp_event.DpEvent]:
   """Ledgers of which `ledger` is a post-processing, round by round (D19).
 
-  One per entry of `_dominating`'s table (of `event_types`) that changes
-  some round. Rounds are post-processed independently, so the composition
-  (adaptive too) of the original rounds is a post-processing of the
-  composition of these.
+  One per dominating map of the event specs that changes some round: the
+  rate-1 rounds (D33, if `rate_one`), then the one-user rounds. Rounds are
+  post-processed independently, so the composition (adaptive too) of the
+  original rounds is a post-processing of the composition of these.
   """
+  specs = _event_specs.specs()
+  maps = ([(spec, spec.rate_one) for spec in specs
+           if rate_one and spec.rate_one is not None]
+          + [(spec, spec.one_user) for spec in specs
+             if spec.one_user is not None])
   result = []
-  for event_type, dominating in _dominating._DOMINATING_ROUNDS:  # pylint: disable=protected-access
-    if event_type not in event_types:
-      continue
-    ledger_of, changed = replaced(ledger, lambda e, t=event_type, d=dominating:
-                                  _dominating_round(e, t, d))
+  for spec, dominating in maps:
+    ledger_of, changed = replaced(ledger, lambda e, s=spec, d=dominating:
+                                  _dominating_round(e, s, d))
     if changed:
       result.append(ledger_of)
   return result
@@ -371,30 +367,37 @@ def dominating_ledgers(ledger: dp_event.DpEvent,
 class CertifiedRoutes:
   """The smallest certified epsilon (delta) over the routes of one ledger.
 
-  Every route is an upper bound for the ledger, so their smallest is too:
-  the accountant's own answer (passed to `epsilon` / `delta`); a companion
-  route (`companion()`: an accountant holding the ledger, or None when it
-  cannot) asked only from the epsilon `companion_from()` on, the same for
-  both queries so that the combined profile stays non-increasing and each
-  query the inverse of the other; accountants (`new_accountant()`) of the
-  ledgers it post-processes (`dominating_ledgers` of `dominating_types`);
-  and basic composition (`capped_epsilon`, `capped_delta`). Its lifetime
-  is the ledger's: build a new one when the ledger grows.
+  Every route is an upper bound for the ledger, so their smallest is too.
+  The routes, in the order they are asked:
+  1. the accountant's own answer (`own`, passed to `epsilon` / `delta`);
+  2. a companion route (`companion()`: an accountant holding the ledger, or
+     None when it cannot), asked only from the epsilon `companion_from()`
+     on, the same for both queries so that the combined profile stays
+     non-increasing and each query the inverse of the other;
+  3. accountants (`new_accountant()`) of the ledgers it post-processes
+     (`dominating_ledgers`, with the rate-1 ledgers if `rate_one`);
+  4. basic composition (`capped_epsilon`, `capped_delta`).
+  `last_query` reports what the last query built and asked, and which
+  route gave the answer. Its lifetime is the ledger's: build a new one when
+  the ledger grows.
   """
 
   def __init__(self, ledger: dp_event.DpEvent, relation: NeighboringRelation,
                new_accountant: Callable,
-               dominating_types: Tuple[type, ...] = (events.ShuffleEvent,),
+               rate_one: bool = False,
                companion: Optional[Callable] = None,
-               companion_from: Callable[[], float] = lambda: 0.0):
+               companion_from: Callable[[], float] = lambda: 0.0,
+               own: str = 'own'):
     self._ledger = ledger
     self._relation = relation
     self._new_accountant = new_accountant
-    self._dominating_types = dominating_types
+    self._rate_one = rate_one
     self._companion = companion
     self._companion_from = companion_from
+    self._own = own
     self._companion_route = None  # built on request; False: unavailable
     self._dominating: Optional[List] = None
+    self.last_query: List[dict] = []
 
   def dominating_routes(self) -> List:
     """Accountants holding each dominating ledger (built on request).
@@ -404,7 +407,7 @@ class CertifiedRoutes:
     """
     if self._dominating is None:
       self._dominating = []
-      for ledger in dominating_ledgers(self._ledger, self._dominating_types):
+      for ledger in dominating_ledgers(self._ledger, self._rate_one):
         accountant = self._new_accountant()
         try:
           accountant.compose(ledger)
@@ -413,37 +416,66 @@ class CertifiedRoutes:
         self._dominating.append(accountant)
     return self._dominating
 
-  def _companion_value(self, method: str, argument: float, unavailable):
+  def _companion_value(self, query: Callable, unavailable: float) -> float:
+    """`query` of the companion accountant (built once), or `unavailable`."""
     if self._companion_route is None:
       self._companion_route = self._companion() or False
     if self._companion_route is False:
       return unavailable
-    return getattr(self._companion_route, method)(argument)
+    return query(self._companion_route)
+
+  def _answer(self, asked: List[Tuple[str, float]], value: float,
+              query: Callable, cap: Callable[[float], float]) -> float:
+    """`cap` of the smallest of `value` and `query` of every dominating
+    route; `last_query` lists every route in order, the value of those
+    asked (None: not asked) and which one gave the answer."""
+    dominating = self._dominating_values(query)
+    asked = asked + dominating
+    answer = cap(min([value] + [other for _, other in dominating]))
+    values = dict(asked)
+    names = ([self._own] + ['companion'] * (self._companion is not None)
+             + [name for name, _ in asked[1:] if name != 'companion'])
+    winner = next((name for name, given in asked if given == answer),
+                  'basic composition')
+    values.setdefault('basic composition',
+                      answer if winner == 'basic composition' else None)
+    self.last_query = [
+        dict(route=name, answer=name == winner,
+             value=None if values.get(name) is None else float(values[name]))
+        for name in names + ['basic composition']]
+    return answer
+
+  def _dominating_values(self, query: Callable) -> List[Tuple[str, float]]:
+    return [(f'dominating ledger {index + 1} (D19, D33)', query(accountant))
+            for index, accountant in enumerate(self.dominating_routes())]
 
   def epsilon(self, target_delta: float, own: float) -> float:
     """The smallest certified epsilon at `target_delta`, given `own`."""
+    asked = [(self._own, own)]
     epsilon = own
     if self._companion is not None:
       cut = self._companion_from()
       if epsilon > cut and target_delta > 0:
         # The combined profile is the own route's below the cut: the
         # companion's epsilon is only an answer where it reaches past it.
-        epsilon = min(epsilon, max(cut, self._companion_value(
-            'get_epsilon', target_delta, math.inf)))
-    epsilon = min([epsilon] + [accountant.get_epsilon(target_delta)
-                               for accountant in self.dominating_routes()])
-    return capped_epsilon(self._ledger, self._relation, target_delta,
-                          epsilon)
+        asked.append(('companion', max(cut, self._companion_value(
+            lambda route: route.get_epsilon(target_delta), math.inf))))
+        epsilon = min(epsilon, asked[-1][1])
+    return self._answer(
+        asked, epsilon, lambda accountant: accountant.get_epsilon(target_delta),
+        lambda smallest: capped_epsilon(self._ledger, self._relation,
+                                        target_delta, smallest))
 
   def delta(self, target_epsilon: float, own: float) -> float:
     """The smallest certified delta at `target_epsilon`, given `own`."""
+    asked = [(self._own, own)]
     delta = own
     if (self._companion is not None
         and target_epsilon >= self._companion_from()):
-      delta = min(delta, self._companion_value('get_delta', target_epsilon,
-                                               1.0))
-    delta = min([delta] + [accountant.get_delta(target_epsilon)
-                           for accountant in self.dominating_routes()])
-    return capped_delta(self._ledger, self._relation, target_epsilon,
-                        delta)
-
+      asked.append(('companion', self._companion_value(
+          lambda route: route.get_delta(target_epsilon), 1.0)))
+      delta = min(delta, asked[-1][1])
+    return self._answer(
+        asked, delta, lambda accountant: accountant.get_delta(target_epsilon),
+        lambda smallest: capped_delta(self._ledger, self._relation,
+                                      target_epsilon, smallest))

@@ -11,7 +11,8 @@ Events are written generically from their attrs fields, so a field added to
 an event class later round-trips without changes here (a state written
 before the field existed loads with the field's default). Every event class
 of this package and of `dp_accounting.dp_event` is known by its class name;
-`register_event_class` adds others. Values are JSON-native (None, bool, int,
+`register_event_class` adds others. Accountant classes register themselves
+by subclassing `Checkpointable`, so this module imports no route. Values are JSON-native (None, bool, int,
 float, str, list) or tagged objects: {"type": name, "fields": {...}} for a
 nested event or randomizer, {"tuple": [...]} for a tuple, {"float": "inf"}
 or {"float": "-inf"} for an infinite float. NaN is refused: no valid event
@@ -27,16 +28,20 @@ the constructors of the known event classes (which validate their fields).
 """
 
 import functools
-import importlib
 import json
 import math
 import os
 import tempfile
-from typing import Any, Dict, List, Mapping, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import attr
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
+
+import shuffle_accountants
+from shuffle_accountants import events
+from shuffle_accountants import randomizers
+from shuffle_accountants.samplers import events as sampler_events
 
 # Bump when the layout changes; readers refuse versions they do not know.
 STATE_VERSION = 1
@@ -44,10 +49,10 @@ EVENT_FORMAT = 'shuffle_accountants.event'
 ACCOUNTANT_FORMAT = 'shuffle_accountants.accountant'
 
 # Modules whose public attrs classes are known event (and field) types.
-_EVENT_MODULES = ('dp_accounting.dp_event', 'shuffle_accountants.events',
-                  'shuffle_accountants.randomizers',
-                  'shuffle_accountants.samplers.events')
+_EVENT_MODULES = (dp_event, events, randomizers, sampler_events)
 _registered: Dict[str, type] = {}
+# Every `Checkpointable` class by name (`Checkpointable.__init_subclass__`).
+_accountant_classes: Dict[str, type] = {}
 
 
 def register_event_class(cls: type) -> type:
@@ -71,11 +76,10 @@ def register_event_class(cls: type) -> type:
 def _module_classes() -> Dict[str, type]:
   """The public attrs classes of `_EVENT_MODULES`, by name."""
   known = {}
-  for module_name in _EVENT_MODULES:
-    module = importlib.import_module(module_name)
+  for module in _EVENT_MODULES:
     for name, value in vars(module).items():
       if (isinstance(value, type) and attr.has(value) and not
-          name.startswith('_') and value.__module__ == module_name):
+          name.startswith('_') and value.__module__ == module.__name__):
         known[name] = value
   return known
 
@@ -226,8 +230,13 @@ class Checkpointable:
   """Mixin of the accountants: records compose calls, saves and restores.
 
   A subclass lists its constructor's settings in `configuration()`; those
-  settings and the compose calls determine its answers.
+  settings and the compose calls determine its answers. Every subclass is
+  known to `load_accountant` by its class name.
   """
+
+  def __init_subclass__(cls, **kwargs):
+    super().__init_subclass__(**kwargs)
+    _accountant_classes[cls.__name__] = cls
 
   def configuration(self) -> Dict[str, Any]:
     """The constructor's settings that determine the answers (JSON-ready)."""
@@ -291,7 +300,7 @@ class Checkpointable:
           + '; '.join(differences) + '); construct it with the saved '
           "configuration, e.g. load_accountant or from_state_dict.")
     calls = _decode_calls(state.get('compositions'))
-    fresh = type(self).from_configuration(mine)
+    fresh = self.fresh()
     fresh._compose_calls()  # pylint: disable=protected-access
     for index, (event, count, repeat) in enumerate(calls):
       try:
@@ -308,6 +317,11 @@ class Checkpointable:
     vars(self).update(vars(fresh))
     if progress is not None:
       self._progress_option = progress
+
+  def fresh(self, **changes):
+    """A new, empty accountant of this configuration, with `changes`
+    (constructor settings) applied: what a query builds beside this one."""
+    return type(self).from_configuration({**self.configuration(), **changes})
 
   @classmethod
   def from_configuration(cls, configuration: Mapping[str, Any]):
@@ -365,11 +379,17 @@ def _decode_calls(compositions: Any) -> List[Tuple[dp_event.DpEvent, int, int]]:
   return calls
 
 
-def _accountant_classes() -> Dict[str, type]:
-  from shuffle_accountants.pld import accountant as pld  # pylint: disable=g-import-not-at-top
-  from shuffle_accountants.rdp import accountant as rdp  # pylint: disable=g-import-not-at-top
-  return {cls.__name__: cls for cls in (pld.ShufflePldAccountant,
-                                        rdp.ShuffleRdpAccountant)}
+def _accountant_class(name: Any) -> Optional[type]:
+  """The `Checkpointable` class called `name`, or None.
+
+  A public accountant of the package not imported yet is imported through
+  the package's lazy exports (from above), and registers itself.
+  """
+  if not isinstance(name, str):
+    return None
+  if name not in _accountant_classes and name in shuffle_accountants.__all__:
+    getattr(shuffle_accountants, name)
+  return _accountant_classes.get(name)
 
 
 def save_accountant(accountant: Checkpointable,
@@ -415,10 +435,10 @@ def load_accountant(path: 'os.PathLike[str] | str'):
       raise ValueError(f'{os.fspath(path)} is not JSON written by '
                        f'save_accountant: {error}') from error
   _check_header(state, ACCOUNTANT_FORMAT)
-  cls = _accountant_classes().get(state.get('accountant'))
+  cls = _accountant_class(state.get('accountant'))
   if cls is None:
     raise ValueError(f"state['accountant'] = {state.get('accountant')!r} is "
-                     f'not one of {sorted(_accountant_classes())}.')
+                     f'not one of {sorted(_accountant_classes)}.')
   return cls.from_state_dict(state)
 
 

@@ -381,9 +381,3 @@ class DistributedCheckInEvent(dp_event.DpEvent):
     # (`_participation_name` repairs the way back).
     return super().to_named_tuple()._replace(participation=self.participation)
 
-
-# The events of Liew et al., which carry their own sampling of users.
-LIEW_EVENT_TYPES = (CheckInEvent, SubsampledShuffleGaussianEvent,
-                    DistributedCheckInEvent)
-# Every event this library adds; each is defined under replace-one only.
-SHUFFLE_EVENT_TYPES = (ShuffleEvent,) + LIEW_EVENT_TYPES

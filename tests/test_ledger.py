@@ -35,9 +35,11 @@ def test_leaves_multiply_counts_through_nested_self_composition():
 @pytest.mark.parametrize('event,kind,ratio', [
     (dp_event.NoOpDpEvent(), Kind.NO_OP, None),
     (SHUFFLE, Kind.SHUFFLE, None),
-    (CheckInEvent(100, 0.25, local_epsilon=1.0), Kind.LIEW, 0.25),
-    (DistributedCheckInEvent(100, 0.5, 1.0), Kind.LIEW, 0.5),
-    (SubsampledShuffleGaussianEvent(100, 10, 1.0), Kind.LIEW, 0.1),
+    (CheckInEvent(100, 0.25, local_epsilon=1.0), Kind.OWN_PARTICIPATION,
+     0.25),
+    (DistributedCheckInEvent(100, 0.5, 1.0), Kind.OWN_PARTICIPATION, 0.5),
+    (SubsampledShuffleGaussianEvent(100, 10, 1.0), Kind.OWN_PARTICIPATION,
+     0.1),
     (dp_event.SampledWithoutReplacementDpEvent(1000, 100, SHUFFLE),
      Kind.HIDDEN_SAMPLE, 0.1),
     (dp_event.PoissonSampledDpEvent(0.1, dp_event.ComposedDpEvent([SHUFFLE])),
@@ -171,3 +173,29 @@ def test_pure_ledger_too_long_for_the_pld_stays_finite():
   accountant = ShufflePldAccountant(relation).compose(event, 10**4)
   per_round = math.log1p(0.9 * math.expm1(10.0))
   assert accountant.get_epsilon(1e-6) <= 10**4 * per_round * (1 + 1e-9)
+
+
+@pytest.mark.parametrize('accountant', [ShufflePldAccountant,
+                                        ShuffleRdpAccountant])
+def test_explain_routes_lists_every_route_and_the_one_that_answered(
+    accountant):
+  accountant = accountant()
+  accountant.compose(ShuffleEvent(num_users=1000, local_epsilon=1.0,
+                                  num_categories=2), 10)
+  routes = accountant.explain_routes(1e-12)
+  epsilon = accountant.get_epsilon(1e-12)
+  (answer,) = [route for route in routes if route['answer']]
+  assert answer['value'] == epsilon
+  assert routes[-1]['route'] == 'basic composition'
+  assert any(route['route'].startswith('dominating ledger')
+             for route in routes)  # its one-user ledger (D19)
+  assert ('companion' in [route['route'] for route in routes]) == isinstance(
+      accountant, ShufflePldAccountant)
+
+
+def test_companions_are_built_from_the_configuration():
+  accountant = ShuffleRdpAccountant(relative_grouping=0.05)
+  fresh = accountant.fresh(orders=[2, 3])
+  assert fresh.configuration() == dict(
+      accountant.configuration(), orders=[2.0, 3.0])
+  assert type(fresh) is ShuffleRdpAccountant

@@ -265,17 +265,26 @@ class GridComposition:
     else:
       self._composed = self.pld.compose(built)
 
-  def value(self, method: str, argument: float) -> float:
-    """'get_delta', 'get_epsilon' or 'located_epsilon' of the composed PLD.
+  # The project's closed forms (sums of non-negative terms) on the composed
+  # PLD, not dp_accounting's cumulative differences (which round delta down
+  # by ~1e-11) and pure-Python epsilon search.
 
-    The project's closed forms (sums of non-negative terms), not
-    dp_accounting's cumulative differences (which round delta down by
-    ~1e-11) and pure-Python epsilon search.
-    """
-    if method == 'get_delta' and argument == np.inf:
+  def delta(self, epsilon: float) -> float:
+    """Delta of the composed PLD at `epsilon`."""
+    if epsilon == np.inf:
       return 1.0 if self.contains_non_dp_event else 0.0
     if self.contains_non_dp_event:
-      return 1.0 if method == 'get_delta' else np.inf
-    profile = self.profile()
-    return {'get_delta': profile.delta, 'get_epsilon': profile.epsilon,
-            'located_epsilon': profile.located_epsilon}[method](argument)
+      return 1.0
+    return self.profile().delta(epsilon)
+
+  def epsilon(self, delta: float) -> float:
+    """Epsilon of the composed PLD at `delta`."""
+    if self.contains_non_dp_event:
+      return np.inf
+    return self.profile().epsilon(delta)
+
+  def located_epsilon(self, delta: float) -> float:
+    """Where the composed PLD places epsilon at `delta` (its FFT result)."""
+    if self.contains_non_dp_event:
+      return np.inf
+    return self.profile().located_epsilon(delta)

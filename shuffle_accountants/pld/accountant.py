@@ -42,7 +42,7 @@ sensitivity 2 (dp-accounting >= 0.5), i.e. `noise_multiplier` is the noise
 standard deviation divided by the clipping norm of one record.
 """
 
-from typing import Optional, Tuple, TypeAlias
+from typing import Callable, Optional, Tuple, TypeAlias
 
 import attr
 from dp_accounting import dp_event
@@ -54,7 +54,6 @@ from shuffle_accountants import _event_checks
 from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
 from shuffle_accountants import _progress
-from shuffle_accountants import _rdp_companion
 from shuffle_accountants import _validation
 from shuffle_accountants import checkpoints
 from shuffle_accountants import events
@@ -64,6 +63,7 @@ from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import grid
+from shuffle_accountants.rdp import accountant as rdp_accountant
 from shuffle_accountants.samplers import accounting as sampler_accounting
 
 NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
@@ -249,8 +249,9 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     (for the PLD: the delta lies below its mass at +infinity, D9).
     """
     target_delta = _validation.check_delta('target_delta', target_delta)
-    epsilon = self._route_value('get_epsilon', target_delta, np.inf)
-    return self._routes().epsilon(target_delta, epsilon)
+    epsilon = self._route_value(
+        lambda composed: composed.epsilon(target_delta), np.inf)
+    return self._certified_routes().epsilon(target_delta, epsilon)
 
   def get_delta(self, target_epsilon: float) -> float:
     """Certified delta at `target_epsilon` >= 0 (upper bound, in [0, 1]).
@@ -261,27 +262,34 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     """
     target_epsilon = _validation.check_epsilon('target_epsilon',
                                                target_epsilon)
-    delta = self._route_value('get_delta', target_epsilon, 1.0)
-    return self._routes().delta(target_epsilon, delta)
+    delta = self._route_value(
+        lambda composed: composed.delta(target_epsilon), 1.0)
+    return self._certified_routes().delta(target_epsilon, delta)
 
-  def _routes(self) -> _ledger.CertifiedRoutes:
+  def _certified_routes(self) -> _ledger.CertifiedRoutes:
     """The ledger's routes besides the PLD: RDP from `_rdp_cut` on, and the
     ledgers it post-processes (D19), each with its own automatic grid, so
     the smallest answer over them keeps epsilon never above the rate-1
     (D33, rates from 1/2) and one-user rounds, whatever the grids."""
     if self._derived.routes is None:
       self._derived.routes = _ledger.CertifiedRoutes(
-          self.ledger, self.neighboring_relation, lambda: ShufflePldAccountant(
-              self.neighboring_relation,
-              None if self._automatic_grid
-              else self._value_discretization_interval,
-              self._relative_accuracy, self._krr_adversary,
-              self._relative_width, self._relative_grouping),
-          dominating_types=(events.CheckInEvent, events.ShuffleEvent),
-          companion=lambda: _rdp_companion.rdp_route(
-              self.ledger, self.neighboring_relation),
-          companion_from=self._rdp_cut)
+          self.ledger, self.neighboring_relation, self.fresh,
+          rate_one=True,
+          companion=self._rdp_route, companion_from=self._rdp_cut,
+          own='PLD (connect-the-dots on its grid, D9)')
     return self._derived.routes
+
+  def _rdp_route(self) -> Optional[rdp_accountant.ShuffleRdpAccountant]:
+    """An RDP accountant holding the ledger, or None if it cannot compose
+    it (the one edge from the PLD route to the RDP route)."""
+    route = rdp_accountant.ShuffleRdpAccountant(
+        neighboring_relation=self.neighboring_relation)
+    try:
+      route.compose(self.ledger)
+    except (privacy_accountant.UnsupportedEventError, ValueError,
+            ArithmeticError):  # e.g. dp_accounting's RDP of zero noise
+      return None
+    return route
 
   def _rdp_cut(self) -> float:
     """The epsilon from which the RDP route is also asked (per ledger).
@@ -298,20 +306,23 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     eps0 = 13: 3.6e7 against 5.2e6 on the RDP route).
     """
     if self._derived.cut is None:
-      cut = self._route_value('located_epsilon', RDP_ALSO_BELOW_DELTA,
-                              np.inf)
+      cut = self._route_value(
+          lambda composed: composed.located_epsilon(RDP_ALSO_BELOW_DELTA),
+          np.inf)
       self._derived.cut = 0.0 if cut == np.inf or self._also_rdp() else cut
     return self._derived.cut
 
-  def _route_value(self, method: str, argument: float, unavailable):
-    """`method` of the composed PLD (closed form), or `unavailable`."""
+  def _route_value(self, query: Callable[
+      [_grid_composition.GridComposition], float], unavailable: float
+                   ) -> float:
+    """`query` of the composed PLD (closed forms), or `unavailable`."""
     try:
       composed = self._composition()
     except composition.GridTooFineError:
       if not self._automatic_grid:
         raise
       return unavailable
-    return composed.value(method, argument)
+    return query(composed)
 
   def get_optimistic_epsilon(self, target_delta: float) -> float:
     """An estimate below `get_epsilon`, to show the discretization gap.
@@ -391,7 +402,8 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
           ' use num_categories=None for a generic approximate-LDP randomizer.'))
     return None
 
-  def _check_liew_event(self, event) -> Optional[CompositionErrorDetails]:
+  def _check_own_participation(self, event
+                              ) -> Optional[CompositionErrorDetails]:
     return _event_checks.check_relation(self.neighboring_relation, event)
 
   def _check_other(self, event: dp_event.DpEvent, count: int

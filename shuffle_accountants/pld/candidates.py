@@ -11,14 +11,16 @@ several are valid, `discrete.smallest_profile` keeps the pointwise smallest
 profile, convexified (still an upper bound on the true, convex profile).
 """
 
+import functools
 import math
-from typing import Optional, Tuple
+from typing import Callable, Optional, Tuple
 
 import attr
 import numpy as np
 
 from shuffle_accountants import _cache
 from shuffle_accountants import _dominating
+from shuffle_accountants import _event_specs
 from shuffle_accountants import events
 from shuffle_accountants.pairs import blanket
 from shuffle_accountants.pairs import clone_pairs
@@ -261,13 +263,12 @@ def shuffle_round_pmf(event: events.ShuffleEvent,
           tuple(name for name, _ in pairs))
 
 
-def scalar_shuffle_sample(event
+def scalar_shuffle_sample(event: events.SubsampledShuffleGaussianEvent
                           ) -> Optional[Tuple[events.ShuffleEvent, float]]:
   """A `SubsampledShuffleGaussianEvent` of scalar reports (dimension 1) as
   what it is, the shuffle of its m scalar `GaussianRandomizer` reports
   behind a hidden sample, with the sampling ratio m / n; None otherwise."""
-  if (not isinstance(event, events.SubsampledShuffleGaussianEvent)
-      or event.dimension != 1):
+  if event.dimension != 1:
     return None
   return (events.ShuffleEvent(
       num_users=event.sample_size,
@@ -290,81 +291,102 @@ def _sampled_gaussian_pairs(event: events.SubsampledShuffleGaussianEvent
   return (_SAMPLED_GAUSSIAN_PAIR, f'{continuous_blanket.NAME}: {why}')
 
 
-def liew_event_arguments(event) -> dict:
-  """Keyword arguments of `checkin` functions for a Liew et al. event."""
-  if isinstance(event, events.CheckInEvent):
-    return dict(num_users=event.num_users, checkin_rate=event.checkin_rate,
-                local_epsilon=event.local_epsilon,
-                noise_multiplier=event.noise_multiplier)
+def _checkin_arguments(event: events.CheckInEvent) -> dict:
+  """Keyword arguments of `checkin` functions for a check-in round."""
+  return dict(num_users=event.num_users, checkin_rate=event.checkin_rate,
+              local_epsilon=event.local_epsilon,
+              noise_multiplier=event.noise_multiplier)
+
+
+def _sampled_gaussian_arguments(event: events.SubsampledShuffleGaussianEvent
+                                ) -> dict:
+  """Keyword arguments of `checkin` functions for a hidden Gaussian sample."""
   return dict(num_users=event.num_users, checkin_rate=1.0,
               noise_multiplier=event.noise_multiplier,
               sample_size=event.sample_size)
 
 
-def liew_event_pmf(event, discretization: float,
-                   discretize: checkin.Discretize, relative_width: float
-                   ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
-  """One PMF for a `CheckInEvent`, `SubsampledShuffleGaussianEvent` or
-  `DistributedCheckInEvent`."""
-  if isinstance(event, events.DistributedCheckInEvent):
-    return distributed.distributed_checkin_pmf(
-        event.num_users, event.checkin_rate, event.noise_multiplier,
-        discretization, relative_width, event.participation,
-        event.min_reporting), _DISTRIBUTED_PAIRS[
-            'dropouts' if event.min_reporting is not None
-            and event.participation != 'hidden_count'
-            else event.participation]
+def _distributed_pmf(event: events.DistributedCheckInEvent,
+                     unused_sampling_ratio, discretization: float,
+                     discretize: checkin.Discretize, unused_krr_adversary,
+                     relative_width: float
+                     ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
+  """D30 (participants revealed) or the D17 pair mixed over the count."""
+  return distributed.distributed_checkin_pmf(
+      event.num_users, event.checkin_rate, event.noise_multiplier,
+      discretization, relative_width, event.participation,
+      event.min_reporting), _DISTRIBUTED_PAIRS[
+          'dropouts' if event.min_reporting is not None
+          and event.participation != 'hidden_count'
+          else event.participation]
+
+
+def _sampled_gaussian_pmf(event: events.SubsampledShuffleGaussianEvent,
+                          unused_sampling_ratio, discretization: float,
+                          discretize: checkin.Discretize,
+                          unused_krr_adversary, relative_width: float
+                          ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
+  """KHH-SUBSAMPLED on the D7 pair (and on the scalar shuffle, D28)."""
+  mixture, names = _mixture_pmf(event, _sampled_gaussian_pairs(event),
+                                _sampled_gaussian_arguments(event),
+                                discretization, discretize, relative_width)
+  scalar = scalar_shuffle_sample(event)
+  if scalar is None:
+    return mixture, names
+  # The same mechanism as a hidden sample of a scalar shuffle: its
+  # candidates (NUM-BLANKET (v) with D7), lowered to the D7 mixture where
+  # that is smaller (D28).
+  shuffled, shuffled_names = shuffle_round_pmf(
+      scalar[0], scalar[1], discretization, discretize, 'shuffled_output',
+      relative_width)
+  return (checkin.capped_by(shuffled, mixture),
+          names + tuple(f'{SCALAR_SHUFFLE_SAMPLE}: {name}'
+                        for name in shuffled_names))
+
+
+def _checkin_pmf(event: events.CheckInEvent, unused_sampling_ratio,
+                 discretization: float, discretize: checkin.Discretize,
+                 unused_krr_adversary, relative_width: float
+                 ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
+  """The D8 mixture, capped by its rate-1 round and its D31 pairs."""
+  mixture_of = functools.partial(
+      _mixture_pmf, event, _CHECKIN_PAIRS[event.noise_multiplier is None],
+      _checkin_arguments(event), discretize=discretize,
+      relative_width=relative_width,
+      everyone=_dominating.everyone_below_rate_one(event))
+  if not event.local_epsilon:
+    return mixture_of(discretization)
   # D31: a pure-LDP check-in round as a shuffle of R' by all n users. Its
   # pairs set the round's grid (`grid`); the check-in mixture, whose losses
   # spread wider, is built on a grid coarser by a power of two that resolves
   # it as finely as its own grid would (a chord profile bounds on any grid,
   # D28 (ii)).
-  blanket_pairs = (checkin_blanket_pairs(
+  blanket_pairs = checkin_blanket_pairs(
       event.num_users, event.checkin_rate, event.local_epsilon,
       checkin_randomizer(event), relative_width, discretization)
-                   if isinstance(event, events.CheckInEvent)
-                   and event.local_epsilon else ())
-  scalar = scalar_shuffle_sample(event)
-  if scalar is not None:
-    # The same mechanism as a hidden sample of a scalar shuffle: its
-    # candidates (NUM-BLANKET (v) with D7), lowered to the D7 mixture where
-    # that is smaller (D28).
-    mixture, names = _mixture_pmf(event, discretization, discretize,
-                                  relative_width)
-    shuffled, shuffled_names = shuffle_round_pmf(
-        scalar[0], scalar[1], discretization, discretize, 'shuffled_output',
-        relative_width)
-    return (checkin.capped_by(shuffled, mixture),
-            names + tuple(f'{SCALAR_SHUFFLE_SAMPLE}: {name}'
-                          for name in shuffled_names))
   if not blanket_pairs:
-    return _mixture_pmf(event, discretization, discretize, relative_width)
+    return mixture_of(discretization)
   blanket_pmf = discrete.smallest_profile(
       [discretize(atoms, discretization) for _, atoms in blanket_pairs])
   narrowest = min(privacy_loss.loss_spread(atoms) for _, atoms in blanket_pairs)
   widths = checkin.loss_spread(event.num_users, event.checkin_rate,
                                event.local_epsilon) / max(narrowest, 1e-300)
   steps = max(0, int(np.floor(np.log2(widths)))) if widths < 2**30 else 0
-  mixture, names = _mixture_pmf(event, discretization * 2.0**steps,
-                                discretize, relative_width)
+  mixture, names = mixture_of(discretization * 2.0**steps)
   return (checkin.capped_by(blanket_pmf, mixture),
           names + tuple(name for name, _ in blanket_pairs))
 
 
-def _mixture_pmf(event, discretization: float, discretize: checkin.Discretize,
-                 relative_width: float
+def _mixture_pmf(event, names: Tuple[str, ...], arguments: dict,
+                 discretization: float, discretize: checkin.Discretize,
+                 relative_width: float,
+                 everyone: Optional[events.ShuffleEvent] = None
                  ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
-  """The D8 check-in mixture (or hidden sample) capped by its rate-1 round."""
-  if isinstance(event, events.CheckInEvent):
-    names = _CHECKIN_PAIRS[event.noise_multiplier is None]
-  else:
-    names = _sampled_gaussian_pairs(event)
+  """The D8 check-in mixture (or hidden sample) of `arguments` (pairs
+  `names`), capped by its rate-1 round `everyone` if any."""
   pmf = checkin.checkin_pmf(discretization=discretization,
                             discretize=discretize,
-                            relative_width=relative_width,
-                            **liew_event_arguments(event))
-  everyone = (_dominating.everyone_below_rate_one(event)
-              if isinstance(event, events.CheckInEvent) else None)
+                            relative_width=relative_width, **arguments)
   if everyone is None:
     return pmf, names
   # D19: the round at rate 1 dominates the round at any rate. Its losses
@@ -405,7 +427,124 @@ def event_pmf(event, sampling_ratio_: Optional[float], discretization: float,
               ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
   """The PMF (and pair names) of any shuffle event, cached across ledgers."""
   event = _dominating.accounted_round(event)  # rate 1 (D33)
-  if isinstance(event, events.ShuffleEvent):
-    return shuffle_round_pmf(event, sampling_ratio_, discretization,
-                             discretize, krr_adversary, relative_width)
-  return liew_event_pmf(event, discretization, discretize, relative_width)
+  return _event_specs.route_entry(ROUND_PMFS, event).pmf(
+      event, sampling_ratio_, discretization, discretize, krr_adversary,
+      relative_width)
+
+
+Scales = Tuple[float, float, float]
+
+
+def round_scales(event, ratio: Optional[float], krr_adversary: str,
+                 relative_width: float) -> Scales:
+  """(loss standard deviation, largest finite loss, a bound on the former)
+  of a round as accounted, for `grid`.
+
+  The first sets the accuracy; the third (at least the first) bounds the
+  width of many composed rounds.
+  """
+  return _event_specs.route_entry(ROUND_PMFS, event).scales(
+      event, ratio, krr_adversary, relative_width)
+
+
+def _shuffle_scales(event: events.ShuffleEvent, ratio: Optional[float],
+                    krr_adversary: str, relative_width: float) -> Scales:
+  # The grid needs a pair's scale, not its fine structure (coarse clone
+  # groups, outputs merged on a fine grid): a fraction of a percent off.
+  resolution = checkin.scale_resolution(event.local_epsilon,
+                                        event.num_users)
+  pairs = [atoms if ratio is None
+           else privacy_loss.subsampled_orders(atoms, ratio)[0]
+           for _, atoms in event_pairs(
+               event, krr_adversary,
+               max(relative_width, checkin.SCALE_RELATIVE_WIDTH),
+               resolution)
+           if atoms is not None]
+  # A pair whose finite losses are all equal needs no resolution.
+  spreads = [privacy_loss.loss_spread(atoms) for atoms in pairs]
+  spread = min([s for s in spreads if s > 0], default=np.inf)
+  reach = max(np.max(np.abs(atoms.losses), initial=0.0) for atoms in pairs)
+  return spread, reach, max(spreads, default=0.0)
+
+
+def _distributed_scales(event: events.DistributedCheckInEvent,
+                        unused_ratio, unused_krr_adversary,
+                        relative_width: float) -> Scales:
+  arguments = (event.num_users, event.checkin_rate, event.noise_multiplier)
+  model = dict(participation=event.participation,
+               min_reporting=event.min_reporting)
+  return (distributed.loss_spread(*arguments, **model),
+          distributed.pmf_reach(*arguments, relative_width, **model),
+          np.sqrt(distributed.loss_variance_bound(*arguments,
+                                                  relative_width, **model)))
+
+
+def _mixture_scales(event, ratio: Optional[float], relative_width: float,
+                    arguments: dict, local_epsilon: Optional[float] = None
+                    ) -> Scales:
+  """The scales of a check-in mixture (or hidden sample) of `arguments`."""
+  spread = checkin.loss_spread(event.num_users, ratio, local_epsilon,
+                               event.noise_multiplier, relative_width)
+  # What the round's PMF will span (a check-in round reaches the losses of
+  # its largest group of participants, not of the typical one).
+  reach = checkin.pmf_reach(relative_width=relative_width, **arguments)
+  return spread, reach, np.sqrt(checkin.loss_variance_bound(
+      relative_width=relative_width, **arguments))
+
+
+def _checkin_scales(event: events.CheckInEvent, ratio: Optional[float],
+                    unused_krr_adversary, relative_width: float) -> Scales:
+  spread, reach, spread_bound = _mixture_scales(
+      event, ratio, relative_width, _checkin_arguments(event),
+      event.local_epsilon)
+  if event.local_epsilon:
+    # The D31 pairs can be far narrower than the check-in mixture: the grid
+    # resolves the narrowest (the round's PMF keeps the mixture's range).
+    resolution = checkin.scale_resolution(
+        event.local_epsilon, event.num_users * event.checkin_rate)
+    spread = min([spread] + [
+        privacy_loss.loss_spread(atoms) for _, atoms in
+        checkin_blanket_pairs(
+            event.num_users, event.checkin_rate, event.local_epsilon,
+            checkin_randomizer(event),
+            max(relative_width, checkin.SCALE_RELATIVE_WIDTH), resolution)])
+  return spread, reach, spread_bound
+
+
+def _sampled_gaussian_scales(event: events.SubsampledShuffleGaussianEvent,
+                             ratio: Optional[float], krr_adversary: str,
+                             relative_width: float) -> Scales:
+  spread, reach, spread_bound = _mixture_scales(
+      event, ratio, relative_width, _sampled_gaussian_arguments(event))
+  scalar = scalar_shuffle_sample(event)
+  if scalar is not None:
+    # Its scalar shuffle candidate is far narrower than the D7 mixture.
+    spread = min(spread, _shuffle_scales(*scalar, krr_adversary,
+                                         relative_width)[0])
+  return spread, reach, spread_bound
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class RoundPmf:
+  """The PLD route's entry for one shuffle event type (`_event_specs`).
+
+  Attributes:
+    pmf: (event, sampling ratio, discretization, discretize, krr_adversary,
+      relative_width) -> (its PMF on the grid, the names of its pairs).
+    scales: (event, sampling ratio, krr_adversary, relative_width) -> its
+      `Scales`, from which `grid` chooses the grid.
+  """
+  pmf: Callable[..., Tuple[discrete.GridPmf, Tuple[str, ...]]]
+  scales: Callable[..., Scales]
+
+
+# The PLD route's one table: per shuffle event type, its round as accounted
+# (D33) on a grid.
+ROUND_PMFS = {
+    events.ShuffleEvent: RoundPmf(shuffle_round_pmf, _shuffle_scales),
+    events.CheckInEvent: RoundPmf(_checkin_pmf, _checkin_scales),
+    events.SubsampledShuffleGaussianEvent: RoundPmf(
+        _sampled_gaussian_pmf, _sampled_gaussian_scales),
+    events.DistributedCheckInEvent: RoundPmf(_distributed_pmf,
+                                             _distributed_scales),
+}

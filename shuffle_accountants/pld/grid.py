@@ -18,13 +18,9 @@ import numpy as np
 from shuffle_accountants import _cache
 from shuffle_accountants import _ledger
 from shuffle_accountants import _progress
-from shuffle_accountants import events
-from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import candidates
-from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
-from shuffle_accountants.pld import distributed
 
 FINEST_MIXED_GRID = 1e-6
 COARSEST_GRID = 1e-2
@@ -40,62 +36,9 @@ COARSEST_FALLBACK_GRID = 1.0
 # each round's scales are kept (three floats; the budget counts entries).
 @_cache.cached(2**16, lambda scales: 1)
 def _round_scales(event, ratio, krr_adversary: str, relative_width: float
-                  ) -> Tuple[float, float, float]:
-  """(loss standard deviation, largest finite loss, a bound on the former).
-
-  The first sets the accuracy; the third (at least the first) bounds the
-  width of many composed rounds.
-  """
-  if isinstance(event, events.ShuffleEvent):
-    # The grid needs a pair's scale, not its fine structure (coarse clone
-    # groups, outputs merged on a fine grid): a fraction of a percent off.
-    resolution = checkin.scale_resolution(event.local_epsilon,
-                                          event.num_users)
-    pairs = [atoms if ratio is None
-             else privacy_loss.subsampled_orders(atoms, ratio)[0]
-             for _, atoms in candidates.event_pairs(
-                 event, krr_adversary,
-                 max(relative_width, checkin.SCALE_RELATIVE_WIDTH),
-                 resolution)
-             if atoms is not None]
-    # A pair whose finite losses are all equal needs no resolution.
-    spreads = [privacy_loss.loss_spread(atoms) for atoms in pairs]
-    spread = min([s for s in spreads if s > 0], default=np.inf)
-    reach = max(np.max(np.abs(atoms.losses), initial=0.0) for atoms in pairs)
-    return spread, reach, max(spreads, default=0.0)
-  if isinstance(event, events.DistributedCheckInEvent):
-    arguments = (event.num_users, event.checkin_rate, event.noise_multiplier)
-    model = dict(participation=event.participation,
-                 min_reporting=event.min_reporting)
-    return (distributed.loss_spread(*arguments, **model),
-            distributed.pmf_reach(*arguments, relative_width, **model),
-            np.sqrt(distributed.loss_variance_bound(*arguments,
-                                                    relative_width, **model)))
-  local_epsilon = getattr(event, 'local_epsilon', None)
-  spread = checkin.loss_spread(event.num_users, ratio, local_epsilon,
-                               event.noise_multiplier, relative_width)
-  arguments = candidates.liew_event_arguments(event)
-  # What the round's PMF will span (a check-in round reaches the losses of
-  # its largest group of participants, not of the typical one).
-  reach = checkin.pmf_reach(relative_width=relative_width, **arguments)
-  if isinstance(event, events.CheckInEvent) and local_epsilon:
-    # The D31 pairs can be far narrower than the check-in mixture: the grid
-    # resolves the narrowest (the round's PMF keeps the mixture's range).
-    resolution = checkin.scale_resolution(
-        local_epsilon, event.num_users * event.checkin_rate)
-    spread = min([spread] + [
-        privacy_loss.loss_spread(atoms) for _, atoms in
-        candidates.checkin_blanket_pairs(
-            event.num_users, event.checkin_rate, local_epsilon,
-            candidates.checkin_randomizer(event),
-            max(relative_width, checkin.SCALE_RELATIVE_WIDTH), resolution)])
-  scalar = candidates.scalar_shuffle_sample(event)
-  if scalar is not None:
-    # Its scalar shuffle candidate is far narrower than the D7 mixture.
-    spread = min(spread, _round_scales(*scalar, krr_adversary,
-                                       relative_width)[0])
-  return spread, reach, np.sqrt(checkin.loss_variance_bound(
-      relative_width=relative_width, **arguments))
+                  ) -> candidates.Scales:
+  """`candidates.round_scales`, cached."""
+  return candidates.round_scales(event, ratio, krr_adversary, relative_width)
 
 
 def automatic_interval(ledger: dp_event.DpEvent, relative_accuracy: float,

@@ -47,6 +47,7 @@ import numpy as np
 from shuffle_accountants import _cache
 from shuffle_accountants import _dominating
 from shuffle_accountants import _event_checks
+from shuffle_accountants import _event_specs
 from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
 from shuffle_accountants import _validation
@@ -194,27 +195,22 @@ def parent_event(event: dp_event.DpEvent, relation: NeighboringRelation
   return None
 
 
-def _liew_bound(event, orders) -> shuffle_round.RdpBound:
-  if isinstance(event, events.DistributedCheckInEvent):
-    return distributed.distributed_checkin_rdp_upper_bound(
-        event.num_users, event.checkin_rate, event.noise_multiplier, orders,
-        participation=event.participation, min_reporting=event.min_reporting)
-  if isinstance(event, events.CheckInEvent):
-    if event.local_epsilon is None:
-      return checkin.checkin_rdp_upper_bound(
-          event.num_users, event.checkin_rate, orders,
-          noise_multiplier=event.noise_multiplier)
-    mixture = checkin.checkin_rdp_upper_bound(
+def _checkin_mixture_bound(event: events.CheckInEvent, orders
+                           ) -> shuffle_round.RdpBound:
+  """LIEW-THM2 with D32's blanket candidates for pure LDP."""
+  if event.local_epsilon is None:
+    return checkin.checkin_rdp_upper_bound(
         event.num_users, event.checkin_rate, orders,
-        local_epsilon=event.local_epsilon)
-    # D31 (i): the round is a shuffle of R' by all n users; D32 bounds the
-    # Renyi divergence of its blanket pairs.
-    return shuffle_round.smallest_bound(orders, {
-        **mixture.candidates, **_blanket_candidates(
-            event.num_users, event.local_epsilon, _randomizer(event),
-            event.checkin_rate, orders)})
-  return checkin.subsampled_shuffle_gaussian_rdp_upper_bound(
-      event.num_users, event.sample_size, event.noise_multiplier, orders)
+        noise_multiplier=event.noise_multiplier)
+  mixture = checkin.checkin_rdp_upper_bound(
+      event.num_users, event.checkin_rate, orders,
+      local_epsilon=event.local_epsilon)
+  # D31 (i): the round is a shuffle of R' by all n users; D32 bounds the
+  # Renyi divergence of its blanket pairs.
+  return shuffle_round.smallest_bound(orders, {
+      **mixture.candidates, **_blanket_candidates(
+          event.num_users, event.local_epsilon, _randomizer(event),
+          event.checkin_rate, orders)})
 
 
 # Relative error allowed for the float evaluation of a log-delta of
@@ -359,10 +355,8 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     if self._routes is None:
       # One-user ledgers only: rate 1 is a candidate per round and order.
       self._routes = _ledger.CertifiedRoutes(
-          self.ledger, self.neighboring_relation, lambda: ShuffleRdpAccountant(
-              None if self._extend_orders else self._orders,
-              self.neighboring_relation, self._grouping.relative_step),
-          (events.ShuffleEvent,))
+          self.ledger, self.neighboring_relation, self.fresh,
+          own='CONV-RDP2DP (over the order stages asked)')
     return self._routes
 
   def get_delta(self, target_epsilon: float) -> float:
@@ -409,9 +403,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
   def _extension(self, stage: int) -> Optional['ShuffleRdpAccountant']:
     """The ledger accounted at the orders of `ORDER_EXTENSIONS[stage]`."""
     while len(self._extensions) <= stage:
-      extended = ShuffleRdpAccountant(
-          ORDER_EXTENSIONS[len(self._extensions)], self.neighboring_relation,
-          self._grouping.relative_step)
+      extended = self.fresh(orders=ORDER_EXTENSIONS[len(self._extensions)])
       try:
         extended.compose(self.ledger)
         self._extensions.append(extended)
@@ -435,6 +427,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
       One dict per composed shuffle event with keys 'event', 'count',
       'order' (the optimal order of the whole composition), 'bound' (the
       winning bound's name) and 'rdp' (count times its RDP at that order).
+      Which routes of the ledger answered: `explain_routes`.
     """
     _, order = self.get_epsilon_and_optimal_order(target_delta)
     # The accountant (this one or an order extension) that holds the order.
@@ -508,7 +501,8 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     self._extensions = []
     self._routes = None
 
-  def _check_liew_event(self, event) -> Optional[CompositionErrorDetails]:
+  def _check_own_participation(self, event
+                              ) -> Optional[CompositionErrorDetails]:
     return self._check_relation_and_orders(event)
 
   def _check_other(self, event: dp_event.DpEvent, count: int
@@ -530,12 +524,8 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
   def _compose_event(self, event: dp_event.DpEvent, count: int) -> None:
     for leaf_event, leaf_count in _ledger.leaves(event, count):
       leaf = _ledger.classify(leaf_event)
-      if leaf.kind is _ledger.Kind.SHUFFLE:
-        rounded = self._representative(leaf_event, leaf_count)
-        self._add(leaf_event, leaf_count, self._shuffle_bound(rounded),
-                  rounded)
-      elif leaf.kind is _ledger.Kind.LIEW:
-        self._compose_liew(leaf_event, leaf_count)
+      if leaf.kind in (_ledger.Kind.SHUFFLE, _ledger.Kind.OWN_PARTICIPATION):
+        self._compose_round(leaf_event, leaf_count)
       elif leaf.kind is _ledger.Kind.HIDDEN_SAMPLE:
         self._compose_hidden_sample(leaf_event, leaf_count)
       elif isinstance(leaf_event, sampler_accounting.SAMPLER_EVENT_TYPES):
@@ -544,15 +534,18 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
       else:
         self._parent_event(leaf_event, leaf_count, True)
 
-  def _compose_liew(self, event, count: int) -> None:
+  def _compose_round(self, event, count: int) -> None:
+    """A round (as grouped and accounted, D33) by `ROUND_BOUNDS`."""
     rounded = _dominating.accounted_round(self._representative(event, count))
-    if isinstance(rounded, events.ShuffleEvent):  # rate 1 (D33)
-      self._add(event, count, self._shuffle_bound(rounded), rounded)
-      return
-    bound = self._bound(rounded, lambda: _liew_bound(rounded, self._orders))
-    everyone = None
-    if isinstance(rounded, events.CheckInEvent):
-      everyone = _dominating.everyone_below_rate_one(rounded)
+    bound = _event_specs.route_entry(ROUND_BOUNDS, rounded)
+    self._add(event, count, bound(self, rounded), rounded)
+
+  def _checkin_bound(self, event: events.CheckInEvent
+                     ) -> shuffle_round.RdpBound:
+    """A check-in round's (cached) bound, capped at rate 1 (D19 (i))."""
+    bound = self._bound(event, lambda: _checkin_mixture_bound(event,
+                                                              self._orders))
+    everyone = _dominating.everyone_below_rate_one(event)
     if everyone is not None:
       # D19 (i): the round is a post-processing of its rate-1 round, so
       # that round's bound (cached as a shuffle round's) is a candidate
@@ -560,7 +553,23 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
       bound = shuffle_round.smallest_bound(self._orders, {
           **bound.candidates,
           RATE_ONE_D19: self._shuffle_bound(everyone).rdp})
-    self._add(event, count, bound, rounded)
+    return bound
+
+  def _sampled_gaussian_bound(
+      self, event: events.SubsampledShuffleGaussianEvent
+  ) -> shuffle_round.RdpBound:
+    return self._bound(
+        event, lambda: checkin.subsampled_shuffle_gaussian_rdp_upper_bound(
+            event.num_users, event.sample_size, event.noise_multiplier,
+            self._orders))
+
+  def _distributed_bound(self, event: events.DistributedCheckInEvent
+                         ) -> shuffle_round.RdpBound:
+    return self._bound(
+        event, lambda: distributed.distributed_checkin_rdp_upper_bound(
+            event.num_users, event.checkin_rate, event.noise_multiplier,
+            self._orders, participation=event.participation,
+            min_reporting=event.min_reporting))
 
   def _compose_hidden_sample(self, event, count: int) -> None:
     inner = event.event
@@ -570,3 +579,16 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
         key, lambda: shuffle_round.subsampled_shuffle_rdp_upper_bound(
             event.source_dataset_size, event.sample_size,
             inner.local_epsilon, self._orders)))
+
+
+# The RDP route's one table: per shuffle event type (`_event_specs`), the
+# per-order bound of one round, as grouped and accounted (D33).
+# pylint: disable=protected-access
+ROUND_BOUNDS = {
+    events.ShuffleEvent: ShuffleRdpAccountant._shuffle_bound,
+    events.CheckInEvent: ShuffleRdpAccountant._checkin_bound,
+    events.SubsampledShuffleGaussianEvent: (
+        ShuffleRdpAccountant._sampled_gaussian_bound),
+    events.DistributedCheckInEvent: ShuffleRdpAccountant._distributed_bound,
+}
+# pylint: enable=protected-access

@@ -1,0 +1,131 @@
+"""One spec per shuffle event type, which the generic code reads (D19, D33).
+
+Adding a shuffle event = its class (`events`), its `EventSpec` here
+(`register`), and one entry in each route's table of bounds
+(`rdp.accountant.ROUND_BOUNDS`, `pld.candidates.ROUND_PMFS`). The generic
+code (`_ledger`, `_grouping`, `_dominating`) asks `spec_of(event)` and
+never names an event type.
+"""
+
+import enum
+from typing import Callable, Dict, Optional, Tuple, TypeVar
+
+import attr
+from dp_accounting import dp_event
+
+from shuffle_accountants import _dominating
+from shuffle_accountants import events
+
+Guarantee = Optional[Tuple[float, float]]
+DominatingRound = Callable[[dp_event.DpEvent], Optional[dp_event.DpEvent]]
+
+
+class Kind(enum.Enum):
+  """What a leaf of a ledger is, which says how the accountants treat it."""
+  NO_OP = 'no-op'
+  SHUFFLE = 'ShuffleEvent: a shuffle round'
+  OWN_PARTICIPATION = ('a round with its own participation (check-in, '
+                       'hidden sample or distributed check-in)')
+  HIDDEN_SAMPLE = ('SampledWithoutReplacementDpEvent around a shuffle event: '
+                   'a hidden sample of the users reports')
+  POISSON_SHUFFLE = ('PoissonSampledDpEvent around a shuffle event: refused '
+                     '(W2)')
+  WRAPPED_SHUFFLE = ('another wrapper around a shuffle event: the parent '
+                     'accountant unwraps it')
+  OTHER = "any other event: the route's own (samplers) or the parent's"
+
+
+def _no_guarantee(unused_event) -> Guarantee:
+  return None
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class EventSpec:
+  """What the generic code needs of one shuffle event type.
+
+  Attributes:
+    kind: SHUFFLE (a shuffle round, also behind a hidden sample) or
+      OWN_PARTICIPATION (a round that samples its participants itself).
+    sampling_ratio: its participation probability, or None (SHUFFLE).
+    local_guarantee: the (eps0, delta0) of one report, for basic
+      composition (LOCAL-GUARANTEE), or None when there is none.
+    rate_one: the round at rate 1 that dominates it, for the rate-1 ledger
+      (D33), or None.
+    one_user: the round with one user that dominates it (D19), or None.
+    grouped_by: the fields `_grouping` bins ('num_users' first, then a
+      rate); empty: never grouped.
+  """
+  kind: Kind
+  sampling_ratio: Optional[Callable[[dp_event.DpEvent], float]] = None
+  local_guarantee: Callable[[dp_event.DpEvent], Guarantee] = _no_guarantee
+  rate_one: Optional[DominatingRound] = None
+  one_user: Optional[DominatingRound] = None
+  grouped_by: Tuple[str, ...] = ()
+
+
+_SPECS: Dict[type, EventSpec] = {}
+
+
+def register(event_type: type, spec: EventSpec) -> None:
+  """Makes `event_type` (and its subclasses) a shuffle event of `spec`."""
+  if spec.kind not in (Kind.SHUFFLE, Kind.OWN_PARTICIPATION):
+    raise ValueError(f'spec.kind must be SHUFFLE or OWN_PARTICIPATION; got '
+                     f'{spec.kind}.')
+  _SPECS[event_type] = spec
+
+
+def unregister(event_type: type) -> None:
+  """Forgets `event_type` (for tests of a toy event)."""
+  del _SPECS[event_type]
+
+
+Entry = TypeVar('Entry')
+
+
+def _lookup(table: Dict[type, Entry], event) -> Optional[Entry]:
+  """The entry of `table` for the type of `event` or its nearest base."""
+  return next((table[cls] for cls in type(event).__mro__ if cls in table),
+              None)
+
+
+def route_entry(table: Dict[type, Entry], event) -> Entry:
+  """A route's entry for a shuffle event (`table`: the route's table)."""
+  entry = _lookup(table, event)
+  if entry is None:
+    raise TypeError(f'{type(event).__name__} has an EventSpec but no entry '
+                    "in this route's table of rounds; add one.")
+  return entry
+
+
+def spec_of(event) -> Optional[EventSpec]:
+  """The spec of a shuffle event, or None for any other event."""
+  return _lookup(_SPECS, event)
+
+
+def specs() -> Tuple[EventSpec, ...]:
+  """Every registered spec, in the order registered."""
+  return tuple(_SPECS.values())
+
+
+def _checkin_guarantee(event: events.CheckInEvent) -> Guarantee:
+  return None if event.local_epsilon is None else (event.local_epsilon, 0.0)
+
+
+register(events.ShuffleEvent, EventSpec(
+    Kind.SHUFFLE,
+    local_guarantee=lambda event: (event.local_epsilon, event.local_delta),
+    one_user=_dominating.one_user, grouped_by=('num_users',)))
+register(events.CheckInEvent, EventSpec(
+    Kind.OWN_PARTICIPATION, lambda event: event.checkin_rate,
+    _checkin_guarantee, rate_one=_dominating.everyone_near_rate_one,
+    grouped_by=('num_users', 'checkin_rate')))
+register(events.SubsampledShuffleGaussianEvent, EventSpec(
+    Kind.OWN_PARTICIPATION,
+    lambda event: event.sample_size / event.num_users))
+# Distributed check-in is grouped by n only: its epsilon is not monotone in
+# the rate (more participants, more noise in the sum; D17), but n users are
+# a post-processing of fewer at the same rate (the others' noisy vectors and
+# check-ins are added to the sum and the count).
+register(events.DistributedCheckInEvent, EventSpec(
+    Kind.OWN_PARTICIPATION, lambda event: event.checkin_rate,
+    grouped_by=('num_users',)))

@@ -1,0 +1,78 @@
+"""A shuffle event defined here alone: class, spec, one entry per route."""
+
+import attr
+from dp_accounting import dp_event
+from dp_accounting import privacy_accountant
+import pytest
+
+from shuffle_accountants import _event_specs
+from shuffle_accountants import ShuffleEvent
+from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants.pld import candidates
+from shuffle_accountants.rdp import accountant as rdp_accountant
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class ToyRound(dp_event.DpEvent):
+  """A shuffle of `num_users` eps0-LDP reports under another name."""
+  num_users: int
+  local_epsilon: float
+
+
+def _as_shuffle(event: ToyRound) -> ShuffleEvent:
+  return ShuffleEvent(num_users=event.num_users,
+                      local_epsilon=event.local_epsilon)
+
+
+@pytest.fixture(name='toy_round_registered')
+def _toy_round_registered(monkeypatch):
+  _event_specs.register(ToyRound, _event_specs.EventSpec(
+      _event_specs.Kind.OWN_PARTICIPATION,
+      local_guarantee=lambda event: (event.local_epsilon, 0.0),
+      grouped_by=('num_users',)))  # more users only add post-processing
+  # pylint: disable-next=protected-access
+  shuffle_bound = lambda accountant, event: accountant._shuffle_bound(
+      _as_shuffle(event))
+  monkeypatch.setitem(rdp_accountant.ROUND_BOUNDS, ToyRound, shuffle_bound)
+  monkeypatch.setitem(candidates.ROUND_PMFS, ToyRound, candidates.RoundPmf(
+      lambda event, *rest: candidates.shuffle_round_pmf(_as_shuffle(event),
+                                                         *rest),
+      lambda event, *rest: candidates.round_scales(_as_shuffle(event), *rest)))
+  yield
+  _event_specs.unregister(ToyRound)
+
+
+@pytest.mark.usefixtures('toy_round_registered')
+@pytest.mark.parametrize('accountant', [ShufflePldAccountant,
+                                        ShuffleRdpAccountant])
+def test_a_new_event_composes_on_both_routes(accountant):
+  toy, same = accountant(), accountant()
+  toy.compose(dp_event.GaussianDpEvent(3.0)).compose(ToyRound(5000, 1.5), 40)
+  same.compose(dp_event.GaussianDpEvent(3.0)).compose(
+      ShuffleEvent(num_users=5000, local_epsilon=1.5), 40)
+  for delta in (1e-6, 1e-12):
+    assert toy.get_epsilon(delta) == same.get_epsilon(delta)
+  assert toy.get_delta(1.0) == same.get_delta(1.0)
+  assert [type(c.event) for c in toy.contributions] == [ToyRound]
+
+
+@pytest.mark.usefixtures('toy_round_registered')
+def test_basic_composition_reads_the_spec():
+  # Local guarantee 40 x 0.01: basic composition caps epsilon at 0.4.
+  accountant = ShuffleRdpAccountant().compose(ToyRound(2, 0.01), 40)
+  assert accountant.get_epsilon(0.0) <= 0.4 * (1 + 1e-9)
+
+
+def test_an_unregistered_event_is_not_a_shuffle_round():
+  assert _event_specs.spec_of(ToyRound(10, 1.0)) is None
+  with pytest.raises(privacy_accountant.UnsupportedEventError):
+    ShuffleRdpAccountant().compose(ToyRound(10, 1.0))
+
+
+def test_a_spec_without_a_route_entry_names_the_gap(monkeypatch):
+  spec = _event_specs.EventSpec(_event_specs.Kind.OWN_PARTICIPATION)
+  monkeypatch.setitem(_event_specs._SPECS, ToyRound, spec)  # pylint: disable=protected-access
+  with pytest.raises(TypeError, match="ToyRound has an EventSpec but no "
+                     "entry in this route's table"):
+    ShuffleRdpAccountant().compose(ToyRound(10, 1.0))
