@@ -12,6 +12,7 @@ import functools
 
 import numpy as np
 
+from shuffle_accountants import _upstream
 from shuffle_accountants import _validation
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.samplers import events as sampler_events
@@ -45,11 +46,10 @@ def to_grid(pmf, discretization: float) -> discrete.GridPmf:
   eps, so the result dominates the input.
   """
   dense = pmf.to_dense_pmf()
-  # pylint: disable=protected-access
-  probs = np.maximum(np.asarray(dense._probs, dtype=np.float64), 0.0)
-  losses = (dense._lower_loss + np.arange(probs.size)) * dense._discretization
-  infinity_mass = float(dense._infinity_mass)
-  # pylint: enable=protected-access
+  discretization_in, lower_index, probs, infinity_mass = (
+      _upstream.dense_pmf_fields(dense))
+  probs = np.maximum(np.asarray(probs, dtype=np.float64), 0.0)
+  losses = (lower_index + np.arange(probs.size)) * discretization_in
   # +1e-9: the float quotient is within ~1e-10 of the true one here, so the
   # ceiling is never below the loss.
   index = np.ceil(losses / discretization + 1e-9).astype(np.int64)

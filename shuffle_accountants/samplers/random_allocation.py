@@ -11,6 +11,8 @@ accountant's grid. Its dominated mode gives a lower bound
 import functools
 from typing import Tuple
 
+from shuffle_accountants import _upstream
+
 # PLD_accounting's loss discretization per unit of the accountant's
 # relative_accuracy (default 1e-3 -> 0.015). The reported epsilon falls with
 # it (sigma = 1, 1 of 1000 steps, delta = 1e-6: 0.187 at 0.05, 0.1764 at
@@ -46,7 +48,7 @@ def _package_pmfs(noise_multiplier: float, num_selected: int, num_steps: int,
   """PLD_accounting's dominating PMFs (remove, add) of one epoch."""
   pld = _epoch_pld(noise_multiplier, num_selected, num_steps,
                    loss_discretization, 'DOMINATES')
-  return pld._pmf_remove, pld._pmf_add  # pylint: disable=protected-access
+  return _upstream.pld_pmfs(pld)
 
 
 def _epoch_pld(noise_multiplier: float, num_selected: int, num_steps: int,
@@ -85,8 +87,7 @@ def _dominated_epoch(noise_multiplier: float, num_selected: int,
                      num_steps: int):
   pld = _epoch_pld(noise_multiplier, num_selected, num_steps,
                    LOSS_DISCRETIZATION, 'IS_DOMINATED')
-  # pylint: disable=protected-access
-  if pld._pmf_remove._pessimistic_estimate or pld._pmf_add._pessimistic_estimate:
+  if any(map(_upstream.is_pessimistic, _upstream.pld_pmfs(pld))):
     raise ValueError('internal error: PLD_accounting returned a pessimistic '
                      'PMF for IS_DOMINATED; it cannot serve as a lower bound.')
   return pld
