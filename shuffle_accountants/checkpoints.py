@@ -26,17 +26,19 @@ the constructors of the known event classes (which validate their fields).
 >>> load_accountant('ledger.json').get_epsilon(1e-6)
 """
 
-import functools
 import importlib
 import json
 import math
 import os
+import sys
 import tempfile
 from typing import Any, Dict, List, Mapping, Tuple
 
 import attr
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
+
+from shuffle_accountants import _cache
 
 # Bump when the layout changes; readers refuse versions they do not know.
 STATE_VERSION = 1
@@ -67,7 +69,7 @@ def register_event_class(cls: type) -> type:
   return cls
 
 
-@functools.lru_cache(maxsize=None)
+@_cache.cached(2**20, sys.getsizeof)
 def _module_classes() -> Dict[str, type]:
   """The public attrs classes of `_EVENT_MODULES`, by name."""
   known = {}

@@ -28,7 +28,6 @@ cell, rounded up. Any lambda and any clamp give a valid bound; the smallest
 over a few of each is taken.
 """
 
-import functools
 import math
 from typing import Optional
 
@@ -36,6 +35,7 @@ import numpy as np
 from scipy import special
 from scipy import stats
 
+from shuffle_accountants import _cache
 from shuffle_accountants import _validation
 from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import checkin
@@ -389,7 +389,7 @@ def laplace_blanket_deltas(num_users: int, local_epsilon: float,
                            masses, means, top, 0.0, epsilons)
 
 
-@functools.lru_cache(maxsize=64)
+@_cache.cached(4 * 2**20, _cache.atoms_bytes)
 def _coarse_bounds(kind: str, num_users: int, parameter: float, top: float):
   """(epsilons, NUM-BLANKET bounds) at `_BLANKET_POINTS` points of [0, top]."""
   # Geometric points: the blanket's epsilons scale like 1 / sqrt(n).

@@ -8,10 +8,9 @@ result dominates both orders of the pair and composes like any other
 symmetric round.
 """
 
-import functools
-
 import numpy as np
 
+from shuffle_accountants import _cache
 from shuffle_accountants import _upstream
 from shuffle_accountants import _validation
 from shuffle_accountants.pld import discrete
@@ -85,7 +84,7 @@ def gaussian_allocation_grid_pmf(noise_multiplier: float, num_selected: int,
                              0.0, min_inclusive=False))
 
 
-@functools.lru_cache(maxsize=32)
+@_cache.cached(16 * 2**20, _cache.atoms_bytes)
 def _cached_pmf(noise_multiplier: float, num_selected: int, num_steps: int,
                 discretization: float, loss_discretization: float
                 ) -> discrete.GridPmf:

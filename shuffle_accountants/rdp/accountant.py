@@ -96,7 +96,7 @@ D32_BLANKET = 'D32 blanket pair (D16, D31)'
 
 # Bounds of rounds, shared by every accountant (the Opacus adapter builds a
 # new one for every get_epsilon); each is a few arrays of one value per order.
-_BOUNDS = _cache.Lru(4096, lambda bound: 1)
+_BOUNDS = _cache.Lru(4096, lambda bound: 1, 'rdp.accountant.bounds (entries)')
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)

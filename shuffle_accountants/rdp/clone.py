@@ -19,11 +19,11 @@ divergence of this pair is an RDP upper bound for the shuffler, at every real
 order > 1 (docs/mathematics.md D5), and it is usually 2-20x below GIRGIS-UB1.
 """
 
-import functools
 from typing import Optional
 
 import numpy as np
 
+from shuffle_accountants import _cache
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants.pairs import clone_pairs
@@ -140,7 +140,7 @@ def conditional_log_excess(clones: int, local_epsilon: float,
 
 # Rounds with similar populations share most anchor labels of the mixture
 # (`_numerics.log_binomial_mixture_excess`); each entry is one float per order.
-@functools.lru_cache(maxsize=8192)
+@_cache.cached(16 * 2**20, _cache.atoms_bytes)
 def _shared_conditional_log_excess(clones: int, local_epsilon: float,
                                    orders_bytes: bytes) -> np.ndarray:
   excess = conditional_log_excess(clones, local_epsilon,

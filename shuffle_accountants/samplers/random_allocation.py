@@ -8,9 +8,9 @@ accountant's grid. Its dominated mode gives a lower bound
 (`epsilon_lower_bound`).
 """
 
-import functools
 from typing import Tuple
 
+from shuffle_accountants import _cache
 from shuffle_accountants import _upstream
 
 # PLD_accounting's loss discretization per unit of the accountant's
@@ -42,7 +42,12 @@ def is_available() -> bool:
   return True
 
 
-@functools.lru_cache(maxsize=32)
+def _pmfs_bytes(pmfs) -> int:
+  """About the bytes of dp_accounting PMFs (8 per loss kept)."""
+  return sum(8 * pmf.size for pmf in pmfs)
+
+
+@_cache.cached(16 * 2**20, _pmfs_bytes)
 def _package_pmfs(noise_multiplier: float, num_selected: int, num_steps: int,
                   loss_discretization: float) -> Tuple[object, object]:
   """PLD_accounting's dominating PMFs (remove, add) of one epoch."""
@@ -82,7 +87,8 @@ def epsilon_lower_bound(noise_multiplier: float, num_selected: int,
   return float(pld.get_epsilon_for_delta(delta))
 
 
-@functools.lru_cache(maxsize=8)
+@_cache.cached(8 * 2**20,
+               lambda pld: _pmfs_bytes(_upstream.pld_pmfs(pld)))
 def _dominated_epoch(noise_multiplier: float, num_selected: int,
                      num_steps: int):
   pld = _epoch_pld(noise_multiplier, num_selected, num_steps,
