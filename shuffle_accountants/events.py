@@ -385,5 +385,3 @@ class DistributedCheckInEvent(dp_event.DpEvent):
 # The events of Liew et al., which carry their own sampling of users.
 LIEW_EVENT_TYPES = (CheckInEvent, SubsampledShuffleGaussianEvent,
                     DistributedCheckInEvent)
-# Every event this library adds; each is defined under replace-one only.
-SHUFFLE_EVENT_TYPES = (ShuffleEvent,) + LIEW_EVENT_TYPES

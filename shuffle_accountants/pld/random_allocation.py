@@ -12,7 +12,6 @@ import numpy as np
 
 from shuffle_accountants import _cache
 from shuffle_accountants import _upstream
-from shuffle_accountants import _validation
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.samplers import events as sampler_events
 from shuffle_accountants.samplers import random_allocation
@@ -56,32 +55,6 @@ def to_grid(pmf, discretization: float) -> discrete.GridPmf:
   return discrete.GridPmf(discretization, lower,
                           np.bincount(index - lower, weights=probs),
                           infinity_mass)
-
-
-def gaussian_allocation_grid_pmf(noise_multiplier: float, num_selected: int,
-                                 num_steps: int, discretization: float,
-                                 loss_discretization: float = (
-                                     random_allocation.LOSS_DISCRETIZATION)
-                                 ) -> discrete.GridPmf:
-  """One epoch's dominating PMF on the grid, both orders (add/remove). [DOM]
-
-  Args:
-    noise_multiplier: sigma > 0 of each step's Gaussian.
-    num_selected: steps each example is placed in, in [1, num_steps].
-    num_steps: steps per epoch, >= 1.
-    discretization: the accountant's grid spacing, > 0.
-    loss_discretization: the package's loss discretization, > 0.
-  """
-  num_steps = _validation.check_integer('num_steps', num_steps, 1)
-  return _cached_pmf(
-      _validation.check_real('noise_multiplier', noise_multiplier, 0.0,
-                             min_inclusive=False),
-      _validation.check_integer('num_selected', num_selected, 1, num_steps),
-      num_steps,
-      _validation.check_real('discretization', discretization, 0.0,
-                             min_inclusive=False),
-      _validation.check_real('loss_discretization', loss_discretization,
-                             0.0, min_inclusive=False))
 
 
 @_cache.cached(16 * 2**20, _cache.atoms_bytes)

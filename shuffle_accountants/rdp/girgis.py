@@ -7,8 +7,7 @@ n_bar = floor((n - 1) / (2 e^{eps0})) + 1:
 
 * GIRGIS-UB1 (Thm 1, eq. 6)  [UB], integer orders.
 * GIRGIS-UB2 (Thm 2, eq. 9)  [UB], real orders >= 2.
-* GIRGIS-COR1 (Cor 1, eq. 7) [UB with a proof caveat]; regression only, never
-  used by the accountants.
+* GIRGIS-COR1 (Cor 1, eq. 7) [UB with a proof caveat, W8]: not implemented.
 * GIRGIS-UB-MIX (derived from Thm 4-6, Lemma 8) [UB], integer orders.
 * GIRGIS-LB (Thm 3, eq. 11, closed form D10) [LB, PAIR] and GIRGIS-COR2 [LB].
 * EFM19-RDP (quoted as eq. 10) [UB ?]: unverified baseline for comparisons only.
@@ -114,22 +113,6 @@ def girgis_ub2(num_users: int, local_epsilon: float, orders) -> np.ndarray:
       local_epsilon * effective
       - (num_users - 1) / (8 * np.exp(local_epsilon)))
   return _capped(log_moment / (effective - 1), local_epsilon, orders)
-
-
-def girgis_cor1(num_users: int, local_epsilon: float, orders) -> np.ndarray:
-  """GIRGIS-COR1 (Cor 1, eq. 7). [UB with caveat] Regression use only.
-
-  eps(order) <= log(1 + C(order, 2) 4 (e^eps0 - 1)^2 / n) / (order - 1) when
-  order^4 e^{5 eps0} < n / 9; +inf where that condition fails. The published
-  proof is only asymptotic (docs/mathematics.md W8), so no accountant uses this; it was
-  never below GIRGIS-UB1 in the specification's checks.
-  """
-  num_users, local_epsilon = _check_common(num_users, local_epsilon)
-  orders = _validation.check_integer_orders(orders)
-  value = np.log1p(special.comb(orders, 2) * 4 * np.expm1(local_epsilon)**2
-                   / num_users) / (orders - 1)
-  valid = orders**4 * np.exp(5 * local_epsilon) < num_users / 9
-  return np.where(valid, value, np.inf)
 
 
 def girgis_ub_mix(num_users: int, local_epsilon: float, orders,
