@@ -513,16 +513,15 @@ def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
   """
   num_users, local_epsilon, relative_width = _check_common(
       num_users, local_epsilon, relative_width)
-  return _clone_pair_pld_atoms(num_users, local_epsilon, relative_width,
-                               clone_probability, log_tail, discretization)
+  return clone_pair_pld_atoms_unchecked(
+      num_users, local_epsilon, relative_width, clone_probability, log_tail,
+      discretization)
 
 
-def _clone_pair_pld_atoms(num_users: int, local_epsilon: float,
-                          relative_width: float,
-                          clone_probability: Optional[float] = None,
-                          log_tail: float = _LOG_TAIL,
-                          discretization: Optional[float] = None
-                          ) -> privacy_loss.PldAtoms:
+def clone_pair_pld_atoms_unchecked(
+    num_users: int, local_epsilon: float, relative_width: float,
+    clone_probability: Optional[float] = None, log_tail: float = _LOG_TAIL,
+    discretization: Optional[float] = None) -> privacy_loss.PldAtoms:
   """`clone_pair_pld_atoms` on checked arguments (`clone_probability` is
   checked here, by `clone_probabilities`)."""
   if local_epsilon == 0:

@@ -61,7 +61,7 @@ def to_grid(pmf, discretization: float) -> discrete.GridPmf:
 def _cached_pmf(noise_multiplier: float, num_selected: int, num_steps: int,
                 discretization: float, loss_discretization: float
                 ) -> discrete.GridPmf:
-  remove, add = random_allocation._package_pmfs(  # pylint: disable=protected-access
+  remove, add = random_allocation.dominating_epoch_pmfs_unchecked(
       noise_multiplier, num_selected, num_steps, loss_discretization)
   return discrete.largest_profile([to_grid(remove, discretization),
                                    to_grid(add, discretization)])

@@ -182,7 +182,7 @@ def clone_pair_rdp(num_users: int, local_epsilon: float, orders,
   Returns:
     Upper bounds on the RDP, one per order.
   """
-  return _clone_pair_rdp(
+  return clone_pair_rdp_unchecked(
       _validation.check_integer('num_users', num_users, 1),
       _validation.check_local_epsilon(local_epsilon),
       _validation.check_orders(orders),
@@ -193,15 +193,17 @@ def clone_pair_rdp(num_users: int, local_epsilon: float, orders,
       clone_probability)
 
 
-def _clone_pair_rdp(num_users: int, local_epsilon: float, orders: np.ndarray,
-                    relative_block_width: float = 1e-3,
-                    tolerance: float = 1e-7,
-                    clone_probability: Optional[float] = None) -> np.ndarray:
+def clone_pair_rdp_unchecked(num_users: int, local_epsilon: float,
+                             orders: np.ndarray,
+                             relative_block_width: float = 1e-3,
+                             tolerance: float = 1e-7,
+                             clone_probability: Optional[float] = None
+                             ) -> np.ndarray:
   """`clone_pair_rdp` on checked arguments (`clone_probability` is checked
   here: `clone_pairs.clone_probabilities`)."""
   if local_epsilon == 0:
     return np.zeros(orders.size)
-  cap = generic._pure_dp_rdp_cap(local_epsilon, orders)  # pylint: disable=protected-access
+  cap = generic.pure_dp_rdp_cap_unchecked(local_epsilon, orders)
   # With zero clones the pair is binary randomized response: M_0 = e^{(o-1)cap}.
   log_worst = _numerics.log_expm1((orders - 1) * cap)
   p, one_minus_p = clone_pairs.clone_probabilities(local_epsilon,

@@ -129,7 +129,7 @@ def girgis_ub_mix(num_users: int, local_epsilon: float, orders,
   orders = _validation.check_integer_orders(orders)
   if local_epsilon == 0:
     return np.zeros(orders.size)
-  cap = generic._pure_dp_rdp_cap(local_epsilon, orders)  # pylint: disable=protected-access
+  cap = generic.pure_dp_rdp_cap_unchecked(local_epsilon, orders)
   log_worst = _numerics.log_expm1((orders - 1) * cap)
   log_b5_excess = _log_b5_excess_fn(local_epsilon, orders)
   log_b6_excess = lambda users: _numerics.log_expm1(
@@ -152,7 +152,7 @@ def girgis_ub_mix(num_users: int, local_epsilon: float, orders,
 def _capped(raw, local_epsilon: float, orders: np.ndarray) -> np.ndarray:
   """`raw` rounded up, capped by PURE-DP-RDP-CAP (checked arguments)."""
   rounded = np.asarray(raw) * (1 + _numerics.RELATIVE_SAFETY_MARGIN)
-  return np.minimum(rounded, generic._pure_dp_rdp_cap(  # pylint: disable=protected-access
+  return np.minimum(rounded, generic.pure_dp_rdp_cap_unchecked(
       local_epsilon, orders))
 
 

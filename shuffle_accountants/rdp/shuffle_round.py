@@ -108,7 +108,7 @@ def shuffle_rdp_upper_bound(num_users: int, local_epsilon: float,
   orders = _validation.check_orders(orders)
   candidates = {
       CLONE: at_every_other_order(
-          lambda o: clone._clone_pair_rdp(  # pylint: disable=protected-access
+          lambda o: clone.clone_pair_rdp_unchecked(
               num_users, local_epsilon, o,
               relative_block_width=_CLONE_BLOCK_WIDTH), orders),
       GIRGIS_UB1: generic.at_real_orders(
@@ -118,7 +118,7 @@ def shuffle_rdp_upper_bound(num_users: int, local_epsilon: float,
           lambda grid: generic.at_real_orders(
               lambda o: girgis.girgis_ub_mix(num_users, local_epsilon, o),
               grid), orders),
-      PURE_DP_CAP: generic._pure_dp_rdp_cap(  # pylint: disable=protected-access
+      PURE_DP_CAP: generic.pure_dp_rdp_cap_unchecked(
           local_epsilon, orders),
   }
   if clone_rate is not None and 2 * clone_rate > np.exp(-local_epsilon):

@@ -48,9 +48,11 @@ def _pmfs_bytes(pmfs) -> int:
 
 
 @_cache.cached(16 * 2**20, _pmfs_bytes)
-def _package_pmfs(noise_multiplier: float, num_selected: int, num_steps: int,
-                  loss_discretization: float) -> Tuple[object, object]:
-  """PLD_accounting's dominating PMFs (remove, add) of one epoch."""
+def dominating_epoch_pmfs_unchecked(
+    noise_multiplier: float, num_selected: int, num_steps: int,
+    loss_discretization: float) -> Tuple[object, object]:
+  """PLD_accounting's dominating PMFs (remove, add) of one epoch (the
+  callers convert the arguments; nothing is checked here)."""
   pld = _epoch_pld(noise_multiplier, num_selected, num_steps,
                    loss_discretization, 'DOMINATES')
   return _upstream.pld_pmfs(pld)
