@@ -23,6 +23,11 @@ import attr
 
 from shuffle_accountants import _cache
 
+__all__ = [
+    'PAGE', 'COMMAND', 'ID_PATTERN', 'UnknownIdError', 'Entry', 'identifiers',
+    'entry', 'near_matches', 'used_in',
+]
+
 PAGE = 'mathematics.md'
 COMMAND = 'shuffle-accountant reference'
 # W1, D16, and hyphenated upper-case names such as GIRGIS-UB1 or FMT-EQ10-11.

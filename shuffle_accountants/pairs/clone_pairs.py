@@ -45,6 +45,14 @@ from shuffle_accountants import _validation
 from shuffle_accountants.pairs import binomial
 from shuffle_accountants.pairs import privacy_loss
 
+__all__ = [
+    'DEFAULT_RELATIVE_WIDTH', 'conditional_clone_atoms',
+    'cell_merged_clone_atoms', 'clone_probabilities', 'clone_pair_pld_atoms',
+    'clone_pair_pld_atoms_unchecked', 'clone_pair_lower_atoms',
+    'krr_random_answer_probability', 'krr_strong_pld_atoms',
+    'krr_weak_pld_atoms',
+]
+
 _LOG_TAIL = binomial.LOG_TAIL
 # Mixture components lighter than this fraction of the tail cut go to
 # +infinity whole.

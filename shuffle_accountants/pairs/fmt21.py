@@ -23,6 +23,13 @@ import numpy as np
 from shuffle_accountants import _validation
 from shuffle_accountants.pairs import privacy_loss
 
+__all__ = [
+    'condition_holds_unchecked', 'closed_form_epsilon',
+    'MAX_COMPOSED_GRID_POINTS', 'composed_closed_form_epsilon',
+    'approximate_ldp_guarantee', 'epsilon_delta_pld_atoms',
+    'approximate_ldp_candidates',
+]
+
 # delta1 values tried for FMT-EQ10-11; each valid one is a candidate bound.
 _DELTA1_GRID = tuple(10.0 ** -np.arange(1.0, 16.5, 0.5))
 

@@ -67,6 +67,11 @@ from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import grid
 from shuffle_accountants.samplers import accounting as sampler_accounting
 
+__all__ = [
+    'NeighboringRelation', 'CompositionErrorDetails', 'KRR_ADVERSARIES',
+    'ShufflePldContribution', 'RDP_ALSO_BELOW_DELTA', 'ShufflePldAccountant',
+]
+
 NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
 CompositionErrorDetails: TypeAlias = (
     privacy_accountant.PrivacyAccountant.CompositionErrorDetails)

@@ -26,6 +26,12 @@ from shuffle_accountants import _upstream
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import roundoff
 
+__all__ = [
+    'MAX_COMPOSED_BUCKETS', 'Pld', 'GridTooFineError', 'GridPld', 'TwoSidedPld',
+    'to_privacy_loss_distribution', 'exact_input', 'self_compose',
+    'all_at_infinity', 'compose', 'compose_all', 'DirectProfile',
+]
+
 # Largest support a self-composition may reach (64 MB of complex FFT data).
 MAX_COMPOSED_BUCKETS = 4_000_000
 # dp_accounting's truncation of each composition's tails (moved to +infinity).

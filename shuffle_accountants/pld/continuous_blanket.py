@@ -41,6 +41,13 @@ from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import discrete
 
+__all__ = [
+    'NAME', 'ENVELOPE_NAME', 'NO_AMPLIFICATION', 'blanket_mass',
+    'blanket_deltas', 'envelope_blanket_deltas', 'vector_blanket_deltas',
+    'laplace_blanket_deltas', 'gaussian_shuffle_atoms', 'laplace_shuffle_atoms',
+    'extreme_pair_epsilon', 'threshold_count_epsilon_lower_bound',
+]
+
 # Cells of y in [0, clamp] on each half line.
 _CELLS = 400
 # Cells of the plain-clipping envelope (each takes its sup: finer).

@@ -39,6 +39,13 @@ from shuffle_accountants import _upstream
 from shuffle_accountants.pairs.privacy_loss import PldAtoms
 from shuffle_accountants.pairs.privacy_loss import grid_cell
 
+__all__ = [
+    'MAX_PMF_BUCKETS', 'GridPmf', 'from_dense', 'fit_to_grid',
+    'connect_the_dots', 'split_preserving_mean', 'grid_profile',
+    'finite_profile', 'pmf_profile', 'profile_to_pmf', 'lower_convex_envelope',
+    'smallest_profile', 'largest_profile',
+]
+
 
 # No PMF of one round spans more grid points than this (8 MB): on a grid too
 # fine for a pair's losses, `fit_to_grid` moves the excess soundly (D9).

@@ -25,6 +25,8 @@ import numpy as np
 
 from shuffle_accountants import _cache
 
+__all__ = ['UNIT_ROUNDOFF', 'twiddle_error', 'multiply', 'square', 'transform']
+
 UNIT_ROUNDOFF = 2.0**-53
 # pi to 60 digits (the decimal series' only constant).
 _PI = decimal.Decimal(

@@ -16,6 +16,8 @@ from shuffle_accountants.pld import discrete
 from shuffle_accountants.samplers import events as sampler_events
 from shuffle_accountants.samplers import random_allocation
 
+__all__ = ['random_allocation_pmf', 'to_grid']
+
 
 def random_allocation_pmf(event: sampler_events.RandomAllocationDpEvent,
                           discretization: float, relative_accuracy: float):

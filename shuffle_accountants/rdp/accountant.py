@@ -60,6 +60,13 @@ from shuffle_accountants.rdp import distributed
 from shuffle_accountants.rdp import shuffle_round
 from shuffle_accountants.samplers import accounting as sampler_accounting
 
+__all__ = [
+    'NeighboringRelation', 'CompositionErrorDetails', 'REPLACE_ONE_SENSITIVITY',
+    'DEFAULT_ORDERS', 'ORDER_EXTENSIONS', 'RATE_ONE_D19', 'D32_BLANKET',
+    'ShuffleRdpContribution', 'GAUSSIAN_NO_AMPLIFICATION', 'parent_event',
+    'log_delta_upper_bound', 'exp_rounded_up', 'ShuffleRdpAccountant',
+]
+
 NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
 CompositionErrorDetails: TypeAlias = (
     privacy_accountant.PrivacyAccountant.CompositionErrorDetails)

@@ -42,6 +42,8 @@ from shuffle_accountants.pairs import binomial
 from shuffle_accountants import randomizers
 from shuffle_accountants.rdp import clone
 
+__all__ = ['blanket_rdp']
+
 # Relative width of the groups of S and of U in their bulks (mean +- _BULK
 # standard deviations); below the bulk groups double, above it the last
 # group of U is open and those of S double.

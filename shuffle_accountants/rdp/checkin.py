@@ -72,6 +72,15 @@ from shuffle_accountants.rdp import generic
 from shuffle_accountants.rdp import shuffle_round
 from shuffle_accountants.rdp import subsampling
 
+__all__ = [
+    'LIEW_THM2', 'GAUSSIAN_D7', 'WBK19_GAUSSIAN', 'MAX_CHECKIN_GROUPS',
+    'CHECKIN_RELATIVE_WIDTH', 'GAUSSIAN_SENSITIVITY', 'gaussian_rdp',
+    'gaussian_rdp_unchecked', 'log_wbk19_moment_unchecked', 'mixture_rdp',
+    'checkin_rdp_upper_bound', 'subsampled_shuffle_gaussian_rdp_upper_bound',
+    'liew_eq8_rdp', 'shuffled_gaussian_rdp_lower_bound',
+    'liew_thm5_heuristic_rdp',
+]
+
 LIEW_THM2 = ('LIEW-THM2 (per k: min of WBK19-THM9 and the symmetrized '
              'KHH-SUBSAMPLED moment)')
 GAUSSIAN_D7 = 'Gaussian RDP without shuffling gain (D7)'

@@ -29,6 +29,10 @@ from shuffle_accountants import _validation
 from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.rdp import generic
 
+__all__ = [
+    'conditional_log_excess', 'clone_pair_rdp', 'clone_pair_rdp_unchecked',
+]
+
 # Labels c with at most this many outputs are summed over every output.
 _FULL_RANGE_OUTPUTS = 4096
 # Largest order used to shift the output window towards the tilted mass;

@@ -53,6 +53,12 @@ from shuffle_accountants.pairs import binomial
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import shuffle_round
 
+__all__ = [
+    'LIEW_THM4', 'REVEALED', 'DROPOUTS', 'HIDDEN_COUNT',
+    'HIDDEN_COUNT_DROPOUTS', 'ONE_PARTICIPANT', 'gaussian_sum_rdp',
+    'distributed_checkin_rdp_upper_bound',
+]
+
 LIEW_THM4 = 'LIEW-THM4 with k = 0 (WBK19-THM9 on the Gaussian-sum RDP)'
 REVEALED = 'D30: participants revealed, exact mixture of Gaussian sums'
 DROPOUTS = 'D30 (iii): Gaussian sum of min_reporting shares (dropouts)'

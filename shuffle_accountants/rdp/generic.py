@@ -10,6 +10,11 @@ import numpy as np
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 
+__all__ = [
+    'pure_dp_rdp_cap', 'pure_dp_rdp_cap_unchecked', 'chord_interpolate',
+    'at_real_orders',
+]
+
 
 def _log_cosh(y: np.ndarray) -> np.ndarray:
   """log cosh(y) with full relative accuracy: log1p(2 sinh^2(y/2)) near 0."""

@@ -23,6 +23,12 @@ from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants.rdp import generic
 
+__all__ = [
+    'MAX_SUMMED_ORDER', 'girgis_ub1', 'girgis_ub2', 'girgis_ub_mix',
+    'efm19_rdp_baseline', 'girgis_lower_bound',
+    'binary_rr_all_equal_pair_rdp_lower_bound', 'girgis_cor2_lower_bound',
+]
+
 # O(order) bounds are evaluated up to this order; beyond it they return +inf
 # (never the minimum), since the sum has `order` terms.
 MAX_SUMMED_ORDER = 1 << 14

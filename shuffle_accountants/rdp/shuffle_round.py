@@ -22,6 +22,13 @@ from shuffle_accountants.rdp import girgis
 from shuffle_accountants.rdp import generic
 from shuffle_accountants.rdp import subsampling
 
+__all__ = [
+    'CLONE', 'CLONE_RATE', 'GIRGIS_UB1', 'GIRGIS_UB2', 'GIRGIS_UB_MIX',
+    'PURE_DP_CAP', 'WBK19', 'RdpBound', 'smallest_bound',
+    'at_every_other_order', 'shuffle_rdp_upper_bound',
+    'subsampled_shuffle_rdp_upper_bound',
+]
+
 CLONE = 'clone (KHH-RDP-CLONE)'
 CLONE_RATE = 'clone rate s(R) (D15, KHH-RDP-CLONE)'
 GIRGIS_UB1 = 'GIRGIS-UB1'

@@ -24,6 +24,11 @@ from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants.rdp import generic
 
+__all__ = [
+    'MAX_SUMMED_ORDER', 'wbk19_without_replacement_rdp',
+    'wbk19_without_replacement_rdp_unchecked',
+]
+
 # The bound has `order` terms; above this order only eps(order) is used.
 MAX_SUMMED_ORDER = 1 << 14
 

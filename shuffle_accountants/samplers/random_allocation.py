@@ -13,6 +13,11 @@ from typing import Tuple
 from shuffle_accountants import _cache
 from shuffle_accountants import _upstream
 
+__all__ = [
+    'LOSS_DISCRETIZATION_PER_ACCURACY', 'LOSS_DISCRETIZATION', 'INSTALL_HINT',
+    'is_available', 'dominating_epoch_pmfs_unchecked', 'epsilon_lower_bound',
+]
+
 # PLD_accounting's loss discretization per unit of the accountant's
 # relative_accuracy (default 1e-3 -> 0.015). The reported epsilon falls with
 # it (sigma = 1, 1 of 1000 steps, delta = 1e-6: 0.187 at 0.05, 0.1764 at
