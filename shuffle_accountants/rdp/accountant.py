@@ -451,7 +451,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     return [dict(event=c.event, count=c.count, order=float(order),
                  bound=c.bound.winners[index],
                  rdp=float(c.count * c.bound.rdp[index]))
-            for c in holder._contributions]  # pylint: disable=protected-access
+            for c in holder.contributions]
 
   def _check_relation_and_orders(self, reported: dp_event.DpEvent
                                   ) -> Optional[CompositionErrorDetails]:
