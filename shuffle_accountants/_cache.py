@@ -78,13 +78,6 @@ def clear_caches() -> None:
   """Empties every cache of the library (memory is returned to Python)."""
   for cache in _REGISTRY:
     cache.clear()
-  # The RDP route's caches are functools ones (bounded by entry counts).
-  # pylint: disable=import-outside-toplevel
-  import sys
-  for module_name, attribute in _FUNCTOOLS_CACHES:
-    module = sys.modules.get(module_name)
-    if module is not None:
-      getattr(module, attribute).cache_clear()
 
 
 def cache_bytes() -> Dict[str, float]:
@@ -92,17 +85,11 @@ def cache_bytes() -> Dict[str, float]:
   return {cache.name: cache.size for cache in _REGISTRY}
 
 
-# functools caches elsewhere in the package (cleared by `clear_caches` when
-# their module is loaded).
-_FUNCTOOLS_CACHES = (
-    ('shuffle_accountants.rdp.clone', '_shared_conditional_log_excess'),
-    ('shuffle_accountants.rdp.blanket', '_log_excess'),
-)
-
-
 def atoms_bytes(value) -> int:
-  """Bytes of the arrays of a PLD (atoms or grid PMF), or of a tuple of
-  them or of (name, PLD) pairs; other values count nothing."""
+  """Bytes of an array, of the arrays of a PLD (atoms or grid PMF), or of
+  a tuple of them or of (name, PLD) pairs; other values count nothing."""
+  if hasattr(value, 'nbytes'):  # an array (numpy not imported here)
+    return value.nbytes
   if isinstance(value, tuple):
     return sum(atoms_bytes(item) for item in value)
   return sum(getattr(value, field).nbytes

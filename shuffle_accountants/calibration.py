@@ -37,6 +37,13 @@ from shuffle_accountants import checkpoints
 from shuffle_accountants import events
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 
+__all__ = [
+    'MakeAccountant', 'MAX_LOCAL_EPSILON', 'NOISE_MULTIPLIER_RANGE',
+    'MAX_ROUNDS', 'DEFAULT_RELATIVE_TOLERANCE', 'SEARCH_GROUPING',
+    'UnreachableTargetError', 'certified_epsilon', 'calibrate_parameter',
+    'calibrate_local_epsilon', 'calibrate_noise_multiplier', 'calibrate_rounds',
+]
+
 MakeAccountant = Callable[[], privacy_accountant.PrivacyAccountant]
 # Documented ranges (docs/limits.md) searched by default.
 MAX_LOCAL_EPSILON = 20.0

@@ -27,10 +27,10 @@ the constructors of the known event classes (which validate their fields).
 >>> load_accountant('ledger.json').get_epsilon(1e-6)
 """
 
-import functools
 import json
 import math
 import os
+import sys
 import tempfile
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -39,6 +39,7 @@ from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
 
 import shuffle_accountants
+from shuffle_accountants import _cache
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
 from shuffle_accountants.samplers import events as sampler_events
@@ -72,7 +73,7 @@ def register_event_class(cls: type) -> type:
   return cls
 
 
-@functools.lru_cache(maxsize=None)
+@_cache.cached(2**20, sys.getsizeof)
 def _module_classes() -> Dict[str, type]:
   """The public attrs classes of `_EVENT_MODULES`, by name."""
   known = {}

@@ -21,6 +21,12 @@ from dp_accounting import dp_event
 from shuffle_accountants import _validation
 from shuffle_accountants import randomizers as randomizers_
 
+__all__ = [
+    'ShuffleEvent', 'CheckInEvent', 'SubsampledShuffleGaussianEvent',
+    'PARTICIPATION_MODELS', 'DEFAULT_PARTICIPATION', 'check_participation',
+    'DistributedCheckInEvent',
+]
+
 
 _num_users = _validation.positive_integer_field
 

@@ -8,6 +8,11 @@ data, titled with that key. Needs matplotlib only when a figure is drawn.
 
 from typing import Dict, Iterable, Sequence
 
+__all__ = [
+    'UPPER', 'LOWER', 'COLORS', 'MARKERS', 'LINE_STYLES', 'series_style',
+    'legend_title', 'legend_outside', 'parameter_title', 'save',
+]
+
 UPPER = 'upper bound'
 LOWER = 'lower bound'
 # Okabe and Ito's colour-blind-safe palette (without its yellow), then grey.

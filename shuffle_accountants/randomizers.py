@@ -38,6 +38,14 @@ import numpy as np
 
 from shuffle_accountants import _validation
 
+__all__ = [
+    'BlanketTable', 'clone_view_table', 'checkin_blanket_tables', 'PairCells',
+    'Randomizer', 'KRandomizedResponse', 'SymmetricUnaryEncoding',
+    'OptimizedUnaryEncoding', 'OptimizedLocalHashing', 'BinaryLocalHashing',
+    'HadamardResponse', 'SubsetSelection', 'FiniteRandomizer',
+    'GaussianRandomizer', 'LaplaceRandomizer', 'CATALOGUE',
+]
+
 # Matrices with more entries than this are not materialised.
 _MAX_MATRIX_ENTRIES = 10**6
 # Relative tolerance of FiniteRandomizer's checks (rows summing to one, the

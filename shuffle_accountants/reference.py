@@ -14,12 +14,19 @@ page imports nothing numerical.
 
 import ast
 import difflib
-import functools
 import pathlib
 import re
+import sys
 from typing import Dict, List, Tuple
 
 import attr
+
+from shuffle_accountants import _cache
+
+__all__ = [
+    'PAGE', 'COMMAND', 'ID_PATTERN', 'UnknownIdError', 'Entry', 'identifiers',
+    'entry', 'near_matches', 'used_in',
+]
 
 PAGE = 'mathematics.md'
 COMMAND = 'shuffle-accountant reference'
@@ -89,7 +96,7 @@ def _page_path() -> pathlib.Path:
   return path
 
 
-@functools.lru_cache(maxsize=1)
+@_cache.cached(2**24, sys.getsizeof)
 def _page() -> str:
   return _page_path().read_text(encoding='utf-8')
 
@@ -116,7 +123,7 @@ def _status(body: str, section: str) -> str:
   return 'informational (not a bound)'
 
 
-@functools.lru_cache(maxsize=1)
+@_cache.cached(2**24, sys.getsizeof)
 def _entries() -> Dict[str, Entry]:
   page = _page()
   sources = _sources(page)
@@ -197,7 +204,7 @@ def _package_sources() -> List[Tuple[str, pathlib.Path]]:
   return modules
 
 
-@functools.lru_cache(maxsize=1)
+@_cache.cached(2**24, sys.getsizeof)
 def _citations() -> Dict[str, Tuple[str, ...]]:
   """ID -> the modules, classes and functions whose source cites it."""
   cited: Dict[str, List[str]] = {}

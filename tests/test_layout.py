@@ -221,3 +221,24 @@ def test_every_module_the_api_page_documents_exists():
     except ModuleNotFoundError:  # a class or function of a module
       module, _, attribute = name.rpartition('.')
       assert hasattr(importlib.import_module(module), attribute), name
+
+
+def test_every_public_module_lists_its_public_names():
+  # The adapters become packages in issue 40 item 7, which lists theirs.
+  package = pathlib.Path(shuffle_accountants.__file__).parent
+  for path in package.rglob('*.py'):
+    parts = path.relative_to(package).with_suffix('').parts
+    if (parts[0] == 'adapters' or parts[-1] == '__main__'
+        or any(part.startswith('_') and part != '__init__' for part in parts)):
+      continue
+    tree = ast.parse(path.read_text(encoding='utf-8'))
+    defined = {node.name for node in tree.body if isinstance(
+        node, (ast.FunctionDef, ast.ClassDef))}
+    if not defined:
+      continue  # a subpackage's docstring only
+    name = '.'.join(('shuffle_accountants',) + parts).removesuffix(
+        '.__init__')
+    module = importlib.import_module(name)
+    assert hasattr(module, '__all__'), name
+    for public in module.__all__:
+      assert hasattr(module, public), (name, public)

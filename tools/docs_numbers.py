@@ -183,8 +183,8 @@ def _pld_comparison():
     for accountant in (ShufflePldAccountant(), ShuffleRdpAccountant()):
       accountant.compose(ShuffleEvent(num_users, local_epsilon), rounds)
       cells.append(sig(accountant.get_epsilon(1e-6), 4))
-    if fmt21._condition_holds(num_users, local_epsilon,  # pylint: disable=protected-access
-                              1e-6 / (2 * rounds)):
+    if fmt21.condition_holds_unchecked(num_users, local_epsilon,
+                                       1e-6 / (2 * rounds)):
       cells.append(sig(fmt21.composed_closed_form_epsilon(
           num_users, local_epsilon, rounds, 1e-6), 4))
     else:

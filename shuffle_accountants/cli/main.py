@@ -27,6 +27,11 @@ import attr
 from shuffle_accountants import figure_style
 from shuffle_accountants import _validation
 
+__all__ = [
+    'protocols', 'calibration', 'PROGRAM', 'DELTA_RULE', 'default_delta',
+    'UsageError', 'Impossible', 'LIMITS', 'main', 'entry_point',
+]
+
 # The numerical stack (numpy, scipy, dp_accounting) is imported only when a
 # command computes, so that --help and usage errors answer at once.
 protocols = None  # pylint: disable=invalid-name

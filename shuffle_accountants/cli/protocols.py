@@ -27,6 +27,14 @@ from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.rdp.accountant import DEFAULT_ORDERS
 from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
 
+__all__ = [
+    'UPPER', 'LOWER', 'RANDOMIZERS', 'NotApplicable', 'Protocol',
+    'MethodResult', 'MAX_LOWER_BOUND_ROUNDS', 'NO_SAMPLED_LOWER_BOUND',
+    'MAX_CHECKIN_PAIR_PARTICIPANTS', 'METHODS', 'ACCOUNTANTS',
+    'ACCOUNTANT_TYPES', 'evaluate', 'certified_epsilon', 'best_lower_bound',
+    'compare',
+]
+
 UPPER = 'upper bound'
 LOWER = 'lower bound'
 

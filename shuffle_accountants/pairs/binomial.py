@@ -15,6 +15,12 @@ from scipy import stats
 
 from shuffle_accountants import _numerics
 
+__all__ = [
+    'LOG_TAIL', 'CDF_ERROR', 'chernoff_window', 'group_starts', 'LabelGroups',
+    'label_groups', 'binomial_cdf', 'binomial_interval_mass',
+    'reporting_probability',
+]
+
 # log of the Chernoff bound on each truncated tail: e^-45 ~ 3e-20.
 LOG_TAIL = -45.0
 # Absolute error of one CDF value (`binomial_cdf`, `binomial_interval_mass`)

@@ -46,6 +46,8 @@ from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants import randomizers
 
+__all__ = ['blanket_pld_atoms']
+
 # Groups per label coordinate (s, and V within each s-group): a cost bound.
 _MAX_GROUPS = 40
 _MAX_V_GROUPS = 24

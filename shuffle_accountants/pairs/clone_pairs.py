@@ -45,6 +45,14 @@ from shuffle_accountants import _validation
 from shuffle_accountants.pairs import binomial
 from shuffle_accountants.pairs import privacy_loss
 
+__all__ = [
+    'DEFAULT_RELATIVE_WIDTH', 'conditional_clone_atoms',
+    'cell_merged_clone_atoms', 'clone_probabilities', 'clone_pair_pld_atoms',
+    'clone_pair_pld_atoms_unchecked', 'clone_pair_lower_atoms',
+    'krr_random_answer_probability', 'krr_strong_pld_atoms',
+    'krr_weak_pld_atoms',
+]
+
 _LOG_TAIL = binomial.LOG_TAIL
 # Mixture components lighter than this fraction of the tail cut go to
 # +infinity whole.
@@ -513,16 +521,15 @@ def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
   """
   num_users, local_epsilon, relative_width = _check_common(
       num_users, local_epsilon, relative_width)
-  return _clone_pair_pld_atoms(num_users, local_epsilon, relative_width,
-                               clone_probability, log_tail, discretization)
+  return clone_pair_pld_atoms_unchecked(
+      num_users, local_epsilon, relative_width, clone_probability, log_tail,
+      discretization)
 
 
-def _clone_pair_pld_atoms(num_users: int, local_epsilon: float,
-                          relative_width: float,
-                          clone_probability: Optional[float] = None,
-                          log_tail: float = _LOG_TAIL,
-                          discretization: Optional[float] = None
-                          ) -> privacy_loss.PldAtoms:
+def clone_pair_pld_atoms_unchecked(
+    num_users: int, local_epsilon: float, relative_width: float,
+    clone_probability: Optional[float] = None, log_tail: float = _LOG_TAIL,
+    discretization: Optional[float] = None) -> privacy_loss.PldAtoms:
   """`clone_pair_pld_atoms` on checked arguments (`clone_probability` is
   checked here, by `clone_probabilities`)."""
   if local_epsilon == 0:

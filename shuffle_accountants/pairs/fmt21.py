@@ -23,12 +23,19 @@ import numpy as np
 from shuffle_accountants import _validation
 from shuffle_accountants.pairs import privacy_loss
 
+__all__ = [
+    'condition_holds_unchecked', 'closed_form_epsilon',
+    'MAX_COMPOSED_GRID_POINTS', 'composed_closed_form_epsilon',
+    'approximate_ldp_guarantee', 'epsilon_delta_pld_atoms',
+    'approximate_ldp_candidates',
+]
+
 # delta1 values tried for FMT-EQ10-11; each valid one is a candidate bound.
 _DELTA1_GRID = tuple(10.0 ** -np.arange(1.0, 16.5, 0.5))
 
 
-def _condition_holds(num_users: int, local_epsilon: float,
-                     delta: float) -> bool:
+def condition_holds_unchecked(num_users: int, local_epsilon: float,
+                              delta: float) -> bool:
   return local_epsilon < np.log(num_users / (16 * np.log(4 / delta)))
 
 
@@ -44,7 +51,7 @@ def closed_form_epsilon(num_users: int, local_epsilon: float,
   num_users = _validation.check_integer('num_users', num_users, 1)
   local_epsilon = _validation.check_local_epsilon(local_epsilon)
   delta = _validation.check_real('delta', delta, 0.0, 1.0, False, False)
-  if not _condition_holds(num_users, local_epsilon, delta):
+  if not condition_holds_unchecked(num_users, local_epsilon, delta):
     return local_epsilon
   a, c = _amplification_terms(num_users, local_epsilon, delta)
   eps1 = np.log1p(a + c)
@@ -97,7 +104,7 @@ def approximate_ldp_guarantee(num_users: int, local_epsilon: float,
   local_epsilon = _validation.check_local_epsilon(local_epsilon)
   local_delta = _validation.check_real('local_delta', local_delta, 0.0, 1.0)
   delta1 = _validation.check_real('delta1', delta1, 0.0, 1.0, False, False)
-  if not _condition_holds(num_users, local_epsilon, delta1):
+  if not condition_holds_unchecked(num_users, local_epsilon, delta1):
     return None
   a, c = _amplification_terms(num_users, local_epsilon, delta1)
   epsilon = np.log1p(np.tanh(local_epsilon / 2) * (a + c))

@@ -11,6 +11,8 @@ from typing import Tuple
 import attr
 import numpy as np
 
+__all__ = ['PldAtoms', 'grid_cell', 'subsampled_orders', 'loss_spread']
+
 
 @attr.s(frozen=True, auto_attribs=True, eq=False)
 class PldAtoms:

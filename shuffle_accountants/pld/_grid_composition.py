@@ -19,13 +19,13 @@ from typing import List, Optional, Tuple, TypeAlias
 import attr
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
-from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 
 from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
 from shuffle_accountants import _progress
+from shuffle_accountants import _upstream
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
@@ -49,34 +49,6 @@ class ShufflePldContribution:
   event: dp_event.DpEvent
   count: int
   pairs: Tuple[str, ...]
-
-
-class _EventPld:
-  """Stands for the composed PLD while the parent builds one event's: its
-  `self._pld.compose(event_pld)` then returns the event's PLD itself."""
-
-  def compose(self, other, *unused_args, **unused_kwargs):
-    return other
-
-
-class _ParentEvents(pld_privacy_accountant.PLDAccountant):
-  """dp_accounting's PLD of one of its own events, as its accountant builds it.
-
-  dp_accounting has no public constructor from an event to its PLD: its
-  accountant builds one inside `_maybe_compose` and composes it into its
-  own `_pld`; this subclass lets its own `_pld` stand for the identity of
-  composition (`_EventPld`) and hands the built PLD over.
-  """
-
-  def build(self, event: dp_event.DpEvent, count: int
-            ) -> Tuple[Optional[PLD], bool]:
-    """(the PLD of `event` composed `count` times or None if it has none,
-    whether it is not DP)."""
-    self._pld = _EventPld()
-    self._contains_non_dp_event = False
-    self._maybe_compose(event, count, True)
-    built = None if isinstance(self._pld, _EventPld) else self._pld
-    return built, self._contains_non_dp_event
 
 
 def parent_round(event: dp_event.DpEvent, interval: float,
@@ -156,7 +128,8 @@ class GridComposition:
     self._relative_accuracy = relative_accuracy
     self._grouping = _grouping.Grouping(relative_grouping)
     self._progress = progress or _progress.Progress(False, '', 0)
-    self._parent_events = _ParentEvents(neighboring_relation, interval)
+    self._parent_events = _upstream.ParentPldBuilder(neighboring_relation,
+                                                   interval)
     self._composed: PLD = privacy_loss_distribution.identity(
         value_discretization_interval=interval)
     # Shuffle rounds' PLDs wait here to be composed in one batch (`pld`).

@@ -54,6 +54,7 @@ from shuffle_accountants import _event_checks
 from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
 from shuffle_accountants import _progress
+from shuffle_accountants import _upstream
 from shuffle_accountants import _validation
 from shuffle_accountants import checkpoints
 from shuffle_accountants import events
@@ -65,6 +66,11 @@ from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import grid
 from shuffle_accountants.rdp import accountant as rdp_accountant
 from shuffle_accountants.samplers import accounting as sampler_accounting
+
+__all__ = [
+    'NeighboringRelation', 'CompositionErrorDetails', 'KRR_ADVERSARIES',
+    'ShufflePldContribution', 'RDP_ALSO_BELOW_DELTA', 'ShufflePldAccountant',
+]
 
 NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
 CompositionErrorDetails: TypeAlias = (
@@ -165,13 +171,14 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
                      value_discretization_interval or grid.DEFAULT_GRID)
     # The parent's PLD is never composed here (`_composition` holds it):
     # removed, so that reading it fails instead of finding the identity.
-    del self._pld
+    _upstream.forget_parent_pld(self)
     self._krr_adversary = krr_adversary
     self._progress_option = progress
     # With a fixed grid, the ledger composed as it grows.
     self._fixed: Optional[_grid_composition.GridComposition] = (
         None if self._automatic_grid else self._new_composition(
-            self._value_discretization_interval, discrete.connect_the_dots))
+            _upstream.value_discretization_interval(self),
+            discrete.connect_the_dots))
     self._derived = _Derived()
 
   def configuration(self) -> dict:
@@ -180,7 +187,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
         neighboring_relation=self.neighboring_relation.name,
         value_discretization_interval=(
             None if self._automatic_grid
-            else self._value_discretization_interval),
+            else _upstream.value_discretization_interval(self)),
         relative_accuracy=self._relative_accuracy,
         krr_adversary=self._krr_adversary,
         relative_width=self._relative_width,
@@ -194,7 +201,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
   def value_discretization_interval(self) -> float:
     """The grid spacing in use (chosen from the ledger in automatic mode)."""
     if not self._automatic_grid:
-      return self._value_discretization_interval
+      return _upstream.value_discretization_interval(self)
     return self._grid_choice()[0]
 
   def _grid_choice(self) -> Tuple[float, bool]:
@@ -415,5 +422,4 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
       if error is not None or gaussians is None:
         return error
       return self._maybe_compose(gaussians, count, False)
-    return pld_privacy_accountant.PLDAccountant._maybe_compose(  # pylint: disable=protected-access
-        self, event, count, False)
+    return _upstream.compose_parent_pld_event(self, event, count, False)

@@ -32,6 +32,15 @@ from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import distributed
 from shuffle_accountants import randomizers
 
+__all__ = [
+    'KRR_ADVERSARIES', 'PAIRS_CACHE_BYTES', 'PMF_CACHE_BYTES',
+    'PLAIN_LATTICE_STEP', 'CLONE_RATE_PAIR', 'BLANKET_PAIR',
+    'shuffle_round_pairs', 'CHECKIN_BLANKET_PAIR', 'checkin_blanket_pairs',
+    'checkin_randomizer', 'event_pairs', 'shuffle_round_pmf',
+    'scalar_shuffle_sample', 'SCALAR_SHUFFLE_SAMPLE', 'liew_event_arguments',
+    'liew_event_pmf', 'event_pmf',
+]
+
 # Who observes a k-RR shuffle (Koskela et al. section 4):
 # 'shuffled_output': only the shuffled reports (the usual shuffle model);
 # 'weak': also the other users' data and which of them answered randomly;

@@ -52,6 +52,19 @@ from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import discrete
 
+__all__ = [
+    'MAX_CLONE_GROUPS', 'MAX_GAUSSIAN_GROUPS', 'GAUSSIAN_REACH',
+    'BASE_GRID_RESOLUTION', 'EXACT_LATTICE', 'LATTICE_STEP',
+    'CLONE_PROFILE_CACHE_BYTES', 'SCALE_RELATIVE_WIDTH', 'SCALE_RESOLUTION',
+    'FEW_CLONES', 'MAX_HIGHER_RATES', 'Discretize', 'gaussian_shift',
+    'gaussian_profile', 'subsampled_profile', 'largest_loss', 'base_grid',
+    'lattice_users', 'clone_pair_grid_pmf', 'clone_pair_pmf', 'labels',
+    'pmf_reach', 'loss_variance_bound', 'checkin_pmf', 'higher_rates',
+    'capped_by', 'scale_resolution', 'loss_spread',
+    'binary_rr_checkin_delta_lower_bound',
+    'binary_rr_checkin_epsilon_lower_bound',
+]
+
 # Groups of check-in counts: each costs one clone PLD (pure LDP) or one
 # analytic profile on the grid (Gaussian).
 MAX_CLONE_GROUPS = 40

@@ -22,8 +22,15 @@ import numpy as np
 from scipy import fft
 
 from shuffle_accountants import _numerics
+from shuffle_accountants import _upstream
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import roundoff
+
+__all__ = [
+    'MAX_COMPOSED_BUCKETS', 'Pld', 'GridTooFineError', 'GridPld', 'TwoSidedPld',
+    'to_privacy_loss_distribution', 'exact_input', 'self_compose',
+    'all_at_infinity', 'compose', 'compose_all', 'DirectProfile',
+]
 
 # Largest support a self-composition may reach (64 MB of complex FFT data).
 MAX_COMPOSED_BUCKETS = 4_000_000
@@ -72,8 +79,8 @@ class TwoSidedPld(privacy_loss_distribution.PrivacyLossDistribution):
   """
 
   def __init__(self, remove: Pld, add: Pld):
-    # pylint: disable=protected-access
-    super().__init__(remove._pmf_remove, add._pmf_remove)
+    super().__init__(_upstream.pld_pmfs(remove)[0],
+                     _upstream.pld_pmfs(add)[0])
     self.remove, self.add = remove, add
 
 
@@ -84,15 +91,14 @@ def _half(pld: Pld, index: int) -> Pld:
     return (pld.remove, pld.add)[index]
   if _symmetric(pld):
     return pld
-  # pylint: disable=protected-access
-  return Pld((pld._pmf_remove, pld._pmf_add)[index])
+  return Pld(_upstream.pld_pmfs(pld)[index])
 
 
 def _grid_of(pld: Pld) -> discrete.GridPmf:
   """The (remove-relation) PMF of any PLD, dense."""
   if isinstance(pld, GridPld):
     return pld.grid
-  pmf = pld._pmf_remove  # pylint: disable=protected-access
+  pmf, _ = _upstream.pld_pmfs(pld)
   return discrete.from_dense(pmf.to_dense_pmf())
 
 
@@ -100,14 +106,13 @@ def _pmfs(pld: Pld) -> List[discrete.GridPmf]:
   """The PMFs of both relations of any PLD (one if symmetric)."""
   if isinstance(pld, GridPld):
     return [pld.grid]
-  # pylint: disable=protected-access
+  remove, add = _upstream.pld_pmfs(pld)
   return [discrete.from_dense(pmf.to_dense_pmf()) for pmf in (
-      [pld._pmf_remove] + ([] if pld._symmetric else [pld._pmf_add]))]
-  # pylint: enable=protected-access
+      [remove] + ([] if _upstream.is_symmetric(pld) else [add]))]
 
 
 def _symmetric(pld: Pld) -> bool:
-  return isinstance(pld, GridPld) or pld._symmetric  # pylint: disable=protected-access
+  return isinstance(pld, GridPld) or _upstream.is_symmetric(pld)
 
 
 def to_privacy_loss_distribution(pmf: discrete.GridPmf) -> GridPld:

@@ -28,7 +28,6 @@ cell, rounded up. Any lambda and any clamp give a valid bound; the smallest
 over a few of each is taken.
 """
 
-import functools
 import math
 from typing import Optional
 
@@ -36,10 +35,18 @@ import numpy as np
 from scipy import special
 from scipy import stats
 
+from shuffle_accountants import _cache
 from shuffle_accountants import _validation
 from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import discrete
+
+__all__ = [
+    'NAME', 'ENVELOPE_NAME', 'NO_AMPLIFICATION', 'blanket_mass',
+    'blanket_deltas', 'envelope_blanket_deltas', 'vector_blanket_deltas',
+    'laplace_blanket_deltas', 'gaussian_shuffle_atoms', 'laplace_shuffle_atoms',
+    'extreme_pair_epsilon', 'threshold_count_epsilon_lower_bound',
+]
 
 # Cells of y in [0, clamp] on each half line.
 _CELLS = 400
@@ -389,7 +396,7 @@ def laplace_blanket_deltas(num_users: int, local_epsilon: float,
                            masses, means, top, 0.0, epsilons)
 
 
-@functools.lru_cache(maxsize=64)
+@_cache.cached(4 * 2**20, _cache.atoms_bytes)
 def _coarse_bounds(kind: str, num_users: int, parameter: float, top: float):
   """(epsilons, NUM-BLANKET bounds) at `_BLANKET_POINTS` points of [0, top]."""
   # Geometric points: the blanket's epsilons scale like 1 / sqrt(n).

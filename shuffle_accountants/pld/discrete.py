@@ -35,8 +35,16 @@ import numpy as np
 from scipy import signal
 
 from shuffle_accountants import _numerics
+from shuffle_accountants import _upstream
 from shuffle_accountants.pairs.privacy_loss import PldAtoms
 from shuffle_accountants.pairs.privacy_loss import grid_cell
+
+__all__ = [
+    'MAX_PMF_BUCKETS', 'GridPmf', 'from_dense', 'fit_to_grid',
+    'connect_the_dots', 'split_preserving_mean', 'grid_profile',
+    'finite_profile', 'pmf_profile', 'profile_to_pmf', 'lower_convex_envelope',
+    'smallest_profile', 'largest_profile',
+]
 
 
 # No PMF of one round spans more grid points than this (8 MB): on a grid too
@@ -66,11 +74,10 @@ class GridPmf:
 
 def from_dense(pmf: pld_pmf.DensePLDPmf) -> GridPmf:
   """The fields of a dp_accounting dense PMF (0.6 has no public accessor)."""
-  # pylint: disable=protected-access
-  return GridPmf(pmf._discretization, int(pmf._lower_loss),
-                 np.asarray(pmf._probs, dtype=np.float64),
-                 float(pmf._infinity_mass))
-  # pylint: enable=protected-access
+  discretization, lower_index, probs, infinity_mass = (
+      _upstream.dense_pmf_fields(pmf))
+  return GridPmf(discretization, lower_index,
+                 np.asarray(probs, dtype=np.float64), infinity_mass)
 
 
 def _grid_bincount(index: np.ndarray, weights: np.ndarray, lower: int,

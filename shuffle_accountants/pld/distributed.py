@@ -53,6 +53,11 @@ from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import discrete
 
+__all__ = [
+    'sum_shift', 'pmf_reach', 'loss_spread', 'loss_variance_bound',
+    'distributed_checkin_profile', 'distributed_checkin_pmf',
+]
+
 
 def sum_shift(noise_multiplier: float, counts) -> np.ndarray:
   """mu_k = 2 / (sigma sqrt(k)): sensitivity 2C over the sum's noise s sqrt(k)."""

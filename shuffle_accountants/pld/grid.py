@@ -22,6 +22,11 @@ from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
 
+__all__ = [
+    'FINEST_MIXED_GRID', 'COARSEST_GRID', 'MAX_ROUND_BUCKETS', 'DEFAULT_GRID',
+    'COARSEST_FALLBACK_GRID', 'automatic_interval', 'automatic_grid',
+]
+
 FINEST_MIXED_GRID = 1e-6
 COARSEST_GRID = 1e-2
 MAX_ROUND_BUCKETS = 200_000

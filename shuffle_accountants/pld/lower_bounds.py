@@ -19,6 +19,11 @@ from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants import randomizers
 
+__all__ = [
+    'binary_rr_all_equal_pair_epsilon_lower_bound', 'dataset_pair_atoms',
+    'randomizer_epsilon_lower_bound',
+]
+
 # Outcomes whose probability under D' is below e^-60 are dropped: that can only
 # lower δ(ε), which keeps the result a lower bound.
 _LOG_MASS_FLOOR = -60.0

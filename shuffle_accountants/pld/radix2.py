@@ -18,11 +18,14 @@ sqrt(n) entries are evaluated in decimal.
 """
 
 import decimal
-import functools
 import math
 from typing import Tuple
 
 import numpy as np
+
+from shuffle_accountants import _cache
+
+__all__ = ['UNIT_ROUNDOFF', 'twiddle_error', 'multiply', 'square', 'transform']
 
 UNIT_ROUNDOFF = 2.0**-53
 # pi to 60 digits (the decimal series' only constant).
@@ -75,7 +78,7 @@ def _cos_sin(numerator: int, denominator: int) -> Tuple[float, float]:
   return float(sums[0]), float(sums[1])
 
 
-@functools.lru_cache(maxsize=64)
+@_cache.cached(4 * 2**20, _cache.atoms_bytes)
 def _table(length: int, step: int, size: int) -> Tuple[np.ndarray, np.ndarray]:
   """exp(-2 pi i j step / length), j < size: (real, imaginary)."""
   values = [_cos_sin(j * step, length) for j in range(size)]
@@ -85,7 +88,7 @@ def _table(length: int, step: int, size: int) -> Tuple[np.ndarray, np.ndarray]:
   return real, imag
 
 
-@functools.lru_cache(maxsize=8)
+@_cache.cached(32 * 2**20, _cache.atoms_bytes)
 def _twiddles(length: int) -> Tuple[np.ndarray, np.ndarray]:
   """omega_length^j = exp(-2 pi i j / length), j < length / 2."""
   half = max(1, length // 2)

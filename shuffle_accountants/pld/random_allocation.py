@@ -8,14 +8,15 @@ result dominates both orders of the pair and composes like any other
 symmetric round.
 """
 
-import functools
-
 import numpy as np
 
-from shuffle_accountants import _validation
+from shuffle_accountants import _cache
+from shuffle_accountants import _upstream
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.samplers import events as sampler_events
 from shuffle_accountants.samplers import random_allocation
+
+__all__ = ['random_allocation_pmf', 'to_grid']
 
 
 def random_allocation_pmf(event: sampler_events.RandomAllocationDpEvent,
@@ -45,11 +46,10 @@ def to_grid(pmf, discretization: float) -> discrete.GridPmf:
   eps, so the result dominates the input.
   """
   dense = pmf.to_dense_pmf()
-  # pylint: disable=protected-access
-  probs = np.maximum(np.asarray(dense._probs, dtype=np.float64), 0.0)
-  losses = (dense._lower_loss + np.arange(probs.size)) * dense._discretization
-  infinity_mass = float(dense._infinity_mass)
-  # pylint: enable=protected-access
+  discretization_in, lower_index, probs, infinity_mass = (
+      _upstream.dense_pmf_fields(dense))
+  probs = np.maximum(np.asarray(probs, dtype=np.float64), 0.0)
+  losses = (lower_index + np.arange(probs.size)) * discretization_in
   # +1e-9: the float quotient is within ~1e-10 of the true one here, so the
   # ceiling is never below the loss.
   index = np.ceil(losses / discretization + 1e-9).astype(np.int64)
@@ -59,37 +59,11 @@ def to_grid(pmf, discretization: float) -> discrete.GridPmf:
                           infinity_mass)
 
 
-def gaussian_allocation_grid_pmf(noise_multiplier: float, num_selected: int,
-                                 num_steps: int, discretization: float,
-                                 loss_discretization: float = (
-                                     random_allocation.LOSS_DISCRETIZATION)
-                                 ) -> discrete.GridPmf:
-  """One epoch's dominating PMF on the grid, both orders (add/remove). [DOM]
-
-  Args:
-    noise_multiplier: sigma > 0 of each step's Gaussian.
-    num_selected: steps each example is placed in, in [1, num_steps].
-    num_steps: steps per epoch, >= 1.
-    discretization: the accountant's grid spacing, > 0.
-    loss_discretization: the package's loss discretization, > 0.
-  """
-  num_steps = _validation.check_integer('num_steps', num_steps, 1)
-  return _cached_pmf(
-      _validation.check_real('noise_multiplier', noise_multiplier, 0.0,
-                             min_inclusive=False),
-      _validation.check_integer('num_selected', num_selected, 1, num_steps),
-      num_steps,
-      _validation.check_real('discretization', discretization, 0.0,
-                             min_inclusive=False),
-      _validation.check_real('loss_discretization', loss_discretization,
-                             0.0, min_inclusive=False))
-
-
-@functools.lru_cache(maxsize=32)
+@_cache.cached(16 * 2**20, _cache.atoms_bytes)
 def _cached_pmf(noise_multiplier: float, num_selected: int, num_steps: int,
                 discretization: float, loss_discretization: float
                 ) -> discrete.GridPmf:
-  remove, add = random_allocation._package_pmfs(  # pylint: disable=protected-access
+  remove, add = random_allocation.dominating_epoch_pmfs_unchecked(
       noise_multiplier, num_selected, num_steps, loss_discretization)
   return discrete.largest_profile([to_grid(remove, discretization),
                                    to_grid(add, discretization)])

@@ -23,6 +23,11 @@ from scipy import special
 from shuffle_accountants import _cache
 from shuffle_accountants.pld import radix2
 
+__all__ = [
+    'UNIT_ROUNDOFF', 'MAX_CERTIFIED_BUCKETS', 'fft_relative_error',
+    'fft_convolution_error', 'fft_power_error', 'Rounds', 'combine',
+]
+
 UNIT_ROUNDOFF = 2.0**-53
 # Largest transform used by a certificate (64 MiB of complex data).
 MAX_CERTIFIED_BUCKETS = 2**22

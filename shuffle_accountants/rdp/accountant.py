@@ -50,6 +50,7 @@ from shuffle_accountants import _event_checks
 from shuffle_accountants import _event_specs
 from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
+from shuffle_accountants import _upstream
 from shuffle_accountants import _validation
 from shuffle_accountants import checkpoints
 from shuffle_accountants import events
@@ -59,6 +60,13 @@ from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import distributed
 from shuffle_accountants.rdp import shuffle_round
 from shuffle_accountants.samplers import accounting as sampler_accounting
+
+__all__ = [
+    'NeighboringRelation', 'CompositionErrorDetails', 'REPLACE_ONE_SENSITIVITY',
+    'DEFAULT_ORDERS', 'ORDER_EXTENSIONS', 'RATE_ONE_D19', 'D32_BLANKET',
+    'ShuffleRdpContribution', 'GAUSSIAN_NO_AMPLIFICATION', 'parent_event',
+    'log_delta_upper_bound', 'exp_rounded_up', 'ShuffleRdpAccountant',
+]
 
 NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
 CompositionErrorDetails: TypeAlias = (
@@ -96,7 +104,7 @@ D32_BLANKET = 'D32 blanket pair (D16, D31)'
 
 # Bounds of rounds, shared by every accountant (the Opacus adapter builds a
 # new one for every get_epsilon); each is a few arrays of one value per order.
-_BOUNDS = _cache.Lru(4096, lambda bound: 1)
+_BOUNDS = _cache.Lru(4096, lambda bound: 1, 'rdp.accountant.bounds (entries)')
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
@@ -185,8 +193,7 @@ def parent_event(event: dp_event.DpEvent, relation: NeighboringRelation
                                    / REPLACE_ONE_SENSITIVITY)
   if (isinstance(event, dp_event.SampledWithoutReplacementDpEvent)
       and not _ledger.contains_shuffle(event.event)):
-    sigma = rdp_privacy_accountant._effective_gaussian_noise_multiplier(  # pylint: disable=protected-access
-        event.event)
+    sigma = _upstream.effective_gaussian_noise_multiplier(event.event)
     if isinstance(sigma, dp_event.DpEvent):
       return None  # not a Gaussian: the parent names it
     return dp_event.SampledWithoutReplacementDpEvent(
@@ -328,7 +335,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     """The constructor's settings, as saved in the state."""
     return dict(
         orders=None if self._extend_orders else [float(order) for order
-                                                 in self._orders],
+                                                 in self.orders],
         neighboring_relation=self.neighboring_relation.name,
         relative_grouping=self._grouping.relative_step)
 
@@ -364,13 +371,13 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     target_epsilon = _validation.check_epsilon('target_epsilon',
                                                target_epsilon)
     if target_epsilon == np.inf:  # finite RDP at some order: delta 0 there
-      delta = 0.0 if np.any(np.isfinite(self._rdp)) else 1.0
-    elif not np.any(self._rdp > 0):  # nothing composed, or perfect privacy
+      delta = 0.0 if np.any(np.isfinite(self.rdp)) else 1.0
+    elif not np.any(self.rdp > 0):  # nothing composed, or perfect privacy
       delta = 0.0
     else:
       log_delta, _ = self._over_extensions(
           lambda accountant: log_delta_upper_bound(
-              accountant._orders, accountant._rdp, target_epsilon),  # pylint: disable=protected-access
+              accountant.orders, accountant.rdp, target_epsilon),
           by_order=False)
       delta = exp_rounded_up(log_delta)
     return self._certified_routes().delta(target_epsilon, delta)
@@ -386,7 +393,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     report a meaningful order).
     """
     best = query(self)
-    order, top, improved = best[1], self._orders.max(), True
+    order, top, improved = best[1], self.orders.max(), True
     for stage in range(len(ORDER_EXTENSIONS) if self._extend_orders else 0):
       if (order < top) if by_order else not improved:
         break
@@ -432,12 +439,12 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     _, order = self.get_epsilon_and_optimal_order(target_delta)
     # The accountant (this one or an order extension) that holds the order.
     holder = next((a for a in [self] + self._extensions
-                   if a is not None and np.any(a._orders == order)), self)  # pylint: disable=protected-access
-    index = int(np.argmin(np.abs(holder._orders - order)))  # pylint: disable=protected-access
+                   if a is not None and np.any(a.orders == order)), self)
+    index = int(np.argmin(np.abs(holder.orders - order)))
     return [dict(event=c.event, count=c.count, order=float(order),
                  bound=c.bound.winners[index],
                  rdp=float(c.count * c.bound.rdp[index]))
-            for c in holder._contributions]  # pylint: disable=protected-access
+            for c in holder.contributions]
 
   def _check_relation_and_orders(self, reported: dp_event.DpEvent
                                   ) -> Optional[CompositionErrorDetails]:
@@ -445,11 +452,11 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
                                                   reported)
     if relation_error is not None:
       return relation_error
-    if np.any(self._orders <= 1) or not np.all(np.isfinite(self._orders)):
+    if np.any(self.orders <= 1) or not np.all(np.isfinite(self.orders)):
       return _event_checks.error(reported, (
           'shuffle RDP bounds need every order finite and > 1; this '
-          f'accountant has orders from {self._orders.min()} to '
-          f'{self._orders.max()}.'))
+          f'accountant has orders from {self.orders.min()} to '
+          f'{self.orders.max()}.'))
     return None
 
   def _check_shuffle_event(self, event: events.ShuffleEvent,
@@ -470,23 +477,23 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     return self._check_relation_and_orders(reported)
 
   def _bound(self, key, compute) -> shuffle_round.RdpBound:
-    return _BOUNDS.get((key, self._orders.tobytes()), compute)
+    return _BOUNDS.get((key, self.orders.tobytes()), compute)
 
   def _shuffle_bound(self, event) -> shuffle_round.RdpBound:
     """The (cached) bound of a pure-LDP `ShuffleEvent`."""
     if isinstance(event.randomizer, randomizers.GaussianRandomizer):
       # D7: no RDP form of the continuous blanket (NUM-BLANKET is PLD only).
       sigma = event.randomizer.noise_multiplier
-      return shuffle_round.smallest_bound(self._orders, {
-          GAUSSIAN_NO_AMPLIFICATION: self._orders * 2.0 / sigma**2})
+      return shuffle_round.smallest_bound(self.orders, {
+          GAUSSIAN_NO_AMPLIFICATION: self.orders * 2.0 / sigma**2})
     randomizer = _randomizer(event)
     return self._bound(
         ('shuffle', event.num_users, event.local_epsilon, randomizer),
         lambda: _pure_shuffle_bound(event.num_users, event.local_epsilon,
-                                    randomizer, self._orders))
+                                    randomizer, self.orders))
 
   def _add(self, event, count, bound, accounted_as=None):
-    self._rdp += count * bound.rdp
+    _upstream.add_rdp(self, count * bound.rdp)
     self._contributions.append(ShuffleRdpContribution(
         event, count, bound, accounted_as or event))
 
@@ -518,8 +525,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
                     do_compose: bool) -> Optional[CompositionErrorDetails]:
     """dp_accounting's event, read with the library's convention (W17)."""
     event = parent_event(event, self.neighboring_relation) or event
-    return rdp_privacy_accountant.RdpAccountant._maybe_compose(  # pylint: disable=protected-access
-        self, event, count, do_compose)
+    return _upstream.compose_parent_rdp_event(self, event, count, do_compose)
 
   def _compose_event(self, event: dp_event.DpEvent, count: int) -> None:
     for leaf_event, leaf_count in _ledger.leaves(event, count):
@@ -529,8 +535,9 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
       elif leaf.kind is _ledger.Kind.HIDDEN_SAMPLE:
         self._compose_hidden_sample(leaf_event, leaf_count)
       elif isinstance(leaf_event, sampler_accounting.SAMPLER_EVENT_TYPES):
-        self._rdp += leaf_count * sampler_accounting.shuffled_batches_rdp(
-            leaf_event, self._orders, self.neighboring_relation)
+        _upstream.add_rdp(self, leaf_count * sampler_accounting
+                          .shuffled_batches_rdp(leaf_event, self.orders,
+                                                self.neighboring_relation))
       else:
         self._parent_event(leaf_event, leaf_count, True)
 
@@ -543,14 +550,14 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
   def _checkin_bound(self, event: events.CheckInEvent
                      ) -> shuffle_round.RdpBound:
     """A check-in round's (cached) bound, capped at rate 1 (D19 (i))."""
-    bound = self._bound(event, lambda: _checkin_mixture_bound(event,
-                                                              self._orders))
+    bound = self._bound(
+        event, lambda: _checkin_mixture_bound(event, self.orders))
     everyone = _dominating.everyone_below_rate_one(event)
     if everyone is not None:
       # D19 (i): the round is a post-processing of its rate-1 round, so
       # that round's bound (cached as a shuffle round's) is a candidate
       # at every order: epsilon never exceeds its value at rate 1.
-      bound = shuffle_round.smallest_bound(self._orders, {
+      bound = shuffle_round.smallest_bound(self.orders, {
           **bound.candidates,
           RATE_ONE_D19: self._shuffle_bound(everyone).rdp})
     return bound
@@ -561,14 +568,14 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     return self._bound(
         event, lambda: checkin.subsampled_shuffle_gaussian_rdp_upper_bound(
             event.num_users, event.sample_size, event.noise_multiplier,
-            self._orders))
+            self.orders))
 
   def _distributed_bound(self, event: events.DistributedCheckInEvent
                          ) -> shuffle_round.RdpBound:
     return self._bound(
         event, lambda: distributed.distributed_checkin_rdp_upper_bound(
             event.num_users, event.checkin_rate, event.noise_multiplier,
-            self._orders, participation=event.participation,
+            self.orders, participation=event.participation,
             min_reporting=event.min_reporting))
 
   def _compose_hidden_sample(self, event, count: int) -> None:
@@ -578,7 +585,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     self._add(event, count, self._bound(
         key, lambda: shuffle_round.subsampled_shuffle_rdp_upper_bound(
             event.source_dataset_size, event.sample_size,
-            inner.local_epsilon, self._orders)))
+            inner.local_epsilon, self.orders)))
 
 
 # The RDP route's one table: per shuffle event type (`_event_specs`), the

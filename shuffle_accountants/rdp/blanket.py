@@ -29,18 +29,20 @@ With the table of `BlanketTable.with_absence` this bounds a check-in round
 (D31 (i)); at rate 1 a plain shuffle of the randomizer.
 """
 
-import functools
 import math
 from typing import List, Tuple
 
 import numpy as np
 from scipy import stats
 
+from shuffle_accountants import _cache
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants.pairs import binomial
 from shuffle_accountants import randomizers
 from shuffle_accountants.rdp import clone
+
+__all__ = ['blanket_rdp']
 
 # Relative width of the groups of S and of U in their bulks (mean +- _BULK
 # standard deviations); below the bulk groups double, above it the last
@@ -105,7 +107,7 @@ def _log_interval_masses(num_trials: int, p: float, first: np.ndarray,
 
 
 # Nearby rounds share many labels; each entry is one float per order.
-@functools.lru_cache(maxsize=16384)
+@_cache.cached(16 * 2**20, _cache.atoms_bytes)
 def _log_excess(clones: int, log_odds: float, orders_bytes: bytes
                 ) -> np.ndarray:
   """Upper bound on log(M - 1) of the conditional clone pair (D2)."""

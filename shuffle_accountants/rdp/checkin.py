@@ -72,6 +72,15 @@ from shuffle_accountants.rdp import generic
 from shuffle_accountants.rdp import shuffle_round
 from shuffle_accountants.rdp import subsampling
 
+__all__ = [
+    'LIEW_THM2', 'GAUSSIAN_D7', 'WBK19_GAUSSIAN', 'MAX_CHECKIN_GROUPS',
+    'CHECKIN_RELATIVE_WIDTH', 'GAUSSIAN_SENSITIVITY', 'gaussian_rdp',
+    'gaussian_rdp_unchecked', 'log_wbk19_moment_unchecked', 'mixture_rdp',
+    'checkin_rdp_upper_bound', 'subsampled_shuffle_gaussian_rdp_upper_bound',
+    'liew_eq8_rdp', 'shuffled_gaussian_rdp_lower_bound',
+    'liew_thm5_heuristic_rdp',
+]
+
 LIEW_THM2 = ('LIEW-THM2 (per k: min of WBK19-THM9 and the symmetrized '
              'KHH-SUBSAMPLED moment)')
 GAUSSIAN_D7 = 'Gaussian RDP without shuffling gain (D7)'
@@ -118,8 +127,8 @@ def gaussian_rdp(noise_multiplier: float, orders) -> np.ndarray:
   order * 2^2 / (2 sigma^2): shuffling is a post-processing of the vector of
   reports, in which one report's mean moves by at most 2C (noise sigma C).
   """
-  return _gaussian_rdp(_check_noise_multiplier(noise_multiplier),
-                      _validation.check_orders(orders))
+  return gaussian_rdp_unchecked(_check_noise_multiplier(noise_multiplier),
+                                _validation.check_orders(orders))
 
 
 def _check_noise_multiplier(noise_multiplier) -> float:
@@ -127,7 +136,8 @@ def _check_noise_multiplier(noise_multiplier) -> float:
                                 min_inclusive=False)
 
 
-def _gaussian_rdp(noise_multiplier: float, orders: np.ndarray) -> np.ndarray:
+def gaussian_rdp_unchecked(noise_multiplier: float,
+                           orders: np.ndarray) -> np.ndarray:
   """`gaussian_rdp` on checked arguments."""
   return (orders * GAUSSIAN_SENSITIVITY**2 / (2 * noise_multiplier**2)
           * (1 + _numerics.RELATIVE_SAFETY_MARGIN))
@@ -157,7 +167,7 @@ def _log_tail(orders: np.ndarray, largest_loss: float) -> float:
 @_cache.cached(128 * 2**20, _cache.atoms_bytes)
 def _clone_atoms(num_users: int, local_epsilon: float, relative_width: float,
                  log_tail: float) -> privacy_loss.PldAtoms:
-  return clone_pairs._clone_pair_pld_atoms(  # pylint: disable=protected-access
+  return clone_pairs.clone_pair_pld_atoms_unchecked(
       num_users, local_epsilon, relative_width, log_tail=log_tail)
 
 
@@ -214,15 +224,15 @@ def _symmetrized_subsampled_log_moments(num_users: int, local_epsilon: float,
   return _by_order_chunks(orders, losses.size, moments) + _LOG_SUM_ERROR
 
 
-def _log_wbk19_moment(sampling_ratio: float,
-                      base_rdp: Callable[[np.ndarray], np.ndarray],
-                      base_pure_epsilon: float, orders: np.ndarray
-                      ) -> np.ndarray:
+def log_wbk19_moment_unchecked(sampling_ratio: float,
+                               base_rdp: Callable[[np.ndarray], np.ndarray],
+                               base_pure_epsilon: float, orders: np.ndarray
+                               ) -> np.ndarray:
   """(order - 1) * min(WBK19-THM9, base RDP): log of a moment bound. [UB]"""
   base = base_rdp(orders)
   if sampling_ratio <= 0:
     return np.zeros(orders.size)
-  amplified = subsampling._wbk19_without_replacement_rdp(  # pylint: disable=protected-access
+  amplified = subsampling.wbk19_without_replacement_rdp_unchecked(
       float(min(sampling_ratio, 1.0)), base_rdp, base_pure_epsilon, orders)
   return (orders - 1) * np.minimum(amplified, base)
 
@@ -274,7 +284,7 @@ def checkin_rdp_upper_bound(
   n = num_users
   if noise_multiplier is not None:
     noise_multiplier = _check_noise_multiplier(noise_multiplier)
-    base = lambda o: _gaussian_rdp(noise_multiplier, o)
+    base = lambda o: gaussian_rdp_unchecked(noise_multiplier, o)
     if checkin_rate == 1:  # everyone reports: no subsampling gain
       return shuffle_round.smallest_bound(orders, {GAUSSIAN_D7: base(orders)})
     pure, cap = np.inf, base
@@ -282,7 +292,7 @@ def checkin_rdp_upper_bound(
     eps0 = _validation.check_local_epsilon(local_epsilon)
     if checkin_rate == 1:  # everyone reports: a plain shuffle round
       return shuffle_round.shuffle_rdp_upper_bound(n, eps0, orders)
-    cap = lambda o: generic._pure_dp_rdp_cap(eps0, o)  # pylint: disable=protected-access
+    cap = lambda o: generic.pure_dp_rdp_cap_unchecked(eps0, o)
     pure = eps0
   groups = binomial.label_groups(n, checkin_rate, 1 - checkin_rate,
                                  relative_width, MAX_CHECKIN_GROUPS, first=1)
@@ -290,7 +300,7 @@ def checkin_rdp_upper_bound(
     # WBK19 on the pure-DP base: on the clone-pair base it was never below
     # the symmetrized moment in any sweep, and cost 3/4 of the time.
     return np.minimum(
-        _log_wbk19_moment(end / n, cap, pure, orders),
+        log_wbk19_moment_unchecked(end / n, cap, pure, orders),
         _symmetrized_subsampled_log_moments(start, eps0, end / n, orders,
                                             relative_width))
 
@@ -302,12 +312,12 @@ def checkin_rdp_upper_bound(
 
   # k < starts[0] (including k = 0, whose moment is 1): ratio below
   # (starts[0] - 1) / n and the weakest base bound.
-  add(groups.lower_tail, _log_wbk19_moment((groups.starts[0] - 1) / n, cap,
-                                           pure, orders))
+  add(groups.lower_tail, log_wbk19_moment_unchecked(
+      (groups.starts[0] - 1) / n, cap, pure, orders))
   for start, end, weight in zip(groups.starts, groups.ends, groups.weights):
     start, end = int(start), int(end)
     if noise_multiplier is not None:
-      add(weight, _log_wbk19_moment(end / n, base, pure, orders))
+      add(weight, log_wbk19_moment_unchecked(end / n, base, pure, orders))
       continue
     add(weight, pure_row(start, end))
   if noise_multiplier is None:
@@ -322,7 +332,7 @@ def checkin_rdp_upper_bound(
   # k > ends[-1]: subsampling cannot hurt, the shuffle bound of the last
   # start (at least one user) holds for every larger k.
   last_base = cap if noise_multiplier is not None else (
-      lambda o: clone._clone_pair_rdp(  # pylint: disable=protected-access
+      lambda o: clone.clone_pair_rdp_unchecked(
           max(1, int(groups.starts[-1])), eps0, o))
   add(groups.upper_tail, (orders - 1) * last_base(orders))
   # D19: given k check-ins the round is a post-processing of the round
@@ -354,8 +364,8 @@ def subsampled_shuffle_gaussian_rdp_upper_bound(
                                           num_users)
   orders = _validation.check_orders(orders)
   noise_multiplier = _check_noise_multiplier(noise_multiplier)
-  base = lambda o: _gaussian_rdp(noise_multiplier, o)
-  amplified = subsampling._wbk19_without_replacement_rdp(  # pylint: disable=protected-access
+  base = lambda o: gaussian_rdp_unchecked(noise_multiplier, o)
+  amplified = subsampling.wbk19_without_replacement_rdp_unchecked(
       sample_size / num_users, base, np.inf, orders)
   return shuffle_round.smallest_bound(orders, {GAUSSIAN_D7: base(orders),
                                              WBK19_GAUSSIAN: amplified})

@@ -19,15 +19,19 @@ divergence of this pair is an RDP upper bound for the shuffler, at every real
 order > 1 (docs/mathematics.md D5), and it is usually 2-20x below GIRGIS-UB1.
 """
 
-import functools
 from typing import Optional
 
 import numpy as np
 
+from shuffle_accountants import _cache
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.rdp import generic
+
+__all__ = [
+    'conditional_log_excess', 'clone_pair_rdp', 'clone_pair_rdp_unchecked',
+]
 
 # Labels c with at most this many outputs are summed over every output.
 _FULL_RANGE_OUTPUTS = 4096
@@ -140,7 +144,7 @@ def conditional_log_excess(clones: int, local_epsilon: float,
 
 # Rounds with similar populations share most anchor labels of the mixture
 # (`_numerics.log_binomial_mixture_excess`); each entry is one float per order.
-@functools.lru_cache(maxsize=8192)
+@_cache.cached(16 * 2**20, _cache.atoms_bytes)
 def _shared_conditional_log_excess(clones: int, local_epsilon: float,
                                    orders_bytes: bytes) -> np.ndarray:
   excess = conditional_log_excess(clones, local_epsilon,
@@ -182,7 +186,7 @@ def clone_pair_rdp(num_users: int, local_epsilon: float, orders,
   Returns:
     Upper bounds on the RDP, one per order.
   """
-  return _clone_pair_rdp(
+  return clone_pair_rdp_unchecked(
       _validation.check_integer('num_users', num_users, 1),
       _validation.check_local_epsilon(local_epsilon),
       _validation.check_orders(orders),
@@ -193,15 +197,17 @@ def clone_pair_rdp(num_users: int, local_epsilon: float, orders,
       clone_probability)
 
 
-def _clone_pair_rdp(num_users: int, local_epsilon: float, orders: np.ndarray,
-                    relative_block_width: float = 1e-3,
-                    tolerance: float = 1e-7,
-                    clone_probability: Optional[float] = None) -> np.ndarray:
+def clone_pair_rdp_unchecked(num_users: int, local_epsilon: float,
+                             orders: np.ndarray,
+                             relative_block_width: float = 1e-3,
+                             tolerance: float = 1e-7,
+                             clone_probability: Optional[float] = None
+                             ) -> np.ndarray:
   """`clone_pair_rdp` on checked arguments (`clone_probability` is checked
   here: `clone_pairs.clone_probabilities`)."""
   if local_epsilon == 0:
     return np.zeros(orders.size)
-  cap = generic._pure_dp_rdp_cap(local_epsilon, orders)  # pylint: disable=protected-access
+  cap = generic.pure_dp_rdp_cap_unchecked(local_epsilon, orders)
   # With zero clones the pair is binary randomized response: M_0 = e^{(o-1)cap}.
   log_worst = _numerics.log_expm1((orders - 1) * cap)
   p, one_minus_p = clone_pairs.clone_probabilities(local_epsilon,

@@ -53,6 +53,12 @@ from shuffle_accountants.pairs import binomial
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import shuffle_round
 
+__all__ = [
+    'LIEW_THM4', 'REVEALED', 'DROPOUTS', 'HIDDEN_COUNT',
+    'HIDDEN_COUNT_DROPOUTS', 'ONE_PARTICIPANT', 'gaussian_sum_rdp',
+    'distributed_checkin_rdp_upper_bound',
+]
+
 LIEW_THM4 = 'LIEW-THM4 with k = 0 (WBK19-THM9 on the Gaussian-sum RDP)'
 REVEALED = 'D30: participants revealed, exact mixture of Gaussian sums'
 DROPOUTS = 'D30 (iii): Gaussian sum of min_reporting shares (dropouts)'
@@ -69,7 +75,7 @@ def gaussian_sum_rdp(noise_multiplier: float, count, orders) -> np.ndarray:
 def _gaussian_sum_rdp(noise_multiplier: float, count,
                       orders: np.ndarray) -> np.ndarray:
   """`gaussian_sum_rdp` on checked arguments (sigma > 0, count >= 1)."""
-  return checkin._gaussian_rdp(  # pylint: disable=protected-access
+  return checkin.gaussian_rdp_unchecked(
       float(noise_multiplier * np.sqrt(count)), orders)
 
 
@@ -139,7 +145,8 @@ def _liew_thm4_rdp(num_users: int, checkin_rate: float, sigma: float,
     if log_weight > -np.inf:
       base = lambda o: _gaussian_sum_rdp(sigma, noise_count or count, o)
       log_weights.append(log_weight)
-      rows.append(checkin._log_wbk19_moment(ratio, base, np.inf, orders))  # pylint: disable=protected-access
+      rows.append(checkin.log_wbk19_moment_unchecked(ratio, base, np.inf,
+                                                     orders))
 
   # 1 <= k < starts[0] (k = 0 has moment 1 and adds nothing).
   for log_weight, start, end in _small_counts(n, checkin_rate,

@@ -10,6 +10,11 @@ import numpy as np
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 
+__all__ = [
+    'pure_dp_rdp_cap', 'pure_dp_rdp_cap_unchecked', 'chord_interpolate',
+    'at_real_orders',
+]
+
 
 def _log_cosh(y: np.ndarray) -> np.ndarray:
   """log cosh(y) with full relative accuracy: log1p(2 sinh^2(y/2)) near 0."""
@@ -34,11 +39,13 @@ def pure_dp_rdp_cap(local_epsilon: float, orders) -> np.ndarray:
   Returns:
     Upper bounds on the RDP, one per order (rounded up).
   """
-  return _pure_dp_rdp_cap(_validation.check_local_epsilon(local_epsilon),
-                          _validation.check_orders(orders))
+  return pure_dp_rdp_cap_unchecked(
+      _validation.check_local_epsilon(local_epsilon),
+      _validation.check_orders(orders))
 
 
-def _pure_dp_rdp_cap(local_epsilon: float, orders: np.ndarray) -> np.ndarray:
+def pure_dp_rdp_cap_unchecked(local_epsilon: float,
+                              orders: np.ndarray) -> np.ndarray:
   """`pure_dp_rdp_cap` on checked arguments (the package's callers)."""
   # (e^{a x} + e^{(1-a) x}) / (e^x + 1) = cosh((a - 1/2) x) / cosh(x / 2):
   # a difference of log-cosh terms, each accurate down to tiny eps0 (the

@@ -7,8 +7,7 @@ n_bar = floor((n - 1) / (2 e^{eps0})) + 1:
 
 * GIRGIS-UB1 (Thm 1, eq. 6)  [UB], integer orders.
 * GIRGIS-UB2 (Thm 2, eq. 9)  [UB], real orders >= 2.
-* GIRGIS-COR1 (Cor 1, eq. 7) [UB with a proof caveat]; regression only, never
-  used by the accountants.
+* GIRGIS-COR1 (Cor 1, eq. 7) [UB with a proof caveat, W8]: not implemented.
 * GIRGIS-UB-MIX (derived from Thm 4-6, Lemma 8) [UB], integer orders.
 * GIRGIS-LB (Thm 3, eq. 11, closed form D10) [LB, PAIR] and GIRGIS-COR2 [LB].
 * EFM19-RDP (quoted as eq. 10) [UB ?]: unverified baseline for comparisons only.
@@ -23,6 +22,12 @@ from scipy import special
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants.rdp import generic
+
+__all__ = [
+    'MAX_SUMMED_ORDER', 'girgis_ub1', 'girgis_ub2', 'girgis_ub_mix',
+    'efm19_rdp_baseline', 'girgis_lower_bound',
+    'binary_rr_all_equal_pair_rdp_lower_bound', 'girgis_cor2_lower_bound',
+]
 
 # O(order) bounds are evaluated up to this order; beyond it they return +inf
 # (never the minimum), since the sum has `order` terms.
@@ -116,22 +121,6 @@ def girgis_ub2(num_users: int, local_epsilon: float, orders) -> np.ndarray:
   return _capped(log_moment / (effective - 1), local_epsilon, orders)
 
 
-def girgis_cor1(num_users: int, local_epsilon: float, orders) -> np.ndarray:
-  """GIRGIS-COR1 (Cor 1, eq. 7). [UB with caveat] Regression use only.
-
-  eps(order) <= log(1 + C(order, 2) 4 (e^eps0 - 1)^2 / n) / (order - 1) when
-  order^4 e^{5 eps0} < n / 9; +inf where that condition fails. The published
-  proof is only asymptotic (docs/mathematics.md W8), so no accountant uses this; it was
-  never below GIRGIS-UB1 in the specification's checks.
-  """
-  num_users, local_epsilon = _check_common(num_users, local_epsilon)
-  orders = _validation.check_integer_orders(orders)
-  value = np.log1p(special.comb(orders, 2) * 4 * np.expm1(local_epsilon)**2
-                   / num_users) / (orders - 1)
-  valid = orders**4 * np.exp(5 * local_epsilon) < num_users / 9
-  return np.where(valid, value, np.inf)
-
-
 def girgis_ub_mix(num_users: int, local_epsilon: float, orders,
                   relative_block_width: float = 1e-3) -> np.ndarray:
   """GIRGIS-UB-MIX (docs/mathematics.md, derived): RDP bound at integer orders. [UB]
@@ -146,7 +135,7 @@ def girgis_ub_mix(num_users: int, local_epsilon: float, orders,
   orders = _validation.check_integer_orders(orders)
   if local_epsilon == 0:
     return np.zeros(orders.size)
-  cap = generic._pure_dp_rdp_cap(local_epsilon, orders)  # pylint: disable=protected-access
+  cap = generic.pure_dp_rdp_cap_unchecked(local_epsilon, orders)
   log_worst = _numerics.log_expm1((orders - 1) * cap)
   log_b5_excess = _log_b5_excess_fn(local_epsilon, orders)
   log_b6_excess = lambda users: _numerics.log_expm1(
@@ -169,7 +158,7 @@ def girgis_ub_mix(num_users: int, local_epsilon: float, orders,
 def _capped(raw, local_epsilon: float, orders: np.ndarray) -> np.ndarray:
   """`raw` rounded up, capped by PURE-DP-RDP-CAP (checked arguments)."""
   rounded = np.asarray(raw) * (1 + _numerics.RELATIVE_SAFETY_MARGIN)
-  return np.minimum(rounded, generic._pure_dp_rdp_cap(  # pylint: disable=protected-access
+  return np.minimum(rounded, generic.pure_dp_rdp_cap_unchecked(
       local_epsilon, orders))
 
 

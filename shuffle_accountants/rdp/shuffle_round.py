@@ -22,6 +22,13 @@ from shuffle_accountants.rdp import girgis
 from shuffle_accountants.rdp import generic
 from shuffle_accountants.rdp import subsampling
 
+__all__ = [
+    'CLONE', 'CLONE_RATE', 'GIRGIS_UB1', 'GIRGIS_UB2', 'GIRGIS_UB_MIX',
+    'PURE_DP_CAP', 'WBK19', 'RdpBound', 'smallest_bound',
+    'at_every_other_order', 'shuffle_rdp_upper_bound',
+    'subsampled_shuffle_rdp_upper_bound',
+]
+
 CLONE = 'clone (KHH-RDP-CLONE)'
 CLONE_RATE = 'clone rate s(R) (D15, KHH-RDP-CLONE)'
 GIRGIS_UB1 = 'GIRGIS-UB1'
@@ -108,7 +115,7 @@ def shuffle_rdp_upper_bound(num_users: int, local_epsilon: float,
   orders = _validation.check_orders(orders)
   candidates = {
       CLONE: at_every_other_order(
-          lambda o: clone._clone_pair_rdp(  # pylint: disable=protected-access
+          lambda o: clone.clone_pair_rdp_unchecked(
               num_users, local_epsilon, o,
               relative_block_width=_CLONE_BLOCK_WIDTH), orders),
       GIRGIS_UB1: generic.at_real_orders(
@@ -118,7 +125,7 @@ def shuffle_rdp_upper_bound(num_users: int, local_epsilon: float,
           lambda grid: generic.at_real_orders(
               lambda o: girgis.girgis_ub_mix(num_users, local_epsilon, o),
               grid), orders),
-      PURE_DP_CAP: generic._pure_dp_rdp_cap(  # pylint: disable=protected-access
+      PURE_DP_CAP: generic.pure_dp_rdp_cap_unchecked(
           local_epsilon, orders),
   }
   if clone_rate is not None and 2 * clone_rate > np.exp(-local_epsilon):

@@ -24,6 +24,11 @@ from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants.rdp import generic
 
+__all__ = [
+    'MAX_SUMMED_ORDER', 'wbk19_without_replacement_rdp',
+    'wbk19_without_replacement_rdp_unchecked',
+]
+
 # The bound has `order` terms; above this order only eps(order) is used.
 MAX_SUMMED_ORDER = 1 << 14
 
@@ -57,13 +62,13 @@ def wbk19_without_replacement_rdp(
   Returns:
     Upper bounds on the RDP of the subsampled mechanism.
   """
-  return _wbk19_without_replacement_rdp(
+  return wbk19_without_replacement_rdp_unchecked(
       _validation.check_real('sampling_ratio', sampling_ratio, 0.0, 1.0,
                              min_inclusive=False),
       base_rdp, base_pure_epsilon, _validation.check_orders(orders))
 
 
-def _wbk19_without_replacement_rdp(
+def wbk19_without_replacement_rdp_unchecked(
     sampling_ratio: float, base_rdp: Callable[[np.ndarray], np.ndarray],
     base_pure_epsilon: float, orders: np.ndarray) -> np.ndarray:
   """`wbk19_without_replacement_rdp` on checked arguments."""

@@ -24,6 +24,11 @@ from shuffle_accountants.samplers import shuffled_batches
 from shuffle_accountants.samplers.events import RandomAllocationDpEvent
 from shuffle_accountants.samplers.events import ShuffledBatchesDpEvent
 
+__all__ = [
+    'NeighboringRelation', 'CompositionErrorDetails', 'SAMPLER_EVENT_TYPES',
+    'as_gaussians', 'rdp_error', 'shuffled_batches_rdp',
+]
+
 NeighboringRelation = privacy_accountant.NeighboringRelation
 CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
 

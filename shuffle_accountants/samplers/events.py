@@ -11,6 +11,8 @@ from dp_accounting import dp_event
 
 from shuffle_accountants import _validation
 
+__all__ = ['RandomAllocationDpEvent', 'ShuffledBatchesDpEvent']
+
 
 def _noise_multiplier(instance, attribute, value):
   del instance

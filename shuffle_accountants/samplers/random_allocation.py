@@ -8,8 +8,15 @@ accountant's grid. Its dominated mode gives a lower bound
 (`epsilon_lower_bound`).
 """
 
-import functools
 from typing import Tuple
+
+from shuffle_accountants import _cache
+from shuffle_accountants import _upstream
+
+__all__ = [
+    'LOSS_DISCRETIZATION_PER_ACCURACY', 'LOSS_DISCRETIZATION', 'INSTALL_HINT',
+    'is_available', 'dominating_epoch_pmfs_unchecked', 'epsilon_lower_bound',
+]
 
 # PLD_accounting's loss discretization per unit of the accountant's
 # relative_accuracy (default 1e-3 -> 0.015). The reported epsilon falls with
@@ -40,13 +47,20 @@ def is_available() -> bool:
   return True
 
 
-@functools.lru_cache(maxsize=32)
-def _package_pmfs(noise_multiplier: float, num_selected: int, num_steps: int,
-                  loss_discretization: float) -> Tuple[object, object]:
-  """PLD_accounting's dominating PMFs (remove, add) of one epoch."""
+def _pmfs_bytes(pmfs) -> int:
+  """About the bytes of dp_accounting PMFs (8 per loss kept)."""
+  return sum(8 * pmf.size for pmf in pmfs)
+
+
+@_cache.cached(16 * 2**20, _pmfs_bytes)
+def dominating_epoch_pmfs_unchecked(
+    noise_multiplier: float, num_selected: int, num_steps: int,
+    loss_discretization: float) -> Tuple[object, object]:
+  """PLD_accounting's dominating PMFs (remove, add) of one epoch (the
+  callers convert the arguments; nothing is checked here)."""
   pld = _epoch_pld(noise_multiplier, num_selected, num_steps,
                    loss_discretization, 'DOMINATES')
-  return pld._pmf_remove, pld._pmf_add  # pylint: disable=protected-access
+  return _upstream.pld_pmfs(pld)
 
 
 def _epoch_pld(noise_multiplier: float, num_selected: int, num_steps: int,
@@ -80,13 +94,13 @@ def epsilon_lower_bound(noise_multiplier: float, num_selected: int,
   return float(pld.get_epsilon_for_delta(delta))
 
 
-@functools.lru_cache(maxsize=8)
+@_cache.cached(8 * 2**20,
+               lambda pld: _pmfs_bytes(_upstream.pld_pmfs(pld)))
 def _dominated_epoch(noise_multiplier: float, num_selected: int,
                      num_steps: int):
   pld = _epoch_pld(noise_multiplier, num_selected, num_steps,
                    LOSS_DISCRETIZATION, 'IS_DOMINATED')
-  # pylint: disable=protected-access
-  if pld._pmf_remove._pessimistic_estimate or pld._pmf_add._pessimistic_estimate:
+  if any(map(_upstream.is_pessimistic, _upstream.pld_pmfs(pld))):
     raise ValueError('internal error: PLD_accounting returned a pessimistic '
                      'PMF for IS_DOMINATED; it cannot serve as a lower bound.')
   return pld

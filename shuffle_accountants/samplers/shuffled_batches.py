@@ -28,6 +28,12 @@ from scipy import special
 
 from shuffle_accountants import _validation
 
+__all__ = [
+    'NeighboringRelation', 'LOWER_BOUND_MAX_EPOCHS', 'EpsilonRange',
+    'check_relation', 'sensitivity', 'gaussian_delta', 'gaussian_epsilon',
+    'upper_bound', 'lower_bound', 'shuffled_batches_epsilon',
+]
+
 NeighboringRelation = privacy_accountant.NeighboringRelation
 
 # Spike heights (a, b) of the lower-bound pair, in units of C (D23).
