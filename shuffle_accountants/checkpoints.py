@@ -448,5 +448,6 @@ def _refuse_constant(name: str):
                    'are written {"float": "inf"}; NaN is never valid).')
 
 
-__all__ = ['STATE_VERSION', 'register_event_class', 'event_to_dict',
-           'event_from_dict', 'save_accountant', 'load_accountant']
+__all__ = ['STATE_VERSION', 'Checkpointable', 'register_event_class',
+           'event_to_dict', 'event_from_dict', 'save_accountant',
+           'load_accountant']

@@ -37,8 +37,8 @@ __all__ = [
     'PLAIN_LATTICE_STEP', 'CLONE_RATE_PAIR', 'BLANKET_PAIR',
     'shuffle_round_pairs', 'CHECKIN_BLANKET_PAIR', 'checkin_blanket_pairs',
     'checkin_randomizer', 'event_pairs', 'shuffle_round_pmf',
-    'scalar_shuffle_sample', 'SCALAR_SHUFFLE_SAMPLE', 'liew_event_arguments',
-    'liew_event_pmf', 'event_pmf',
+    'scalar_shuffle_sample', 'SCALAR_SHUFFLE_SAMPLE', 'RoundPmf',
+    'ROUND_PMFS', 'round_scales', 'event_pmf',
 ]
 
 # Who observes a k-RR shuffle (Koskela et al. section 4):
