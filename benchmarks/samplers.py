@@ -8,7 +8,7 @@ fixed-size batches (Chua et al.'s lower bound [LB], D23; the certified upper
 bound, D22).
 
 Run: python benchmarks/samplers.py [--columns poisson,shuffled]
-(docs/samplers.md shows this table: `python tools/docs_numbers.py` writes it,
+(docs/samplers.md shows this table: `python -m tools.docs_numbers` writes it,
 key samplers.table; tests rerun it.)
 """
 

@@ -1,8 +1,8 @@
 """Every computed number of the README and docs is what the code gives now.
 
 The numbers are marked on the pages and produced by one registry,
-tools/docs_numbers.py; after a change to the numerics, rerun
-`python tools/docs_numbers.py` to rewrite them. Tolerance: the page must
+tools/docs_numbers/; after a change to the numerics, rerun
+`python -m tools.docs_numbers` to rewrite them. Tolerance: the page must
 equal the code's value rounded to the digits the page shows (half a unit of
 its last digit).
 """
@@ -52,7 +52,7 @@ def test_marked_number_is_current(page, kind, key):
                                      else docs_numbers.TABLE_MARK).finditer(text)
                 if m.group('key') == key), lambda entry: True)
   assert not problems, (
-      f'{problems}\nRun `python tools/docs_numbers.py` to rewrite the pages.')
+      f'{problems}\nRun `python -m tools.docs_numbers` to rewrite the pages.')
 
 
 @pytest.mark.parametrize('page', docs_numbers.PAGES, ids=lambda p: p.name)

@@ -37,7 +37,7 @@ def test_python_block_runs(block, tmp_path):
                           text=True, cwd=tmp_path, check=False)
   assert result.returncode == 0, result.stderr
   # `print(...)  # 0.6237 ...`: the comment is the output at its digits
-  # (rewrite with `python tools/docs_numbers.py`).
+  # (rewrite with `python -m tools.docs_numbers`).
   for line, page, code in docs_numbers.printed_values(block, result.stdout):
     assert page == code, (line, block.splitlines()[line], code)
 
