@@ -32,7 +32,7 @@ class SamplerPldContractTest(privacy_accountant_test.PrivacyAccountantTest):
   def test_sampler_events_nested_in_standard_wrappers(self):
     events = [SHUFFLED]
     try:
-      import PLD_accounting  # pylint: disable=g-import-not-at-top,import-outside-toplevel,unused-import
+      import PLD_accounting  # noqa: F401
       events.append(ALLOCATED)
     except ImportError:
       pass
