@@ -27,7 +27,7 @@ which bounds their epsilon at delta = 0.
 """
 
 import math
-from typing import Callable, List, Optional, Tuple, TypeVar
+from typing import Callable, List, Optional, Tuple, TypeAlias, TypeVar
 
 import attr
 from dp_accounting import dp_event
@@ -37,9 +37,9 @@ from shuffle_accountants import _dominating
 from shuffle_accountants import _event_checks
 from shuffle_accountants import _event_specs
 
-CompositionErrorDetails = (
+CompositionErrorDetails: TypeAlias = (
     privacy_accountant.PrivacyAccountant.CompositionErrorDetails)
-NeighboringRelation = privacy_accountant.NeighboringRelation
+NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
 Folded = TypeVar('Folded')
 
 # Relative margin on the float sum (the sum itself is exact mathematics).

@@ -13,7 +13,7 @@ dp_accounting 0.6 has no public accessor for a PLD's PMF; `_grid_of` and
 `_pmfs` are the only places that read its private fields.
 """
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, TypeAlias
 
 from dp_accounting.pld import common
 from dp_accounting.pld import pld_pmf
@@ -37,7 +37,7 @@ MAX_COMPOSED_BUCKETS = 4_000_000
 # dp_accounting's truncation of each composition's tails (moved to +infinity).
 _TAIL_MASS_TRUNCATION = 1e-15
 
-Pld = privacy_loss_distribution.PrivacyLossDistribution
+Pld: TypeAlias = privacy_loss_distribution.PrivacyLossDistribution
 
 
 class GridTooFineError(ValueError):

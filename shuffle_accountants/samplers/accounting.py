@@ -12,7 +12,7 @@ Shared by `ShufflePldAccountant` and `ShuffleRdpAccountant`, which dispatch
   sensitivity 2 per epoch, without amplification (D21).
 """
 
-from typing import Optional, Tuple
+from typing import Optional, Tuple, TypeAlias
 
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
@@ -29,8 +29,9 @@ __all__ = [
     'as_gaussians', 'rdp_error', 'shuffled_batches_rdp',
 ]
 
-NeighboringRelation = privacy_accountant.NeighboringRelation
-CompositionErrorDetails = privacy_accountant.PrivacyAccountant.CompositionErrorDetails
+NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
+CompositionErrorDetails: TypeAlias = (
+    privacy_accountant.PrivacyAccountant.CompositionErrorDetails)
 
 SAMPLER_EVENT_TYPES = (RandomAllocationDpEvent, ShuffledBatchesDpEvent)
 

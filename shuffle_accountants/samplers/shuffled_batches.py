@@ -18,7 +18,7 @@ closed form (one epoch) or on a grid rounded against the bound (several).
 """
 
 import math
-from typing import Tuple
+from typing import Tuple, TypeAlias
 
 import attr
 from dp_accounting import privacy_accountant
@@ -34,7 +34,7 @@ __all__ = [
     'upper_bound', 'lower_bound', 'shuffled_batches_epsilon',
 ]
 
-NeighboringRelation = privacy_accountant.NeighboringRelation
+NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
 
 # Spike heights (a, b) of the lower-bound pair, in units of C (D23).
 _SPIKES = {NeighboringRelation.ADD_OR_REMOVE_ONE: (2.0, 1.0),
