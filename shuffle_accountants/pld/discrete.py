@@ -27,7 +27,7 @@ for the two orders of a non-symmetric pair the pointwise maximum is used.
 Composing grid PMFs and certifying the result is `pld.composition`'s job.
 """
 
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import attr
 from dp_accounting.pld import pld_pmf
@@ -239,7 +239,7 @@ def _common_range(pmfs: Sequence[GridPmf]) -> Tuple[int, int]:
 def lower_convex_envelope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
   """Largest convex function of x (x increasing) below the points (x, y),
   evaluated at x."""
-  hull = []
+  hull: List[int] = []
   for i in range(x.size):
     while len(hull) >= 2:
       a, b = hull[-2], hull[-1]
@@ -249,8 +249,8 @@ def lower_convex_envelope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
       else:
         break
     hull.append(i)
-  hull = np.array(hull)
-  return np.interp(x, x[hull], y[hull])
+  indices = np.array(hull)
+  return np.interp(x, x[indices], y[indices])
 
 
 def smallest_profile(pmfs: Sequence[GridPmf]) -> GridPmf:
