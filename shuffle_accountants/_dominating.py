@@ -101,9 +101,8 @@ def one_user(event: events.ShuffleEvent) -> Optional[events.ShuffleEvent]:
 # From this rate on, the PLD route also reports the rate-1 ledger (D33 (ii)).
 # Below it each round keeps its per-round rate-1 pair on its own grid
 # (D28 (ii)) only: there the rate-1 ledger almost never wins, and for huge
-# rounds it costs seconds and GBs for the same answer
-# (CheckInEvent(7.5e9, 5.3e-12, local_epsilon=20) x 1e9: 0.23 s and 0.13 GB
-# without it, 11.5 s and 1.25 GB with it).
+# rounds it costs far more time and memory for the same answer
+# (docs/performance.md, "Measured costs cited by the code").
 RATE_ONE_LEDGER_FROM = 0.5
 
 

@@ -61,8 +61,8 @@ def closed_form_epsilon(num_users: int, local_epsilon: float,
 
 
 # Grid of the composed (eps, delta) pairs, and the most points it may span:
-# 10^7 points take about 3 s and 0.3 GiB; the span grows with T eps_1
-# (n = 10^6, eps0 = 1, T = 10^8 would need 25.8 GiB).
+# its time and memory grow with the span, which grows with T eps_1 (costs:
+# docs/performance.md).
 _COMPOSITION_INTERVAL = 1e-3
 MAX_COMPOSED_GRID_POINTS = 10**7
 

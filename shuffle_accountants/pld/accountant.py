@@ -82,7 +82,7 @@ ShufflePldContribution = _grid_composition.ShufflePldContribution
 # this delta on (`_rdp_cut`). There the certified PLD (D24) can be far looser
 # than RDP (ShuffleEvent(1375, 5.7e-4, num_categories=2) x 381184: delta
 # 5.1e-10 against 7.5e-28 at epsilon = 0.1); above it RDP rarely wins and its
-# ledger would slow ordinary calls (a check-in year: 52 s against 1.1 s).
+# ledger would slow ordinary calls many times (docs/performance.md).
 RDP_ALSO_BELOW_DELTA = 1e-9
 
 
@@ -307,7 +307,7 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     query the inverse of the other. The cut is where the composed PLD
     places epsilon at `RDP_ALSO_BELOW_DELTA` (its FFT result: any cut keeps
     the answers certified and consistent, and this one costs no round-off
-    certificate, 3.4 s at that delta on the issue 32 ledger), or 0 (RDP
+    certificate, seconds on long ledgers: docs/performance.md), or 0 (RDP
     everywhere) when the PLD cannot be built, reaches no finite epsilon
     there, or sits on a grid the resource budget coarsened (10^9 rounds at
     eps0 = 13: 3.6e7 against 5.2e6 on the RDP route).

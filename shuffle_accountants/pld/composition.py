@@ -211,8 +211,8 @@ def compose_all(plds: Sequence[Tuple[Pld, int]]) -> Pld:
   """The composition of PLDs on one grid, each `count` times. [DOM]
 
   A ledger of many distinct rounds composed pairwise pays dp_accounting's
-  per-composition overhead (tail bounds at 40 orders, ~15 ms) once per
-  round; here each PMF is raised to its count in the Fourier domain and the
+  per-composition overhead (tail bounds at 40 orders, docs/performance.md)
+  once per round; here each PMF is raised to its count in the Fourier domain and the
   results are convolved in a balanced tree (`_convolve_batch`), in batches
   whose summed support stays within MAX_COMPOSED_BUCKETS / 2, and only the
   batches are composed pairwise (`compose`). A PLD whose count

@@ -371,7 +371,7 @@ class Rounds:
       # bisection when an unconverged step did not halve the bracket: a
       # round with a light but far tail makes the mean jump, and Newton
       # from either side of the jump lands next to the other end, forever
-      # (issue 30).
+      # (the k-RR ledger of D24 (v)).
       step = min(tilt + (epsilon - mean) / max(variance, 1e-300),
                  4 * tilt + 1)
       if not low < step < high or (high - low > 0.5 * width

@@ -18,7 +18,7 @@ Upper bounds (what the accountants compose):
     (`_symmetrized_subsampled_log_moments`). The larger of the two ordered
     KHH-SUBSAMPLED pairs' own moments, used before, is not a bound: a Renyi
     divergence depends on the profile at alpha < 1 too, and third-value
-    datasets exceed it (docs/mathematics.md W16, issue 16).
+    datasets exceed it (docs/mathematics.md W16).
   The minimum of two upper bounds on E_k is one; the weighted sum over k is
   the LIEW-THM2 identity, valid for every ordered pair, so the result bounds
   both orders. Why each combination is sound, point by point:

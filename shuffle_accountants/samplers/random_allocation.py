@@ -22,7 +22,7 @@ __all__ = [
 # relative_accuracy (default 1e-3 -> 0.015). The reported epsilon falls with
 # it (sigma = 1, 1 of 1000 steps, delta = 1e-6: 0.187 at 0.05, 0.1764 at
 # 0.015; sigma = 2: 0.0640 at 0.015, 0.0608 at 0.005) and the time rises as
-# about its inverse square (0.015: ~10 s at t = 1000).
+# about its inverse square (docs/performance.md).
 LOSS_DISCRETIZATION_PER_ACCURACY = 15.0
 LOSS_DISCRETIZATION = LOSS_DISCRETIZATION_PER_ACCURACY * 1e-3
 

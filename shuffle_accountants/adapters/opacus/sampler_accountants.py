@@ -128,7 +128,7 @@ class RandomAllocationAccountant(_SamplerAccountant):
   Each epoch is `RandomAllocationDpEvent(GaussianDpEvent(sigma), 1, t)`;
   `get_epsilon` composes them in `ShufflePldAccountant` (needs the
   `samplers` extra). The first call at a new (sigma, t) takes seconds
-  (about 10 s at t = 1000); later ones are cached.
+  (docs/performance.md); later ones are cached.
   """
 
   _mechanism_name = RANDOM_ALLOCATION
@@ -187,7 +187,7 @@ class ShuffledBatchesAccountant(_SamplerAccountant):
     Gaussians compose exactly, mu^2 adding over the epochs of every group,
     so the ledger is one Gaussian of mu = sqrt(sum E / sigma^2): the number
     `shuffled_batches_epsilon(...).upper` gives, in milliseconds at any
-    number of epochs (composing the PLD took 10 s at 300 epochs).
+    number of epochs (composing the PLD took seconds: docs/performance.md).
     """
     del history  # grouped by steps per epoch
     precision = math.fsum(epochs / sigma**2
