@@ -1,4 +1,4 @@
-"""shuffle-accountants: certified privacy accounting for the shuffle model (IDs: docs/mathematics.md).
+"""Certified privacy accounting for the shuffle model of differential privacy.
 
 Events describe shuffled rounds; accountants subclass dp_accounting's and
 compose them with every other `DpEvent`:

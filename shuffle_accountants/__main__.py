@@ -1,4 +1,6 @@
-"""Default scenario: `python -m shuffle_accountants` prints a certified epsilon (FMT21-CLONES via the PLD route).
+"""Default scenario: `python -m shuffle_accountants` prints a certified epsilon.
+
+IDs: FMT21-CLONES
 
 A telemetry deployment: 10^6 users report through an eps0 = 1 local
 randomizer every round for 1,000 rounds; what does the shuffle model certify at

@@ -1,4 +1,4 @@
-"""Least-recently-used caches bounded in bytes (not a bound: speed only).
+"""Least-recently-used caches bounded in bytes (speed only, not a bound).
 
 Every cache of the library registers here, so that `clear_caches()` empties
 them all (the public `shuffle_accountants.clear_caches`) and

@@ -1,4 +1,6 @@
-"""Rounds that dominate a round by post-processing, for both routes (GROUPING, D19, D33).
+"""Rounds that dominate a round by post-processing, for both routes.
+
+IDs: GROUPING, DOMINATING-ROUNDS, RATE-ONE-DOMINATES
 
 Both accountants take, for each round, the smallest of its own bound and
 the bounds of the rounds listed here (docs/mathematics.md D19):

@@ -1,4 +1,6 @@
-"""Checks of shuffle events shared by the RDP and PLD accountants (W1, W2, W13 as error messages).
+"""Checks of shuffle events shared by both accountants, with their messages.
+
+IDs: APPROX-LDP-NO-RDP, POISSON-UNSOUND, REPLACE-ONE-ONLY
 
 Each returns None when the event is acceptable, or the
 `CompositionErrorDetails` that `PrivacyAccountant.compose` turns into an

@@ -1,4 +1,6 @@
-"""One spec per shuffle event type, which the generic code reads (D19, D33).
+"""One spec per shuffle event type, which the generic code reads.
+
+IDs: DOMINATING-ROUNDS, RATE-ONE-DOMINATES
 
 Adding a shuffle event = its class (`events`), its `EventSpec` here
 (`register`), and one entry in each route's table of bounds

@@ -1,4 +1,6 @@
-"""Grouping similar rounds of a ledger: fewer users and a higher check-in rate only raise a bound (D4, GROUPING) [UB].
+"""Groups similar rounds of a ledger at fewer users and a higher rate [UB].
+
+IDs: CLONE-MONOTONE, GROUPING
 
 A ledger of daily rounds whose population changes every day would cost a
 full dominating-pair construction per round. Rounds are therefore grouped:

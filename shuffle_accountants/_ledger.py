@@ -1,4 +1,4 @@
-"""The ledger, as both accountants read it: one walk, one classification, the smallest certified answer [UB].
+"""The ledger as both accountants read it: one walk, one classification.
 
 * `fold` is the one recursion over dp_accounting's composite events
   (`ComposedDpEvent`, `SelfComposedDpEvent`); `leaves`, `replaced`,

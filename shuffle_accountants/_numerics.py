@@ -1,4 +1,6 @@
-"""Private log-space numerics: Binomial windows and Chernoff tails that only raise results (D4, D9).
+"""Log-space binomial windows and Chernoff tails that only raise results.
+
+IDs: CLONE-MONOTONE, TAILS-TO-INFINITY
 
 Everything here is written so that truncation and rounding can only *raise*
 the privacy quantities computed from it:

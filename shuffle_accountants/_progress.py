@@ -1,4 +1,4 @@
-"""Progress of long calls, shown only when asked (`progress=` of the accountants).
+"""Progress of long calls, shown only when asked (`progress=`).
 
 `progress=True` writes one self-overwriting line to stderr once a phase has
 run for `DELAY` seconds (short calls stay silent); a callable receives

@@ -1,4 +1,4 @@
-"""Private argument checks: every message names the parameter, the value and the allowed range.
+"""Argument checks whose messages name the parameter, value and range.
 
 Every message names the parameter, the offending value and the allowed range,
 so that a user can fix the call without reading the source.

@@ -1,4 +1,6 @@
-"""Calibration: the largest eps0, smallest noise or most rounds whose certified epsilon meets a target (KHH-DOM, LIEW-THM2).
+"""Finds the eps0, noise or rounds whose certified epsilon meets a target.
+
+IDs: KHH-DOM, LIEW-THM2
 
 In the style of `dp_accounting.mechanism_calibration`: a function builds the
 round's `DpEvent` from the parameter, a fresh accountant composes it

@@ -1,4 +1,4 @@
-"""Save and restore accountants exactly: a versioned, JSON-compatible state.
+"""Saves and restores accountants exactly, as versioned JSON-ready state.
 
 Training runs crash and resume. An accountant restored from its state holds
 the same ledger and configuration and returns the same epsilon, bit for bit:

@@ -1,4 +1,6 @@
-"""`DpEvent`s for the shuffle model: frozen attrs, replace-one neighbours (W13).
+"""`DpEvent`s of the shuffle model: frozen, with replace-one neighbours.
+
+IDs: REPLACE-ONE-ONLY
 
 Like `dp_accounting.dp_event`, each event documents the mechanism it stands
 for completely, so that an accountant can be written from the docstring alone.

@@ -1,4 +1,6 @@
-"""Local randomizers as named, frozen descriptions: eps0, clone rate s(R) (D15) and privacy blanket (D16).
+"""Local randomizers as named, frozen descriptions, with their tables.
+
+IDs: NAMED-CLONE-RATE, BLANKET-TWO-LEVEL
 
 A `ShuffleEvent(randomizer=...)` is accounted with every dominating pair the
 randomizer admits, the smallest profile winning:

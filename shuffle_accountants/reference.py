@@ -1,4 +1,4 @@
-"""The mathematics reference inside the package: every cited ID's statement, status, source and users.
+"""The package's mathematics reference: each cited ID's statement and users.
 
 The entries are those of the documentation page docs/mathematics.md, which
 ships in the package as `mathematics.md` (the same file: a link in the

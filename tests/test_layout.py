@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import shuffle_accountants
+from shuffle_accountants import reference
 
 
 def test_adapters_are_a_subpackage_in_the_package_folder():
@@ -57,18 +58,30 @@ def test_the_routes_are_visible_in_the_tree():
     assert expected in modules
 
 
-def test_every_module_opens_with_a_one_line_summary_citing_its_ids():
+def test_every_module_opens_with_a_short_summary_then_its_ids():
+  # A summary of at most 79 characters says what the module does; the IDs
+  # of docs/mathematics.md it implements follow on their own line(s),
+  # `IDs: A, B [UB]; C [LB]` (required for the modules of the routes).
   package = pathlib.Path(shuffle_accountants.__file__).parent
-  id_pattern = re.compile(r'\b(W\d+|D\d+|[A-Z][A-Z0-9]*(?:-[A-Z0-9*]+)+)\b')
+  tag = re.compile(r'\s*\[[A-Z, ]+\]$')
   for path in package.rglob('*.py'):
     docstring = ast.get_docstring(ast.parse(path.read_text(encoding='utf-8')))
     assert docstring, path
-    summary = docstring.split('\n')[0]
-    assert summary.endswith(('.', ')')), (path, summary)
+    summary, *rest = docstring.split('\n')
+    assert len(summary) <= 79 and summary.endswith('.'), (path, summary)
+    assert not rest or not rest[0].strip(), (path, 'summary runs on')
+    ids = []
+    if len(rest) > 1 and rest[1].startswith('IDs: '):
+      paragraph = ' '.join(
+          line.strip() for line in rest[1:rest.index('', 1)]
+          if line.strip()) if '' in rest[1:] else ' '.join(rest[1:])
+      ids = re.split(r'[,;] ', paragraph[len('IDs: '):])
+      for identifier in ids:
+        reference.entry(tag.sub('', identifier))  # raises if unknown
     math_module = path.parent.name in ('rdp', 'pld', 'pairs') and (
         path.name != '__init__.py')
     if math_module:
-      assert id_pattern.search(summary), (path, summary)
+      assert ids, (path, 'names no IDs')
 
 
 # The two routes (rdp/, pld/) sit above the route-neutral pairs/ and

@@ -1,4 +1,4 @@
-"""Framework adapters (Opacus, TF-Privacy, Flower); no formulas of their own.
+"""Adapters for Opacus, TF-Privacy and Flower over the accountants.
 
 They sit on top of the accountants:
 

@@ -1,4 +1,7 @@
-"""The Opacus sampler names at their path before 0.2.0 (kept for imports).
+"""Opacus accountants for DP-SGD samplers, and their sampler contract.
+
+IDs: FS26-RANDOM-ALLOCATION, RANDOM-ALLOCATION-GRID, SHUFFLED-BATCHES-UB,
+  CHUA24-SHUFFLE-LB
 
 They live in the package `shuffle_accountants.adapters.opacus` now
 (`samplers`, `sampler_accountants`, `base`), which importing this module

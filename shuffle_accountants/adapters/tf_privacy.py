@@ -1,4 +1,6 @@
-"""TF-Privacy-style privacy statements for shuffled DP-SGD (D7, D8, LIEW-THM2; W14 on why ε is larger).
+"""TF-Privacy-style privacy statements for shuffled DP-SGD.
+
+IDs: GAUSS-NO-GAIN, LABEL-MIXTURE, LIEW-THM2, GAUSS-LOCAL-UNCOVERED
 
 No TensorFlow needed: TF-Privacy's accounting is dp_accounting, whose events
 our accountants compose (see docs/tf_privacy.md). This module adds

@@ -1,1 +1,1 @@
-"""The `shuffle-accountant` command (`main`) and the method table behind it (`protocols`)."""
+"""The `shuffle-accountant` command and the method table behind it."""

@@ -1,4 +1,4 @@
-"""`shuffle-accountant`: the command line over `protocols` (every number cites its method's ID).
+"""The `shuffle-accountant` command line over the `protocols` table.
 
 Subcommands (protocol flags are named like the event fields):
 

@@ -1,4 +1,6 @@
-"""The method table behind the CLI: one protocol, every bound (PLD, RDP, GIRGIS-UB1/UB2, FMT21-CLOSED, D10 pair).
+"""The method table behind the CLI: one protocol, every bound.
+
+IDs: GIRGIS-UB1, GIRGIS-UB2, FMT21-CLOSED, GIRGIS-LB-BINOMIAL
 
 A `Protocol` describes T identical rounds with the event fields' names; the
 `METHODS` table maps a method name to a function giving its ε at the

@@ -1,4 +1,6 @@
-"""Dominating pairs shared by both routes (FMT21-CLONES, KHH-KRR-STRONG/WEAK, D16, FMT21-CLOSED).
+"""Dominating pairs shared by both routes.
+
+IDs: FMT21-CLONES, KHH-KRR-STRONG, KHH-KRR-WEAK, BLANKET-TWO-LEVEL, FMT21-CLOSED
 
 `privacy_loss` (a pair's PLD atoms and the KHH-SUBSAMPLED orders),
 `binomial` (Chernoff windows and groups of binomial labels, D8, D9),

@@ -1,4 +1,6 @@
-"""Binomial labels of a pair: Chernoff windows, groups of labels and interval masses (KHH-HOEFFDING, D8, D9).
+"""Binomial labels of a pair: Chernoff windows, label groups and masses.
+
+IDs: KHH-HOEFFDING, LABEL-MIXTURE, TAILS-TO-INFINITY
 
 The dominating pairs are mixtures over a binomial label (clone counts,
 check-in counts, counts of random answers). Labels outside a Chernoff

@@ -1,4 +1,6 @@
-"""The privacy blanket as a dominating pair for two-level randomizers (D16, BBGN19) [DOM].
+"""The privacy blanket of a two-level randomizer as a dominating pair.
+
+IDs: BLANKET-TWO-LEVEL [DOM]
 
 Write R(x) = gamma omega + (1 - gamma) LO(x) (`randomizers.BlanketTable`).
 An adversary who also learns which other users drew from the blanket (and

@@ -1,4 +1,7 @@
-"""Clone-pair PLD atoms, also the RDP route's input (FMT21-CLONES, KHH-PLD-GENERIC, KHH-KRR-STRONG/WEAK, D4, D18).
+"""Atoms of the clone pairs' PLDs, also the RDP route's input.
+
+IDs: FMT21-CLONES, KHH-PLD-GENERIC, KHH-KRR-STRONG, KHH-KRR-WEAK,
+  CLONE-MONOTONE, CTD-MERGE-ATOMS
 
 All pairs here are mixtures, over a label revealed by the output, of the
 *conditional clone pair* with c clones and log-odds theta:

@@ -1,4 +1,6 @@
-"""Feldman-McMillan-Talwar (2021) closed forms (FMT21-CLOSED, FMT-EQ10-11, LOCAL-GUARANTEE).
+"""Closed forms of Feldman, McMillan and Talwar (2021).
+
+IDs: FMT21-CLOSED, FMT-EQ10-11, LOCAL-GUARANTEE
 
 FMT21-CLOSED [UB] (docs/mathematics.md): for pure eps0-LDP randomizers, if
 eps0 < log(n / (16 log(4 / delta))) (the stricter condition of the official

@@ -1,4 +1,6 @@
-"""A pair's privacy loss distribution as atoms, and what both routes read from it (D9, KHH-SUBSAMPLED).
+"""A pair's privacy loss distribution as atoms, read by both routes.
+
+IDs: TAILS-TO-INFINITY, KHH-SUBSAMPLED
 
 A dominating pair (P, Q) is represented by its privacy loss distribution:
 finite atoms (loss L = log P/Q, P-mass) plus a mass at +infinity (D9). The

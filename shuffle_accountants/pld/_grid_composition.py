@@ -1,4 +1,6 @@
-"""A ledger composed on one PLD grid: its PLD, its rounds' pairs and its profile (D9, D24).
+"""A ledger composed on one PLD grid: its PLD, pairs and profile.
+
+IDs: TAILS-TO-INFINITY, ROUNDOFF-CERTIFIED
 
 `ShufflePldAccountant` holds the ledger and asks one of these for answers:
 with a fixed grid one composition lives as long as the accountant and takes

@@ -1,4 +1,6 @@
-"""`ShufflePldAccountant`: dp_accounting's PLD accountant plus shuffle events (KHH-DOM, D8, D9).
+"""`ShufflePldAccountant`: dp_accounting's PLD accountant with shuffle events.
+
+IDs: KHH-DOM, LABEL-MIXTURE, TAILS-TO-INFINITY
 
 It handles
 * `ShuffleEvent` with pure LDP: the FMT21 clone pair (KHH-PLD-GENERIC);

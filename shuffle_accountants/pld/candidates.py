@@ -1,4 +1,6 @@
-"""The dominating pairs valid for each shuffle event and their grid PMFs (FMT21-CLONES, KHH-KRR-*, KHH-SUBSAMPLED).
+"""The dominating pairs valid for each shuffle event, as grid PMFs.
+
+IDs: FMT21-CLONES, KHH-KRR-STRONG, KHH-KRR-WEAK, KHH-SUBSAMPLED
 
 Every candidate is a dominating pair [DOM] for the event's mechanism under
 replace-one (both orders): FMT21-CLONES for any pure eps0-LDP randomizer,

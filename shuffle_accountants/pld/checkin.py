@@ -1,4 +1,7 @@
-"""PLD of the shuffled check-in mixture and of shuffled Gaussian reports (D8, KHH-SUBSAMPLED, D7, W11, D28, D29).
+"""PLDs of the shuffled check-in mixture and of shuffled Gaussian reports.
+
+IDs: LABEL-MIXTURE, KHH-SUBSAMPLED, GAUSS-NO-GAIN, ZDW22-ONE-ORDER,
+  CHECKIN-COARSE-GRIDS, CHECKIN-LATTICE
 
 The sound replacement of LIEW-APPROACH2 (docs/mathematics.md):
 

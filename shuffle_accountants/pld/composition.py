@@ -1,4 +1,6 @@
-"""Composition of grid PLDs and its certified profile (D24, DOM, UB).
+"""Composes grid PLDs and certifies their privacy profile.
+
+IDs: ROUNDOFF-CERTIFIED
 
 Rounds built by this library enter as `GridPld`s: a symmetric dp_accounting
 PLD that also holds its grid PMF and the exact rounds (no FFT has touched

@@ -1,4 +1,6 @@
-"""Shuffled scalar Gaussian reports: the continuous privacy blanket (NUM-BLANKET, BBGN19) [UB].
+"""The continuous privacy blanket of shuffled scalar Gaussian reports.
+
+IDs: NUM-BLANKET [UB]
 
 Scale C = 1. The randomizer reports x + N(0, sigma^2), x in [-1, 1]. For
 every y, inf_x N(x, sigma^2)(y) = phi_sigma(|y| + 1) =: u(y), of total mass

@@ -1,4 +1,6 @@
-"""Grid PMFs of pairs and their privacy profiles (connect-the-dots, D9, KHH-SUBSAMPLED orders).
+"""Grid PMFs of pairs and their privacy profiles (connect-the-dots).
+
+IDs: TAILS-TO-INFINITY, KHH-SUBSAMPLED
 
 A dominating pair (P, Q) is represented by its privacy loss distribution:
 atoms (loss L = log P/Q, P-mass) plus a mass at +infinity (D9). Every

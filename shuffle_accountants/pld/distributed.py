@@ -1,4 +1,6 @@
-"""PLD of distributed check-in with secure aggregation: exact with participants revealed (D30), the D17 pair mixed over the count when they are hidden (D17, D8, D9).
+"""PLDs of distributed check-in with secure aggregation.
+
+IDs: SECAGG-REVEALED, SECAGG-HIDDEN, LABEL-MIXTURE, TAILS-TO-INFINITY
 
 `DistributedCheckInEvent`: users check in with probability gamma, each
 participant adds N(0, s^2 I) to its vector clipped to norm C (s = sigma C),

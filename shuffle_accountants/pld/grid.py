@@ -1,4 +1,6 @@
-"""The automatic PLD grid policy: how fine a spacing the ledger's rounds need (not a bound; D9 keeps it sound).
+"""The automatic PLD grid: how fine a spacing the rounds need (not a bound).
+
+IDs: TAILS-TO-INFINITY
 
 Not a bound: any spacing gives a sound answer (every round is discretized
 pessimistically, docs/mathematics.md D9); this policy only trades time for tightness.

@@ -1,4 +1,6 @@
-"""[LB, PAIR] ε of specific dataset pairs: binary RR on all-equal data (D10) and dataset pairs of a named randomizer.
+"""Lower bounds: the epsilon of specific dataset pairs [LB, PAIR].
+
+IDs: GIRGIS-LB-BINOMIAL, LB-THIRD-SPLIT
 
 D = (0, ..., 0) and D' = (0, ..., 0, 1), each user reporting through binary
 randomized response with parameter eps0; the shuffler reveals only the number

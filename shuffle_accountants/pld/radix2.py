@@ -1,4 +1,6 @@
-"""A radix-2 FFT whose round-off is proven (Higham Thm 24.2; D24 (iii)).
+"""A radix-2 FFT whose round-off is proven (Higham Thm 24.2).
+
+IDs: ROUNDOFF-CERTIFIED
 
 numpy's pocketfft runs mixed radix-8/4/2 passes, outside the theorem as
 stated. This is the algorithm of the theorem, operation for operation:

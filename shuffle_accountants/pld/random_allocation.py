@@ -1,4 +1,6 @@
-"""Random allocation's dominating PLD on the PLD accountant's grid (FS26-RANDOM-ALLOCATION, D21).
+"""Random allocation's dominating PLD on the PLD accountant's grid.
+
+IDs: FS26-RANDOM-ALLOCATION, RANDOM-ALLOCATION-GRID
 
 The two directions (remove, add) of the `PLD_accounting` package's
 dominating PLD of one epoch (`samplers.random_allocation`) are moved to the

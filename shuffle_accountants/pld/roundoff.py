@@ -1,4 +1,6 @@
-"""Certified delta of a composition of grid PMFs, FFT round-off included (D24).
+"""Certified delta of a composition of grid PMFs, FFT round-off included.
+
+IDs: ROUNDOFF-CERTIFIED
 
 The composition of grid PMFs p_1 ... p_T (losses on one grid {i d}) is
 recomputed in the exponentially tilted domain: p_j(L) e^{lam L} / M_j with

@@ -1,4 +1,6 @@
-"""`ShuffleRdpAccountant`: dp_accounting's RDP accountant plus shuffle events (CONV-RDP2DP inherited).
+"""`ShuffleRdpAccountant`: dp_accounting's RDP accountant with shuffle events.
+
+IDs: CONV-RDP2DP
 
 It handles
 * `ShuffleEvent` with pure LDP (`local_delta == 0`): the smallest sound RDP

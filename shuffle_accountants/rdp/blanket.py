@@ -1,4 +1,6 @@
-"""Renyi divergence of the privacy-blanket pair of a two-level table (D32, D16, D31).
+"""The Renyi divergence of the privacy-blanket pair of a two-level table.
+
+IDs: BLANKET-RDP, BLANKET-TWO-LEVEL, CHECKIN-BLANKET
 
 D16's blanket pair of a `randomizers.BlanketTable` is a D8 mixture over
 labels (s, V) of conditional clone pairs (D2) with c = s - 1 clones and

@@ -1,4 +1,6 @@
-"""RDP of shuffled check-in and shuffled Gaussian (LIEW-THM2, WBK19-THM9, W16; eq. (8) LIEW-THM3 as [LB]).
+"""RDP of shuffled check-in and of shuffled Gaussian reports.
+
+IDs: LIEW-THM2, WBK19-THM9, ORDERED-RDP-UNSOUND, LIEW-THM3 [LB]
 
 Upper bounds (what the accountants compose):
 

@@ -1,4 +1,6 @@
-"""Renyi divergence of the Feldman-McMillan-Talwar clone pair (KHH-RDP-CLONE, D4, D5).
+"""The Renyi divergence of the Feldman-McMillan-Talwar clone pair.
+
+IDs: KHH-RDP-CLONE, CLONE-MONOTONE, CLONE-RDP-SOUND
 
 FMT21-CLONES [DOM] (docs/mathematics.md): for n users applying (possibly
 adaptive) pure eps0-LDP randomizers and a uniform shuffle, under replace-one,

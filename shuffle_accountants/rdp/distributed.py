@@ -1,4 +1,6 @@
-"""RDP of distributed check-in with secure aggregation: exact with participants revealed (D30), LIEW-THM4 with the k = 0 term when they are hidden (WBK19-THM9, W4, D8).
+"""RDP of distributed check-in with secure aggregation.
+
+IDs: SECAGG-REVEALED, LIEW-THM4, WBK19-THM9, LIEW-ZERO-COUNT, LABEL-MIXTURE
 
 `DistributedCheckInEvent`: each of n users checks in with probability
 gamma, each participant adds N(0, sigma^2 C^2 I) to its vector clipped to

@@ -1,4 +1,6 @@
-"""Generic RDP tools used by every shuffle bound (PURE-DP-RDP-CAP, RDP-INTERP).
+"""Generic RDP tools used by every shuffle bound.
+
+IDs: PURE-DP-RDP-CAP, RDP-INTERP
 
 * PURE-DP-RDP-CAP [UB]: the RDP of any epsilon0-DP mechanism.
 * RDP-INTERP [UB]: upper bounds at real orders from upper bounds on a grid of

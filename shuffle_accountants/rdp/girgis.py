@@ -1,4 +1,6 @@
-"""Girgis et al. (CCS 2021): RDP of the shuffle model (GIRGIS-UB1, GIRGIS-UB2, GIRGIS-UB-MIX [UB]; GIRGIS-LB, GIRGIS-COR2 [LB]).
+"""The RDP of the shuffle model by Girgis et al. (CCS 2021).
+
+IDs: GIRGIS-UB1, GIRGIS-UB2, GIRGIS-UB-MIX [UB]; GIRGIS-LB, GIRGIS-COR2 [LB]
 
 GIRGIS-* in docs/mathematics.md (arXiv numbering). Setting: `num_users` users, each applies
 a pure `local_epsilon`-LDP randomizer, outputs are shuffled; replace-one

@@ -1,4 +1,6 @@
-"""The RDP composed for a shuffle round: the smallest sound bound (KHH-RDP-CLONE, GIRGIS-UB1, WBK19-THM9).
+"""The RDP composed for a shuffle round: the smallest sound bound.
+
+IDs: KHH-RDP-CLONE, GIRGIS-UB1, WBK19-THM9
 
 For pure eps0-LDP randomizers (docs/mathematics.md) every order gets
 min{KHH-RDP-CLONE, GIRGIS-UB1, GIRGIS-UB2, GIRGIS-UB-MIX, PURE-DP-RDP-CAP};

@@ -1,4 +1,6 @@
-"""RDP amplification by subsampling without replacement (WBK19-THM9).
+"""RDP amplification by subsampling without replacement.
+
+IDs: WBK19-THM9
 
 WBK19-THM9 [UB] (Wang, Balle, Kasiviswanathan 2019, Thm 9), replace-one: if a
 mechanism on datasets of `sample_size` records is (j, eps(j))-RDP for integers

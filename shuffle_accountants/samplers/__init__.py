@@ -1,4 +1,7 @@
-"""DP-SGD batch samplers: random allocation certified (FS26-RANDOM-ALLOCATION, D21), shuffled batches as a range (D22, D23).
+"""DP-SGD batch samplers: random allocation and shuffled batches.
+
+IDs: FS26-RANDOM-ALLOCATION, RANDOM-ALLOCATION-GRID, SHUFFLED-BATCHES-UB,
+  SHUFFLED-BATCHES-LB
 
 * `RandomAllocationDpEvent(event, num_selected, num_steps)`: one epoch of
   random allocation, composed by `ShufflePldAccountant` (needs the extra

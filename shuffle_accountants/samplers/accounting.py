@@ -1,4 +1,6 @@
-"""How the accountants compose the sampler events: Gaussians without amplification (D21, D22) or random allocation's PLD (FS26-RANDOM-ALLOCATION).
+"""How the accountants compose the events of the DP-SGD samplers.
+
+IDs: RANDOM-ALLOCATION-GRID, SHUFFLED-BATCHES-UB, FS26-RANDOM-ALLOCATION
 
 Shared by `ShufflePldAccountant` and `ShuffleRdpAccountant`, which dispatch
 `SAMPLER_EVENT_TYPES` here. Every route is an upper bound:

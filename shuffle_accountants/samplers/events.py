@@ -1,4 +1,6 @@
-"""`DpEvent`s for DP-SGD batch samplers: random allocation (FS26-RANDOM-ALLOCATION) and shuffled batches (D22).
+"""`DpEvent`s of DP-SGD batch samplers: random allocation, shuffled batches.
+
+IDs: FS26-RANDOM-ALLOCATION, SHUFFLED-BATCHES-UB
 
 Like `dp_accounting.dp_event`, each event documents the mechanism it stands
 for completely. Both are frozen `attrs` classes at module level, so that

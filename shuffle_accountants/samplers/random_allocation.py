@@ -1,4 +1,6 @@
-"""Random allocation of Gaussian steps: Feldman and Shenfeld's certified PLD from their package (FS26-RANDOM-ALLOCATION, D21).
+"""Random allocation of Gaussian steps: Feldman and Shenfeld's PLD.
+
+IDs: FS26-RANDOM-ALLOCATION, RANDOM-ALLOCATION-GRID
 
 The PLD of one epoch under add/remove comes from the `PLD_accounting`
 package (the authors' maintained implementation, MIT; extra `samplers`) in

@@ -1,4 +1,6 @@
-"""Shuffled fixed-size batches: certified upper bound without amplification (D22) and Chua et al.'s lower bound (CHUA24-SHUFFLE-LB, D23).
+"""Shuffled fixed-size batches: an upper and a lower bound on epsilon.
+
+IDs: SHUFFLED-BATCHES-UB, CHUA24-SHUFFLE-LB, SHUFFLED-BATCHES-LB
 
 Upper bound [UB] (D22): each epoch puts every example in exactly one batch,
 so one epoch is, for the differing example, one Gaussian release of
