@@ -4,7 +4,7 @@ Epsilon at delta = 1/n after T in {100, 1e4} rounds of `CheckInEvent` for
 n in {1e4, 6e4, 1e6} and check-in rate gamma in {1e-3, 1e-2, 0.1}, with
 * pure local randomizers, eps0 in {1, 2, 8};
 * local Gaussian noise, sigma in {0.86, 2, 5} (clip norm C, noise sigma C per
-  participant, no shuffling gain claimed, docs/mathematics.md D7);
+  participant, no shuffling gain claimed, docs/mathematics.md GAUSS-NO-GAIN);
 and the end-to-end wall time of `ShufflePldAccountant` (construct, compose,
 query). With --rdp, `ShuffleRdpAccountant` too (slower, looser).
 
@@ -15,10 +15,11 @@ is what local noise costs: a participant's report carries its own noise of
 standard deviation sigma C against a replace-one shift of 2C.
 
 With --blanket, issue 34's table instead: at the named points (delta =
-1e-6), epsilon of `CheckInEvent` before D31 (the D8 check-in mixture and
-the rate-1 round only), after (with the D31 pairs), the exact binary pair
-(a lower bound, `binary_rr_checkin_epsilon_lower_bound`), their ratios, and
-the time after D31 as a ratio to the time before, both in this run.
+1e-6), epsilon of `CheckInEvent` before CHECKIN-BLANKET (the LABEL-MIXTURE
+check-in mixture and the rate-1 round only), after (with the CHECKIN-BLANKET
+pairs), the exact binary pair (a lower bound,
+`binary_rr_checkin_epsilon_lower_bound`), their ratios, and the time after
+CHECKIN-BLANKET as a ratio to the time before, both in this run.
 
 Run: python benchmarks/checkin.py [--quick] [--rdp] [--blanket]
 """
@@ -62,7 +63,7 @@ def _central_dp_sgd(checkin_rate, noise_multiplier, rounds, delta):
 
 
 def without_d31():
-  """The accountant as before D31 (its check-in pairs withheld)."""
+  """The accountant as before CHECKIN-BLANKET (its check-in pairs withheld)."""
   return mock.patch.object(candidates, 'checkin_blanket_pairs',
                            lambda *args, **kwargs: ())
 
@@ -115,7 +116,7 @@ def main():
   parser.add_argument('--rdp', action='store_true',
                       help='also time ShuffleRdpAccountant')
   parser.add_argument('--blanket', action='store_true',
-                      help="issue 34's before/after table (D31)")
+                      help="issue 34's before/after table (CHECKIN-BLANKET)")
   args = parser.parse_args()
   if args.blanket:
     _print_blanket_table()

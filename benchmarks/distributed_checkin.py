@@ -1,18 +1,19 @@
 """Benchmark of distributed check-in accounting (prints tables; not a test).
 
-`DistributedCheckInEvent(participation='hidden')` (D17): every user checks
-in with probability q, each participant adds N(0, sigma^2 C^2 I) to its
+`DistributedCheckInEvent(participation='hidden')` (SECAGG-HIDDEN): every user
+checks in with probability q, each participant adds N(0, sigma^2 C^2 I) to its
 clipped vector, secure aggregation reveals the sum and the count only (an
 anonymous check-in channel; with the participants revealed, the default,
-the round is exact, D30, and tests/test_participation.py checks it). Opacus' aggregate noise
-multiplier sigma_agg at the expected cohort q n is per participant
-sigma = sigma_agg / sqrt(q n), so the update is as noisy as central DP-SGD's.
+the round is exact, SECAGG-REVEALED, and tests/test_participation.py checks it).
+Opacus' aggregate noise multiplier sigma_agg at the expected cohort q n is per
+participant sigma = sigma_agg / sqrt(q n), so the update is as noisy as central
+DP-SGD's.
 
 Table 1, the target of issue 21: n = 60,000, q = 256 / 60,000, sigma_agg = 1,
 10 epochs (2,340 steps), delta = 1e-5: our certified epsilon (PLD and RDP
 routes) against dp_accounting's `PoissonSampledDpEvent(q,
-GaussianDpEvent(sigma_agg / 2))` under ADD_OR_REMOVE_ONE (the D17 pair at
-the expected cohort, composed one order at a time), and against central
+GaussianDpEvent(sigma_agg / 2))` under ADD_OR_REMOVE_ONE (the SECAGG-HIDDEN pair
+at the expected cohort, composed one order at a time), and against central
 DP-SGD (`PoissonSampledDpEvent(q, GaussianDpEvent(sigma_agg))`, add/remove
 and replace-one). Table 2: the same over q n in {10, ..., 1e5} at
 n = 10^6. Table 3: the worst time and memory over the corners of the
@@ -91,7 +92,7 @@ def corners_worst_time():
 
 def _print_rows(rows):
   print(f'{"n":>9} {"q n":>7} {"sigma":>8} {"PLD eps":>9} {"RDP eps":>10} '
-        f'{"D17 pair":>9} {"PLD/pair":>9} {"central a/r":>12} '
+        f'{"SECAGG-HIDDEN pair":>9} {"PLD/pair":>9} {"central a/r":>12} '
         f'{"central r-1":>12} {"time/dp_acc":>12}')
   for r in rows:
     print(f'{r["n"]:>9} {r["cohort"]:>7g} {r["sigma"]:>8.4g} {r["pld"]:>9.4g} '

@@ -3,8 +3,8 @@
 For each kind of pair, random check-in rounds (fixed seed, the documented
 ranges: n <= 1e7 here for time, gamma >= 1e-3, eps0 <= 8, k in {none, 3,
 16}, counts <= 1000) are accounted on both routes at delta = 1e-6 at the
-two ends of a pair that the mathematics orders (docs/mathematics.md D19,
-D33):
+two ends of a pair that the mathematics orders (docs/mathematics.md
+DOMINATING-ROUNDS, RATE-ONE-DOMINATES):
 
 * rate: gamma < gamma' must give epsilon(gamma) <= epsilon(gamma');
 * users: n < n' must give epsilon(n) >= epsilon(n');

@@ -2,11 +2,11 @@
 
 For each catalogue randomizer (domain d = 100), eps0 in {0.5, 1, 2, 4, 8},
 n in {1e3, 1e4, 1e6, 1e8}, delta = 1e-6 and T in {1, 365} rounds, epsilon of
-each certified pair on its own (generic FMT21-CLONES, the D15 clone rate
-s(R) where it beats FMT21, the D16 privacy blanket), the certified epsilon
-of `ShufflePldAccountant` (the smallest profile of all of them), the
-largest lower bound of `randomizer_epsilon_lower_bound` (dataset pairs, D16
-and LB-THIRD-SPLIT), the ratio certified / lower
+each certified pair on its own (generic FMT21-CLONES, the NAMED-CLONE-RATE clone
+rate s(R) where it beats FMT21, the BLANKET-TWO-LEVEL privacy blanket), the
+certified epsilon of `ShufflePldAccountant` (the smallest profile of all of
+them), the largest lower bound of `randomizer_epsilon_lower_bound` (dataset
+pairs, BLANKET-TWO-LEVEL and LB-THIRD-SPLIT), the ratio certified / lower
 and the wall time of one cold accountant call (construct, compose, query),
 also as a ratio to the generic round's time measured in the same run.
 

@@ -11,7 +11,7 @@ GaussianDpEvent(1.0)), 1000)` computed in the same run.
 Table 2 (issue 22 item 5): for random check-in rounds (fixed seed), the
 share of pairs gamma < gamma' whose epsilon falls as the rate rises, per
 route, and the largest such fall; both routes guarantee only that no rate
-exceeds rate 1 (docs/mathematics.md D19, W18).
+exceeds rate 1 (docs/mathematics.md DOMINATING-ROUNDS, NOT-MONOTONE).
 
 Run: python benchmarks/rdp_vs_pld.py [--quick]
 """

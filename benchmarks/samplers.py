@@ -1,11 +1,11 @@
-"""The samplers table of docs/samplers.md: epsilon of DP-SGD per batch sampler (FS26-RANDOM-ALLOCATION, D21, D22, D23).
+"""The samplers table of docs/samplers.md: epsilon of DP-SGD per batch sampler (FS26-RANDOM-ALLOCATION, RANDOM-ALLOCATION-GRID, SHUFFLED-BATCHES-UB, SHUFFLED-BATCHES-LB).
 
 For sigma in {0.8, 1, 2}, t = 1000 steps per epoch, 1 and 5 epochs,
 delta = 1e-6, add/remove: Poisson subsampling at rate 1/t (dp_accounting's
 PLD), random allocation of 1 of t steps (certified upper bound of
-`ShufflePldAccountant`, D21; the package's lower bound [LB]) and shuffled
-fixed-size batches (Chua et al.'s lower bound [LB], D23; the certified upper
-bound, D22).
+`ShufflePldAccountant`, RANDOM-ALLOCATION-GRID; the package's lower bound [LB])
+and shuffled fixed-size batches (Chua et al.'s lower bound [LB],
+SHUFFLED-BATCHES-LB; the certified upper bound, SHUFFLED-BATCHES-UB).
 
 Run: python benchmarks/samplers.py [--columns poisson,shuffled]
 (docs/samplers.md shows this table: `python -m tools.docs_numbers` writes it,

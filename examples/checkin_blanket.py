@@ -1,14 +1,15 @@
-"""Shuffled check-in before and after D31: certified epsilon over the exact binary pair.
+"""Shuffled check-in before and after CHECKIN-BLANKET: certified epsilon over the exact binary pair.
 
 One round of `CheckInEvent` (n = 10^4 users, check-in rate gamma, pure
 eps0-LDP reports, delta = 1e-6), certified by `ShufflePldAccountant` before
-D31 (the D8 check-in mixture alone, `benchmarks/checkin.py`'s
-`without_d31`) and after (the round as a shuffle of R'(x) = bottom w.p.
-1 - gamma, else R(x), through the privacy blanket), divided by the exact
-binary randomized-response pair (`binary_rr_checkin_epsilon_lower_bound`,
-a lower bound: every certified curve must stay at or above 1). Left: binary
-randomized response named (`num_categories=2`); right: the generic bound,
-which covers every eps0-LDP randomizer.
+CHECKIN-BLANKET (the LABEL-MIXTURE check-in mixture alone,
+`benchmarks/checkin.py`'s `without_d31`) and after (the round as a shuffle of
+R'(x) = bottom w.p. 1 - gamma, else R(x), through the privacy blanket), divided
+by the exact binary randomized-response pair
+(`binary_rr_checkin_epsilon_lower_bound`, a lower bound: every certified curve
+must stay at or above 1). Left: binary randomized response named
+(`num_categories=2`); right: the generic bound, which covers every eps0-LDP
+randomizer.
 
 Run: python examples/checkin_blanket.py --output figures  (about a minute)
 """
@@ -71,8 +72,8 @@ def main():
       for before in (True, False):
         values = curves[categories, gamma, before]
         label = (f'gamma = {gamma:g}, '
-                 + ('before D31 (check-in mixture)' if before
-                    else 'D31 (absent users in the blanket)'))
+                 + ('before CHECKIN-BLANKET (check-in mixture)' if before
+                    else 'CHECKIN-BLANKET (absent users in the blanket)'))
         panel.plot(local_epsilons, values, label=label,
                    **figure_style.series_style(index))
         print(f'{"k=2" if categories else "generic"} {label}: ' + ', '.join(

@@ -9,7 +9,8 @@ eps0 = log 13): epsilon against delta for T = 1, 4, 16 with the strong and
 weak adversary pairs (KHH-KRR-STRONG / -WEAK) and the generic clone pair.
 
 The paper's public numbers use the FMT23 clone pair, which is not valid for a
-generic randomizer (docs/mathematics.md W12), so our generic curves sit above them.
+generic randomizer (docs/mathematics.md FMT23-UNPROVEN), so our generic curves
+sit above them.
 
 Run: python examples/koskela_figures.py --output figures  (about a minute)
 """

@@ -3,10 +3,11 @@
 Table 2 (100 rounds, n = 10^4, delta = 1/n): epsilon of shuffled check-in
 with pure eps0-LDP reports, next to the numbers the paper printed. Those came
 from pipelines that convert (eps, delta) into RDP with LIEW-LEMMA1, which is
-false (docs/mathematics.md W1), and from the FMT closed form outside its condition (W6),
-so they are neither upper nor lower bounds; ours are certified (LIEW-THM2 and
-the D8 PLD mixture). Then the paper's MNIST setting (n = 60,000,
-gamma = 1e-3, sigma = 0.86, delta = 1/n) against epochs, as a figure.
+false (docs/mathematics.md APPROX-LDP-NO-RDP), and from the FMT closed form
+outside its condition (LIEW-TABLE2-UNSOUND), so they are neither upper nor lower
+bounds; ours are certified (LIEW-THM2 and the LABEL-MIXTURE PLD mixture). Then
+the paper's MNIST setting (n = 60,000, gamma = 1e-3, sigma = 0.86, delta = 1/n)
+against epochs, as a figure.
 
 Run: python examples/liew_checkin.py --output figures  (about a minute)
 """
@@ -32,8 +33,10 @@ def table_2():
     rdp = protocols.evaluate(protocol, 'rdp').epsilon
     print(f'{local_epsilon:>5g} {rate:>6g} | {pld:>10.4g} {rdp:>10.4g} | '
           f'{printed[0]:>17g} {printed[1]:>7g} {printed[2]:>7g}')
-  print('The printed numbers rest on LIEW-LEMMA1 (false, W1) and on the FMT '
-        'closed form outside its condition (W6); ours are certified.')
+  print('The printed numbers rest on LIEW-LEMMA1 (false, APPROX-LDP-NO-RDP) '
+        'and on the FMT '
+        'closed form outside its condition (LIEW-TABLE2-UNSOUND); ours are '
+        'certified.')
 
 
 def mnist_figure(args):

@@ -3,9 +3,9 @@
 Each of n users reports a scalar in [-C, C] plus N(0, sigma^2 C^2) with
 sigma = 2, and the reports are shuffled. Two mechanisms: randomized
 rounding (the value is rounded to +-C, unbiased, before the noise;
-certified with the continuous privacy blanket NUM-BLANKET beside the D7
-Gaussian pair) and plain clipping (certified with the envelope of every
-pair's blanket loss, NUM-BLANKET (v): the blanket's worst-pair step is
+certified with the continuous privacy blanket NUM-BLANKET beside the
+GAUSS-NO-GAIN Gaussian pair) and plain clipping (certified with the envelope of
+every pair's blanket loss, NUM-BLANKET (v): the blanket's worst-pair step is
 unproven for interior inputs). Dotted: the blanket at
 the extreme pair for plain clipping in R^d, d in {1, 2, 8, 32}
 (`continuous_blanket.extreme_pair_epsilon`): estimates, not certificates.

@@ -3,8 +3,8 @@
 A telemetry team picks a local randomizer for a domain of 100 values at
 eps0 = 1 and asks what one shuffled round costs centrally, for populations
 from 10^3 to 10^8 users: the certified epsilon (ShufflePldAccountant with
-the randomizer named, so that its D15 / D16 pairs count) against the
-generic eps0-LDP bound (FMT21), with the exact lower bound of
+the randomizer named, so that its NAMED-CLONE-RATE / BLANKET-TWO-LEVEL pairs
+count) against the generic eps0-LDP bound (FMT21), with the exact lower bound of
 `randomizer_epsilon_lower_bound` (dataset pairs, dashed) for unary encoding.
 
 Run: python examples/randomizer_choice.py --output figures  (about a minute)

@@ -3,9 +3,9 @@
 For each catalogue randomizer (domain d = 100) the certified epsilon of
 `ShufflePldAccountant` with the randomizer named is divided by the largest
 of its dataset-pair lower bounds (`randomizer_epsilon_lower_bound`: every
-other user holds x', or a third value, D16 and LB-THIRD-SPLIT), for one
-round at n = 10^4 and for 365 rounds at n = 10^6, delta = 10^-6. A ratio of
-1 means the certified value is the exact epsilon of the worst pair; the
+other user holds x', or a third value, BLANKET-TWO-LEVEL and LB-THIRD-SPLIT),
+for one round at n = 10^4 and for 365 rounds at n = 10^6, delta = 10^-6. A ratio
+of 1 means the certified value is the exact epsilon of the worst pair; the
 truth lies between the lower bound and the certified value.
 
 Run: python examples/randomizer_tightness.py --output figures  (a few minutes)

@@ -3,7 +3,7 @@
 IDs: GROUPING, DOMINATING-ROUNDS, RATE-ONE-DOMINATES
 
 Both accountants take, for each round, the smallest of its own bound and
-the bounds of the rounds listed here (docs/mathematics.md D19):
+the bounds of the rounds listed here (docs/mathematics.md DOMINATING-ROUNDS):
 
 * A check-in round at rate gamma is a post-processing of the same round at
   any higher rate (drop each anonymous report independently with
@@ -15,19 +15,19 @@ the bounds of the rounds listed here (docs/mathematics.md D19):
   reshuffle), in particular of one user's report alone: the randomizer
   itself. So epsilon never exceeds its value at n = 1.
 
-The rate-1 rule (D33) lives here and nowhere else: `accounted_round` turns
-a pure-LDP check-in round at rate 1 into the shuffle round it is (both
-accountants apply it to every leaf they account, so a rate-1 `CheckInEvent`
-gets exactly the answer of its `ShuffleEvent` on each route), and
+The rate-1 rule (RATE-ONE-DOMINATES) lives here and nowhere else:
+`accounted_round` turns a pure-LDP check-in round at rate 1 into the shuffle
+round it is (both accountants apply it to every leaf they account, so a rate-1
+`CheckInEvent` gets exactly the answer of its `ShuffleEvent` on each route), and
 `everyone_checks_in` gives a round below rate 1 that shuffle round as a
 dominating round: the RDP accountant takes its bound per round and per
 order (RDP composes by addition, so the ledger never exceeds its rate-1
 ledger); the PLD accountant takes it per round on the round's grid
-(`pld.checkin.capped_by`, D28) and reports the smallest epsilon (delta)
-over the ledger and its `_ledger.dominating_ledgers`, among them the rate-1
-ledger where the rates are at least `RATE_ONE_LEDGER_FROM`, each accounted
-on its own grid (so whatever the grids, epsilon never exceeds the rate-1
-ledger's there). Both also report the smallest over the
+(`pld.checkin.capped_by`, CHECKIN-COARSE-GRIDS) and reports the smallest epsilon
+(delta) over the ledger and its `_ledger.dominating_ledgers`, among them the
+rate-1 ledger where the rates are at least `RATE_ONE_LEDGER_FROM`, each
+accounted on its own grid (so whatever the grids, epsilon never exceeds the
+rate-1 ledger's there). Both also report the smallest over the
 ledger with every named round reduced to one user. A new event type with a
 rate or a population names its dominating rounds in its spec
 (`_event_specs`: its rate-1 or one-user round); `_ledger` walks the ledger
@@ -48,11 +48,11 @@ def everyone_checks_in(event: events.CheckInEvent
   """The check-in round at rate 1 (a shuffle of all n reports), or None.
 
   None for local Gaussian noise, whose rate-1 round has no shuffling gain
-  (D7) and is already a candidate of the check-in bounds, except scalar
-  `GaussianRandomizer` reports, whose rate-1 round has the continuous
+  (GAUSS-NO-GAIN) and is already a candidate of the check-in bounds, except
+  scalar `GaussianRandomizer` reports, whose rate-1 round has the continuous
   blanket (NUM-BLANKET). A named randomizer stays named: the shuffle of its
   n reports is the same mechanism, with every pair of that randomizer
-  (D33 (i)).
+  (RATE-ONE-DOMINATES (i)).
   """
   if event.local_epsilon is None:
     if (isinstance(event.randomizer, randomizers.GaussianRandomizer)
@@ -67,7 +67,7 @@ def everyone_checks_in(event: events.CheckInEvent
 
 
 def accounted_round(event: dp_event.DpEvent) -> dp_event.DpEvent:
-  """The round as both accountants account it: the rate-1 rule (D33).
+  """The round as both accountants account it: the rate-1 rule (RATE-ONE-DOMINATES).
 
   A pure-LDP check-in round at rate 1 is the shuffle of all n reports (the
   count n is public), so it is accounted as that `ShuffleEvent`, with every
@@ -81,7 +81,7 @@ def accounted_round(event: dp_event.DpEvent) -> dp_event.DpEvent:
 
 def everyone_below_rate_one(event: events.CheckInEvent
                             ) -> Optional[events.ShuffleEvent]:
-  """The rate-1 round of a check-in round below rate 1 (D19 (i)), or None."""
+  """The rate-1 round of a check-in round below rate 1 (DOMINATING-ROUNDS (i)), or None."""
   if event.checkin_rate == 1:
     return None
   return everyone_checks_in(event)
@@ -92,7 +92,7 @@ def one_user(event: events.ShuffleEvent) -> Optional[events.ShuffleEvent]:
 
   None if n = 1, for approximate LDP (its FMT-EQ10-11 candidates need n),
   and for a generic eps0 randomizer, whose clone pair is already
-  non-increasing in n (D4).
+  non-increasing in n (CLONE-MONOTONE).
   """
   if (event.num_users == 1 or event.local_delta > 0
       or (event.randomizer is None and event.num_categories is None)):
@@ -100,11 +100,11 @@ def one_user(event: events.ShuffleEvent) -> Optional[events.ShuffleEvent]:
   return attr.evolve(event, num_users=1)
 
 
-# From this rate on, the PLD route also reports the rate-1 ledger (D33 (ii)).
-# Below it each round keeps its per-round rate-1 pair on its own grid
-# (D28 (ii)) only: there the rate-1 ledger almost never wins, and for huge
-# rounds it costs far more time and memory for the same answer
-# (docs/performance.md, "Measured costs cited by the code").
+# From this rate on, the PLD route also reports the rate-1 ledger
+# (RATE-ONE-DOMINATES (ii)). Below it each round keeps its per-round rate-1 pair
+# on its own grid (CHECKIN-COARSE-GRIDS (ii)) only: there the rate-1 ledger
+# almost never wins, and for huge rounds it costs far more time and memory for
+# the same answer (docs/performance.md, "Measured costs cited by the code").
 RATE_ONE_LEDGER_FROM = 0.5
 
 

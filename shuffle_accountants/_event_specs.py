@@ -31,7 +31,7 @@ class Kind(enum.Enum):
   HIDDEN_SAMPLE = ('SampledWithoutReplacementDpEvent around a shuffle event: '
                    'a hidden sample of the users reports')
   POISSON_SHUFFLE = ('PoissonSampledDpEvent around a shuffle event: refused '
-                     '(W2)')
+                     '(POISSON-UNSOUND)')
   WRAPPED_SHUFFLE = ('another wrapper around a shuffle event: the parent '
                      'accountant unwraps it')
   OTHER = "any other event: the route's own (samplers) or the parent's"
@@ -52,9 +52,9 @@ class EventSpec:
     local_guarantee: the (eps0, delta0) of one report, for basic
       composition (LOCAL-GUARANTEE), or None when there is none.
     rate_one: the round at rate 1 that dominates it, for the rate-1 ledger
-      (D33), or None.
-    one_user: the round with one user that dominates it (D19), or None.
-    grouped_by: the fields `_grouping` bins ('num_users' first, then a
+      (RATE-ONE-DOMINATES), or None.
+    one_user: the round with one user that dominates it (DOMINATING-ROUNDS), or
+    None. grouped_by: the fields `_grouping` bins ('num_users' first, then a
       rate); empty: never grouped.
   """
   kind: Kind
@@ -125,9 +125,9 @@ register(events.SubsampledShuffleGaussianEvent, EventSpec(
     Kind.OWN_PARTICIPATION,
     lambda event: event.sample_size / event.num_users))
 # Distributed check-in is grouped by n only: its epsilon is not monotone in
-# the rate (more participants, more noise in the sum; D17), but n users are
-# a post-processing of fewer at the same rate (the others' noisy vectors and
-# check-ins are added to the sum and the count).
+# the rate (more participants, more noise in the sum; SECAGG-HIDDEN), but n
+# users are a post-processing of fewer at the same rate (the others' noisy
+# vectors and check-ins are added to the sum and the count).
 register(events.DistributedCheckInEvent, EventSpec(
     Kind.OWN_PARTICIPATION, lambda event: event.checkin_rate,
     grouped_by=('num_users',)))

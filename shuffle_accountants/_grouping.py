@@ -17,9 +17,9 @@ each report independently with probability gamma / gamma'). So every bound
 valid for the representative is valid for each member, whatever the bound.
 Tightness: one round's epsilon scales about as n^(-1/2) and gamma, so a
 member's epsilon rises by at most about s / 2 (0.5 % at the default s).
-Distributed check-in rounds are binned by n only (D17: not monotone in
+Distributed check-in rounds are binned by n only (SECAGG-HIDDEN: not monotone in
 gamma), and not at all with dropouts (`min_reporting`): more users make a
-released round likelier, so that bound grows with n (D30 (iii)).
+released round likelier, so that bound grows with n (SECAGG-REVEALED (iii)).
 A ledger whose rounds share n and gamma is accounted exactly.
 """
 
@@ -66,7 +66,7 @@ class Grouping:
     if self.relative_step == 0 or not _grouped_by(event):
       return None
     if getattr(event, 'min_reporting', None) is not None:
-      return None  # dropouts: the bound grows with n (D30 (iii))
+      return None  # dropouts: the bound grows with n (SECAGG-REVEALED (iii))
     users_bin = math.floor(math.log(event.num_users)
                            / math.log1p(self.relative_step))
     fields = attr.asdict(event, recurse=False)
@@ -79,7 +79,7 @@ class Grouping:
 
   def observe(self, event: dp_event.DpEvent) -> None:
     """Records a round of the ledger (other events are ignored)."""
-    event = _dominating.accounted_round(event)  # rate 1 (D33)
+    event = _dominating.accounted_round(event)  # rate 1 (RATE-ONE-DOMINATES)
     key = self._key(event)
     if key is None:
       return
@@ -93,7 +93,7 @@ class Grouping:
 
   def representative(self, event: dp_event.DpEvent) -> dp_event.DpEvent:
     """The observed round that `event` is accounted as (itself if alone)."""
-    event = _dominating.accounted_round(event)  # rate 1 (D33)
+    event = _dominating.accounted_round(event)  # rate 1 (RATE-ONE-DOMINATES)
     key = self._key(event)
     if key is None or key not in self._smallest_users:
       return event

@@ -9,21 +9,21 @@
   policy reads the same records (`shuffle_rounds`).
 * `CertifiedRoutes` answers epsilon (delta) as the smallest over the
   certified routes of one ledger: the accountant's own, a companion route
-  asked from some epsilon on, the ledgers it post-processes (D19,
+  asked from some epsilon on, the ledgers it post-processes (DOMINATING-ROUNDS,
   `_dominating`) and basic composition of LDP rounds (below).
 
 Basic composition [UB]: a shuffle of (eps0, delta0)-LDP reports is
-(eps0, delta0)-DP under replace-one (LOCAL-GUARANTEE; D6 for pure LDP): one
-report changes and the rest is post-processing. Check-in and hidden samples
-add only post-processing of a subset of the reports. Basic composition then
-makes a ledger of such rounds (sum eps0, sum delta0)-DP, so for
+(eps0, delta0)-DP under replace-one (LOCAL-GUARANTEE; SHUFFLE-LDP-CAP for pure
+LDP): one report changes and the rest is post-processing. Check-in and hidden
+samples add only post-processing of a subset of the reports. Basic composition
+then makes a ledger of such rounds (sum eps0, sum delta0)-DP, so for
 target_delta >= sum delta0 the certified epsilon never needs to exceed
 sum eps0. That cap keeps pure-LDP ledgers finite at every delta however far
 a route's numerics are pushed. dp_accounting's pure-DP events (Laplace,
 discrete Laplace, randomized response) enter the sum with their largest
-privacy loss under the accountant's neighbouring relation (W17: a sum of
-records of norm <= C moves by C under add/remove, 2C under replace-one),
-which bounds their epsilon at delta = 0.
+privacy loss under the accountant's neighbouring relation (UPSTREAM-SENSITIVITY:
+a sum of records of norm <= C moves by C under add/remove, 2C under
+replace-one), which bounds their epsilon at delta = 0.
 """
 
 import math
@@ -152,7 +152,7 @@ def shuffle_rounds(ledger: dp_event.DpEvent
   for event, count in leaves(ledger):
     leaf = classify(event)
     if _is_round(leaf):
-      accounted = _dominating.accounted_round(leaf.round)  # rate 1 (D33)
+      accounted = _dominating.accounted_round(leaf.round)  # rate 1 (RATE-ONE-DOMINATES)
       rounds.append((accounted, None if accounted is not leaf.round
                      else leaf.sampling_ratio, count))
   return rounds
@@ -254,14 +254,14 @@ def _pure_guarantee(event: dp_event.DpEvent, relation: NeighboringRelation
                     ) -> Optional[Tuple[float, float]]:
   """(eps, 0) of one of dp_accounting's pure-DP events, else None.
 
-  Its largest privacy loss under `relation` (W17), an upper bound: Laplace,
-  sensitivity over the scale; discrete Laplace, parameter times sensitivity
-  (the sensitivity doubled under REPLACE_ONE); randomized response with
-  noise p over k buckets, log(1 + k (1 - p) / p) (one input replaced; not
+  Its largest privacy loss under `relation` (UPSTREAM-SENSITIVITY), an upper
+  bound: Laplace, sensitivity over the scale; discrete Laplace, parameter times
+  sensitivity (the sensitivity doubled under REPLACE_ONE); randomized response
+  with noise p over k buckets, log(1 + k (1 - p) / p) (one input replaced; not
   defined under add/remove). Poisson-sampled at rate q under add/remove,
   log(1 + q (e^eps - 1)) (amplification by subsampling: each output law is
   a q-mixture, within that factor of the other in both directions); None
-  under REPLACE_ONE, where that cap is too small (W17).
+  under REPLACE_ONE, where that cap is too small (UPSTREAM-SENSITIVITY).
   """
   doubled = 2.0 if relation is NeighboringRelation.REPLACE_ONE else 1.0
   if isinstance(event, dp_event.PoissonSampledDpEvent):
@@ -336,19 +336,19 @@ def capped_delta(ledger: dp_event.DpEvent, relation: NeighboringRelation,
 
 def _dominating_round(event: dp_event.DpEvent, spec: _event_specs.EventSpec,
                       dominating: Callable) -> Optional[dp_event.DpEvent]:
-  """The round that dominates `event` (as accounted, D33), or None."""
+  """The round that dominates `event` (as accounted, RATE-ONE-DOMINATES), or None."""
   event = _dominating.accounted_round(event)
   return dominating(event) if _event_specs.spec_of(event) is spec else None
 
 
 def dominating_ledgers(ledger: dp_event.DpEvent, rate_one: bool = False
                        ) -> List[dp_event.DpEvent]:
-  """Ledgers of which `ledger` is a post-processing, round by round (D19).
+  """Ledgers of which `ledger` is a post-processing, round by round (DOMINATING-ROUNDS).
 
   One per dominating map of the event specs that changes some round: the
-  rate-1 rounds (D33, if `rate_one`), then the one-user rounds. Rounds are
-  post-processed independently, so the composition (adaptive too) of the
-  original rounds is a post-processing of the composition of these.
+  rate-1 rounds (RATE-ONE-DOMINATES, if `rate_one`), then the one-user rounds.
+  Rounds are post-processed independently, so the composition (adaptive too) of
+  the original rounds is a post-processing of the composition of these.
   """
   specs = _event_specs.specs()
   maps = ([(spec, spec.rate_one) for spec in specs
@@ -446,7 +446,7 @@ class CertifiedRoutes:
     return answer
 
   def _dominating_values(self, query: Callable) -> List[Tuple[str, float]]:
-    return [(f'dominating ledger {index + 1} (D19, D33)', query(accountant))
+    return [(f'dominating ledger {index + 1} (DOMINATING-ROUNDS, RATE-ONE-DOMINATES)', query(accountant))
             for index, accountant in enumerate(self.dominating_routes())]
 
   def epsilon(self, target_delta: float, own: float) -> float:

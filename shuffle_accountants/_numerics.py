@@ -10,8 +10,8 @@ the privacy quantities computed from it:
 * Windowed probabilities are normalised to sum to one inside the window, which
   makes every one of them at least its true value.
 * Mixtures over a Binomial label whose per-label value is non-increasing in the
-  label (docs/mathematics.md D4) are grouped into blocks, each represented by its worst
-  (smallest) member.
+  label (docs/mathematics.md CLONE-MONOTONE) are grouped into blocks, each
+  represented by its worst (smallest) member.
 """
 
 from typing import Callable, Tuple
@@ -225,7 +225,8 @@ def log_binomial_mixture_excess(
     num_trials, p, one_minus_p: the Binomial law of the label c.
     orders: RDP orders (only passed through to `log_excess`).
     log_excess: (c, orders) -> upper bound on log E_c, where E_c >= 0 must be
-      non-increasing in c (docs/mathematics.md D4 for the clone pair).
+      non-increasing in c (docs/mathematics.md CLONE-MONOTONE for the clone
+      pair).
     log_worst_excess: log E_0 per order, an upper bound on every E_c.
     relative_width: relative width of label blocks (see `block_starts`).
     gap_tolerance: anchors are added until no gap between two of them adds

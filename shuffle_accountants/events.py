@@ -118,7 +118,8 @@ class ShuffleEvent(dp_event.DpEvent):
   * `randomizer` given: every user applies this randomizer (one of
     `shuffle_accountants.randomizers`); `local_epsilon` may be omitted (it
     is the randomizer's eps0) and must equal it otherwise. Its
-    mechanism-specific pairs (D15, D16) are used besides the generic one.
+    mechanism-specific pairs (NAMED-CLONE-RATE, BLANKET-TWO-LEVEL) are used
+    besides the generic one.
 
   Neighbouring relation: replace-one over the `num_users` users (the number of
   users is public).
@@ -179,7 +180,7 @@ class CheckInEvent(dp_event.DpEvent):
     randomized response when `num_categories` is given, as in
     `ShuffleEvent`). A `randomizer` may describe it instead (its eps0 is
     used, and its clone rate and blanket in the pairs of the round as a
-    shuffle of n reports with absent users as bottoms, D31).
+    shuffle of n reports with absent users as bottoms, CHECKIN-BLANKET).
   * `noise_multiplier` = sigma: each participant sends its record, a vector
     clipped to L2 norm C, plus Gaussian noise N(0, sigma^2 C^2 I) (DP-SGD with
     local noise). Replacing one record moves its report's mean by up to 2C.
@@ -211,7 +212,7 @@ class CheckInEvent(dp_event.DpEvent):
   def __attrs_post_init__(self):
     if isinstance(self.randomizer, randomizers_.GaussianRandomizer):
       # Gaussian reports: the noise_multiplier route (below rate 1 the PLD
-      # route also takes the rate-1 shuffle round's blanket, D19).
+      # route also takes the rate-1 shuffle round's blanket, DOMINATING-ROUNDS).
       sigma = self.randomizer.noise_multiplier
       if self.noise_multiplier not in (None, sigma):
         raise ValueError(
@@ -246,8 +247,8 @@ class SubsampledShuffleGaussianEvent(dp_event.DpEvent):
   On the PLD route, `dimension=1` (scalar reports) also takes the hidden
   sample of the shuffle of m scalar reports, through the continuous blanket
   (NUM-BLANKET (v)) and KHH-SUBSAMPLED, and keeps the smaller profile; an
-  unknown or larger dimension gets the Gaussian pair alone (D7; for vectors
-  the blanket's worst pair is unproven, NUM-BLANKET (iv), and its mass
+  unknown or larger dimension gets the Gaussian pair alone (GAUSS-NO-GAIN; for
+  vectors the blanket's worst pair is unproven, NUM-BLANKET (iv), and its mass
   vanishes as d grows), and the contribution's pair names say why. The RDP
   route ignores `dimension` (its value is unchanged).
 
@@ -271,7 +272,8 @@ class SubsampledShuffleGaussianEvent(dp_event.DpEvent):
     _validation.check_integer(attribute.name, value, 1, self.num_users)
 
 
-# Who the secure aggregation protocol lets the server see (D30, D17).
+# Who the secure aggregation protocol lets the server see (SECAGG-REVEALED,
+# SECAGG-HIDDEN).
 PARTICIPATION_MODELS = ('revealed', 'hidden', 'hidden_count')
 DEFAULT_PARTICIPATION = 'revealed'
 
@@ -304,7 +306,7 @@ def _participation(instance, attribute, value):
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class DistributedCheckInEvent(dp_event.DpEvent):
-  """One round of distributed check-in with secure aggregation (D30, D17).
+  """One round of distributed check-in with secure aggregation (SECAGG-REVEALED, SECAGG-HIDDEN).
 
   Each of `num_users` users independently checks in with probability
   `checkin_rate`, whatever its data. Each participant clips its vector to L2
@@ -318,16 +320,16 @@ class DistributedCheckInEvent(dp_event.DpEvent):
     server also learns *who* took part, as with standard secure aggregation
     (Bonawitz et al., Flower's SecAgg+), where the set of clients whose
     inputs are summed is known to the server. Accounted exactly
-    (docs/mathematics.md D30): the target's participation and k are seen,
-    and a round it joins is the Gaussian sum of k noisy vectors.
+    (docs/mathematics.md SECAGG-REVEALED): the target's participation and k are
+    seen, and a round it joins is the Gaussian sum of k noisy vectors.
   * ``'hidden'``: the server cannot link a report or a participation to an
     identity, only the count k is revealed (an anonymous check-in channel,
     as in Liew et al.). The deployment must guarantee it: participants reach
     the aggregation anonymously (no identity, address or timing that links
     a contribution to a user) and the protocol reveals no set of
-    contributors. Accounted by D17 (PLD) and LIEW-THM4 with k = 0 (RDP),
-    upper bounds. A protocol that also hides k is a post-processing of this
-    one, so the bounds hold for it too.
+    contributors. Accounted by SECAGG-HIDDEN (PLD) and LIEW-THM4 with k = 0
+    (RDP), upper bounds. A protocol that also hides k is a post-processing of
+    this one, so the bounds hold for it too.
   * ``'hidden_count'``: every one of the n clients uploads every round
     through secure aggregation, a participant its clipped vector plus its
     noise share, a non-participant its noise share N(0, sigma^2 C^2 I)
@@ -335,16 +337,16 @@ class DistributedCheckInEvent(dp_event.DpEvent):
     sigma C sqrt(n) (not sqrt(k)); who took part and k stay hidden as long
     as the uploads of participants and non-participants are
     indistinguishable. Accounted as the Poisson-subsampled Gaussian sum
-    (D30 (v), upper bounds): the D17 pair with ratio gamma and shift
-    2 / (sigma sqrt(n)); `noise_multiplier` is every client's share.
+    (SECAGG-REVEALED (v), upper bounds): the SECAGG-HIDDEN pair with ratio gamma
+    and shift 2 / (sigma sqrt(n)); `noise_multiplier` is every client's share.
 
   `min_reporting` = m models dropouts: selected clients may drop out (their
   vectors and noise shares are then missing from the sum), chosen by an
   adversary who may know identities but not the data; the protocol aborts
   (releases nothing) when fewer than m shares survive. A released sum then
   carries the noise of at least m shares, and the worst adversary keeps
-  the target and exactly m - 1 others whenever k >= m (D30 (iii), exact).
-  The same bound is used with ``'hidden'``: knowing identities, the
+  the target and exactly m - 1 others whenever k >= m (SECAGG-REVEALED (iii),
+  exact). The same bound is used with ``'hidden'``: knowing identities, the
   adversary can also abort whenever the target did not join. With
   ``'hidden_count'`` the adversary cannot tell participants from the
   others, and a released sum carries the noise of at least m shares. None

@@ -6,10 +6,10 @@ A `ShuffleEvent(randomizer=...)` is accounted with every dominating pair the
 randomizer admits, the smallest profile winning:
 
 * FMT21-CLONES (any pure eps0-LDP randomizer);
-* the clone pair with clone probability 2 s(R) (D15), where
+* the clone pair with clone probability 2 s(R) (NAMED-CLONE-RATE), where
   s(R) = inf_{x, x0, x1, y} R(x)[y] / (R(x0)[y] + R(x1)[y]) >= e^-eps0 / 2;
-* the privacy blanket (D16) when the randomizer has a *two-level* structure:
-  there are a blanket mass gamma and a distribution omega with
+* the privacy blanket (BLANKET-TWO-LEVEL) when the randomizer has a *two-level*
+  structure: there are a blanket mass gamma and a distribution omega with
   gamma omega <= R(x) for every x, and for the worst pair of inputs (x, x')
   every output y carries two bits b(y) ("y supports x") and b'(y) ("y
   supports x'") with R(x)[y] / omega(y) = alpha e^{eta b(y)} and
@@ -57,7 +57,7 @@ _MATRIX_TOLERANCE = 1e-9
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class BlanketTable:
-  """The two-level structure of a randomizer for its worst pair (D16).
+  """The two-level structure of a randomizer for its worst pair (BLANKET-TWO-LEVEL).
 
   Attributes:
     blanket_mass: gamma in (0, 1]: gamma omega(y) <= R(x)[y] for all x, y.
@@ -73,11 +73,11 @@ class BlanketTable:
   log_ratio: float
 
   def with_absence(self, checkin_rate: float) -> 'BlanketTable':
-    """The table of R'(x) = bottom w.p. 1 - checkin_rate, else R(x) (D31).
+    """The table of R'(x) = bottom w.p. 1 - checkin_rate, else R(x) (CHECKIN-BLANKET).
 
-    A check-in round is the shuffle of R' by all users (D31), so its blanket
-    pair is D16's with this table. R(x)/omega is alpha e^{eta b} with
-    alpha = 1 / (1 + (e^eta - 1)(w1 + w2)) >= gamma; a fraction
+    A check-in round is the shuffle of R' by all users (CHECKIN-BLANKET), so its
+    blanket pair is BLANKET-TWO-LEVEL's with this table. R(x)/omega is alpha
+    e^{eta b} with alpha = 1 / (1 + (e^eta - 1)(w1 + w2)) >= gamma; a fraction
     kappa = gamma / alpha of each bottom joins the blanket, where its ratio
     alpha / gamma equals the low level of the other outputs (the rest of
     the bottoms are leftover, revealed): gamma' = kappa (1 - c) + c gamma,
@@ -99,14 +99,14 @@ class BlanketTable:
 
 
 def clone_view_table(local_epsilon: float, clone_rate: float) -> BlanketTable:
-  """The clone view of D15 as a two-level table (D31).
+  """The clone view of NAMED-CLONE-RATE as a two-level table (CHECKIN-BLANKET).
 
   Every report law contains s (R(x0) + R(x1)) = s (U0 + U1), with U0, U1
   the laws behind the target's R(x0) = p U0 + (1 - p) U1, p = e^eps0 /
   (e^eps0 + 1) (FMT21): blanket mass 2 s, omega uniform on the two labels
-  (w1 = 1/2, no double cell), eta = eps0. Its D16 pair is FMT21-CLONES
-  with clone probability 2 s; with `BlanketTable.with_absence` it is the
-  generic check-in pair.
+  (w1 = 1/2, no double cell), eta = eps0. Its BLANKET-TWO-LEVEL pair is
+  FMT21-CLONES with clone probability 2 s; with `BlanketTable.with_absence` it
+  is the generic check-in pair.
   """
   return BlanketTable(min(1.0, 2.0 * clone_rate), 0.5, 0.0, local_epsilon)
 
@@ -114,18 +114,19 @@ def clone_view_table(local_epsilon: float, clone_rate: float) -> BlanketTable:
 def checkin_blanket_tables(local_epsilon: float,
                            randomizer: Optional['Randomizer']
                            ) -> Dict[str, BlanketTable]:
-  """The two-level tables whose D16 pairs bound a round of R (D31), by name.
+  """The two-level tables whose BLANKET-TWO-LEVEL pairs bound a round of R (CHECKIN-BLANKET), by name.
 
-  The clone view of D15 at the randomizer's clone rate s(R) (e^-eps0 / 2
-  without one: every eps0-LDP randomizer) and, for a named randomizer with
-  a table, its own; `BlanketTable.with_absence` adds a check-in rate.
+  The clone view of NAMED-CLONE-RATE at the randomizer's clone rate s(R)
+  (e^-eps0 / 2 without one: every eps0-LDP randomizer) and, for a named
+  randomizer with a table, its own; `BlanketTable.with_absence` adds a check-in
+  rate.
   """
   rate = (randomizer.clone_rate() if randomizer is not None
           else 0.5 * math.exp(-local_epsilon))
-  tables = {'D15 clone view': clone_view_table(local_epsilon, rate)}
+  tables = {'NAMED-CLONE-RATE clone view': clone_view_table(local_epsilon, rate)}
   own = randomizer.blanket() if randomizer is not None else None
-  if own is not None and own != tables['D15 clone view']:
-    tables['D16 privacy blanket'] = own
+  if own is not None and own != tables['NAMED-CLONE-RATE clone view']:
+    tables['BLANKET-TWO-LEVEL privacy blanket'] = own
   return tables
 
 
@@ -172,12 +173,12 @@ def _check_epsilon(value) -> float:
 
 
 def _rr_clone_rate(local_epsilon: float) -> float:
-  """1 / (e^eps0 + 1): the clone rate when no third input is worse (D15)."""
+  """1 / (e^eps0 + 1): the clone rate when no third input is worse (NAMED-CLONE-RATE)."""
   return 1.0 / (math.exp(local_epsilon) + 1.0)
 
 
 def _generic_clone_rate(local_epsilon: float) -> float:
-  """e^-eps0 / 2: the clone rate of every eps0-LDP randomizer (D15)."""
+  """e^-eps0 / 2: the clone rate of every eps0-LDP randomizer (NAMED-CLONE-RATE)."""
   return 0.5 * math.exp(-local_epsilon)
 
 
@@ -189,11 +190,11 @@ class Randomizer:
   local_epsilon: Optional[float]  # for type checkers; subclasses set it
 
   def clone_rate(self) -> float:
-    """s(R) of D15, rounded down: clone probability 2 s(R) is certified."""
+    """s(R) of NAMED-CLONE-RATE, rounded down: clone probability 2 s(R) is certified."""
     raise NotImplementedError
 
   def blanket(self) -> Optional[BlanketTable]:
-    """The D16 table, or None when the randomizer has no two-level form."""
+    """The BLANKET-TWO-LEVEL table, or None when the randomizer has no two-level form."""
     raise NotImplementedError
 
   @property
@@ -249,8 +250,8 @@ def _check_matrix_size(rows: int, columns: int):
 class _DomainRandomizer(Randomizer):
   """A randomizer on {0, ..., domain_size - 1} with local epsilon eps0.
 
-  Its clone rate is e^-eps0 / 2 when a third input exists (D15: an output
-  supporting x0 and x1 but not x), else 1 / (e^eps0 + 1).
+  Its clone rate is e^-eps0 / 2 when a third input exists (NAMED-CLONE-RATE: an
+  output supporting x0 and x1 but not x), else 1 / (e^eps0 + 1).
   """
   domain_size: int = attr.ib(
       converter=_validation.whole_if_integral, validator=_check_domain)
@@ -267,8 +268,8 @@ class KRandomizedResponse(Randomizer):
 
   Reports the true value with probability e^eps0 / (e^eps0 + k - 1) and each
   other value with probability 1 / (e^eps0 + k - 1); eps0-LDP exactly.
-  Clone rate s = 1 / (e^eps0 + 1) for every k (D15). Its blanket pair is
-  KHH-KRR-WEAK, which the accountant already evaluates exactly.
+  Clone rate s = 1 / (e^eps0 + 1) for every k (NAMED-CLONE-RATE). Its blanket
+  pair is KHH-KRR-WEAK, which the accountant already evaluates exactly.
 
   Attributes:
     num_categories: k in [2, 10^6].
@@ -301,11 +302,12 @@ class _UnaryEncoding(_DomainRandomizer):
   """Unary encoding: the one-hot vector of x, each bit flipped independently.
 
   Bit x is 1 with probability p, every other bit with probability q; eps0 =
-  log(p (1 - q) / ((1 - p) q)). Blanket (D16): omega is the product of
-  Bernoulli(q) bits and gamma = (1 - p) / (1 - q) (gamma omega <= R(x)
-  everywhere); under omega the bits at x and x' are independent, so the
-  cells have masses q (1 - q) and q^2. s = e^-eps0 / 2 for d >= 3 (D15: no
-  gain). Third value z: the bits at x and x' are Bernoulli(q) for z.
+  log(p (1 - q) / ((1 - p) q)). Blanket (BLANKET-TWO-LEVEL): omega is the
+  product of Bernoulli(q) bits and gamma = (1 - p) / (1 - q) (gamma omega <=
+  R(x) everywhere); under omega the bits at x and x' are independent, so the
+  cells have masses q (1 - q) and q^2. s = e^-eps0 / 2 for d >= 3
+  (NAMED-CLONE-RATE: no gain). Third value z: the bits at x and x' are
+  Bernoulli(q) for z.
   """
 
   def _bit_probabilities(self) -> Tuple[float, float]:
@@ -374,11 +376,11 @@ class _LocalHashing(_DomainRandomizer):
   Each user draws h uniformly from a pairwise-independent family (h(x) and
   h(x') independent and uniform on [g] for x != x') and reports v = h(x)
   with probability e^eps0 / (e^eps0 + g - 1), each other value of [g] with
-  probability 1 / (e^eps0 + g - 1). eps0-LDP exactly. Blanket (D16): omega
-  uniform over (h, v), gamma = g / (e^eps0 + g - 1); b(y) = [h(x) = v] has
-  omega-mass 1/g independently for x and x', so the cells have masses
-  (1/g)(1 - 1/g) and 1/g^2. s = e^-eps0 / 2 for d >= 3. The lower bound's
-  third-value laws assume h(x), h(x'), h(z) independent (a fully random
+  probability 1 / (e^eps0 + g - 1). eps0-LDP exactly. Blanket
+  (BLANKET-TWO-LEVEL): omega uniform over (h, v), gamma = g / (e^eps0 + g - 1);
+  b(y) = [h(x) = v] has omega-mass 1/g independently for x and x', so the cells
+  have masses (1/g)(1 - 1/g) and 1/g^2. s = e^-eps0 / 2 for d >= 3. The lower
+  bound's third-value laws assume h(x), h(x'), h(z) independent (a fully random
   function, as in `output_probabilities`), under which they are
   (1/g)(1 - 1/g) for z, and p (1 - 1/g), (1 - p) / g for the target.
   """
@@ -466,8 +468,8 @@ class HadamardResponse(_DomainRandomizer):
   With K the least power of two > d and H the K x K Sylvester-Hadamard
   matrix, input x owns the K/2 columns C_x = {j : H[x + 1, j] = +1} and the
   report j is drawn with probability 2 e^eps0 / (K (e^eps0 + 1)) on C_x and
-  2 / (K (e^eps0 + 1)) off it; eps0-LDP exactly. Blanket (D16): omega
-  uniform on [K], gamma = 2 / (e^eps0 + 1); distinct rows are independent
+  2 / (K (e^eps0 + 1)) off it; eps0-LDP exactly. Blanket (BLANKET-TWO-LEVEL):
+  omega uniform on [K], gamma = 2 / (e^eps0 + 1); distinct rows are independent
   bits under the uniform law, so the cells have masses 1/4 and 1/4.
   s = e^-eps0 / 2 is used for d >= 3 (always valid). Third value: row z + 1
   chosen independent of rows x + 1 and x' + 1 (possible when d >= 4), so
@@ -527,8 +529,8 @@ class SubsetSelection(_DomainRandomizer):
 
   Reports a subset S of size k with probability proportional to e^eps0 if
   x is in S and 1 otherwise; eps0-LDP exactly. `subset_size` defaults to
-  the usual choice max(1, round(d / (e^eps0 + 1))). Blanket (D16): omega
-  uniform over k-subsets, gamma = d / (k e^eps0 + d - k); the cells have
+  the usual choice max(1, round(d / (e^eps0 + 1))). Blanket (BLANKET-TWO-LEVEL):
+  omega uniform over k-subsets, gamma = d / (k e^eps0 + d - k); the cells have
   masses k (d - k) / (d (d - 1)) and k (k - 1) / (d (d - 1)). s = e^-eps0 / 2
   when k >= 2 and d >= 3, and 1 / (e^eps0 + 1) when k = 1 (k-RR).
 
@@ -617,12 +619,12 @@ class FiniteRandomizer(Randomizer):
   (pure LDP: a column is all zero or all positive); when `local_epsilon` is
   given it must equal that (within 1e-9), else it is filled in.
 
-  s(R) (D15) is the matrix minimum: min over columns of the column minimum
-  over the sum of its two largest entries. The blanket (D16) takes
-  gamma omega = the column minima; it is used when, for every pair of
-  inputs, the ratios R(x)/omega and R(x')/omega take at most two values
-  (exactly, in floating point) with equal single-cell masses, and all pairs
-  share one table; otherwise the blanket route is skipped and
+  s(R) (NAMED-CLONE-RATE) is the matrix minimum: min over columns of the column
+  minimum over the sum of its two largest entries. The blanket
+  (BLANKET-TWO-LEVEL) takes gamma omega = the column minima; it is used when,
+  for every pair of inputs, the ratios R(x)/omega and R(x')/omega take at most
+  two values (exactly, in floating point) with equal single-cell masses, and all
+  pairs share one table; otherwise the blanket route is skipped and
   `blanket_note` says why.
 
   Attributes:
@@ -734,7 +736,7 @@ def _check_dimension(instance, attribute, value):
 
 
 class _ContinuousRandomizer(Randomizer):
-  """A randomizer with real-valued reports: no D16 table, no output matrix;
+  """A randomizer with real-valued reports: no BLANKET-TWO-LEVEL table, no output matrix;
   its continuous blanket is NUM-BLANKET (`pld.continuous_blanket`)."""
 
   def blanket(self) -> Optional[BlanketTable]:
@@ -767,7 +769,7 @@ class GaussianRandomizer(_ContinuousRandomizer):
   ball of radius C in R^d (or rounded, below), sigma = `noise_multiplier`.
   Replace-one: one user's record changes, so its report's mean moves by up to 2C. Not pure
   LDP (`local_epsilon` is infinite): shuffle rounds are accounted with the
-  D7 Gaussian pair (no amplification) and, for d = 1, the continuous
+  GAUSS-NO-GAIN Gaussian pair (no amplification) and, for d = 1, the continuous
   privacy blanket NUM-BLANKET (`pld.continuous_blanket`), the smaller
   profile winning; for d > 1 the contribution record names the blanket as
   not used.
@@ -777,7 +779,7 @@ class GaussianRandomizer(_ContinuousRandomizer):
       is added to it. The blanket's worst-pair step is unproven for
       interior inputs (NUM-BLANKET (iv)), so d = 1 uses the envelope of
       every pair's blanket loss (NUM-BLANKET (v), proven, looser) and
-      d > 1 only D7; the extreme pair's blanket value is
+      d > 1 only GAUSS-NO-GAIN; the extreme pair's blanket value is
       `continuous_blanket.extreme_pair_epsilon`, an estimate never
       composed.
     True (d = 1 only): x clipped to [-C, C] is rounded to +C with
@@ -820,9 +822,9 @@ class LaplaceRandomizer(_ContinuousRandomizer):
   density e^{-|z| / b} / (2 b), with scale b = 2C / eps0: the report is
   exactly eps0-LDP (replace-one: x moves by up to 2C). Shuffle rounds are
   accounted with every pure-LDP pair (FMT21-CLONES, the generic clone rate
-  e^-eps0 / 2 of D15) and, with randomized rounding only, the continuous
-  privacy blanket NUM-BLANKET (`pld.continuous_blanket`), the smallest
-  profile winning.
+  e^-eps0 / 2 of NAMED-CLONE-RATE) and, with randomized rounding only, the
+  continuous privacy blanket NUM-BLANKET (`pld.continuous_blanket`), the
+  smallest profile winning.
 
   The mechanism, by `randomized_rounding`:
     False (default, plain clipping): x is clipped to [-C, C] and the noise

@@ -6,10 +6,10 @@ source tree, a copy in a built wheel), so that an installed library can
 explain every ID its docstrings and error messages cite:
 
 >>> from shuffle_accountants import reference
->>> print(reference.entry('W2').status)
+>>> print(reference.entry('POISSON-UNSOUND').status)
 
-or, on the command line, `shuffle-accountant reference W2`. Reading the
-page imports nothing numerical.
+or, on the command line, `shuffle-accountant reference POISSON-UNSOUND`. Reading
+the page imports nothing numerical.
 """
 
 import ast
@@ -30,7 +30,8 @@ __all__ = [
 
 PAGE = 'mathematics.md'
 COMMAND = 'shuffle-accountant reference'
-# W1, D16, and hyphenated upper-case names such as GIRGIS-UB1 or FMT-EQ10-11.
+# APPROX-LDP-NO-RDP, BLANKET-TWO-LEVEL, and hyphenated upper-case names such as
+# GIRGIS-UB1 or FMT-EQ10-11.
 ID_PATTERN = re.compile(r'(?<![\w-])(W\d{1,2}|D\d{1,2}|[A-Z][A-Z0-9]*\d*'
                         r'(?:-[A-Z0-9]+)+)(?![\w-])')
 # `### ID — title {#anchor}`, then, for an entry that was renumbered,
@@ -68,11 +69,11 @@ class Entry:
   """One ID of the reference.
 
   Attributes:
-    id: the ID as cited (e.g. 'GIRGIS-UB1', 'W2').
+    id: the ID as cited (e.g. 'GIRGIS-UB1', 'POISSON-UNSOUND').
     title: what the entry states, in a few words ('' for a paper's result).
-    former: the entry's old number (e.g. 'D33'), which still resolves, or ''.
-    anchor: its anchor on the documentation page (docs/mathematics.md#...).
-    section: the page's section holding it.
+    former: the entry's old number (e.g. 'RATE-ONE-DOMINATES'), which still
+    resolves, or ''. anchor: its anchor on the documentation page
+    (docs/mathematics.md#...). section: the page's section holding it.
     status: upper bound, lower bound, exact, refuted, ... in words.
     sources: the full references of the sources the entry cites.
     statement: the entry's text (statement, status tag, source, argument).
@@ -155,9 +156,10 @@ def identifiers() -> Tuple[str, ...]:
 
 
 def entry(identifier: str) -> Entry:
-  """The entry of `identifier` (case-insensitive; 'w2' finds W2).
+  """The entry of `identifier` (case-insensitive; 'w2' finds POISSON-UNSOUND).
 
-  An entry's former number finds it too (`entry('D33').former == 'D33'`).
+  An entry's former number finds it too (`entry('RATE-ONE-DOMINATES').former ==
+  'RATE-ONE-DOMINATES'`).
 
   Raises:
     TypeError: if `identifier` is not a string.
@@ -165,7 +167,7 @@ def entry(identifier: str) -> Entry:
       the nearest IDs.
   """
   if not isinstance(identifier, str):
-    raise TypeError(f'identifier must be a string such as "W2"; got '
+    raise TypeError(f'identifier must be a string such as "POISSON-UNSOUND"; got '
                     f'{identifier!r} of type {type(identifier).__name__}.')
   entries = _entries()
   wanted = identifier.strip().upper()
@@ -182,7 +184,8 @@ def entry(identifier: str) -> Entry:
 def near_matches(identifier: str, count: int = 5) -> List[str]:
   """The IDs closest to `identifier`: those it starts, then similar ones.
 
-  Former numbers count as names of their entries ('W99' finds W9's entry).
+  Former numbers count as names of their entries ('W99' finds FMT21-LOG-FOUR's
+  entry).
   """
   wanted = identifier.strip().upper()
   names = {i: i for i in identifiers()}

@@ -38,8 +38,8 @@ def _ledger(shift: int):
           16, epsilon)),
       events.ShuffleEvent(n, randomizer=randomizers.LaplaceRandomizer(
           epsilon, randomized_rounding=True)),
-      # d = 2: the D7 pair alone (the d = 1 blanket takes seconds; the
-      # Laplace randomizer above fills the blanket's caches).
+      # d = 2: the GAUSS-NO-GAIN pair alone (the d = 1 blanket takes seconds;
+      # the Laplace randomizer above fills the blanket's caches).
       events.ShuffleEvent(n, randomizer=randomizers.GaussianRandomizer(
           4.0 + shift, dimension=2)),
       events.CheckInEvent(n, 0.5, local_epsilon=epsilon),

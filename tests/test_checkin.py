@@ -162,7 +162,10 @@ def test_full_checkin_rdp_is_above_the_shuffled_krr_truth(num_users,
 
 @pytest.mark.parametrize('sigma', [0.8, 2.0])
 def test_full_gaussian_checkin_is_the_gaussian_mechanism(sigma):
-  """gamma = 1: D7, the unshuffled Gaussian with replace-one sensitivity 2."""
+  """gamma = 1: the Gaussian mechanism, replace-one sensitivity 2.
+
+  GAUSS-NO-GAIN.
+  """
   event = CheckInEvent(1000, 1.0, noise_multiplier=sigma)
   parent = privacy_accountant.NeighboringRelation.REPLACE_ONE
   # dp_accounting's PLD takes replace-one sensitivity 2 for GaussianDpEvent.
@@ -300,7 +303,7 @@ def test_thm5_heuristic_is_never_composed():
 # ----------------------------------------------- LIEW-LEMMA1 (MATH.md 4.9)
 
 def _lemma1(epsilon, delta, order):
-  """Liew et al.'s Lemma 1, which is false (MATH.md W1): for the test only."""
+  """Liew et al.'s Lemma 1, false (APPROX-LDP-NO-RDP): for the test only."""
   def objective(r):
     return (r**order * (r - delta)**(1 - order)
             + (1 - r)**order * (math.exp(epsilon) - r + delta)**(1 - order))
@@ -326,7 +329,8 @@ def test_library_never_reports_lemma1_values_as_upper_bounds():
   for bound in (shuffle, checkin):
     assert np.all(bound >= np.array(true_values) * (1 - 1e-6))
   # No (eps, delta) statement is ever converted to RDP.
-  with pytest.raises(dp_accounting.UnsupportedEventError, match='W1'):
+  with pytest.raises(dp_accounting.UnsupportedEventError,
+                     match='APPROX-LDP-NO-RDP'):
     ShuffleRdpAccountant().compose(ShuffleEvent(100, 1.0, local_delta=1e-6))
 
 
@@ -384,7 +388,8 @@ def test_accountants_refuse_unsupported_set_ups(accountant_type):
   with pytest.raises(dp_accounting.UnsupportedEventError,
                      match='REPLACE_ONE'):
     add_remove.compose(event)
-  with pytest.raises(dp_accounting.UnsupportedEventError, match='W2'):
+  with pytest.raises(dp_accounting.UnsupportedEventError,
+                     match='POISSON-UNSOUND'):
     accountant_type().compose(dp_event.PoissonSampledDpEvent(0.5, event))
   with pytest.raises(dp_accounting.UnsupportedEventError,
                      match='already include'):

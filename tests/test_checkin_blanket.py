@@ -1,13 +1,13 @@
-"""Check-in as a shuffle of R' (D31): brute force and the exact binary pair.
+"""Check-in as a shuffle of R' (CHECKIN-BLANKET): brute force, the exact binary pair.
 
 A check-in round is the shuffle by all n users of R'(x) = bottom with
 probability 1 - gamma, else R(x); its blanket pairs (the named randomizer's
-table and the D15 clone view, absent users in the blanket) must lie above
-the exact law of the whole check-in mechanism for every configuration of
+table and the NAMED-CLONE-RATE clone view, absent users in the blanket) must lie
+above the exact law of the whole check-in mechanism for every configuration of
 the other users, in both orders, for one round and composed; so must the
-Renyi divergences of the same pairs (D32) and the RDP accountant. The references
-enumerate participation and reports (`brute_force`) or sum the exact binary
-pair written out here, sharing no code with the library.
+Renyi divergences of the same pairs (BLANKET-RDP) and the RDP accountant. The
+references enumerate participation and reports (`brute_force`) or sum the exact
+binary pair written out here, sharing no code with the library.
 """
 
 import math
@@ -59,7 +59,9 @@ RANDOM = brute_force.random_ldp_matrix(3, 4, 2.0, seed=34)[0]
 
 
 def _third_value_matrix(local_epsilon):
-  """A randomizer at D15's generic clone rate e^-eps0 / 2 (output 0).
+  """A randomizer at the generic clone rate e^-eps0 / 2 (output 0).
+
+  NAMED-CLONE-RATE.
 
   Inputs 0 and 1 (the target's) put e times the mass of input 2 on output
   0, and differ on outputs 1 and 2; input 2 (every other user) mostly
@@ -100,7 +102,7 @@ def test_each_d31_pair_and_its_d32_rdp_lie_above_the_brute_force(
     certified = [_pair_delta(atoms, e) for e in EPSILONS]
     assert np.all(worst <= np.array(certified) * (1 + ROUNDING) + 1e-12), (
         worst, certified)
-  # D32: the Renyi divergence of the same pairs.
+  # BLANKET-RDP: the Renyi divergence of the same pairs.
   tables = randomizers.checkin_blanket_tables(local_epsilon, randomizer)
   for table in tables.values():
     certified = blanket.blanket_rdp(num_users, table.with_absence(rate),
@@ -147,7 +149,8 @@ def test_the_accountant_lies_above_the_brute_force(name, matrix, randomizer,
 
 
 
-# ------------------------------------------------------ D32: the RDP route
+# ------------------------------------------------------ BLANKET-RDP: the RDP
+# route
 
 @pytest.mark.parametrize('name,matrix,randomizer,num_users', CASES[:3])
 @pytest.mark.parametrize('rate', [0.3, 1.0])
@@ -163,7 +166,7 @@ def test_the_rdp_accountant_lies_above_the_brute_force(name, matrix,
   accountant = ShuffleRdpAccountant(orders=RDP_ORDERS).compose(event)
   bound = accountant.contributions[0].bound
   # At rate 1 binary RR's table is its clone view: the clone pair already.
-  assert any(name.startswith('D32') for name in bound.candidates) == (
+  assert any(name.startswith('BLANKET-RDP') for name in bound.candidates) == (
       rate < 1 or matrix is not BINARY)
   assert np.all(truth <= bound.rdp * (1 + ROUNDING) + 1e-12)
 
@@ -276,8 +279,8 @@ def test_every_answer_stays_above_the_exact_pair(num_users, rate,
       num_users, rate, local_epsilon=local_epsilon,
       num_categories=categories), rounds).get_epsilon(delta)
   assert lower <= certified
-  # D31 brings binary RR within 1.5x of the exact pair at these points
-  # (the generic pair within 2x).
+  # CHECKIN-BLANKET brings binary RR within 1.5x of the exact pair at these
+  # points (the generic pair within 2x).
   assert certified <= (1.5 if categories else 2.0) * lower
 
 

@@ -1,11 +1,11 @@
-"""Distributed check-in with participants hidden (D17, LIEW-THM4) against references written without the library.
+"""Distributed check-in with participants hidden (SECAGG-HIDDEN, LIEW-THM4) against references written without the library.
 
 The exact delta(eps) of one round for small n is computed by quadrature of
 the released law: the count k ~ Bin(n, gamma) and, given k, the mixture over
 the k-subsets T of N(sum_T x_i, k sigma^2 I) (clip norm C = 1). Both
 accountants must be at least every configuration's exact value, in both
 orders; the limits are the Gaussian mechanism (gamma = 1) and the add/remove
-Poisson-subsampled Gaussian (large n). The revealed model (D30, the
+Poisson-subsampled Gaussian (large n). The revealed model (SECAGG-REVEALED, the
 default) is tested in tests/test_participation.py.
 """
 
@@ -86,7 +86,7 @@ def exact_delta(target, other_target, others, sigma, gamma, dimension):
 
 
 def _configurations():
-  """(name, x, x', others, dimension): the D17 candidates and random ones."""
+  """(name, x, x', others, dimension): SECAGG-HIDDEN candidates, random ones."""
   rng = np.random.default_rng(17)
   yield 'others at x\', |x - x\'| = 2C', 1.0, -1.0, [-1.0] * 5, 1
   yield 'others at x, reverse order', -1.0, 1.0, [1.0] * 5, 1
@@ -120,7 +120,7 @@ def test_both_routes_bound_the_exact_delta(name, x, x_prime, others,
 
 
 def test_the_worst_configuration_is_nearly_attained():
-  """Others at x' is the D17 pair itself: the PLD is tight there."""
+  """Others at x' is the SECAGG-HIDDEN pair itself: the PLD is tight there."""
   exact = exact_delta(1.0, -1.0, [-1.0] * 3, 0.8, 0.5, 1)
   event = DistributedCheckInEvent(4, 0.5, 0.8)
   profile = pld_distributed.distributed_checkin_profile(

@@ -140,8 +140,9 @@ def test_pure_events_enter_basic_composition_at_their_largest_loss(event,
                and relation is ADD_OR_REMOVE_ONE)
   if undefined or (isinstance(event, dp_event.PoissonSampledDpEvent)
                    and relation is REPLACE_ONE):
-    # W17: randomized response has no add/remove reading; under replace-one
-    # the subsampling cap log(1 + q (e^eps - 1)) is too small (below).
+    # UPSTREAM-SENSITIVITY: randomized response has no add/remove reading; under
+    # replace-one the subsampling cap log(1 + q (e^eps - 1)) is too small
+    # (below).
     assert guarantee is None
     return
   epsilon, delta = guarantee
@@ -188,7 +189,7 @@ def test_explain_routes_lists_every_route_and_the_one_that_answered(
   assert answer['value'] == epsilon
   assert routes[-1]['route'] == 'basic composition'
   assert any(route['route'].startswith('dominating ledger')
-             for route in routes)  # its one-user ledger (D19)
+             for route in routes)  # its one-user ledger (DOMINATING-ROUNDS)
   assert ('companion' in [route['route'] for route in routes]) == isinstance(
       accountant, ShufflePldAccountant)
 

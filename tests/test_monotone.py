@@ -1,19 +1,19 @@
-"""Monotonicity of epsilon where the mathematics is, on both routes (D19, D33).
+"""Monotonicity of epsilon where the mathematics is, on both routes (DOMINATING-ROUNDS, RATE-ONE-DOMINATES).
 
 What the construction guarantees (checked over the documented ranges with
 fixed-seed hypothesis examples):
 * both routes: a check-in round at rate 1 is its shuffle round, with the
   same answer, and a check-in ledger never exceeds its rate-1 ledger
-  (D33: RDP per round and order; PLD through the rate-1 ledger on its own
-  grid);
+  (RATE-ONE-DOMINATES: RDP per round and order; PLD through the rate-1 ledger on
+  its own grid);
 * both routes: a k-RR or named-randomizer round never exceeds its one-user
-  round (D19);
+  round (DOMINATING-ROUNDS);
 * epsilon is non-decreasing in the count (RDP: sums of non-negative RDP;
   PLD: checked, the grid is chosen per ledger);
 and the PLD cases of issue 22 no longer fail. Monotonicity between two
-rates below 1 and in n is measured, not constructed (D33 (iii), W18):
-random pairs are checked below, and the 60 seeded pairs of each kind of
-`benchmarks/monotone_sweep.py` (issue 32 item 4) in the slow tests.
+rates below 1 and in n is measured, not constructed (RATE-ONE-DOMINATES (iii),
+NOT-MONOTONE): random pairs are checked below, and the 60 seeded pairs of each
+kind of `benchmarks/monotone_sweep.py` (issue 32 item 4) in the slow tests.
 """
 
 from dp_accounting import dp_event
@@ -82,7 +82,7 @@ def test_checkin_never_above_its_rate_one_round(route, num_users, rate,
                                             local_epsilon=2.0)])),
 ])
 def test_rate_one_checkin_is_its_shuffle_round(route, ledger, shuffle_ledger):
-  """D33 (i): the same mechanism, the same answer on each route, exactly."""
+  """RATE-ONE-DOMINATES (i): one mechanism, one answer per route, exactly."""
   for delta in (1e-9, 1e-6, 1e-3):
     assert (_epsilon(route, ledger, 3, delta)
             == _epsilon(route, shuffle_ledger, 3, delta))
@@ -94,9 +94,10 @@ def test_rate_one_checkin_is_its_shuffle_round(route, ledger, shuffle_ledger):
 @pytest.mark.parametrize('rate', [0.999999, 0.9, 0.3])
 @pytest.mark.parametrize('num_categories', [None, 16])
 def test_checkin_never_above_its_shuffle_round(route, rate, num_categories):
-  """D33 (ii): never above the rate-1 ledger (the PLD route exceeded it by
-  4e-9 relatively at 0.999999 on its own grid; from rate 1/2 it reports the
-  rate-1 ledger itself, below it the per-round rate-1 pair of D28 (ii))."""
+  """RATE-ONE-DOMINATES (ii): never above the rate-1 ledger (the PLD route
+  exceeded it by 4e-9 relatively at 0.999999 on its own grid; from rate 1/2
+  it reports the rate-1 ledger itself, below it the per-round rate-1 pair of
+  CHECKIN-COARSE-GRIDS (ii))."""
   for num_users, local_epsilon in ((1000, 2.0), (5000, 4.0)):
     everyone = ShuffleEvent(num_users=num_users, local_epsilon=local_epsilon,
                             num_categories=num_categories)
@@ -131,7 +132,10 @@ def test_named_round_never_above_its_one_user_round(route, num_users,
        counts, deltas)
 def test_rdp_checkin_rate_pairs(num_users, rate, other_rate, local_epsilon,
                                 num_categories, count, delta):
-  """Random rate pairs on the RDP route (W18: checked, not constructed)."""
+  """Random rate pairs on the RDP route (checked, not constructed).
+
+  NOT-MONOTONE.
+  """
   low, high = sorted([rate, other_rate])
   make = lambda g: CheckInEvent(num_users, g, local_epsilon=local_epsilon,
                                 num_categories=num_categories)
@@ -194,10 +198,11 @@ def test_first_seeded_pairs(route, kind):
 
 
 def test_rdp_rate_fall_of_the_blanket_groups():
-  """The one fall the sweep found on the RDP route (W18): the D32 blanket
-  bound of the k-RR table fell by 1.5 % as the rate rose, because its
-  groups of label counts ended within two counts of a small mean and moved
-  with the rate (0.00859 gave 2.148, 0.00956 gave 2.115)."""
+  """The one fall the sweep found on the RDP route (NOT-MONOTONE): the
+  BLANKET-RDP blanket bound of the k-RR table fell by 1.5 % as the rate
+  rose, because its groups of label counts ended within two counts of a
+  small mean and moved with the rate (0.00859 gave 2.148, 0.00956 gave
+  2.115)."""
   make = lambda rate: CheckInEvent(78, rate, local_epsilon=2.9869839072022386,
                                    num_categories=16)
   assert SWEEP.fall('rdp', 'rate', (make(0.008588777132463657),

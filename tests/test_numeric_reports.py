@@ -3,8 +3,8 @@ against references.
 
 NUM-BLANKET is composed at the extreme pair for randomized rounding
 (proven, (iv)) and through the envelope of every pair for plain clipping of
-scalar Gaussian reports ((v)); vectors and plain Laplace reports get D7 /
-the pure-LDP pairs. The references are written here
+scalar Gaussian reports ((v)); vectors and plain Laplace reports get
+GAUSS-NO-GAIN / the pure-LDP pairs. The references are written here
 without the library: exact binomial pairs of thresholded counts
 (post-processings of the dataset pair "every other user holds -C"), the
 quadrature of the exact shuffled law for n = 2, 3 (for rounding, each
@@ -90,7 +90,8 @@ def test_issue_targets():
       1.0, 1e-6)
   plain = _certified(10**4, 2.0, rounding=False)
   assert _certified(10**4, 2.0) < plain <= 0.12 * _gaussian_epsilon(2.0, 1e-6)
-  # One user: the shuffle hides nothing, D7 is exact and the envelope above it.
+  # One user: the shuffle hides nothing, GAUSS-NO-GAIN is exact and the envelope
+  # above it.
   assert _certified(1, 2.0, rounding=False) == pytest.approx(
       _gaussian_epsilon(2.0, 1e-6), rel=2e-3)
 
@@ -342,9 +343,9 @@ def test_checkin_takes_the_noise_multiplier():
 
 
 def test_checkin_of_scalar_reports_is_capped_by_the_shuffle_round():
-  """D19: a check-in round of scalar GaussianRandomizer reports is a
-  post-processing of the shuffle of all n reports, whose PLD pair has the
-  blanket (plain clipping: NUM-BLANKET (v)); vectors and a bare
+  """DOMINATING-ROUNDS: a check-in round of scalar GaussianRandomizer reports
+  is a post-processing of the shuffle of all n reports, whose PLD pair has
+  the blanket (plain clipping: NUM-BLANKET (v)); vectors and a bare
   noise_multiplier keep the check-in bounds alone."""
   shuffled = _certified(10**4, 2.0, rounding=False)
   def checkin(rate, **fields):

@@ -1,4 +1,4 @@
-"""Distributed check-in with the participants revealed (D30), against references written without the library.
+"""Distributed check-in with the participants revealed (SECAGG-REVEALED), against references written without the library.
 
 Revealed participation (standard secure aggregation): in a round the target
 joins (probability gamma) the server sees it and the count k (k - 1 ~

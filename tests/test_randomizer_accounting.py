@@ -1,4 +1,4 @@
-"""Randomizers in the accountants: W15 regression, orderings, events and validation."""
+"""Randomizers in the accountants: WANG24-REFUTED regression, orderings, events and validation."""
 
 import math
 
@@ -28,9 +28,9 @@ _W15_EVENTS = [
 @pytest.mark.parametrize('fields', _W15_EVENTS,
                          ids=['num_categories', 'krr', 'matrix'])
 def test_no_default_path_goes_below_the_w15_pair(fields):
-  # MATH.md W15: the exact 10-RR third-value pair (user 1 holds 0 vs 1, all
-  # others 2) has delta(0.5) = 2.357e-23 at n = 150 and eps(1e-6) = 0.08013
-  # at n = 1000; Wang et al.'s bound is below both.
+  # MATH.md WANG24-REFUTED: the exact 10-RR third-value pair (user 1 holds 0 vs
+  # 1, all others 2) has delta(0.5) = 2.357e-23 at n = 150 and eps(1e-6) =
+  # 0.08013 at n = 1000; Wang et al.'s bound is below both.
   small = pld_accountant.ShufflePldAccountant()
   small.compose(events.ShuffleEvent(num_users=150, **fields))
   assert small.get_delta(0.5) >= 2.357e-23
@@ -109,13 +109,13 @@ def test_rdp_uses_the_randomizers_clone_rate_and_blanket():
   generic = rdp_epsilon(local_epsilon=1.0)
   assert rdp_epsilon(randomizer=randomizers.KRandomizedResponse(
       5, 1.0)) < 0.9 * generic
-  # Unary encoding has s(R) = e^-eps0 / 2: no clone-rate gain (D15), but
-  # its blanket pair (D32) wins at some order.
+  # Unary encoding has s(R) = e^-eps0 / 2: no clone-rate gain
+  # (NAMED-CLONE-RATE), but its blanket pair (BLANKET-RDP) wins at some order.
   unary = randomizers.OptimizedUnaryEncoding(5, 1.0)
   assert rdp_epsilon(randomizer=unary) < generic
   accountant = rdp_accountant.ShuffleRdpAccountant().compose(
       events.ShuffleEvent(num_users=10**4, randomizer=unary))
-  assert any(name.startswith('D32')
+  assert any(name.startswith('BLANKET-RDP')
              for name in accountant.contributions[0].bound.winners)
 
 

@@ -138,8 +138,9 @@ def test_finite_randomizer_pairs_are_above_the_worst_dataset_pair(
 @pytest.mark.parametrize('randomizer, matrix, largest', _CASES, ids=_IDS)
 def test_pairs_merged_on_a_grid_are_above_the_worst_dataset_pair(
     randomizer, matrix, largest, discretization):
-  # D18/D27: atoms merged per grid cell (across the blanket's log-odds too)
-  # and discretized by connect-the-dots still dominate the enumerated law.
+  # CTD-MERGE-ATOMS/GRID-PAIRS-FAST: atoms merged per grid cell (across the
+  # blanket's log-odds too) and discretized by connect-the-dots still dominate
+  # the enumerated law.
   epsilon0 = randomizer.local_epsilon
   epsilons = np.linspace(0, epsilon0, 7)[:-1]
   for n in range(1, largest + 1):

@@ -69,17 +69,20 @@ def test_messages_cite_the_command_and_every_cited_id_resolves():
     if 'reference ' in text:
       pointers.append(text)
   cited -= {'DP-SGD'}
-  assert {'W1', 'W2', 'GIRGIS-UB1', 'D15'} <= cited
+  assert {'APPROX-LDP-NO-RDP', 'POISSON-UNSOUND', 'GIRGIS-UB1',
+          'NAMED-CLONE-RATE'} <= cited
   for identifier in cited:
     reference.entry(identifier)  # raises if it does not resolve
-  # The errors naming the command (W1: approximate LDP in RDP, W2: Poisson).
+  # The errors naming the command (APPROX-LDP-NO-RDP: approximate LDP in RDP,
+  # POISSON-UNSOUND: Poisson).
   assert sum('`shuffle-accountant' in text for text in pointers) >= 2
 
 
 def test_the_poisson_error_names_the_command():
   import dp_accounting  # pylint: disable=g-import-not-at-top
   from shuffle_accountants import ShuffleEvent, ShuffleRdpAccountant  # pylint: disable=g-import-not-at-top
-  with pytest.raises(Exception, match='shuffle-accountant reference W2'):
+  with pytest.raises(Exception,
+                     match='shuffle-accountant reference POISSON-UNSOUND'):
     ShuffleRdpAccountant().compose(dp_accounting.PoissonSampledDpEvent(
         0.1, ShuffleEvent(100, 1.0)))
 
@@ -88,7 +91,8 @@ def test_the_command_prints_an_entry():
   result = _run('w2')
   assert result.returncode == 0, result.stderr
   lines = result.stdout.splitlines()
-  assert lines[0] == 'W2: erratum (corrects or refutes a published claim)'
+  assert lines[0] == ('POISSON-UNSOUND: erratum (corrects or refutes a '
+                      'published claim)')
   assert 'GIRGIS-POISSON is unsound' in result.stdout
   assert 'shuffle_accountants._event_checks.poisson_shuffle_error' in (
       result.stdout)
@@ -106,7 +110,8 @@ def test_the_command_lists_every_id():
 
 
 @pytest.mark.parametrize('identifier, nearest', [
-    ('GIRGIS-UB3', 'GIRGIS-UB1'), ('girgis', 'GIRGIS-UB1'), ('W99', 'W9')])
+    ('GIRGIS-UB3', 'GIRGIS-UB1'), ('girgis', 'GIRGIS-UB1'),
+    ('W99', 'FMT21-LOG-FOUR')])
 def test_an_unknown_id_lists_near_matches_without_a_traceback(identifier,
                                                               nearest):
   result = _run(identifier)

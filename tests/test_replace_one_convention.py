@@ -1,4 +1,4 @@
-"""One convention under REPLACE_ONE on both routes (W17, issues 21 and 43).
+"""One convention under REPLACE_ONE on both routes (UPSTREAM-SENSITIVITY, issues 21 and 43).
 
 `GaussianDpEvent(sigma)` means noise sigma C on a sum of records clipped to
 C, replace-one sensitivity 2C, in `ShufflePldAccountant` (as dp_accounting's
@@ -86,7 +86,8 @@ def test_nested_and_sampled_gaussians_follow_the_convention():
         0.1, dp_event.GaussianDpEvent(1.0)))
 
 
-# ---- every dp_accounting event, under each relation, on both routes (W17)
+# ---- every dp_accounting event, under each relation, on both routes
+# (UPSTREAM-SENSITIVITY)
 
 ADD_OR_REMOVE_ONE = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
 EPSILONS = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
@@ -155,7 +156,8 @@ ROUTES = {'rdp': lambda relation: ShuffleRdpAccountant(
               neighboring_relation=relation),
           'pld': lambda relation: ShufflePldAccountant(
               neighboring_relation=relation)}
-# What each route refuses (W17's table): upstream's refusals, kept.
+# What each route refuses (UPSTREAM-SENSITIVITY's table): upstream's refusals,
+# kept.
 REFUSED = {
     ('rdp', 'DiscreteLaplaceDpEvent'): (REPLACE_ONE, ADD_OR_REMOVE_ONE),
     ('rdp', 'PoissonSampledDpEvent'): (REPLACE_ONE,),
@@ -188,7 +190,8 @@ def _leaf(event):
 @pytest.mark.parametrize('event', EVENTS, ids=_name)
 def test_every_accepted_event_is_above_its_exact_law(event, relation, route):
   """Each route's delta(eps) is at least that of the event's docstring
-  mechanism under the relation; refusals are those of W17's table."""
+  mechanism under the relation; refusals are those of UPSTREAM-SENSITIVITY's
+  table."""
   accountant = ROUTES[route](relation)
   refused = relation in REFUSED.get((route, _name(event)), ()) or (
       route == 'rdp' and relation is ADD_OR_REMOVE_ONE

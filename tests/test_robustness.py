@@ -176,9 +176,9 @@ def test_delta_is_never_rounded_below_the_pld():
   # dp_accounting's cumulative sums gave delta(0.5) = -4.8e-12 here (then
   # reported as 0). The floor is the delta of one neighbouring pair of the
   # mechanism itself (`brute_force`), not another upper bound: the
-  # PLD pair's +infinity mass and the one-user ledger (D19) dominate the
-  # mechanism, so a sound route may answer below them (RDP does, 7.5e-28
-  # against 5.1e-10 at epsilon = 0.1).
+  # PLD pair's +infinity mass and the one-user ledger (DOMINATING-ROUNDS)
+  # dominate the mechanism, so a sound route may answer below them (RDP does,
+  # 7.5e-28 against 5.1e-10 at epsilon = 0.1).
   local_epsilon, count = 5.7e-4, 381184
   event = ShuffleEvent(1375, local_epsilon, num_categories=2)
   accountant = ShufflePldAccountant().compose(event, count)

@@ -3,9 +3,9 @@
 Randomizers with three or more outputs make "third-value" datasets occur: a
 non-participant's report law differs from both of the differing user's. The
 old per-order Renyi moments of the KHH-SUBSAMPLED pairs under-reported
-exactly there (MATH.md W16); binary-only brute force could not see it.
-Every RDP value at orders in [1.1, 32], every delta(eps) and every eps(delta)
-of a default path must be at or above the exact worst case over all
+exactly there (MATH.md ORDERED-RDP-UNSOUND); binary-only brute force could not
+see it. Every RDP value at orders in [1.1, 32], every delta(eps) and every
+eps(delta) of a default path must be at or above the exact worst case over all
 replace-one pairs, for one and two rounds.
 """
 

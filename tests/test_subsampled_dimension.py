@@ -21,7 +21,7 @@ from shuffle_accountants import ShuffleRdpAccountant
 NUM_USERS, SAMPLE_SIZE, SIGMA, DELTA = 10**5, 10**4, 2.0, 1e-6
 # ShufflePldAccountant's epsilon of SubsampledShuffleGaussianEvent(1e5, 1e4,
 # 2.0) at delta = 1e-6 before the dimension field existed (KHH-SUBSAMPLED
-# of the D7 Gaussian pair alone).
+# of the GAUSS-NO-GAIN Gaussian pair alone).
 GAUSSIAN_PAIR_EPSILON = 2.181734093922661
 
 
@@ -62,7 +62,7 @@ def test_other_dimensions_keep_the_gaussian_pair_and_say_why(dimension,
                                                              reason):
   epsilon, names = _pld(_event(dimension))
   assert epsilon == pytest.approx(GAUSSIAN_PAIR_EPSILON, rel=1e-12)
-  assert names[0] == 'KHH-SUBSAMPLED of the Gaussian pair (D7)'
+  assert names[0] == 'KHH-SUBSAMPLED of the Gaussian pair (GAUSS-NO-GAIN)'
   assert any('NUM-BLANKET' in name and 'not used' in name and reason in name
              for name in names[1:])
 

@@ -28,7 +28,7 @@ event = ShuffleEvent(10**4, randomizer=OptimizedUnaryEncoding(100, 1.0))
 local_epsilon: float = calibration.calibrate_local_epsilon(
     num_users=10**6, rounds=1000, target_epsilon=1.0, target_delta=1e-6)
 rounds: int = calibration.calibrate_rounds(event, 1.0, 1e-6)
-status: str = reference.entry('W2').status
+status: str = reference.entry('POISSON-UNSOUND').status
 hidden = dp_accounting.SampledWithoutReplacementDpEvent(
     100, 10, ShuffleEvent(10, 1.0))
 '''

@@ -33,12 +33,14 @@ class AccountantType(enum.Enum):
   PLD = 'PLD'
 
 
-# One sentence for every statement that prints both numbers (W14).
+# One sentence for every statement that prints both numbers
+# (GAUSS-LOCAL-UNCOVERED).
 WHY_LARGER = (
     'Why the shuffle-model epsilon is larger at the same noise multiplier: '
     'each report is released with only its own noise (central DP-SGD hides '
     'every example in one noisy sum), no sound amplification by shuffling is '
-    'known for Gaussian vectors (W14), and the guarantee holds against a '
+    'known for Gaussian vectors (GAUSS-LOCAL-UNCOVERED), and the guarantee '
+    'holds against a '
     'server that sees every report, whereas central DP-SGD trusts the server '
     'with the raw gradients.')
 
@@ -70,7 +72,7 @@ def shuffle_dp_sgd_event(
     batch_size: Optional[int] = None, checkin_rate: Optional[float] = None,
     noise_multiplier: Optional[float] = None,
     local_epsilon: Optional[float] = None) -> dp_accounting.DpEvent:
-  """The `DpEvent` of DP-SGD in the shuffle model (LIEW-THM2 / D8, exact event).
+  """The exact `DpEvent` of shuffled DP-SGD (LIEW-THM2, LABEL-MIXTURE).
 
   Each of `number_of_examples` users checks in every iteration with
   probability q (`checkin_rate`, or `batch_size` / `number_of_examples`),

@@ -6,7 +6,8 @@ Subcommands (protocol flags are named like the event fields):
   compare    every method side by side, with ratios to the certified ε
   calibrate  largest ε0, smallest σ or most rounds that meet a target (ε, δ)
   plot       PNG of ε against rounds, n or ε0 (needs the `plot` extra)
-  reference  the statement, status, source and users of a cited ID (W2, D7)
+  reference  the statement, status, source and users of a cited ID
+  (POISSON-UNSOUND, GAUSS-NO-GAIN)
 
 Every command takes --json. Bad flags or values print one line to stderr and
 exit with status 2; impossible requests (a target nothing meets) with 1; an
@@ -235,7 +236,7 @@ def _build_parser() -> argparse.ArgumentParser:
                     help=f'file to write, format from its suffix '
                     f'({", ".join(_PLOT_FORMATS)})')
   reference = commands.add_parser(
-      'reference', help='what a cited ID (W2, D7, GIRGIS-UB1) states')
+      'reference', help='what a cited ID (POISSON-UNSOUND, GAUSS-NO-GAIN, GIRGIS-UB1) states')
   reference.add_argument('id', nargs='?',
                          help='the ID; without it, every ID with its status')
   reference.add_argument('--json', action='store_true',

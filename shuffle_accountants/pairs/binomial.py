@@ -4,8 +4,9 @@ IDs: KHH-HOEFFDING, LABEL-MIXTURE, TAILS-TO-INFINITY
 
 The dominating pairs are mixtures over a binomial label (clone counts,
 check-in counts, counts of random answers). Labels outside a Chernoff
-window go to +infinity with a proven bound on their mass (D9); the labels
-inside are grouped, each group represented by its worst member (D8).
+window go to +infinity with a proven bound on their mass (TAILS-TO-INFINITY);
+the labels inside are grouped, each group represented by its worst member
+(LABEL-MIXTURE).
 """
 
 from typing import Optional, Tuple
@@ -166,7 +167,7 @@ def binomial_interval_mass(num_trials: np.ndarray, p: float,
 
 def reporting_probability(num_users: int, checkin_rate: float,
                           min_reporting: int) -> float:
-  """P[the target joins and k >= m], rounded up (D30 (iii)). [UB]
+  """P[the target joins and k >= m], rounded up (SECAGG-REVEALED (iii)). [UB]
 
   Given that the target joins, k - 1 ~ Bin(n - 1, gamma).
   """

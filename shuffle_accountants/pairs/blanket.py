@@ -7,7 +7,7 @@ An adversary who also learns which other users drew from the blanket (and
 the others' reports) sees the target's report mixed with the blanket draws;
 the shuffled output is a post-processing of that view, so the pair below
 dominates the shuffle of n reports for every dataset pair (both orders, the
-pair being swap-symmetric, D3).
+pair being swap-symmetric, CLONE-SWAP-SYMMETRY).
 
 For a two-level table (ratios R(x)/omega = alpha e^{eta b}, R(x')/omega =
 alpha e^{eta b'}), the view's likelihood ratio over the m + 1 blanket-or-
@@ -15,9 +15,9 @@ target reports is (V + e^eta a + b) / (V + a + e^eta b), where a and b count
 reports in the cells (1, 0) and (0, 1), s = a + b, and V = z + e^eta t
 weighs the z reports in cell (0, 0) and the t in cell (1, 1). Given (s, V)
 - whose law is the same under both datasets - a is Bin(s, 1/2) tilted
-exactly like the conditional clone pair (`clone_pairs`, D2) with c = s - 1
-clones and log-odds theta = log((e^eta s + V) / (s + V)). So the pair is a
-D8 mixture of conditional clone pairs over the labels (s, V):
+exactly like the conditional clone pair (`clone_pairs`, CLONE-CONDITIONAL) with
+c = s - 1 clones and log-odds theta = log((e^eta s + V) / (s + V)). So the pair
+is a LABEL-MIXTURE mixture of conditional clone pairs over the labels (s, V):
 
 * s = (number of other users drawing a single-cell blanket report, Bin(n - 1,
   2 gamma w1)) + (1 if the target's report is in a single cell, probability
@@ -30,9 +30,9 @@ Sound simplifications (each can only raise the profile): the target's own
 contribution to V is dropped and V_others is drawn with n - 1 - s_hi users
 for the whole s-group [s_lo, s_hi] (stochastically smaller V, coupled, and
 the conditional pair is non-decreasing in theta, i.e. non-increasing in V);
-each (s, V) group is represented by c = s_lo - 1 (D4) and the largest
-theta, at (s_hi, V_lo); labels outside Chernoff windows go to +infinity
-(D9). For k-RR (no (1, 1) cell) this is KHH-KRR-WEAK, which
+each (s, V) group is represented by c = s_lo - 1 (CLONE-MONOTONE) and the
+largest theta, at (s_hi, V_lo); labels outside Chernoff windows go to +infinity
+(TAILS-TO-INFINITY). For k-RR (no (1, 1) cell) this is KHH-KRR-WEAK, which
 `clone_pairs.krr_weak_pld_atoms` evaluates with finer labels.
 """
 
@@ -71,8 +71,8 @@ def _common_weight_groups(num_users: int, double_rate: float,
   (t, z) are the counts of (double_rate, zero_rate) outcomes among
   `num_users` users. The groups start at about the lower Chernoff ends of
   t and of z (for num_users - t_hi trials), so little mass lies below.
-  Masses are those of a stochastically smaller V (D27 (ii)): P[V < end_j]
-  bounded from above over blocks of t in its Chernoff window; the last
+  Masses are those of a stochastically smaller V (GRID-PAIRS-FAST (ii)): P[V <
+  end_j] bounded from above over blocks of t in its Chernoff window; the last
   group also takes every V above its end (larger V only helps, see the
   module docstring); what lies below the first end or has t under the
   window goes to +infinity, with the rounding of the sums.
@@ -114,7 +114,8 @@ def _common_weight_groups(num_users: int, double_rate: float,
       num_users, double_rate, 1 - double_rate, t_lo, t_hi))
   # V < end means z <= ceil(end - e^eta t) - 1. Over a block [t1, t2] of t
   # that probability is at most P[Bin(N - t2, .) <= ceil(end - e^eta t1) - 1]
-  # (D27): blocks of t shifting V by an eighth of its spread, not every t.
+  # (GRID-PAIRS-FAST): blocks of t shifting V by an eighth of its spread, not
+  # every t.
   step = max(1, int(spread / (8 * _BULK * e)))
   first = np.arange(t_lo, t_hi + 1, step)
   last = np.minimum(first + step - 1, t_hi)
@@ -169,7 +170,7 @@ def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
                       relative_width: float,
                       discretization: Optional[float] = None
                       ) -> privacy_loss.PldAtoms:
-  """D16: PLD of the blanket pair of `table` for n users. [DOM]
+  """BLANKET-TWO-LEVEL: PLD of the blanket pair of `table` for n users. [DOM]
 
   Args:
     num_users: n >= 1.
@@ -177,7 +178,7 @@ def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
     relative_width: in (0, 0.1]: label groups' relative width.
     discretization: None, or the spacing of the connect-the-dots grid the
       atoms are meant for (atoms are then merged per grid cell, across
-      components too: D18, D27 (i)).
+      components too: CTD-MERGE-ATOMS, GRID-PAIRS-FAST (i)).
   """
   num_users = _validation.check_integer('num_users', num_users, 1)
   if not isinstance(table, randomizers.BlanketTable):

@@ -9,14 +9,16 @@ All pairs here are mixtures, over a label revealed by the output, of the
   A ~ Bin(c, 1/2), Delta ~ Bern(q), q = e^theta / (e^theta + 1),
   P = (A + Delta, c - A + 1 - Delta),   Q = (A + 1 - Delta, c - A + Delta),
   P_c(a) = Bin(c + 1, 1/2)(a) * 2 (q a + (1 - q) b) / (c + 1),  b = c + 1 - a,
-  L(a) = log((e^theta a + b) / (a + e^theta b))     (docs/mathematics.md D2; theta = inf
-                                                    gives L = log(a / b)).
+  L(a) = log((e^theta a + b) / (a + e^theta b))     (docs/mathematics.md
+                                                    CLONE-CONDITIONAL; theta =
+                                                    inf gives L = log(a / b)).
 
-Its hockey-stick divergences are non-increasing in c (docs/mathematics.md D4) and
-non-decreasing in theta (the hockey-stick of q U + (1-q) V against
-q V + (1-q) U is convex in q and symmetric about 1/2). So a group of labels can
-soundly be represented by its smallest c and largest theta, with the group's
-total weight (docs/mathematics.md D8). Every pair is swap-symmetric (docs/mathematics.md D3).
+Its hockey-stick divergences are non-increasing in c (docs/mathematics.md
+CLONE-MONOTONE) and non-decreasing in theta (the hockey-stick of q U + (1-q) V
+against q V + (1-q) U is convex in q and symmetric about 1/2). So a group of
+labels can soundly be represented by its smallest c and largest theta, with the
+group's total weight (docs/mathematics.md LABEL-MIXTURE). Every pair is
+swap-symmetric (docs/mathematics.md CLONE-SWAP-SYMMETRY).
 
 * FMT21-CLONES / KHH-PLD-GENERIC [DOM]: c ~ Bin(n - 1, e^{-eps0}), theta = eps0.
 * KHH-KRR-STRONG [DOM for the strong adversary]: with probability gamma the
@@ -33,9 +35,9 @@ total weight (docs/mathematics.md D8). Every pair is swap-symmetric (docs/mathem
   against direct enumeration in the tests.)
 
 Truncation: labels outside Chernoff windows and outputs outside a window of
-each conditional pair go to +infinity (docs/mathematics.md D9) with a proven upper bound
-on their mass; labels beyond the window on the *safe* side are merged into
-the nearest group, whose representative is worse.
+each conditional pair go to +infinity (docs/mathematics.md TAILS-TO-INFINITY)
+with a proven upper bound on their mass; labels beyond the window on the *safe*
+side are merged into the nearest group, whose representative is worse.
 """
 
 from typing import Optional, Sequence, Tuple
@@ -74,7 +76,7 @@ def _binomial_groups(num_trials: int, p: float, one_minus_p: float,
   """Groups of clone counts: (starts, weights, mass sent to +infinity).
 
   The upper tail is added to the last group (more clones are safer, docs/mathematics.md
-  D4); the lower tail is returned for the +infinity atom.
+  CLONE-MONOTONE); the lower tail is returned for the +infinity atom.
   """
   groups = binomial.label_groups(num_trials, p, one_minus_p, relative_width,
                                  max_groups, log_tail=log_tail)
@@ -196,7 +198,8 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
       grid the atoms will be discretized on by `pld.discrete.connect_the_dots`:
       each component's outputs sharing their lower grid point are then
       merged into one atom (their P-mass and Q-mass summed), which leaves
-      that discretization unchanged (D18) at a fraction of the atoms.
+      that discretization unchanged (CTD-MERGE-ATOMS) at a fraction of the
+      atoms.
 
   Returns:
     Atoms and +infinity mass (b = 0 atoms when theta is inf, plus a bound on
@@ -257,7 +260,7 @@ def conditional_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
 
 # Terms summed into one grid cell by `cell_merged_clone_atoms` at most: their
 # rounding (relative <= count * 2^-53) must stay within connect-the-dots'
-# relative safety margin (1e-10, D18).
+# relative safety margin (1e-10, CTD-MERGE-ATOMS).
 _MAX_TERMS_PER_CELL = 50_000
 
 
@@ -268,8 +271,8 @@ def _cell_runs(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
 
   Components j (sorted by their clone count, `count_of[j]` indexing `lo`,
   `hi`, `num_outputs` and the counts' binomial windows `pmfs`) are split
-  into runs by one `_cell_segments` call (D18). Returns, per run: (its
-  component, its cell, sum of a Bin(m, 1/2)(a), sum of b Bin(m, 1/2)(a),
+  into runs by one `_cell_segments` call (CTD-MERGE-ATOMS). Returns, per run:
+  (its component, its cell, sum of a Bin(m, 1/2)(a), sum of b Bin(m, 1/2)(a),
   outputs summed). A count's components share their outputs, so their run
   sums come from the sums over the union of their runs' starts.
   """
@@ -399,20 +402,20 @@ def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
                             discretization: Optional[float],
                             log_tail: float = _LOG_TAIL
                             ) -> privacy_loss.PldAtoms:
-  """`conditional_clone_atoms` merged per grid cell across components (D27).
+  """`conditional_clone_atoms` merged per grid cell across components (GRID-PAIRS-FAST).
 
   Without a `discretization` (or with infinite log-odds), simply
   `conditional_clone_atoms`.
 
   The same mixture (finite log-odds only), but every atom of every
   component whose loss shares its lower grid point with others is merged
-  into one (P-mass and Q-mass summed, D18: the mixture's label is revealed,
-  so its atoms are the union of the components' atoms, and connect-the-dots
-  on `discretization` is linear in each cell's two sums). Components
-  sharing a clone count share their outputs a and binomial weights, so the
-  atoms of all their log-odds are built as one (outputs x log-odds) table,
-  without per-atom index arrays: the blanket pair (D16) has ~20 log-odds per
-  clone count. Truncation as in `conditional_clone_atoms`.
+  into one (P-mass and Q-mass summed, CTD-MERGE-ATOMS: the mixture's label is
+  revealed, so its atoms are the union of the components' atoms, and
+  connect-the-dots on `discretization` is linear in each cell's two sums).
+  Components sharing a clone count share their outputs a and binomial weights,
+  so the atoms of all their log-odds are built as one (outputs x log-odds)
+  table, without per-atom index arrays: the blanket pair (BLANKET-TWO-LEVEL) has
+  ~20 log-odds per clone count. Truncation as in `conditional_clone_atoms`.
   """
   if discretization is None or not np.all(np.isfinite(log_odds)):
     return conditional_clone_atoms(clones, log_odds, weights, log_tail,
@@ -486,7 +489,7 @@ def _check_common(num_users, local_epsilon, relative_width):
 def clone_probabilities(local_epsilon: float,
                         clone_probability: Optional[float]
                         ) -> Tuple[float, float]:
-  """(p, 1 - p): FMT21's e^-eps0 when None, else the validated value (D15)."""
+  """(p, 1 - p): FMT21's e^-eps0 when None, else the validated value (NAMED-CLONE-RATE)."""
   if clone_probability is None:
     return float(np.exp(-local_epsilon)), float(-np.expm1(-local_epsilon))
   p = _validation.check_real('clone_probability', clone_probability, 0.0, 1.0)
@@ -502,25 +505,28 @@ def clone_pair_pld_atoms(num_users: int, local_epsilon: float,
   """FMT21-CLONES / KHH-PLD-GENERIC: PLD of the clone pair. [DOM]
 
   Dominates the shuffle of `num_users` pure `local_epsilon`-LDP reports
-  (adaptive randomizers allowed, replace-one), in both orders (docs/mathematics.md D3),
-  also under composition. Clone counts are grouped (relative width
-  `relative_width`, each group at its smallest count, docs/mathematics.md D4); truncated
-  mass goes to +infinity (KHH-HOEFFDING, docs/mathematics.md D9), so the result
-  dominates the exact pair.
+  (adaptive randomizers allowed, replace-one), in both orders
+  (docs/mathematics.md CLONE-SWAP-SYMMETRY), also under composition. Clone
+  counts are grouped (relative width `relative_width`, each group at its
+  smallest count, docs/mathematics.md CLONE-MONOTONE); truncated mass goes to
+  +infinity (KHH-HOEFFDING, docs/mathematics.md TAILS-TO-INFINITY), so the
+  result dominates the exact pair.
 
   Args:
     num_users: n >= 1.
     local_epsilon: eps0 >= 0.
     relative_width: in (0, 0.1].
     clone_probability: None for FMT21's e^{-eps0}; 2 s(R) for a randomizer
-      with clone rate s(R) (docs/mathematics.md D15). Any other value is for
-      comparisons with published numbers only (FMT23's 2 / (e^eps0 + 1) is
-      not valid for a generic randomizer, docs/mathematics.md W12).
+      with clone rate s(R) (docs/mathematics.md NAMED-CLONE-RATE). Any other
+      value is for comparisons with published numbers only (FMT23's 2 / (e^eps0
+      + 1) is not valid for a generic randomizer, docs/mathematics.md
+      FMT23-UNPROVEN).
     log_tail: log of the mass cut from each truncated tail (it goes to
       +infinity); Renyi moments at large orders need it far smaller than the
       default.
     discretization: None, or the spacing of the connect-the-dots grid the
-      atoms are meant for (outputs are then merged per grid cell, D18).
+      atoms are meant for (outputs are then merged per grid cell,
+      CTD-MERGE-ATOMS).
   """
   num_users, local_epsilon, relative_width = _check_common(
       num_users, local_epsilon, relative_width)
@@ -554,13 +560,14 @@ _LOWER_GROUPS = 10
 def clone_pair_lower_atoms(num_users: int, local_epsilon: float,
                            clone_probability: float,
                            discretization: float) -> privacy_loss.PldAtoms:
-  """A LOWER bound on the profile of the clone pair (FMT21-CLONES / D15). [LB]
+  """A LOWER bound on the profile of the clone pair (FMT21-CLONES / NAMED-CLONE-RATE). [LB]
 
   Not a bound on any mechanism: it only tells that the clone pair, computed
-  in full, could not beat another candidate (D27). Coarse groups of clone
-  counts, each at its *largest* count (the profile is non-increasing in the
-  count, D4); every truncated mass is dropped, not sent to +infinity, and
-  the normalised windows' masses are scaled down by their tails' bounds.
+  in full, could not beat another candidate (GRID-PAIRS-FAST). Coarse groups of
+  clone counts, each at its *largest* count (the profile is non-increasing in
+  the count, CLONE-MONOTONE); every truncated mass is dropped, not sent to
+  +infinity, and the normalised windows' masses are scaled down by their tails'
+  bounds.
   """
   p = min(1.0, clone_probability)
   groups = binomial.label_groups(
@@ -620,7 +627,8 @@ def krr_weak_pld_atoms(num_users: int, local_epsilon: float,
   to the grouping of labels.] Not O(n^3): labels (y, s) are grouped in both
   coordinates (smallest s, largest theta per group), which can only raise
   the profile; all truncated mass goes to +infinity. With a
-  `discretization`, atoms sharing a grid cell are merged (D18, D27).
+  `discretization`, atoms sharing a grid cell are merged (CTD-MERGE-ATOMS,
+  GRID-PAIRS-FAST).
   """
   num_users, local_epsilon, relative_width = _check_common(
       num_users, local_epsilon, relative_width)

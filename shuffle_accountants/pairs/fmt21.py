@@ -13,7 +13,8 @@ FMT-EQ10-11 [UB] (docs/mathematics.md): for (eps0, delta0)-LDP randomizers
 and the same condition with delta1 in place of delta, the shuffle is
 (eps, delta1 + (e^eps0 + 1)(1 + e^-eps0 / 2) n delta0)-DP with eps the
 paper's form log(1 + (e^eps0 - 1)/(e^eps0 + 1) (a + c)) at delta1. The
-(e^eps0 + 1) factor is the conservative reading (docs/mathematics.md W5).
+(e^eps0 + 1) factor is the conservative reading (docs/mathematics.md
+LIEW-THM1-CONDITIONS).
 """
 
 from typing import List, Optional, Tuple

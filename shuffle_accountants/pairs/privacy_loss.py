@@ -3,9 +3,9 @@
 IDs: TAILS-TO-INFINITY, KHH-SUBSAMPLED
 
 A dominating pair (P, Q) is represented by its privacy loss distribution:
-finite atoms (loss L = log P/Q, P-mass) plus a mass at +infinity (D9). The
-RDP route takes its moments, the PLD route discretizes it on a grid
-(`pld.discrete.connect_the_dots`).
+finite atoms (loss L = log P/Q, P-mass) plus a mass at +infinity
+(TAILS-TO-INFINITY). The RDP route takes its moments, the PLD route discretizes
+it on a grid (`pld.discrete.connect_the_dots`).
 """
 
 from typing import Tuple
@@ -24,7 +24,7 @@ class PldAtoms:
     losses: finite privacy losses log(P/Q), 1-d float array.
     masses: their P-masses (upper bounds), same shape, >= 0.
     infinity_mass: P-mass of outcomes with Q-mass 0 or that were truncated
-      (docs/mathematics.md D9), >= 0.
+      (docs/mathematics.md TAILS-TO-INFINITY), >= 0.
   """
   losses: np.ndarray
   masses: np.ndarray

@@ -1,9 +1,10 @@
 """The PLD route: dominating pairs per source and `ShufflePldAccountant`.
 
 The pairs both routes use live in `shuffle_accountants.pairs`. Here:
-`checkin` (the D8 check-in mixture of KHH-SUBSAMPLED pairs), `distributed`
-(D17, D30), `random_allocation` (D21 on the grid), `lower_bounds` (a pair's
-exact epsilon, [LB]); `discrete` discretizes pessimistically
-(connect-the-dots, D9), `candidates` lists the valid pairs per event, `grid`
-chooses the grid, and `accountant` composes.
+`checkin` (the LABEL-MIXTURE check-in mixture of KHH-SUBSAMPLED pairs),
+`distributed` (SECAGG-HIDDEN, SECAGG-REVEALED), `random_allocation`
+(RANDOM-ALLOCATION-GRID on the grid), `lower_bounds` (a pair's exact epsilon,
+[LB]); `discrete` discretizes pessimistically (connect-the-dots,
+TAILS-TO-INFINITY), `candidates` lists the valid pairs per event, `grid` chooses
+the grid, and `accountant` composes.
 """

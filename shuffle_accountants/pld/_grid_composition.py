@@ -13,7 +13,7 @@ mechanism in both orders of the replace-one relation, discretized by
 estimate) on the grid (`candidates`). The rounds of one compose call wait
 in `_pending` and are composed in one batch (`composition.compose_all`), with
 dp_accounting's events as exact inputs (one round each, built without FFT),
-so the round-off certificate covers them (D24).
+so the round-off certificate covers them (ROUNDOFF-CERTIFIED).
 """
 
 from typing import List, Optional, Tuple, TypeAlias
@@ -60,8 +60,8 @@ def parent_round(event: dp_event.DpEvent, interval: float,
 
   Built as dp_accounting's accountant builds it (pessimistic, from the
   noise's CDF) but without the FFT self-composition it then applies even
-  for one round, so an exact input of the certificate (D24). None for
-  Gaussians and randomized response (the parent builds them without FFT),
+  for one round, so an exact input of the certificate (ROUNDOFF-CERTIFIED). None
+  for Gaussians and randomized response (the parent builds them without FFT),
   for no-op and non-DP events (the parent records them) and for events
   dp_accounting 0.6 does not build.
   """
@@ -201,7 +201,8 @@ class GridComposition:
       for leaf_event, leaf_count in _ledger.leaves(gaussians, count):
         self._compose_leaf(_ledger.classify(leaf_event), leaf_count)
     elif count > 0:
-      # Composed with the shuffle rounds, so the certificate covers it (D24).
+      # Composed with the shuffle rounds, so the certificate covers it
+      # (ROUNDOFF-CERTIFIED).
       self._pending.append((composition.to_privacy_loss_distribution(
           random_allocation.random_allocation_pmf(
               event, self.interval, self._relative_accuracy)), count))
@@ -211,14 +212,14 @@ class GridComposition:
     """One of dp_accounting's events, built without an FFT.
 
     Its PMFs enter `compose_all` as exact inputs, so the certificate covers
-    them (D24): Gaussians and randomized response as the parent builds them
-    (it folds a Gaussian's count into its noise, sigma / sqrt(count),
-    exactly; randomized response is composed `count` times, which
+    them (ROUNDOFF-CERTIFIED): Gaussians and randomized response as the parent
+    builds them (it folds a Gaussian's count into its noise, sigma /
+    sqrt(count), exactly; randomized response is composed `count` times, which
     dp_accounting 0.6's accountant does once whatever the count), its other
     events by `parent_round`. An asymmetric PLD (Poisson-subsampled events,
     mixtures of Gaussians) enters as its two halves
     (`composition.TwoSidedPld`). An event the parent builds otherwise
-    (none in dp_accounting 0.6) is composed as it does (W18 (2)'s
+    (none in dp_accounting 0.6) is composed as it does (NOT-MONOTONE (2)'s
     estimate).
     """
     one_round = (parent_round(event, self.interval, self._relation)

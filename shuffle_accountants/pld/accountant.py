@@ -12,17 +12,18 @@ It handles
   (eps, delta) statements, falling back to the unamplified (eps0, delta0);
 * `SampledWithoutReplacementDpEvent(N, m, ShuffleEvent(num_users=m, ...))`:
   a hidden uniform sample of m of N users reports (KHH-SUBSAMPLED, both
-  orders dominated by one symmetric pair, docs/mathematics.md W11);
-* `CheckInEvent`: the k-labelled mixture (docs/mathematics.md D8) over k ~ Bin(n, gamma)
-  of KHH-SUBSAMPLED pairs with ratio k / n, on the clone pair of k users
-  (pure LDP) or on the unshuffled Gaussian pair (local noise, docs/mathematics.md D7);
+  orders dominated by one symmetric pair, docs/mathematics.md ZDW22-ONE-ORDER);
+* `CheckInEvent`: the k-labelled mixture (docs/mathematics.md LABEL-MIXTURE)
+  over k ~ Bin(n, gamma) of KHH-SUBSAMPLED pairs with ratio k / n, on the clone
+  pair of k users (pure LDP) or on the unshuffled Gaussian pair (local noise,
+  docs/mathematics.md GAUSS-NO-GAIN);
 * `SubsampledShuffleGaussianEvent`: KHH-SUBSAMPLED on the Gaussian pair
   (`pld.checkin`); with `dimension=1`, also the hidden sample of the
   shuffle of its m scalar reports (NUM-BLANKET (v), as above), the smaller
   profile kept;
 * `DistributedCheckInEvent`: the exact mixture over the target's revealed
-  participation and count (D30), or the D17 pair mixed over the count when
-  participants are hidden (`pld.distributed`);
+  participation and count (SECAGG-REVEALED), or the SECAGG-HIDDEN pair mixed
+  over the count when participants are hidden (`pld.distributed`);
 and delegates every other event to `dp_accounting.pld.PLDAccountant`.
 
 Grid: by default (`value_discretization_interval=None`) the grid is chosen
@@ -81,10 +82,10 @@ KRR_ADVERSARIES = candidates.KRR_ADVERSARIES
 ShufflePldContribution = _grid_composition.ShufflePldContribution
 
 # The RDP route is also asked from where the composed PLD places epsilon at
-# this delta on (`_rdp_cut`). There the certified PLD (D24) can be far looser
-# than RDP (ShuffleEvent(1375, 5.7e-4, num_categories=2) x 381184: delta
-# 5.1e-10 against 7.5e-28 at epsilon = 0.1); above it RDP rarely wins and its
-# ledger would slow ordinary calls many times (docs/performance.md).
+# this delta on (`_rdp_cut`). There the certified PLD (ROUNDOFF-CERTIFIED) can
+# be far looser than RDP (ShuffleEvent(1375, 5.7e-4, num_categories=2) x 381184:
+# delta 5.1e-10 against 7.5e-28 at epsilon = 0.1); above it RDP rarely wins and
+# its ledger would slow ordinary calls many times (docs/performance.md).
 RDP_ALSO_BELOW_DELTA = 1e-9
 
 
@@ -255,7 +256,8 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     never more than basic composition of LDP rounds (`_ledger`), so a ledger
     of LDP rounds gets a finite answer at every delta >= its summed local
     deltas. `inf` means no route certifies a finite epsilon at this delta
-    (for the PLD: the delta lies below its mass at +infinity, D9).
+    (for the PLD: the delta lies below its mass at +infinity,
+    TAILS-TO-INFINITY).
     """
     target_delta = _validation.check_delta('target_delta', target_delta)
     epsilon = self._route_value(
@@ -277,15 +279,16 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
 
   def _certified_routes(self) -> _ledger.CertifiedRoutes:
     """The ledger's routes besides the PLD: RDP from `_rdp_cut` on, and the
-    ledgers it post-processes (D19), each with its own automatic grid, so
-    the smallest answer over them keeps epsilon never above the rate-1
-    (D33, rates from 1/2) and one-user rounds, whatever the grids."""
+    ledgers it post-processes (DOMINATING-ROUNDS), each with its own automatic
+    grid, so the smallest answer over them keeps epsilon never above the rate-1
+    (RATE-ONE-DOMINATES, rates from 1/2) and one-user rounds, whatever the
+    grids."""
     if self._derived.routes is None:
       self._derived.routes = _ledger.CertifiedRoutes(
           self.ledger, self.neighboring_relation, self.fresh,
           rate_one=True,
           companion=self._rdp_route, companion_from=self._rdp_cut,
-          own='PLD (connect-the-dots on its grid, D9)')
+          own='PLD (connect-the-dots on its grid, TAILS-TO-INFINITY)')
     return self._derived.routes
 
   def _rdp_route(self) -> Optional[rdp_accountant.ShuffleRdpAccountant]:

@@ -5,12 +5,13 @@ IDs: FMT21-CLONES, KHH-KRR-STRONG, KHH-KRR-WEAK, KHH-SUBSAMPLED
 Every candidate is a dominating pair [DOM] for the event's mechanism under
 replace-one (both orders): FMT21-CLONES for any pure eps0-LDP randomizer,
 KHH-KRR-STRONG / KHH-KRR-WEAK for k-RR (by adversary), FMT-EQ10-11 for
-approximate LDP, D15 (clone rate s(R)) and D16 (privacy blanket) for a
-`randomizers` description, KHH-SUBSAMPLED (both orders, docs/mathematics.md W11) for a hidden
-sample, the D8 mixture of `checkin` for Liew et al.'s events, and for
-pure-LDP check-in the D31 blanket pairs of the round as a shuffle. When
-several are valid, `discrete.smallest_profile` keeps the pointwise smallest
-profile, convexified (still an upper bound on the true, convex profile).
+approximate LDP, NAMED-CLONE-RATE (clone rate s(R)) and BLANKET-TWO-LEVEL
+(privacy blanket) for a `randomizers` description, KHH-SUBSAMPLED (both orders,
+docs/mathematics.md ZDW22-ONE-ORDER) for a hidden sample, the LABEL-MIXTURE
+mixture of `checkin` for Liew et al.'s events, and for pure-LDP check-in the
+CHECKIN-BLANKET blanket pairs of the round as a shuffle. When several are valid,
+`discrete.smallest_profile` keeps the pointwise smallest profile, convexified
+(still an upper bound on the true, convex profile).
 """
 
 import functools
@@ -50,18 +51,18 @@ __all__ = [
 KRR_ADVERSARIES = ('shuffled_output', 'weak', 'strong')
 
 _CHECKIN_PAIRS = {
-    True: ('KHH-SUBSAMPLED mixture over k (D8) of FMT21-CLONES',),
-    False: ('KHH-SUBSAMPLED mixture over k (D8) of the Gaussian pair (D7)',),
+    True: ('KHH-SUBSAMPLED mixture over k (LABEL-MIXTURE) of FMT21-CLONES',),
+    False: ('KHH-SUBSAMPLED mixture over k (LABEL-MIXTURE) of the Gaussian pair (GAUSS-NO-GAIN)',),
 }
-_SAMPLED_GAUSSIAN_PAIR = 'KHH-SUBSAMPLED of the Gaussian pair (D7)'
+_SAMPLED_GAUSSIAN_PAIR = 'KHH-SUBSAMPLED of the Gaussian pair (GAUSS-NO-GAIN)'
 _DISTRIBUTED_PAIRS = {
-    'hidden': ('D17 mixture over k (D8) of the subsampled Gaussian-sum pair',),
-    'revealed': ('D30 mixture over participation and k (D8) of the '
+    'hidden': ('SECAGG-HIDDEN mixture over k (LABEL-MIXTURE) of the subsampled Gaussian-sum pair',),
+    'revealed': ('SECAGG-REVEALED mixture over participation and k (LABEL-MIXTURE) of the '
                  'Gaussian-sum pair (exact)',),
-    'dropouts': ('D30 (iii): the Gaussian sum of min_reporting shares with '
+    'dropouts': ('SECAGG-REVEALED (iii): the Gaussian sum of min_reporting shares with '
                  'probability gamma P[k >= m] (exact against adversarial '
                  'dropouts)',),
-    'hidden_count': ('D30 (v): the D17 pair at ratio gamma on the noise of '
+    'hidden_count': ('SECAGG-REVEALED (v): the SECAGG-HIDDEN pair at ratio gamma on the noise of '
                      'every (or min_reporting) share',),
 }
 
@@ -74,15 +75,15 @@ PMF_CACHE_BYTES = 256 * 2**20
 # user count on this coarser lattice (`liew_event_pmf`).
 PLAIN_LATTICE_STEP = 0.05
 
-CLONE_RATE_PAIR = 'D15 clone rate s(R)'
-BLANKET_PAIR = 'D16 privacy blanket'
+CLONE_RATE_PAIR = 'NAMED-CLONE-RATE clone rate s(R)'
+BLANKET_PAIR = 'BLANKET-TWO-LEVEL privacy blanket'
 
 
 def _mechanism_specific_pairs(num_users: int, local_epsilon: float,
                               randomizer: randomizers.Randomizer,
                               relative_width: float,
                               discretization: Optional[float]):
-  """D15 (when s(R) beats FMT21's e^-eps0 / 2) and D16 pairs, with names."""
+  """NAMED-CLONE-RATE (when s(R) beats FMT21's e^-eps0 / 2) and BLANKET-TWO-LEVEL pairs, with names."""
   pairs = []
   rate = randomizer.clone_rate()
   if 2 * rate > math.exp(-local_epsilon):
@@ -107,13 +108,13 @@ def _mechanism_specific_pairs(num_users: int, local_epsilon: float,
   return pairs
 
 
-_BEATEN = 'not used (cannot win: D27)'
+_BEATEN = 'not used (cannot win: GRID-PAIRS-FAST)'
 
 
 def _cannot_win(num_users: int, local_epsilon: float,
                 clone_probability: float, others, discretization
                 ) -> bool:
-  """Whether a clone pair cannot beat one of `others` on the grid (D27).
+  """Whether a clone pair cannot beat one of `others` on the grid (GRID-PAIRS-FAST).
 
   True when some other pair's profile is, at every grid point, at most a
   lower bound on the clone pair's (`clone_pairs.clone_pair_lower_atoms`)
@@ -149,7 +150,7 @@ _VECTORS = ('not used (plain clipping of vectors, d > 1: its worst pair is '
 
 
 def _gaussian_pairs(num_users: int, randomizer, discretization):
-  """D7, with NUM-BLANKET (combined in one pair) for scalars (plain
+  """GAUSS-NO-GAIN, with NUM-BLANKET (combined in one pair) for scalars (plain
   clipping: its envelope of every pair, NUM-BLANKET (v))."""
   atoms = continuous_blanket.gaussian_shuffle_atoms(
       num_users, randomizer.noise_multiplier, discretization or 1e-3,
@@ -175,8 +176,8 @@ def shuffle_round_pairs(num_users: int, local_epsilon: float,
   A pair of None is a route that was considered and not used (the name
   says why); it is listed for the contribution record only. With a
   `discretization`, the clone and blanket pairs' outputs are merged per
-  cell of that connect-the-dots grid (D18): the same PMF on that grid, far
-  fewer atoms.
+  cell of that connect-the-dots grid (CTD-MERGE-ATOMS): the same PMF on that
+  grid, far fewer atoms.
   """
   n, eps0, width = num_users, local_epsilon, relative_width
   if isinstance(randomizer, randomizers.GaussianRandomizer):
@@ -206,7 +207,7 @@ def shuffle_round_pairs(num_users: int, local_epsilon: float,
   return tuple(candidates)
 
 
-CHECKIN_BLANKET_PAIR = ('D31 check-in as a shuffle of R\' (absent users in '
+CHECKIN_BLANKET_PAIR = ('CHECKIN-BLANKET check-in as a shuffle of R\' (absent users in '
                         'the blanket)')
 
 
@@ -217,14 +218,14 @@ def checkin_blanket_pairs(num_users: int, checkin_rate: float,
                           relative_width: float,
                           discretization: Optional[float] = None
                           ) -> Tuple[Tuple[str, privacy_loss.PldAtoms], ...]:
-  """D31 pairs of a pure-LDP check-in round, each with its name. [DOM]
+  """CHECKIN-BLANKET pairs of a pure-LDP check-in round, each with its name. [DOM]
 
   The round is the shuffle by all n users of R' (bottom with probability
-  1 - gamma, else R(x)); its D16 blanket pairs: the clone view of D15 at
-  the randomizer's clone rate s(R) (e^-eps0 / 2 without one: every
-  eps0-LDP randomizer) and, for a named randomizer, its own table, each
+  1 - gamma, else R(x)); its BLANKET-TWO-LEVEL blanket pairs: the clone view of
+  NAMED-CLONE-RATE at the randomizer's clone rate s(R) (e^-eps0 / 2 without one:
+  every eps0-LDP randomizer) and, for a named randomizer, its own table, each
   with the absent users in the blanket. No subsampling follows, so the
-  atoms may be merged on the grid (D18).
+  atoms may be merged on the grid (CTD-MERGE-ATOMS).
   """
   return tuple((f'{CHECKIN_BLANKET_PAIR}: {name}', blanket.blanket_pld_atoms(
       num_users, table.with_absence(checkin_rate), relative_width,
@@ -294,7 +295,7 @@ _UNKNOWN_DIMENSION = ('not used (dimension unknown: dimension=1 declares '
 
 def _sampled_gaussian_pairs(event: events.SubsampledShuffleGaussianEvent
                             ) -> Tuple[str, ...]:
-  """The D7 pair's name and, unless the reports are scalars, why no blanket
+  """The GAUSS-NO-GAIN pair's name and, unless the reports are scalars, why no blanket
   is used."""
   if event.dimension == 1:
     return (_SAMPLED_GAUSSIAN_PAIR,)
@@ -322,7 +323,7 @@ def _distributed_pmf(event: events.DistributedCheckInEvent,
                      discretize: checkin.Discretize, unused_krr_adversary,
                      relative_width: float
                      ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
-  """D30 (participants revealed) or the D17 pair mixed over the count."""
+  """SECAGG-REVEALED (participants revealed) or the SECAGG-HIDDEN pair mixed over the count."""
   return distributed.distributed_checkin_pmf(
       event.num_users, event.checkin_rate, event.noise_multiplier,
       discretization, relative_width, event.participation,
@@ -337,7 +338,7 @@ def _sampled_gaussian_pmf(event: events.SubsampledShuffleGaussianEvent,
                           discretize: checkin.Discretize,
                           unused_krr_adversary, relative_width: float
                           ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
-  """KHH-SUBSAMPLED on the D7 pair (and on the scalar shuffle, D28)."""
+  """KHH-SUBSAMPLED on the GAUSS-NO-GAIN pair (and on the scalar shuffle, CHECKIN-COARSE-GRIDS)."""
   mixture, names = _mixture_pmf(event, _sampled_gaussian_pairs(event),
                                 _sampled_gaussian_arguments(event),
                                 discretization, discretize, relative_width)
@@ -345,8 +346,8 @@ def _sampled_gaussian_pmf(event: events.SubsampledShuffleGaussianEvent,
   if scalar is None:
     return mixture, names
   # The same mechanism as a hidden sample of a scalar shuffle: its
-  # candidates (NUM-BLANKET (v) with D7), lowered to the D7 mixture where
-  # that is smaller (D28).
+  # candidates (NUM-BLANKET (v) with GAUSS-NO-GAIN), lowered to the
+  # GAUSS-NO-GAIN mixture where that is smaller (CHECKIN-COARSE-GRIDS).
   shuffled, shuffled_names = shuffle_round_pmf(
       scalar[0], scalar[1], discretization, discretize, 'shuffled_output',
       relative_width)
@@ -359,7 +360,7 @@ def _checkin_pmf(event: events.CheckInEvent, unused_sampling_ratio,
                  discretization: float, discretize: checkin.Discretize,
                  unused_krr_adversary, relative_width: float
                  ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
-  """The D8 mixture, capped by its rate-1 round and its D31 pairs."""
+  """The LABEL-MIXTURE mixture, capped by its rate-1 round and its CHECKIN-BLANKET pairs."""
   mixture_of = functools.partial(
       _mixture_pmf, event, _CHECKIN_PAIRS[event.noise_multiplier is None],
       _checkin_arguments(event), discretize=discretize,
@@ -367,11 +368,11 @@ def _checkin_pmf(event: events.CheckInEvent, unused_sampling_ratio,
       everyone=_dominating.everyone_below_rate_one(event))
   if not event.local_epsilon:
     return mixture_of(discretization)
-  # D31: a pure-LDP check-in round as a shuffle of R' by all n users. Its
-  # pairs set the round's grid (`grid`); the check-in mixture, whose losses
-  # spread wider, is built on a grid coarser by a power of two that resolves
-  # it as finely as its own grid would (a chord profile bounds on any grid,
-  # D28 (ii)).
+  # CHECKIN-BLANKET: a pure-LDP check-in round as a shuffle of R' by all n
+  # users. Its pairs set the round's grid (`grid`); the check-in mixture, whose
+  # losses spread wider, is built on a grid coarser by a power of two that
+  # resolves it as finely as its own grid would (a chord profile bounds on any
+  # grid, CHECKIN-COARSE-GRIDS (ii)).
   blanket_pairs = checkin_blanket_pairs(
       event.num_users, event.checkin_rate, event.local_epsilon,
       checkin_randomizer(event), relative_width, discretization)
@@ -393,20 +394,20 @@ def _mixture_pmf(event, names: Tuple[str, ...], arguments: dict,
                  relative_width: float,
                  everyone: Optional[events.ShuffleEvent] = None
                  ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
-  """The D8 check-in mixture (or hidden sample) of `arguments` (pairs
+  """The LABEL-MIXTURE check-in mixture (or hidden sample) of `arguments` (pairs
   `names`), capped by its rate-1 round `everyone` if any."""
   pmf = checkin.checkin_pmf(discretization=discretization,
                             discretize=discretize,
                             relative_width=relative_width, **arguments)
   if everyone is None:
     return pmf, names
-  # D19: the round at rate 1 dominates the round at any rate. Its losses
-  # spread about 1 / sqrt(gamma) times wider: on a grid that much coarser
+  # DOMINATING-ROUNDS: the round at rate 1 dominates the round at any rate. Its
+  # losses spread about 1 / sqrt(gamma) times wider: on a grid that much coarser
   # it costs no more than the check-in's span, and it can win only where
-  # gamma is large (then on the same grid). `checkin.capped_by` (D28).
-  # Where that grid is coarser, it wins at most in the far tail: there the
-  # round of the lattice point at or below n (fewer users, D19 (ii)) serves
-  # the nearby rounds of a ledger too.
+  # gamma is large (then on the same grid). `checkin.capped_by`
+  # (CHECKIN-COARSE-GRIDS). Where that grid is coarser, it wins at most in the
+  # far tail: there the round of the lattice point at or below n (fewer users,
+  # DOMINATING-ROUNDS (ii)) serves the nearby rounds of a ledger too.
   steps = max(0.0, np.floor(np.log2(0.5 / np.sqrt(event.checkin_rate))))
   plain_grid = discretization * 2.0**steps
   if steps > 0:
@@ -423,7 +424,7 @@ def _mixture_pmf(event, names: Tuple[str, ...], arguments: dict,
                                            discretize, 'shuffled_output',
                                            relative_width)
   return (checkin.capped_by(pmf, plain),
-          names + tuple(f'{name}, everyone checks in (D19)'
+          names + tuple(f'{name}, everyone checks in (DOMINATING-ROUNDS)'
                         for name in plain_names))
 
 
@@ -437,7 +438,7 @@ def event_pmf(event, sampling_ratio_: Optional[float], discretization: float,
               relative_width: float
               ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
   """The PMF (and pair names) of any shuffle event, cached across ledgers."""
-  event = _dominating.accounted_round(event)  # rate 1 (D33)
+  event = _dominating.accounted_round(event)  # rate 1 (RATE-ONE-DOMINATES)
   return _event_specs.route_entry(ROUND_PMFS, event).pmf(
       event, sampling_ratio_, discretization, discretize, krr_adversary,
       relative_width)
@@ -509,8 +510,9 @@ def _checkin_scales(event: events.CheckInEvent, ratio: Optional[float],
       event, ratio, relative_width, _checkin_arguments(event),
       event.local_epsilon)
   if event.local_epsilon:
-    # The D31 pairs can be far narrower than the check-in mixture: the grid
-    # resolves the narrowest (the round's PMF keeps the mixture's range).
+    # The CHECKIN-BLANKET pairs can be far narrower than the check-in mixture:
+    # the grid resolves the narrowest (the round's PMF keeps the mixture's
+    # range).
     resolution = checkin.scale_resolution(
         event.local_epsilon, event.num_users * event.checkin_rate)
     spread = min([spread] + [
@@ -529,7 +531,8 @@ def _sampled_gaussian_scales(event: events.SubsampledShuffleGaussianEvent,
       event, ratio, relative_width, _sampled_gaussian_arguments(event))
   scalar = scalar_shuffle_sample(event)
   if scalar is not None:
-    # Its scalar shuffle candidate is far narrower than the D7 mixture.
+    # Its scalar shuffle candidate is far narrower than the GAUSS-NO-GAIN
+    # mixture.
     spread = min(spread, _shuffle_scales(*scalar, krr_adversary,
                                          relative_width)[0])
   return spread, reach, spread_bound
@@ -550,7 +553,7 @@ class RoundPmf:
 
 
 # The PLD route's one table: per shuffle event type, its round as accounted
-# (D33) on a grid.
+# (RATE-ONE-DOMINATES) on a grid.
 ROUND_PMFS = {
     events.ShuffleEvent: RoundPmf(shuffle_round_pmf, _shuffle_scales),
     events.CheckInEvent: RoundPmf(_checkin_pmf, _checkin_scales),

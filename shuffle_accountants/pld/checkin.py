@@ -7,33 +7,36 @@ The sound replacement of LIEW-APPROACH2 (docs/mathematics.md):
 
 * The number k of check-ins is revealed and its law Bin(n, gamma) does not
   depend on the data, so the k-labelled mixture of per-k dominating pairs
-  dominates the round (docs/mathematics.md D8). Its privacy profile is the
-  Bin(n, gamma)-mixture of the per-k profiles.
+  dominates the round (docs/mathematics.md LABEL-MIXTURE). Its privacy profile
+  is the Bin(n, gamma)-mixture of the per-k profiles.
 * Given k, the participants are a uniform k-subset of the n users, so the
   round is a hidden sample of k users whose reports are shuffled:
   KHH-SUBSAMPLED [DOM] with ratio k / n, both orders dominated by taking the
-  larger profile (docs/mathematics.md W11). Only hockey-stick divergences are combined
-  here: for eps >= 0 each order's profile bounds that order of the mechanism
-  (advanced joint convexity), their pointwise max bounds both, a mixture of
-  per-label maxima bounds the maximum of the mixtures, and a symmetric PMF
-  with that profile covers alpha < 1 through H_a(P||Q) = 1 - a + a
-  H_{1/a}(Q||P). (Renyi moments are a different matter, docs/mathematics.md W16.)
+  larger profile (docs/mathematics.md ZDW22-ONE-ORDER). Only hockey-stick
+  divergences are combined here: for eps >= 0 each order's profile bounds that
+  order of the mechanism (advanced joint convexity), their pointwise max bounds
+  both, a mixture of per-label maxima bounds the maximum of the mixtures, and a
+  symmetric PMF with that profile covers alpha < 1 through H_a(P||Q) = 1 - a + a
+  H_{1/a}(Q||P). (Renyi moments are a different matter, docs/mathematics.md
+  ORDERED-RDP-UNSOUND.)
 * Base pairs: pure eps0-LDP reports use the FMT21 clone pair of k users
   [DOM]. Gaussian reports (clip norm C, noise sigma C) use the Gaussian pair
-  N(2 / sigma, 1) vs N(0, 1) of the unshuffled reports (docs/mathematics.md D7: no
-  shuffling gain is claimed), whose subsampled profiles are analytic.
+  N(2 / sigma, 1) vs N(0, 1) of the unshuffled reports (docs/mathematics.md
+  GAUSS-NO-GAIN: no shuffling gain is claimed), whose subsampled profiles are
+  analytic.
 * Labels are grouped [a, b] and represented by the clone pair of a users
-  (of the lattice point at or below a, D29, so that rounds share it; on a
-  grid coarser by about 1 / ratio, D28) and the ratio b / n: a k-user
-  shuffle is a post-processing of an a-user one for k >= a (add the other
-  reports, reshuffle), and the subsampled
+  (of the lattice point at or below a, CHECKIN-LATTICE, so that rounds share it;
+  on a grid coarser by about 1 / ratio, CHECKIN-COARSE-GRIDS) and the ratio b /
+  n: a k-user shuffle is a post-processing of an a-user one for k >= a (add the
+  other reports, reshuffle), and the subsampled
   pair with a smaller ratio is a post-processing of one with a larger ratio
   (with probability ratio'/ratio keep the output, else redraw from Q). k = 0
   releases nothing (identical distributions). Labels outside a Chernoff
-  window go to +infinity with a proven bound on their mass (docs/mathematics.md D9).
+  window go to +infinity with a proven bound on their mass (docs/mathematics.md
+  TAILS-TO-INFINITY).
 
 The mixture profile on the grid (where few clones are expected, the
-smallest with the mixtures at higher rates, D29) is turned into one
+smallest with the mixtures at higher rates, CHECKIN-LATTICE) is turned into one
 symmetric connect-the-dots PMF (`discrete.profile_to_pmf`), which
 dominates both orders of the replace-one relation, also under composition.
 """
@@ -176,7 +179,7 @@ def largest_loss(base_largest: float, sampling_ratio: float) -> float:
 
 def base_grid(discretization: float, sampling_ratio: float,
               largest_base_loss: float) -> float:
-  """The grid of a base pair subsampled at `sampling_ratio` (D28).
+  """The grid of a base pair subsampled at `sampling_ratio` (CHECKIN-COARSE-GRIDS).
 
   Subsampling maps a base loss l to f(l) = log(1 + r (e^l - 1)) (and the
   other order to -log(1 - r (1 - e^-l)), of slope at most r), whose slope
@@ -195,13 +198,13 @@ def base_grid(discretization: float, sampling_ratio: float,
 
 
 def lattice_users(num_users: int, step: Optional[float] = None) -> int:
-  """The largest point of a global lattice of user counts at or below n (D29).
+  """The largest point of a global lattice of user counts at or below n (CHECKIN-LATTICE).
 
   Exact below `EXACT_LATTICE`, then geometric of ratio 1 + `step` (default
   `LATTICE_STEP`):
-  a shuffle of n reports is a post-processing of one of fewer (D19), so the
-  clone pair of the lattice point stands for n soundly, and the groups of
-  every round of a ledger share it.
+  a shuffle of n reports is a post-processing of one of fewer
+  (DOMINATING-ROUNDS), so the clone pair of the lattice point stands for n
+  soundly, and the groups of every round of a ledger share it.
   """
   step = LATTICE_STEP if step is None else step
   if num_users < EXACT_LATTICE:
@@ -223,14 +226,14 @@ def clone_pair_grid_pmf(num_users: int, local_epsilon: float,
   """FMT21-CLONES on a grid, from conditional pairs shared across calls. [DOM]
 
   The same pair as `clone_pair_pld_atoms`, but clone counts are grouped in
-  *global* blocks (`_numerics.block_starts`, each at its smallest count, D4)
-  whose conditional pairs are computed once and kept (`_SHARED_PAIRS`, 256
-  MB): a check-in round needs the clone pairs of ~40 nearby user counts,
-  and daily check-in rounds those of nearby populations, whose blocks mostly
-  coincide. Discretization is linear in the masses, so the pair's PMF is the
-  block-weighted sum of the conditional PMFs; that sum is used when the
-  conditional pairs' outputs are dense on the grid (`on_grid`), else their
-  cached atoms are joined and discretized once. Labels below the Chernoff
+  *global* blocks (`_numerics.block_starts`, each at its smallest count,
+  CLONE-MONOTONE) whose conditional pairs are computed once and kept
+  (`_SHARED_PAIRS`, 256 MB): a check-in round needs the clone pairs of ~40
+  nearby user counts, and daily check-in rounds those of nearby populations,
+  whose blocks mostly coincide. Discretization is linear in the masses, so the
+  pair's PMF is the block-weighted sum of the conditional PMFs; that sum is used
+  when the conditional pairs' outputs are dense on the grid (`on_grid`), else
+  their cached atoms are joined and discretized once. Labels below the Chernoff
   window go to +infinity; above it, to the last block (more clones only
   help).
 
@@ -287,7 +290,7 @@ def _clone_pair_grid_pmf(num_users: int, local_epsilon: float,
       if not on_grid:
         return clone_pairs.conditional_clone_atoms(np.array([clones]),
                                        np.array([local_epsilon]), np.ones(1))
-      # Merged per grid cell (D18): the same PMF from fewer atoms.
+      # Merged per grid cell (CTD-MERGE-ATOMS): the same PMF from fewer atoms.
       return discretize(clone_pairs.conditional_clone_atoms(
           np.array([clones]), np.array([local_epsilon]), np.ones(1),
           discretization=discretization), discretization)
@@ -318,7 +321,8 @@ def _clone_pair_profile(num_users: int, local_epsilon: float,
                         discretize: Discretize):
   """(grid PMF, chord profile) of the clone pair of `num_users` users.
 
-  Clone counts in blocks at least `LATTICE_STEP` wide (D4, as the users).
+  Clone counts in blocks at least `LATTICE_STEP` wide (CLONE-MONOTONE, as the
+  users).
   """
   pmf = _clone_pair_grid_pmf(
       num_users, local_epsilon, max(relative_width, LATTICE_STEP),
@@ -457,8 +461,8 @@ def checkin_pmf(num_users: int, checkin_rate: float,
                      local_epsilon, noise_multiplier, relative_width,
                      sample_size)
   # At most MAX_PMF_BUCKETS grid points: the profile above `top` becomes the
-  # +infinity mass and losses below the grid are raised onto it (D9; both
-  # only raise the profile).
+  # +infinity mass and losses below the grid are raised onto it
+  # (TAILS-TO-INFINITY; both only raise the profile).
   top = min(int(np.ceil(mixture.reach / discretization)) + 2,
             discrete.MAX_PMF_BUCKETS // 2)
   epsilons = np.arange(-top, top + 1) * discretization
@@ -466,8 +470,8 @@ def checkin_pmf(num_users: int, checkin_rate: float,
   higher = (higher_rates(num_users, checkin_rate, local_epsilon)
             if sample_size is None else [])
   if higher:
-    # D29: each higher rate's round dominates this one; on this grid range
-    # the minimum is convexified as in `capped_by`.
+    # CHECKIN-LATTICE: each higher rate's round dominates this one; on this grid
+    # range the minimum is convexified as in `capped_by`.
     lowest = np.min([profile] + [_mixture(
         num_users, rate, discretization, discretize, local_epsilon,
         noise_multiplier, relative_width).profile(epsilons)
@@ -482,7 +486,7 @@ def checkin_pmf(num_users: int, checkin_rate: float,
 
 def higher_rates(num_users: int, checkin_rate: float,
                  local_epsilon: Optional[float]) -> List[float]:
-  """Rates above gamma whose check-in bounds also serve a round (D29).
+  """Rates above gamma whose check-in bounds also serve a round (CHECKIN-LATTICE).
 
   Where few clones are expected (n gamma e^-eps0 < `FEW_CLONES`), the
   shuffling gain of more check-ins can outweigh the subsampling gain of
@@ -546,7 +550,7 @@ def _mixture(num_users: int, checkin_rate: float, discretization: float,
 
 def capped_by(pmf: discrete.GridPmf, other: discrete.GridPmf
               ) -> discrete.GridPmf:
-  """`pmf` lowered to `other`'s profile where that is smaller (D28). [DOM]
+  """`pmf` lowered to `other`'s profile where that is smaller (CHECKIN-COARSE-GRIDS). [DOM]
 
   Both must dominate the same mechanism; `other` may lie on any grid. On
   `pmf`'s grid range the pointwise minimum of the profiles (`other`'s read
@@ -675,7 +679,7 @@ def binary_rr_checkin_epsilon_lower_bound(num_users: int,
   composed with itself (dp_accounting's optimistic PLD: losses rounded
   down to the grid, truncated mass dropped), the larger epsilon. A lower
   bound on every certified epsilon of `CheckInEvent(num_categories=2)`
-  (the yardstick of D31's targets), never a guarantee.
+  (the yardstick of CHECKIN-BLANKET's targets), never a guarantee.
   """
   arguments = _check_pair_arguments(num_users, checkin_rate, local_epsilon)
   losses, p, q = _binary_rr_checkin_pair(*arguments)

@@ -6,10 +6,10 @@ Rounds built by this library enter as `GridPld`s: a symmetric dp_accounting
 PLD that also holds its grid PMF and the exact rounds (no FFT has touched
 them) it composes. `compose_all` composes a ledger of them in a balanced
 tree of FFT products; `DirectProfile` answers delta(eps) and eps(delta) from
-the composition recomputed with a proven round-off bound (`roundoff`, D24),
-the FFT result only locating epsilon; an asymmetric ledger is composed and
-certified as its two halves (`TwoSidedPld`). PLDs dp_accounting composed
-itself carry no rounds and keep W18's estimate.
+the composition recomputed with a proven round-off bound (`roundoff`,
+ROUNDOFF-CERTIFIED), the FFT result only locating epsilon; an asymmetric ledger
+is composed and certified as its two halves (`TwoSidedPld`). PLDs dp_accounting
+composed itself carry no rounds and keep NOT-MONOTONE's estimate.
 
 dp_accounting 0.6 has no public accessor for a PLD's PMF; `_grid_of` and
 `_pmfs` are the only places that read its private fields.
@@ -52,8 +52,8 @@ class GridPld(privacy_loss_distribution.PrivacyLossDistribution):
   Attributes:
     grid: its PMF (the same masses as the dp_accounting PMF it wraps).
     rounds: the exact grid PMFs it composes, each with its count (what
-      `DirectProfile` certifies round-off against, D24), or None when an
-      FFT result it holds is not covered by a certificate.
+      `DirectProfile` certifies round-off against, ROUNDOFF-CERTIFIED), or None
+      when an FFT result it holds is not covered by a certificate.
   """
 
   def __init__(self, grid: discrete.GridPmf,
@@ -68,7 +68,7 @@ class GridPld(privacy_loss_distribution.PrivacyLossDistribution):
 
 
 class TwoSidedPld(privacy_loss_distribution.PrivacyLossDistribution):
-  """An asymmetric PLD kept as its two relations' halves (D24 (vi)).
+  """An asymmetric PLD kept as its two relations' halves (ROUNDOFF-CERTIFIED (vi)).
 
   Under add-or-remove a ledger's delta is the larger of its remove half's
   (every round's remove PMF composed) and its add half's (every round's
@@ -119,7 +119,7 @@ def _symmetric(pld: Pld) -> bool:
 
 def to_privacy_loss_distribution(pmf: discrete.GridPmf) -> GridPld:
   """Wraps an exact grid PMF as a symmetric, pessimistic PLD whose one round
-  is itself (the input of the certificate, D24)."""
+  is itself (the input of the certificate, ROUNDOFF-CERTIFIED)."""
   if not (np.all(np.isfinite(pmf.probs)) and np.isfinite(pmf.infinity_mass)):
     raise FloatingPointError(
         'internal error: a privacy loss PMF has non-finite masses; please '
@@ -132,8 +132,8 @@ def to_privacy_loss_distribution(pmf: discrete.GridPmf) -> GridPld:
 
 def exact_input(pld: Pld) -> Pld:
   """A PLD built without FFT (one round of one of dp_accounting's events),
-  dense and recorded as an exact input of the certificate (D24): a
-  `GridPld`, or a `TwoSidedPld` of two if it is asymmetric."""
+  dense and recorded as an exact input of the certificate (ROUNDOFF-CERTIFIED):
+  a `GridPld`, or a `TwoSidedPld` of two if it is asymmetric."""
   halves = [to_privacy_loss_distribution(grid) for grid in _pmfs(pld)]
   return halves[0] if len(halves) == 1 else TwoSidedPld(*halves)
 
@@ -220,9 +220,9 @@ def compose_all(plds: Sequence[Tuple[Pld, int]]) -> Pld:
   batches are composed pairwise (`compose`). A PLD whose count
   alone exceeds that is self-composed first (`self_compose`). The
   convolution is exact up to FFT round-off, which `DirectProfile` bounds
-  from the rounds' exact PMFs (D24) when every input carries them; the
-  +infinity mass is 1 - prod (1 - m_i)^count_i, rounded up. A ledger with
-  an asymmetric PLD (dp_accounting's, e.g. Poisson-subsampled under
+  from the rounds' exact PMFs (ROUNDOFF-CERTIFIED) when every input carries
+  them; the +infinity mass is 1 - prod (1 - m_i)^count_i, rounded up. A ledger
+  with an asymmetric PLD (dp_accounting's, e.g. Poisson-subsampled under
   add-or-remove) is composed as two: every round's remove half, and every
   round's add half (`TwoSidedPld`).
   """
@@ -333,7 +333,7 @@ class _PmfProfile:
   @classmethod
   def estimated(cls, pmf: discrete.GridPmf, allowance: bool = True
                 ) -> '_PmfProfile':
-    """Of an FFT result, negative masses zeroed; with `allowance`, W18's
+    """Of an FFT result, negative masses zeroed; with `allowance`, NOT-MONOTONE's
     round-off *estimate*: twice their total added at +infinity."""
     probs = np.asarray(pmf.probs, dtype=np.float64)
     negative = -np.sum(np.minimum(probs, 0.0)) if allowance else 0.0
@@ -385,8 +385,8 @@ class DirectProfile:
   docs/mathematics.md). Every PMF mass carries a relative safety margin of
   1e-10 (`_numerics.RELATIVE_SAFETY_MARGIN`).
 
-  FFT round-off (D24): for a PLD composed by `compose_all` from exact grid
-  PMFs, the answer comes from masses certified to bound the exact
+  FFT round-off (ROUNDOFF-CERTIFIED): for a PLD composed by `compose_all` from
+  exact grid PMFs, the answer comes from masses certified to bound the exact
   composition's (`roundoff.Rounds.certified_masses`, the composition redone
   in the tilted domain at the saddle point of the epsilon asked for, with a
   proven error bound); the FFT result itself only locates that epsilon.
@@ -394,19 +394,19 @@ class DirectProfile:
   computed so far (each is an upper bound), so `delta(epsilon(x)) <= x`.
   A `TwoSidedPld` is answered from its two halves, each certified on its
   own: delta is the larger, and so is epsilon. Other PLDs (composed by
-  dp_accounting) keep W18's estimate: negative masses zeroed, twice their
-  total added at +infinity.
+  dp_accounting) keep NOT-MONOTONE's estimate: negative masses zeroed, twice
+  their total added at +infinity.
   """
 
   def __init__(self, pld: Pld, certify: bool = True):
-    """`certify=False` keeps W18's estimate (for comparisons only)."""
+    """`certify=False` keeps NOT-MONOTONE's estimate (for comparisons only)."""
     halves = ([pld.remove, pld.add] if isinstance(pld, TwoSidedPld)
               else [pld])
     self._halves = [_HalfProfile(half, certify) for half in halves]
 
   @property
   def certified(self) -> bool:
-    """Whether answers include a proven round-off bound (D24)."""
+    """Whether answers include a proven round-off bound (ROUNDOFF-CERTIFIED)."""
     return all(half.certified for half in self._halves)
 
   def delta(self, epsilon: float) -> float:

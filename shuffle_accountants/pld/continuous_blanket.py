@@ -69,7 +69,7 @@ _SMALLEST_DELTA = 1e-14
 
 NAME = 'NUM-BLANKET continuous privacy blanket'
 ENVELOPE_NAME = 'NUM-BLANKET (v) envelope of every clipped pair'
-NO_AMPLIFICATION = 'D7 Gaussian pair (no amplification)'
+NO_AMPLIFICATION = 'GAUSS-NO-GAIN Gaussian pair (no amplification)'
 
 
 def blanket_mass(noise_multiplier: float) -> float:
@@ -428,7 +428,7 @@ def _largest_epsilon(profile) -> float:
 
 
 def _laplace_profile(local_epsilon: float, epsilons: np.ndarray) -> np.ndarray:
-  """delta(eps) of Lap(2 / b) vs Lap(0) at scale b = 2 / eps0 (D7's analogue):
+  """delta(eps) of Lap(2 / b) vs Lap(0) at scale b = 2 / eps0 (GAUSS-NO-GAIN's analogue):
   1 - e^{(eps - eps0) / 2} on [0, eps0], 0 above, rounded up."""
   value = -np.expm1(np.minimum(epsilons - local_epsilon, 0.0) / 2)
   return np.minimum(value * (1 + _RELATIVE_ERROR) + 1e-15, 1.0)
@@ -443,7 +443,7 @@ def _shuffle_atoms(kind: str, num_users: int, parameter: float,
   `_BLANKET_POINTS` epsilons, chords in e^eps between them (the true
   profile is convex in e^eps); the pointwise minimum is convexified and
   connected on the grid of `discretization` (both orders: the pair
-  (1, -1) is mirror-symmetric, D3).
+  (1, -1) is mirror-symmetric, CLONE-SWAP-SYMMETRY).
   """
   if kind != 'laplace':
     shift = checkin.gaussian_shift(parameter[0])
@@ -472,10 +472,10 @@ def _shuffle_atoms(kind: str, num_users: int, parameter: float,
 def gaussian_shuffle_atoms(num_users: int, noise_multiplier: float,
                            discretization: float, randomized_rounding: bool,
                            dimension: int = 1) -> privacy_loss.PldAtoms:
-  """A dominating pair for n shuffled Gaussian reports: D7, and for scalars
-  the smaller of D7 and NUM-BLANKET, at the pair (1, -1) for randomized
-  rounding to +-1 (iv), through the envelope of every pair for plain
-  clipping (v); vectors (d > 1) get D7 alone. [UB]"""
+  """A dominating pair for n shuffled Gaussian reports: GAUSS-NO-GAIN, and for scalars
+  the smaller of GAUSS-NO-GAIN and NUM-BLANKET, at the pair (1, -1) for
+  randomized rounding to +-1 (iv), through the envelope of every pair for plain
+  clipping (v); vectors (d > 1) get GAUSS-NO-GAIN alone. [UB]"""
   return _shuffle_atoms('gaussian' if randomized_rounding else 'clipping',
                         num_users, (noise_multiplier, 1), discretization,
                         dimension == 1)

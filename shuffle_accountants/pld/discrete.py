@@ -3,10 +3,11 @@
 IDs: TAILS-TO-INFINITY, KHH-SUBSAMPLED
 
 A dominating pair (P, Q) is represented by its privacy loss distribution:
-atoms (loss L = log P/Q, P-mass) plus a mass at +infinity (D9). Every
-pair built by this library is swap-symmetric (docs/mathematics.md D3) or is
-made symmetric by taking the larger of both orders, so one PLD serves both
-orders of the replace-one relation (`symmetric=True` in dp_accounting).
+atoms (loss L = log P/Q, P-mass) plus a mass at +infinity (TAILS-TO-INFINITY).
+Every pair built by this library is swap-symmetric (docs/mathematics.md
+CLONE-SWAP-SYMMETRY) or is made symmetric by taking the larger of both orders,
+so one PLD serves both orders of the replace-one relation (`symmetric=True` in
+dp_accounting).
 
 Discretization is pessimistic connect-the-dots (Doroshenko et al. 2022,
 Algorithm 1, as in `dp_accounting.pld.pld_pmf`): the discretized PLD lives on
@@ -50,7 +51,8 @@ __all__ = [
 
 
 # No PMF of one round spans more grid points than this (8 MB): on a grid too
-# fine for a pair's losses, `fit_to_grid` moves the excess soundly (D9).
+# fine for a pair's losses, `fit_to_grid` moves the excess soundly
+# (TAILS-TO-INFINITY).
 MAX_PMF_BUCKETS = 1_000_000
 
 
@@ -93,8 +95,8 @@ def fit_to_grid(atoms: PldAtoms, discretization: float) -> PldAtoms:
   Keeps the top of the loss range: losses more than the span below the
   largest are raised to the bottom of the span (a larger loss only raises
   every hockey-stick divergence, in both uses of a symmetric PLD), and
-  losses above `MAX_PMF_BUCKETS / 2` grid points go to +infinity (D9).
-  Leaves atoms that already fit unchanged.
+  losses above `MAX_PMF_BUCKETS / 2` grid points go to +infinity
+  (TAILS-TO-INFINITY). Leaves atoms that already fit unchanged.
   """
   keep = atoms.masses > 0
   losses, masses = atoms.losses[keep], atoms.masses[keep]

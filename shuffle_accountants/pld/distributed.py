@@ -6,30 +6,30 @@ IDs: SECAGG-REVEALED, SECAGG-HIDDEN, LABEL-MIXTURE, TAILS-TO-INFINITY
 participant adds N(0, s^2 I) to its vector clipped to norm C (s = sigma C),
 and secure aggregation reveals the sum and the count k.
 
-Participants revealed (`participation='revealed'`, D30, [EXACT] up to the
-grid and the tails): the target joins with probability gamma whatever the
-data, and then k - 1 ~ Bin(n - 1, gamma); both are seen (D8). A round it
-joins is N(mu_k, 1) vs N(0, 1), mu_k = 2 / (sigma sqrt(k)), a symmetric
+Participants revealed (`participation='revealed'`, SECAGG-REVEALED, [EXACT] up
+to the grid and the tails): the target joins with probability gamma whatever the
+data, and then k - 1 ~ Bin(n - 1, gamma); both are seen (LABEL-MIXTURE). A round
+it joins is N(mu_k, 1) vs N(0, 1), mu_k = 2 / (sigma sqrt(k)), a symmetric
 pair; a round it skips releases nothing about it. So one round's profile is
 (1 - gamma) (1 - e^eps)_+ + gamma sum_k Bin(n - 1, gamma)(k - 1)
 delta_{mu_k}(eps), a symmetric PMF. Counts are grouped [a, b] with the
 shift of a (the largest); counts outside the Chernoff window go to
-+infinity (D9). With `min_reporting` = m (dropouts chosen by an adversary,
-D30 (iii)) the round is N(mu_m, 1) vs N(0, 1) with probability
-gamma P[k >= m] and releases nothing otherwise, in both models.
++infinity (TAILS-TO-INFINITY). With `min_reporting` = m (dropouts chosen by an
+adversary, SECAGG-REVEALED (iii)) the round is N(mu_m, 1) vs N(0, 1) with
+probability gamma P[k >= m] and releases nothing otherwise, in both models.
 
-Count hidden too (`participation='hidden_count'`, D30 (v), [DOM]): every
-client uploads, so one pair: the D17 pair with ratio gamma (the target's
-own coin) and the shift of n shares (of m with dropouts).
+Count hidden too (`participation='hidden_count'`, SECAGG-REVEALED (v), [DOM]):
+every client uploads, so one pair: the SECAGG-HIDDEN pair with ratio gamma (the
+target's own coin) and the shift of n shares (of m with dropouts).
 
-Participants hidden (`participation='hidden'`, D17, [DOM]):
+Participants hidden (`participation='hidden'`, SECAGG-HIDDEN, [DOM]):
 
 * The count k ~ Bin(n, gamma) is revealed and data-independent, so the
-  round's profile is the Bin(n, gamma)-mixture of the per-k profiles (D8);
-  k = 0 releases nothing.
+  round's profile is the Bin(n, gamma)-mixture of the per-k profiles
+  (LABEL-MIXTURE); k = 0 releases nothing.
 * Given k, both orders of the mechanism have, for eps >= 0, a profile at
   most that of A_k = (1 - r) N(0, 1) + r N(mu_k, 1) vs B_k = N(0, 1), with
-  r = k / n and mu_k = 2 / (sigma sqrt(k)) (docs/mathematics.md D17: a
+  r = k / n and mu_k = 2 / (sigma sqrt(k)) (docs/mathematics.md SECAGG-HIDDEN: a
   coupling of the participants, joint convexity and advanced joint
   convexity). This is the "remove" order of an add/remove subsampled
   Gaussian at sensitivity 2C and noise s sqrt(k). Its both-order profile
@@ -37,12 +37,12 @@ Participants hidden (`participation='hidden'`, D17, [DOM]):
   order's for eps >= 0 and is, for eps < 0, the first order's reflected
   through H_a(P||Q) = 1 - a + a H_{1/a}(Q||P); a symmetric connect-the-dots
   PMF with it dominates both orders of the replace-one relation, also under
-  composition (as for `checkin`, W11).
+  composition (as for `checkin`, ZDW22-ONE-ORDER).
 * Groups of counts [a, b] are represented by the noise of the *smallest*
   count a (a larger sum's extra noise is a post-processing) and the
   *largest* ratio b / n (a smaller ratio is a post-processing, GROUPING):
   the pair's profile grows with mu and with r. Counts outside a Chernoff
-  window go to +infinity with a proven bound on their mass (D9).
+  window go to +infinity with a proven bound on their mass (TAILS-TO-INFINITY).
 """
 
 from typing import Optional, Tuple
@@ -90,8 +90,8 @@ def _labels(num_users: int, checkin_rate: float, noise_multiplier: float,
   Ratio 1 means the target's participation is seen (a Gaussian pair).
   """
   if participation == 'hidden_count':
-    # D30 (v): the target's own coin (ratio gamma) on noise of all n shares,
-    # or of at least m survivors.
+    # SECAGG-REVEALED (v): the target's own coin (ratio gamma) on noise of all n
+    # shares, or of at least m survivors.
     count = num_users if min_reporting is None else min_reporting
     return (binomial.LabelGroups(np.array([count]), np.array([count]),
                                  np.ones(1), 0.0, 0.0),
@@ -193,8 +193,9 @@ def distributed_checkin_profile(num_users: int, checkin_rate: float,
   """An upper bound on one round's delta(eps), both orders, at real eps. [UB]
 
   For eps < 0 it is the symmetric pair's profile, which dominates the
-  reverse order (see the module docstring). Revealed participants (D30):
-  exact up to the grouping of counts and the tails at +infinity.
+  reverse order (see the module docstring). Revealed participants
+  (SECAGG-REVEALED): exact up to the grouping of counts and the tails at
+  +infinity.
   """
   epsilons = np.asarray(epsilons, dtype=np.float64)
   labels, ratios = _labels(num_users, checkin_rate, noise_multiplier,
@@ -229,8 +230,9 @@ def distributed_checkin_pmf(num_users: int, checkin_rate: float,
     noise_multiplier: per-participant sigma > 0.
     discretization: grid spacing d.
     relative_width: relative width of groups of counts.
-    participation: 'revealed' (D30) or 'hidden' (D17).
-    min_reporting: None, or the fewest surviving shares m (D30 (iii)).
+    participation: 'revealed' (SECAGG-REVEALED) or 'hidden' (SECAGG-HIDDEN).
+    min_reporting: None, or the fewest surviving shares m (SECAGG-REVEALED
+      (iii)).
 
   Returns:
     A PMF whose profile is at least the round's, in both orders.
@@ -239,7 +241,8 @@ def distributed_checkin_pmf(num_users: int, checkin_rate: float,
   reach = pmf_reach(num_users, checkin_rate, noise_multiplier, relative_width,
                     **model)
   # At most MAX_PMF_BUCKETS grid points: the profile above `top` becomes the
-  # +infinity mass and losses below the grid are raised onto it (D9).
+  # +infinity mass and losses below the grid are raised onto it
+  # (TAILS-TO-INFINITY).
   top = min(int(np.ceil(reach / discretization)) + 2,
             discrete.MAX_PMF_BUCKETS // 2)
   epsilons = np.arange(-top, top + 1) * discretization

@@ -3,10 +3,10 @@
 IDs: TAILS-TO-INFINITY
 
 Not a bound: any spacing gives a sound answer (every round is discretized
-pessimistically, docs/mathematics.md D9); this policy only trades time for tightness.
-d = sqrt(10 r) times the smallest standard deviation of a shuffle round's
-privacy loss, for a target relative accuracy r; measured over n in
-[1e4, 1e9], eps0 in [0.1, 4] and T in [1, 1e4], the pessimistic epsilon is
+pessimistically, docs/mathematics.md TAILS-TO-INFINITY); this policy only trades
+time for tightness. d = sqrt(10 r) times the smallest standard deviation of a
+shuffle round's privacy loss, for a target relative accuracy r; measured over n
+in [1e4, 1e9], eps0 in [0.1, 4] and T in [1, 1e4], the pessimistic epsilon is
 then within about r of its converged value. One round never spans more than
 `MAX_ROUND_BUCKETS` buckets, and ledgers with other events stay at or above
 `FINEST_MIXED_GRID` (a Gaussian PLD on a finer grid would need ~1e7 buckets).

@@ -6,9 +6,10 @@ D = (0, ..., 0) and D' = (0, ..., 0, 1), each user reporting through binary
 randomized response with parameter eps0; the shuffler reveals only the number
 k of ones. Under D, k ~ Bin(n, p) with p = 1/(e^eps0 + 1), and
 M(D')(k) / M(D)(k) = (k e^eps0 + (n-k) e^-eps0) / n (the GIRGIS-LB pair,
-docs/mathematics.md D10). Binary RR is an eps0-LDP randomizer and this is one neighbouring
-pair, so the ε(δ) of its T-fold composition is a lower bound on what any
-certified accountant can report for shuffled eps0-LDP rounds. [LB, PAIR]
+docs/mathematics.md GIRGIS-LB-BINOMIAL). Binary RR is an eps0-LDP randomizer and
+this is one neighbouring pair, so the ε(δ) of its T-fold composition is a lower
+bound on what any certified accountant can report for shuffled eps0-LDP rounds.
+[LB, PAIR]
 """
 
 import math

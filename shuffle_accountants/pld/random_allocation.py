@@ -5,9 +5,9 @@ IDs: FS26-RANDOM-ALLOCATION, RANDOM-ALLOCATION-GRID
 The two directions (remove, add) of the `PLD_accounting` package's
 dominating PLD of one epoch (`samplers.random_allocation`) are moved to the
 accountant's grid by rounding every loss up, and merged into one PMF whose
-delta profile is the larger of the two at every grid point (D21), so the
-result dominates both orders of the pair and composes like any other
-symmetric round.
+delta profile is the larger of the two at every grid point
+(RANDOM-ALLOCATION-GRID), so the result dominates both orders of the pair and
+composes like any other symmetric round.
 """
 
 import numpy as np
@@ -23,7 +23,7 @@ __all__ = ['random_allocation_pmf', 'to_grid']
 
 def random_allocation_pmf(event: sampler_events.RandomAllocationDpEvent,
                           discretization: float, relative_accuracy: float):
-  """One epoch's dominating grid PMF under add/remove (D21).
+  """One epoch's dominating grid PMF under add/remove (RANDOM-ALLOCATION-GRID).
 
   The package's loss discretization follows the accountant's
   `relative_accuracy` (1e-3: 0.015), within [0.0075, 0.05]: finer is

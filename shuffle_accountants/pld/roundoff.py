@@ -13,7 +13,7 @@ back to a *relative* bound on the tail. The certified masses
 u(L) = (c~(L) + E) e^{log_scale - lam L} >= c(L) give a delta(eps) that is an
 upper bound on the exact composition's, at every eps. The transforms are
 `radix2`'s, the algorithm of Higham's Thm 24.2 as stated, so E is proven;
-docs/mathematics.md D24 gives the argument.
+docs/mathematics.md ROUNDOFF-CERTIFIED gives the argument.
 """
 
 import math
@@ -47,7 +47,7 @@ def _gamma(k: float) -> float:
 
 
 def fft_relative_error(length: int) -> float:
-  """epsilon_F of `radix2.transform` for a power-of-two length (D24 (iii)).
+  """epsilon_F of `radix2.transform` for a power-of-two length (ROUNDOFF-CERTIFIED (iii)).
 
   Higham Thm 24.2: the radix-2 FFT of length 2^t with twiddle factors
   accurate to mu has ||y^ - F x||_2 <= t eta / (1 - t eta) ||F x||_2,
@@ -373,7 +373,7 @@ class Rounds:
       # bisection when an unconverged step did not halve the bracket: a
       # round with a light but far tail makes the mean jump, and Newton
       # from either side of the jump lands next to the other end, forever
-      # (the k-RR ledger of D24 (v)).
+      # (the k-RR ledger of ROUNDOFF-CERTIFIED (v)).
       step = min(tilt + (epsilon - mean) / max(variance, 1e-300),
                  4 * tilt + 1)
       if not low < step < high or (high - low > 0.5 * width
@@ -441,7 +441,8 @@ class Rounds:
                        ) -> Tuple[int, np.ndarray, float]:
     """(first, u, +infinity mass): u >= the exact composition's finite
     masses at the grid points first ... first + length - 1, the +infinity
-    mass >= the rounds' +infinity mass and their finite mass beyond (D24)."""
+    mass >= the rounds' +infinity mass and their finite mass beyond
+    (ROUNDOFF-CERTIFIED)."""
     d = self.discretization
     kept = [r for r in self.rounds if np.any(r[1] > 0)]
     if not kept:  # no finite mass at all

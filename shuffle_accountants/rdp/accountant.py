@@ -5,19 +5,21 @@ IDs: CONV-RDP2DP
 It handles
 * `ShuffleEvent` with pure LDP (`local_delta == 0`): the smallest sound RDP
   bound of `shuffle_round.shuffle_rdp_upper_bound` at each order, and for a
-  named randomizer with a D16 table that of its blanket pair (D32);
+  named randomizer with a BLANKET-TWO-LEVEL table that of its blanket pair
+  (BLANKET-RDP);
 * `SampledWithoutReplacementDpEvent(N, m, ShuffleEvent(num_users=m, ...))`:
   a hidden uniform sample of m of N users reports (WBK19-THM9);
 * `CheckInEvent` (pure LDP or local Gaussian noise): LIEW-THM2 with the
   k = 0 term, per k the smaller of WBK19-THM9 and the Renyi moment of the
   symmetric pair with the KHH-SUBSAMPLED profile (`checkin.checkin_rdp_upper_bound`;
-  docs/mathematics.md W16 explains why the ordered pairs' moments are not used)
-  and, for pure LDP, per order the smaller of that, the bound of the same
-  round at rate 1 (D19), so epsilon never exceeds its value at rate 1, and
-  the Renyi divergence of the round's D31 blanket pairs (D32, `blanket`);
+  docs/mathematics.md ORDERED-RDP-UNSOUND explains why the ordered pairs'
+  moments are not used) and, for pure LDP, per order the smaller of that, the
+  bound of the same round at rate 1 (DOMINATING-ROUNDS), so epsilon never
+  exceeds its value at rate 1, and the Renyi divergence of the round's
+  CHECKIN-BLANKET blanket pairs (BLANKET-RDP, `blanket`);
 * `SubsampledShuffleGaussianEvent`: WBK19-THM9 on the Gaussian RDP without
-  shuffling gain (docs/mathematics.md D7), whatever its `dimension`;
-* `DistributedCheckInEvent`: D30 (participants revealed, exact) or
+  shuffling gain (docs/mathematics.md GAUSS-NO-GAIN), whatever its `dimension`;
+* `DistributedCheckInEvent`: SECAGG-REVEALED (participants revealed, exact) or
   LIEW-THM4 with the k = 0 term (hidden) (`distributed`);
 and delegates every other event to `dp_accounting.rdp.RdpAccountant`, so that
 Gaussian, Laplace, composed and self-composed events keep their behaviour
@@ -34,8 +36,9 @@ alone would compose order / (2 sigma^2), sensitivity 1: half the mechanism
 the PLD route accounts). `LaplaceDpEvent(b)` likewise moves by 2C on noise
 of scale b C: largest privacy loss 2 / b (the parent alone reads 1 / b).
 `PoissonSampledDpEvent` is refused under REPLACE_ONE, as by the parent,
-with a message naming what to use instead. docs/mathematics.md W17 lists
-what each route does with every event of dp_accounting under each relation.
+with a message naming what to use instead. docs/mathematics.md
+UPSTREAM-SENSITIVITY lists what each route does with every event of
+dp_accounting under each relation.
 """
 
 from typing import List, Optional, Sequence, Tuple, TypeAlias
@@ -74,7 +77,8 @@ NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
 CompositionErrorDetails: TypeAlias = (
     privacy_accountant.PrivacyAccountant.CompositionErrorDetails)
 
-# W17: replacing one record of norm <= C moves a sum of records by up to 2C.
+# UPSTREAM-SENSITIVITY: replacing one record of norm <= C moves a sum of records
+# by up to 2C.
 REPLACE_ONE_SENSITIVITY = checkin.GAUSSIAN_SENSITIVITY
 
 # Integer-heavy grid reaching 1024: at n = 10^6 the best order of GIRGIS-UB1
@@ -100,9 +104,9 @@ ORDER_EXTENSIONS = (
     (1310720, 1572864, 2097152, 2621440, 3145728, 4194304),
 )
 
-# Name of the rate-1 candidate of a check-in round (D19 (i)).
-RATE_ONE_D19 = 'the same round at rate 1 (D19)'
-D32_BLANKET = 'D32 blanket pair (D16, D31)'
+# Name of the rate-1 candidate of a check-in round (DOMINATING-ROUNDS (i)).
+RATE_ONE_D19 = 'the same round at rate 1 (DOMINATING-ROUNDS)'
+D32_BLANKET = 'BLANKET-RDP blanket pair (BLANKET-TWO-LEVEL, CHECKIN-BLANKET)'
 
 # Bounds of rounds, shared by every accountant (the Opacus adapter builds a
 # new one for every get_epsilon); each is a few arrays of one value per order.
@@ -126,7 +130,7 @@ class ShuffleRdpContribution:
   accounted_as: dp_event.DpEvent
 
 
-GAUSSIAN_NO_AMPLIFICATION = ('D7 Gaussian pair (no amplification; the blanket '
+GAUSSIAN_NO_AMPLIFICATION = ('GAUSS-NO-GAIN Gaussian pair (no amplification; the blanket '
                              'NUM-BLANKET has no RDP form)')
 
 
@@ -141,7 +145,7 @@ def _randomizer(event) -> Optional[randomizers.Randomizer]:
 def _blanket_candidates(num_users: int, local_epsilon: float,
                         randomizer: Optional[randomizers.Randomizer],
                         checkin_rate: float, orders: np.ndarray) -> dict:
-  """D32: the Renyi divergences of the round's D31 blanket pairs. [UB]
+  """BLANKET-RDP: the Renyi divergences of the round's CHECKIN-BLANKET blanket pairs. [UB]
 
   At rate 1 the clone view is the clone pair at the randomizer's rate,
   already a candidate of `shuffle_round`, so only the randomizer's own
@@ -154,13 +158,13 @@ def _blanket_candidates(num_users: int, local_epsilon: float,
           num_users, table.with_absence(checkin_rate), o), orders)
           for name, table in randomizers.checkin_blanket_tables(
               local_epsilon, randomizer).items()
-          if checkin_rate < 1 or name != 'D15 clone view'}
+          if checkin_rate < 1 or name != 'NAMED-CLONE-RATE clone view'}
 
 
 def _pure_shuffle_bound(num_users: int, local_epsilon: float,
                         randomizer: Optional[randomizers.Randomizer],
                         orders: np.ndarray) -> shuffle_round.RdpBound:
-  """A pure-LDP shuffle round: `shuffle_round`'s bounds and D32's."""
+  """A pure-LDP shuffle round: `shuffle_round`'s bounds and BLANKET-RDP's."""
   bound = shuffle_round.shuffle_rdp_upper_bound(
       num_users, local_epsilon, orders,
       randomizer.clone_rate() if randomizer is not None else None)
@@ -172,16 +176,17 @@ def _pure_shuffle_bound(num_users: int, local_epsilon: float,
 
 def parent_event(event: dp_event.DpEvent, relation: NeighboringRelation
                  ) -> Optional[dp_event.DpEvent]:
-  """The event the parent composes for `event` (W17), or None for `event` itself.
+  """The event the parent composes for `event` (UPSTREAM-SENSITIVITY), or None for `event` itself.
 
   dp_accounting's RDP accountant reads `GaussianDpEvent(sigma)` and
   `LaplaceDpEvent(b)` with sensitivity 1 under every relation; its PLD
   accountant reads the Gaussian under REPLACE_ONE with sensitivity 2 (the
   replace-one sensitivity 2C of a sum of records clipped to C, noise scaled
   by C). Under REPLACE_ONE, halving sigma (b) makes the parent's RDP that of
-  sensitivity 2 (W17). A sampled event's Gaussians are halved through their
-  effective sigma (which scales with each of them). A Laplace of scale 0
-  releases the sum itself: non-private, as in the parent's PLD accountant.
+  sensitivity 2 (UPSTREAM-SENSITIVITY). A sampled event's Gaussians are halved
+  through their effective sigma (which scales with each of them). A Laplace of
+  scale 0 releases the sum itself: non-private, as in the parent's PLD
+  accountant.
   """
   if isinstance(event, dp_event.LaplaceDpEvent) and not event.noise_multiplier:
     return dp_event.NonPrivateDpEvent()
@@ -206,7 +211,7 @@ def parent_event(event: dp_event.DpEvent, relation: NeighboringRelation
 
 def _checkin_mixture_bound(event: events.CheckInEvent, orders
                            ) -> shuffle_round.RdpBound:
-  """LIEW-THM2 with D32's blanket candidates for pure LDP."""
+  """LIEW-THM2 with BLANKET-RDP's blanket candidates for pure LDP."""
   if event.local_epsilon is None:
     return checkin.checkin_rdp_upper_bound(
         event.num_users, event.checkin_rate, orders,
@@ -214,8 +219,8 @@ def _checkin_mixture_bound(event: events.CheckInEvent, orders
   mixture = checkin.checkin_rdp_upper_bound(
       event.num_users, event.checkin_rate, orders,
       local_epsilon=event.local_epsilon)
-  # D31 (i): the round is a shuffle of R' by all n users; D32 bounds the
-  # Renyi divergence of its blanket pairs.
+  # CHECKIN-BLANKET (i): the round is a shuffle of R' by all n users;
+  # BLANKET-RDP bounds the Renyi divergence of its blanket pairs.
   return shuffle_round.smallest_bound(orders, {
       **mixture.candidates, **_blanket_candidates(
           event.num_users, event.local_epsilon, _randomizer(event),
@@ -330,7 +335,8 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     self._extend_orders = orders is None
     self._extensions: List[Optional['ShuffleRdpAccountant']] = []
     self._contributions: List[ShuffleRdpContribution] = []
-    # The routes of this ledger besides its own (D19), built on request.
+    # The routes of this ledger besides its own (DOMINATING-ROUNDS), built on
+    # request.
     self._routes: Optional[_ledger.CertifiedRoutes] = None
 
   def configuration(self) -> dict:
@@ -360,7 +366,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     return self._certified_routes().epsilon(target_delta, epsilon)
 
   def _certified_routes(self) -> _ledger.CertifiedRoutes:
-    """This ledger's routes besides CONV-RDP2DP: its one-user ledgers (D19)."""
+    """This ledger's routes besides CONV-RDP2DP: its one-user ledgers (DOMINATING-ROUNDS)."""
     if self._routes is None:
       # One-user ledgers only: rate 1 is a candidate per round and order.
       self._routes = _ledger.CertifiedRoutes(
@@ -473,7 +479,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     if event.local_delta > 0:
       return _event_checks.error(reported, (
           f'local_delta={event.local_delta} > 0: approximate-LDP randomizers '
-          'have no finite RDP bound (W1: `shuffle-accountant reference W1`), '
+          'have no finite RDP bound (APPROX-LDP-NO-RDP: `shuffle-accountant reference APPROX-LDP-NO-RDP`), '
           'so the RDP accountant cannot '
           'account them; use ShufflePldAccountant.'))
     return self._check_relation_and_orders(reported)
@@ -484,7 +490,8 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
   def _shuffle_bound(self, event) -> shuffle_round.RdpBound:
     """The (cached) bound of a pure-LDP `ShuffleEvent`."""
     if isinstance(event.randomizer, randomizers.GaussianRandomizer):
-      # D7: no RDP form of the continuous blanket (NUM-BLANKET is PLD only).
+      # GAUSS-NO-GAIN: no RDP form of the continuous blanket (NUM-BLANKET is PLD
+      # only).
       sigma = event.randomizer.noise_multiplier
       return shuffle_round.smallest_bound(self.orders, {
           GAUSSIAN_NO_AMPLIFICATION: self.orders * 2.0 / sigma**2})
@@ -525,7 +532,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
 
   def _parent_event(self, event: dp_event.DpEvent, count: int,
                     do_compose: bool) -> Optional[CompositionErrorDetails]:
-    """dp_accounting's event, read with the library's convention (W17)."""
+    """dp_accounting's event, read with the library's convention (UPSTREAM-SENSITIVITY)."""
     event = parent_event(event, self.neighboring_relation) or event
     return _upstream.compose_parent_rdp_event(self, event, count, do_compose)
 
@@ -544,21 +551,21 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
         self._parent_event(leaf_event, leaf_count, True)
 
   def _compose_round(self, event, count: int) -> None:
-    """A round (as grouped and accounted, D33) by `ROUND_BOUNDS`."""
+    """A round (as grouped and accounted, RATE-ONE-DOMINATES) by `ROUND_BOUNDS`."""
     rounded = _dominating.accounted_round(self._representative(event, count))
     bound = _event_specs.route_entry(ROUND_BOUNDS, rounded)
     self._add(event, count, bound(self, rounded), rounded)
 
   def _checkin_bound(self, event: events.CheckInEvent
                      ) -> shuffle_round.RdpBound:
-    """A check-in round's (cached) bound, capped at rate 1 (D19 (i))."""
+    """A check-in round's (cached) bound, capped at rate 1 (DOMINATING-ROUNDS (i))."""
     bound = self._bound(
         event, lambda: _checkin_mixture_bound(event, self.orders))
     everyone = _dominating.everyone_below_rate_one(event)
     if everyone is not None:
-      # D19 (i): the round is a post-processing of its rate-1 round, so
-      # that round's bound (cached as a shuffle round's) is a candidate
-      # at every order: epsilon never exceeds its value at rate 1.
+      # DOMINATING-ROUNDS (i): the round is a post-processing of its rate-1
+      # round, so that round's bound (cached as a shuffle round's) is a
+      # candidate at every order: epsilon never exceeds its value at rate 1.
       bound = shuffle_round.smallest_bound(self.orders, {
           **bound.candidates,
           RATE_ONE_D19: self._shuffle_bound(everyone).rdp})
@@ -591,7 +598,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
 
 
 # The RDP route's one table: per shuffle event type (`_event_specs`), the
-# per-order bound of one round, as grouped and accounted (D33).
+# per-order bound of one round, as grouped and accounted (RATE-ONE-DOMINATES).
 # pylint: disable=protected-access
 ROUND_BOUNDS = {
     events.ShuffleEvent: ShuffleRdpAccountant._shuffle_bound,

@@ -2,13 +2,14 @@
 
 IDs: BLANKET-RDP, BLANKET-TWO-LEVEL, CHECKIN-BLANKET
 
-D16's blanket pair of a `randomizers.BlanketTable` is a D8 mixture over
-labels (s, V) of conditional clone pairs (D2) with c = s - 1 clones and
-log-odds theta(s, V) = log((e^eta s + V) / (s + V)); its Renyi moment is
-the label-weighted sum of theirs, M - 1 = E[M_{s-1}(theta(s, V)) - 1]
-(s = 0: identical laws, moment 1). This module bounds that sum from above
-directly, in log space, so that no mass is charged to +infinity (the PLD's
-D9 tail, at loss eta, swamps the high orders):
+BLANKET-TWO-LEVEL's blanket pair of a `randomizers.BlanketTable` is a
+LABEL-MIXTURE mixture over labels (s, V) of conditional clone pairs
+(CLONE-CONDITIONAL) with c = s - 1 clones and log-odds theta(s, V) = log((e^eta
+s + V) / (s + V)); its Renyi moment is the label-weighted sum of theirs, M - 1 =
+E[M_{s-1}(theta(s, V)) - 1] (s = 0: identical laws, moment 1). This module
+bounds that sum from above directly, in log space, so that no mass is charged to
++infinity (the PLD's TAILS-TO-INFINITY tail, at loss eta, swamps the high
+orders):
 
 * s = S + T, S ~ Bin(n - 1, 2 gamma w1) the other users' single-cell
   blanket draws and T ~ Bern(alpha (1 + e^eta) w1) the target's;
@@ -16,10 +17,10 @@ D9 tail, at loss eta, swamps the high orders):
   and (1, 1), r = gamma (1 - 2 w1) / (1 - 2 gamma w1): each counts 1 or
   e^eta >= 1 in V. Given S <= b, U is stochastically larger than
   Bin(n - 1 - b, r) (coupled), and the conditional moment is
-  non-increasing in V (the pair is non-decreasing in theta, D16);
-* groups [a, b] of S take c = a (- 1 if the target is not single) (D4)
-  and theta at s = b (+ 1); groups [u1, u2] of U take theta at V = u1;
-  c is rounded down to 8 significant bits and theta up to 9, so that
+  non-increasing in V (the pair is non-decreasing in theta, BLANKET-TWO-LEVEL);
+* groups [a, b] of S take c = a (- 1 if the target is not single)
+  (CLONE-MONOTONE) and theta at s = b (+ 1); groups [u1, u2] of U take theta at
+  V = u1; c is rounded down to 8 significant bits and theta up to 9, so that
   nearby rounds share their conditional moments (cached);
 * the bulks reach 10 standard deviations, and at least 40 counts, either
   side of the mean;
@@ -28,7 +29,7 @@ D9 tail, at loss eta, swamps the high orders):
   tails count at their own tiny weight times the moment of their pair.
 
 With the table of `BlanketTable.with_absence` this bounds a check-in round
-(D31 (i)); at rate 1 a plain shuffle of the randomizer.
+(CHECKIN-BLANKET (i)); at rate 1 a plain shuffle of the randomizer.
 """
 
 import math
@@ -55,8 +56,8 @@ _BULK = 10.0
 # a small mean (S ~ Bin(n - 1, 2 gamma w1) with a few expected draws) ten
 # standard deviations end a count or two above it, where a doubled group
 # [x, 2x - 1] still held much mass at a loose label, and where the group
-# ends moved with gamma (epsilon fell as gamma rose, W18). Beyond 40 counts
-# a mean below 16 leaves less than e^-27 (Chernoff).
+# ends moved with gamma (epsilon fell as gamma rose, NOT-MONOTONE). Beyond 40
+# counts a mean below 16 leaves less than e^-27 (Chernoff).
 _BULK_FLOOR = 40.0
 # Absolute error bound of an interval mass from regularized incomplete beta
 # functions (a few ulps), and the log-error allowed for a log-pmf.
@@ -112,7 +113,7 @@ def _log_interval_masses(num_trials: int, p: float, first: np.ndarray,
 @_cache.cached(16 * 2**20, _cache.atoms_bytes)
 def _log_excess(clones: int, log_odds: float, orders_bytes: bytes
                 ) -> np.ndarray:
-  """Upper bound on log(M - 1) of the conditional clone pair (D2)."""
+  """Upper bound on log(M - 1) of the conditional clone pair (CLONE-CONDITIONAL)."""
   excess = clone.conditional_log_excess(clones, log_odds,
                                         np.frombuffer(orders_bytes))
   excess.setflags(write=False)
@@ -120,13 +121,13 @@ def _log_excess(clones: int, log_odds: float, orders_bytes: bytes
 
 
 def _rounded_down(clones: int) -> int:
-  """clones with all but its 8 leading bits cleared (fewer clones: D4)."""
+  """clones with all but its 8 leading bits cleared (fewer clones: CLONE-MONOTONE)."""
   shift = max(0, clones.bit_length() - 8)
   return (clones >> shift) << shift
 
 
 def _rounded_up(log_odds: float) -> float:
-  """log_odds rounded up to 9 significant bits (a larger log-odds: D16)."""
+  """log_odds rounded up to 9 significant bits (a larger log-odds: BLANKET-TWO-LEVEL)."""
   mantissa, exponent = math.frexp(log_odds)
   return math.ldexp(math.ceil(mantissa * 512) / 512, exponent)
 
@@ -156,7 +157,7 @@ def _u_groups(num_trials: int, rate: float) -> Tuple[np.ndarray, np.ndarray]:
 
 def blanket_rdp(num_users: int, table: randomizers.BlanketTable, orders
                 ) -> np.ndarray:
-  """D32: RDP of D16's blanket pair of `table` for n users. [UB]
+  """BLANKET-RDP: RDP of BLANKET-TWO-LEVEL's blanket pair of `table` for n users. [UB]
 
   Args:
     num_users: n >= 1.

@@ -7,30 +7,32 @@ Upper bounds (what the accountants compose):
 * LIEW-THM2 [UB]: the number k of check-ins is revealed and its law does not
   depend on the data, so for every ordered pair of neighbours
   E[(p/q)^lambda] = sum_k Bin(n, gamma)(k) E_k, where E_k is the moment of
-  "k users sampled without replacement from n, then shuffled" (docs/mathematics.md D8).
-  Any upper bound A_k >= E_k valid for all pairs gives an upper bound; the
-  k = 0 term is exactly 1 and is included (docs/mathematics.md W4).
+  "k users sampled without replacement from n, then shuffled"
+  (docs/mathematics.md LABEL-MIXTURE). Any upper bound A_k >= E_k valid for all
+  pairs gives an upper bound; the k = 0 term is exactly 1 and is included
+  (docs/mathematics.md LIEW-ZERO-COUNT).
 * Per k this module bounds E_k by the smaller of
   - WBK19-THM9 with sampling ratio k/n and the base RDP of a k-user shuffle
     (pure eps0-LDP: PURE-DP-RDP-CAP; on the clone-pair RDP, KHH-RDP-CLONE,
     it was never below the symmetrized moment in any sweep and cost 3/4 of
-    the time; Gaussian: D7, no shuffling gain, sensitivity 2), and
+    the time; Gaussian: GAUSS-NO-GAIN, no shuffling gain, sensitivity 2), and
   - for pure LDP, the Renyi moment of the *symmetric* pair whose profile is
     the first-order KHH-SUBSAMPLED profile of the clone pair of k users
     (`_symmetrized_subsampled_log_moments`). The larger of the two ordered
     KHH-SUBSAMPLED pairs' own moments, used before, is not a bound: a Renyi
     divergence depends on the profile at alpha < 1 too, and third-value
-    datasets exceed it (docs/mathematics.md W16).
+    datasets exceed it (docs/mathematics.md ORDERED-RDP-UNSOUND).
   The minimum of two upper bounds on E_k is one; the weighted sum over k is
   the LIEW-THM2 identity, valid for every ordered pair, so the result bounds
   both orders. Why each combination is sound, point by point:
   - the min over candidates per k: each bounds E_k for every ordered pair;
   - WBK19-THM9: a theorem for arbitrary replace-one pairs of a
     without-replacement sample, with a base RDP valid for every pair of the
-    k-user shuffle (PURE-DP-RDP-CAP, D6) and eps(inf) = eps0;
+    k-user shuffle (PURE-DP-RDP-CAP, SHUFFLE-LDP-CAP) and eps(inf) = eps0;
   - the check-in counts above the window: the shuffle RDP of the window's
     last count, KHH-RDP-CLONE (the Renyi divergence of a dominating pair,
-    docs/mathematics.md D5, both orders by swap symmetry D3);
+    docs/mathematics.md CLONE-RDP-SOUND, both orders by swap symmetry
+    CLONE-SWAP-SYMMETRY);
   - the symmetrized moment: advanced joint convexity bounds *both* orders at
     alpha >= 1 by the first-order profile, and the integral identity turns
     two order-wise profile bounds into a moment bound;
@@ -51,11 +53,12 @@ Lower bounds and heuristics (never composed by an accountant):
 * LIEW-THM3, eq. (8) [LB, PAIR]: the RDP of the shuffled Gaussian for one
   specific pair, evaluated exactly by the polynomial method of LIEW-APPC.
 * LIEW-THM5 [HEUR]: WBK19-THM9 fed with eq. (8), which is a lower bound, so
-  the result is neither an upper nor a lower bound (docs/mathematics.md W3).
+  the result is neither an upper nor a lower bound (docs/mathematics.md
+  LIEW-THM5-HEURISTIC).
 
-LIEW-LEMMA1 (the DP-to-RDP conversion of Liew et al.) is false (docs/mathematics.md W1)
-and is deliberately not implemented: an (eps, delta) guarantee with delta > 0
-implies no finite RDP.
+LIEW-LEMMA1 (the DP-to-RDP conversion of Liew et al.) is false
+(docs/mathematics.md APPROX-LDP-NO-RDP) and is deliberately not implemented: an
+(eps, delta) guarantee with delta > 0 implies no finite RDP.
 """
 
 from typing import Callable, Optional
@@ -85,16 +88,17 @@ __all__ = [
 
 LIEW_THM2 = ('LIEW-THM2 (per k: min of WBK19-THM9 and the symmetrized '
              'KHH-SUBSAMPLED moment)')
-GAUSSIAN_D7 = 'Gaussian RDP without shuffling gain (D7)'
-WBK19_GAUSSIAN = 'WBK19-THM9 on the Gaussian RDP (D7)'
+GAUSSIAN_D7 = 'Gaussian RDP without shuffling gain (GAUSS-NO-GAIN)'
+WBK19_GAUSSIAN = 'WBK19-THM9 on the Gaussian RDP (GAUSS-NO-GAIN)'
 
 # At most this many groups of check-in counts (each costs one clone PLD),
 # and their default relative width (the bound is ~1.5% above width 1e-3's).
 MAX_CHECKIN_GROUPS = 40
-# Single labels 2, 4, ... times the window's last one evaluated above it (D19),
-# up to this many and up to `_LARGEST_LABEL_ABOVE_WINDOW` users: larger
-# labels' clone PLDs cost seconds over the order stages and never lowered
-# epsilon in sweeps once the round's rate-1 bound is a candidate (accountant).
+# Single labels 2, 4, ... times the window's last one evaluated above it
+# (DOMINATING-ROUNDS), up to this many and up to `_LARGEST_LABEL_ABOVE_WINDOW`
+# users: larger labels' clone PLDs cost seconds over the order stages and never
+# lowered epsilon in sweeps once the round's rate-1 bound is a candidate
+# (accountant).
 _LABELS_ABOVE_WINDOW = 6
 _LARGEST_LABEL_ABOVE_WINDOW = 10**7
 CHECKIN_RELATIVE_WIDTH = 1e-2
@@ -124,7 +128,7 @@ def _check_checkin(num_users, checkin_rate, orders):
 
 
 def gaussian_rdp(noise_multiplier: float, orders) -> np.ndarray:
-  """D7 [UB]: RDP of Gaussian reports, shuffled or not, replace-one.
+  """GAUSS-NO-GAIN [UB]: RDP of Gaussian reports, shuffled or not, replace-one.
 
   order * 2^2 / (2 sigma^2): shuffling is a post-processing of the vector of
   reports, in which one report's mean moves by at most 2C (noise sigma C).
@@ -158,7 +162,7 @@ def _log_tail(orders: np.ndarray, largest_loss: float) -> float:
   Orders above `_SHARED_TAIL_ORDER` (the accountants' order extensions) all
   take the deepest cut, so that every extension stage reuses one cached
   clone PLD per label instead of computing a deeper one per stage (a deeper
-  cut only moves less mass to the largest loss: still sound, D9).
+  cut only moves less mass to the largest loss: still sound, TAILS-TO-INFINITY).
   """
   if np.max(orders) > _SHARED_TAIL_ORDER:
     return _SMALLEST_LOG_TAIL
@@ -177,7 +181,7 @@ def _symmetrized_subsampled_log_moments(num_users: int, local_epsilon: float,
                                         sampling_ratio: float,
                                         orders: np.ndarray,
                                         relative_width: float) -> np.ndarray:
-  """log E[(p/q)^order] bound for a hidden sample of k users. [UB], W16.
+  """log E[(p/q)^order] bound for a hidden sample of k users. [UB], ORDERED-RDP-UNSOUND.
 
   By advanced joint convexity (Balle et al. 2018, Thm 2), for eps >= 0 *both*
   orders of the k-conditional mechanism have hockey-stick divergence at most
@@ -193,9 +197,10 @@ def _symmetrized_subsampled_log_moments(num_users: int, local_epsilon: float,
     1 + sum_{m_i > 0} mu_i expm1((lam - 1) m_i) (1 - e^{-lam m_i}).
   This is the moment of the *symmetric* pair with profile delta_1. The
   larger of the two ordered pairs' own moments is not a bound (docs/mathematics.md
-  W16: third-value datasets exceed it). Truncated clone-pair mass (losses
-  in [-eps0, eps0]) enters as an atom at the largest subsampled loss, which
-  only raises delta_1 for eps >= 0 (docs/mathematics.md D9).
+  ORDERED-RDP-UNSOUND: third-value datasets exceed it). Truncated clone-pair
+  mass (losses in [-eps0, eps0]) enters as an atom at the largest subsampled
+  loss, which only raises delta_1 for eps >= 0 (docs/mathematics.md
+  TAILS-TO-INFINITY).
   """
   if num_users == 0:  # no check-in (a label below a tiny rate's window)
     return np.zeros(orders.size)  # nothing is released: the moment is 1
@@ -323,8 +328,8 @@ def checkin_rdp_upper_bound(
       continue
     add(weight, pure_row(start, end))
   if noise_multiplier is None:
-    # D19: rows for single labels above the window, doubling up to n; they
-    # enter the sum only through the suffix minimum below.
+    # DOMINATING-ROUNDS: rows for single labels above the window, doubling up to
+    # n; they enter the sum only through the suffix minimum below.
     label = 2 * int(groups.ends[-1])
     for _ in range(_LABELS_ABOVE_WINDOW):
       if label >= min(n, _LARGEST_LABEL_ABOVE_WINDOW):
@@ -337,8 +342,8 @@ def checkin_rdp_upper_bound(
       lambda o: clone.clone_pair_rdp_unchecked(
           max(1, int(groups.starts[-1])), eps0, o))
   add(groups.upper_tail, (orders - 1) * last_base(orders))
-  # D19: given k check-ins the round is a post-processing of the round
-  # with any k' >= k check-ins (drop k' - k reports at random), so every
+  # DOMINATING-ROUNDS: given k check-ins the round is a post-processing of the
+  # round with any k' >= k check-ins (drop k' - k reports at random), so every
   # range of labels may use the smallest bound of the ranges above it.
   suffix_minimum = np.minimum.accumulate(
       np.stack([row for _, row in weighted_rows])[::-1], axis=0)[::-1]
@@ -358,8 +363,8 @@ def subsampled_shuffle_gaussian_rdp_upper_bound(
     orders) -> shuffle_round.RdpBound:
   """Shuffled Gaussian reports of a hidden sample of m of n users. [UB]
 
-  WBK19-THM9 with ratio m / n on the sound Gaussian RDP of D7 (what
-  LIEW-THM5 would be with a valid base bound), and D7 itself.
+  WBK19-THM9 with ratio m / n on the sound Gaussian RDP of GAUSS-NO-GAIN (what
+  LIEW-THM5 would be with a valid base bound), and GAUSS-NO-GAIN itself.
   """
   num_users = _validation.check_integer('num_users', num_users, 1)
   sample_size = _validation.check_integer('sample_size', sample_size, 1,
@@ -447,8 +452,8 @@ def liew_thm5_heuristic_rdp(num_users: int, sample_size: int,
 
   WBK19-THM9 with ratio m / n applied to eq. (8) for m users, as Liew et al.
   do "to estimate optimistically". WBK19 needs an upper bound on the base
-  RDP and eq. (8) is a lower bound for one pair (docs/mathematics.md W3), so this is only
-  a heuristic. No accountant composes it.
+  RDP and eq. (8) is a lower bound for one pair (docs/mathematics.md
+  LIEW-THM5-HEURISTIC), so this is only a heuristic. No accountant composes it.
   """
   num_users = _validation.check_integer('num_users', num_users, 1)
   sample_size = _validation.check_integer('sample_size', sample_size, 1,

@@ -18,7 +18,8 @@ post-processing of P or Q. Given C = c, write a = first coordinate, b = c + 1 - 
 
 KHH-RDP-CLONE [UB] (docs/mathematics.md): by data processing the exact Renyi
 divergence of this pair is an RDP upper bound for the shuffler, at every real
-order > 1 (docs/mathematics.md D5), and it is usually 2-20x below GIRGIS-UB1.
+order > 1 (docs/mathematics.md CLONE-RDP-SOUND), and it is usually 2-20x below
+GIRGIS-UB1.
 """
 
 from typing import Optional
@@ -167,10 +168,12 @@ def clone_pair_rdp(num_users: int, local_epsilon: float, orders,
 
   * clone counts are grouped in blocks of relative width
     `relative_block_width`, each represented by its smallest count (the
-    conditional divergence is non-increasing in the count, docs/mathematics.md D4), and
-    blocks far in the tails are bounded by binary randomized response;
+    conditional divergence is non-increasing in the count, docs/mathematics.md
+    CLONE-MONOTONE), and blocks far in the tails are bounded by binary
+    randomized response;
   * probability mass outside computed windows is bounded (Chernoff) and
-    charged at the largest privacy loss it can have (docs/mathematics.md D9).
+    charged at the largest privacy loss it can have (docs/mathematics.md
+    TAILS-TO-INFINITY).
 
   For num_users <= 2000 no grouping occurs, and with a small `tolerance` the
   value equals the definition up to rounding.
@@ -183,7 +186,8 @@ def clone_pair_rdp(num_users: int, local_epsilon: float, orders,
     tolerance: in (0, 1e-2]; exact evaluations are added until the grouping
       slack is below about this fraction of the result (tightness only).
     clone_probability: None for FMT21's e^-eps0, or 2 s(R) for a randomizer
-      with clone rate s(R) (D15; the conditional pairs do not change).
+      with clone rate s(R) (NAMED-CLONE-RATE; the conditional pairs do not
+      change).
 
   Returns:
     Upper bounds on the RDP, one per order.

@@ -6,14 +6,14 @@ IDs: SECAGG-REVEALED, LIEW-THM4, WBK19-THM9, LIEW-ZERO-COUNT, LABEL-MIXTURE
 gamma, each participant adds N(0, sigma^2 C^2 I) to its vector clipped to
 norm C, and secure aggregation reveals the sum and the count k.
 
-Participants revealed (`participation='revealed'`, D30, [EXACT] up to the
-grouping of counts): the target's participation (probability gamma) and k
+Participants revealed (`participation='revealed'`, SECAGG-REVEALED, [EXACT] up
+to the grouping of counts): the target's participation (probability gamma) and k
 (k - 1 ~ Bin(n - 1, gamma) given it) are seen and do not depend on the
 data, so E_Q[(p/q)^lambda] = (1 - gamma) + gamma sum_k P(k)
-e^{(lambda - 1) lambda mu_k^2 / 2}, mu_k = 2 / (sigma sqrt(k)) (D8, the
-Gaussian's exact Renyi divergence lambda mu^2 / 2, D7); the pair is
-symmetric, so this is both orders. Counts are grouped by their smallest
-member (the largest moment). With `min_reporting` = m (dropouts, D30
+e^{(lambda - 1) lambda mu_k^2 / 2}, mu_k = 2 / (sigma sqrt(k)) (LABEL-MIXTURE,
+the Gaussian's exact Renyi divergence lambda mu^2 / 2, GAUSS-NO-GAIN); the pair
+is symmetric, so this is both orders. Counts are grouped by their smallest
+member (the largest moment). With `min_reporting` = m (dropouts, SECAGG-REVEALED
 (iii)): (1 - w) + w e^{(lambda - 1) lambda mu_m^2 / 2}, w = gamma P[k >= m],
 in both models.
 
@@ -21,27 +21,28 @@ Participants hidden (`participation='hidden'`, LIEW-THM4, [UB]):
 
 * The count's law Bin(n, gamma) does not depend on the data, so for every
   ordered pair of neighbours E[(p/q)^lambda] = sum_k Bin(n, gamma)(k) E_k
-  (docs/mathematics.md D8, LIEW-THM2's identity); k = 0 contributes exactly
-  its weight (W4).
+  (docs/mathematics.md LABEL-MIXTURE, LIEW-THM2's identity); k = 0 contributes
+  exactly its weight (LIEW-ZERO-COUNT).
 * Given k >= 1 the participants are a uniform k-subset of the n users
   (sampling without replacement) and the released sum is the Gaussian-sum
   mechanism on that subset: replace-one sensitivity 2C, noise sigma C
-  sqrt(k), RDP lambda 2^2 / (2 sigma^2 k) = 2 lambda / (sigma^2 k) (D7 at
-  noise sigma sqrt(k)). WBK19-THM9 with ratio k / n bounds E_k for every
-  ordered pair (LIEW-THM4), and so does the base RDP itself (subsampling
-  never hurts: the moment is jointly convex in the pair).
+  sqrt(k), RDP lambda 2^2 / (2 sigma^2 k) = 2 lambda / (sigma^2 k)
+  (GAUSS-NO-GAIN at noise sigma sqrt(k)). WBK19-THM9 with ratio k / n bounds E_k
+  for every ordered pair (LIEW-THM4), and so does the base RDP itself
+  (subsampling never hurts: the moment is jointly convex in the pair).
 * Counts are grouped [a, b] and bounded with the base RDP of a (the largest
   in the group) and the ratio b / n: WBK19-THM9's bound grows with both.
   Counts below the Chernoff window are grouped [a, 2a - 1] with the
   Chernoff bound on P[K <= 2a - 1] as weight; counts above it use the base
   of the window's last count without subsampling.
 * Hiding the participants is a post-processing of revealing them, so the
-  D30 moment is a candidate too (per order the smaller is used).
+  SECAGG-REVEALED moment is a candidate too (per order the smaller is used).
 
-Exact Renyi moments of the D17 pair are *not* used: D17 bounds the
-hockey-stick divergences at alpha >= 1 only, and a Renyi divergence also
-depends on the profile at alpha < 1 (docs/mathematics.md W16); see D17 for
-the symmetrized moment that would be sound.
+Exact Renyi moments of the SECAGG-HIDDEN pair are *not* used: SECAGG-HIDDEN
+bounds the hockey-stick divergences at alpha >= 1 only, and a Renyi divergence
+also depends on the profile at alpha < 1 (docs/mathematics.md
+ORDERED-RDP-UNSOUND); see SECAGG-HIDDEN for the symmetrized moment that would be
+sound.
 """
 
 from typing import Optional
@@ -62,15 +63,15 @@ __all__ = [
 ]
 
 LIEW_THM4 = 'LIEW-THM4 with k = 0 (WBK19-THM9 on the Gaussian-sum RDP)'
-REVEALED = 'D30: participants revealed, exact mixture of Gaussian sums'
-DROPOUTS = 'D30 (iii): Gaussian sum of min_reporting shares (dropouts)'
-HIDDEN_COUNT = 'D30 (v): LIEW-THM4 on the noise of all n shares'
-HIDDEN_COUNT_DROPOUTS = 'D30 (v): Gaussian sum of min_reporting shares'
-ONE_PARTICIPANT = 'Gaussian sum of one participant (D7)'
+REVEALED = 'SECAGG-REVEALED: participants revealed, exact mixture of Gaussian sums'
+DROPOUTS = 'SECAGG-REVEALED (iii): Gaussian sum of min_reporting shares (dropouts)'
+HIDDEN_COUNT = 'SECAGG-REVEALED (v): LIEW-THM4 on the noise of all n shares'
+HIDDEN_COUNT_DROPOUTS = 'SECAGG-REVEALED (v): Gaussian sum of min_reporting shares'
+ONE_PARTICIPANT = 'Gaussian sum of one participant (GAUSS-NO-GAIN)'
 
 
 def gaussian_sum_rdp(noise_multiplier: float, count, orders) -> np.ndarray:
-  """D7 [UB]: RDP of the sum of `count` participants, 2 order / (sigma^2 k)."""
+  """GAUSS-NO-GAIN [UB]: RDP of the sum of `count` participants, 2 order / (sigma^2 k)."""
   return checkin.gaussian_rdp(noise_multiplier * np.sqrt(count), orders)
 
 
@@ -101,7 +102,7 @@ def _small_counts(num_trials: int, checkin_rate: float, window_start: int,
 def _revealed_rdp(num_users: int, checkin_rate: float, sigma: float,
                   orders: np.ndarray, relative_width: float,
                   min_reporting: Optional[int]) -> np.ndarray:
-  """D30 [EXACT] up to grouping: the moment of the revealed mixture."""
+  """SECAGG-REVEALED [EXACT] up to grouping: the moment of the revealed mixture."""
   n, gamma = num_users, checkin_rate
   moment = lambda count: (orders - 1) * _gaussian_sum_rdp(sigma, count, orders)
   if min_reporting is not None:
@@ -134,8 +135,8 @@ def _liew_thm4_rdp(num_users: int, checkin_rate: float, sigma: float,
   """LIEW-THM4 with k = 0 [UB]: per count k, WBK19-THM9 at ratio k / n.
 
   The sum's noise is that of k shares, or of `noise_count` shares whatever
-  k (D30 (v)). Counts are grouped [a, b] with the base of a and the ratio
-  b / n (WBK19-THM9's bound grows with both).
+  k (SECAGG-REVEALED (v)). Counts are grouped [a, b] with the base of a and the
+  ratio b / n (WBK19-THM9's bound grows with both).
   """
   n = num_users
   groups = binomial.label_groups(n, checkin_rate, 1 - checkin_rate,
@@ -166,7 +167,7 @@ def _liew_thm4_rdp(num_users: int, checkin_rate: float, sigma: float,
 def _hidden_count_rdp(num_users: int, checkin_rate: float, sigma: float,
                       orders: np.ndarray, relative_width: float,
                       min_reporting: Optional[int]) -> shuffle_round.RdpBound:
-  """D30 (v) [UB]: every client uploads, the sum carries n (or >= m) shares.
+  """SECAGG-REVEALED (v) [UB]: every client uploads, the sum carries n (or >= m) shares.
 
   Without dropouts: revealing k is more information, and given k the
   participants are a uniform k-subset, so LIEW-THM4 applies with the noise
@@ -192,7 +193,7 @@ def distributed_checkin_rdp_upper_bound(
     relative_width: float = checkin.CHECKIN_RELATIVE_WIDTH,
     participation: str = events.DEFAULT_PARTICIPATION,
     min_reporting: Optional[int] = None) -> shuffle_round.RdpBound:
-  """RDP of one round of distributed check-in: D30 or LIEW-THM4. [UB]
+  """RDP of one round of distributed check-in: SECAGG-REVEALED or LIEW-THM4. [UB]
 
   Args:
     num_users: population size n >= 1.
@@ -200,10 +201,10 @@ def distributed_checkin_rdp_upper_bound(
     noise_multiplier: per-participant sigma > 0 (clip norm C, noise sigma C).
     orders: RDP orders > 1.
     relative_width: relative width of groups of check-in counts.
-    participation: 'revealed' (D30, exact up to grouping), 'hidden'
-      (LIEW-THM4 with k = 0) or 'hidden_count' (D30 (v)).
+    participation: 'revealed' (SECAGG-REVEALED, exact up to grouping), 'hidden'
+      (LIEW-THM4 with k = 0) or 'hidden_count' (SECAGG-REVEALED (v)).
     min_reporting: None (no dropouts), or the fewest surviving shares m in
-      [1, n] (D30 (iii), (v)).
+      [1, n] (SECAGG-REVEALED (iii), (v)).
 
   Returns:
     An `RdpBound` whose `rdp` is a proven upper bound at every order.
@@ -223,8 +224,9 @@ def distributed_checkin_rdp_upper_bound(
   if participation == 'hidden_count':
     return _hidden_count_rdp(n, checkin_rate, sigma, orders, relative_width,
                              min_reporting)
-  # Hiding the participants is a post-processing of revealing them, so D30
-  # bounds both models; it is the only bound with dropouts (D30 (iii)).
+  # Hiding the participants is a post-processing of revealing them, so
+  # SECAGG-REVEALED bounds both models; it is the only bound with dropouts
+  # (SECAGG-REVEALED (iii)).
   candidates = {
       REVEALED if min_reporting is None else DROPOUTS: _revealed_rdp(
           n, checkin_rate, sigma, orders, relative_width, min_reporting),

@@ -9,13 +9,16 @@ n_bar = floor((n - 1) / (2 e^{eps0})) + 1:
 
 * GIRGIS-UB1 (Thm 1, eq. 6)  [UB], integer orders.
 * GIRGIS-UB2 (Thm 2, eq. 9)  [UB], real orders >= 2.
-* GIRGIS-COR1 (Cor 1, eq. 7) [UB with a proof caveat, W8]: not implemented.
+* GIRGIS-COR1 (Cor 1, eq. 7) [UB with a proof caveat, GIRGIS-ERRATA]: not
+implemented.
 * GIRGIS-UB-MIX (derived from Thm 4-6, Lemma 8) [UB], integer orders.
-* GIRGIS-LB (Thm 3, eq. 11, closed form D10) [LB, PAIR] and GIRGIS-COR2 [LB].
+* GIRGIS-LB (Thm 3, eq. 11, closed form GIRGIS-LB-BINOMIAL) [LB, PAIR] and
+GIRGIS-COR2 [LB].
 * EFM19-RDP (quoted as eq. 10) [UB ?]: unverified baseline for comparisons only.
 
 All upper bounds are capped by PURE-DP-RDP-CAP. GIRGIS-POISSON (their Section 4)
-is unsound (docs/mathematics.md W2) and deliberately not implemented.
+is unsound (docs/mathematics.md POISSON-UNSOUND) and deliberately not
+implemented.
 """
 
 import numpy as np
@@ -215,7 +218,7 @@ def _all_equal_pair_log_moments(num_users, local_epsilon, exponents):
 
 def girgis_lower_bound(num_users: int, local_epsilon: float,
                        orders) -> np.ndarray:
-  """GIRGIS-LB (Thm 3, eq. 11; closed form D10). [LB, PAIR] Never a guarantee.
+  """GIRGIS-LB (Thm 3, eq. 11; closed form GIRGIS-LB-BINOMIAL). [LB, PAIR] Never a guarantee.
 
   log E_{k ~ Bin(n, 1/(e^eps0+1))}[((k e^eps0 + (n-k) e^-eps0)/n)^order]
   / (order - 1): exactly D_order(M(D') || M(D)) for shuffled binary RR with
@@ -255,7 +258,7 @@ def girgis_cor2_lower_bound(num_users: int, local_epsilon: float,
 
   log(1 + C(order, 2) (e^eps0 - 1)^2 / (n e^eps0)) / (order - 1) at integer
   orders. The paper's Jensen step is invalid for odd moments; the conclusion was
-  checked numerically (W8). Prefer GIRGIS-LB.
+  checked numerically (GIRGIS-ERRATA). Prefer GIRGIS-LB.
   """
   num_users, local_epsilon = _check_common(num_users, local_epsilon)
   orders = _validation.check_integer_orders(orders)

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 CLONE = 'clone (KHH-RDP-CLONE)'
-CLONE_RATE = 'clone rate s(R) (D15, KHH-RDP-CLONE)'
+CLONE_RATE = 'clone rate s(R) (NAMED-CLONE-RATE, KHH-RDP-CLONE)'
 GIRGIS_UB1 = 'GIRGIS-UB1'
 GIRGIS_UB2 = 'GIRGIS-UB2'
 GIRGIS_UB_MIX = 'GIRGIS-UB-MIX'
@@ -72,9 +72,10 @@ def smallest_bound(orders: np.ndarray,
 
 
 # Relative width of the clone-count blocks of a round's clone candidates
-# (sound for any width, D4): 1e-2 lets rounds of nearby populations share
-# most conditional moments (cached per count); single-round epsilon at most
-# 0.5 % above width 1e-3's over n in [300, 1e8], eps0 in [0.1, 8], T <= 100.
+# (sound for any width, CLONE-MONOTONE): 1e-2 lets rounds of nearby populations
+# share most conditional moments (cached per count); single-round epsilon at
+# most 0.5 % above width 1e-3's over n in [300, 1e8], eps0 in [0.1, 8], T <=
+# 100.
 _CLONE_BLOCK_WIDTH = 1e-2
 # Grids of at least this many orders are thinned by `at_every_other_order`.
 _THINNED_GRID_SIZE = 12
@@ -106,8 +107,8 @@ def shuffle_rdp_upper_bound(num_users: int, local_epsilon: float,
     num_users: n >= 1 users whose reports are shuffled.
     local_epsilon: eps0 >= 0 of each (pure) local randomizer.
     orders: RDP orders > 1.
-    clone_rate: s(R) of the randomizer (D15), or None for a generic one;
-      when 2 s(R) > e^-eps0 the clone pair with that rate is a candidate.
+    clone_rate: s(R) of the randomizer (NAMED-CLONE-RATE), or None for a generic
+      one; when 2 s(R) > e^-eps0 the clone pair with that rate is a candidate.
 
   Returns:
     An `RdpBound` whose `rdp` is a proven upper bound at every order.
@@ -145,13 +146,14 @@ def subsampled_shuffle_rdp_upper_bound(population_size: int, sample_size: int,
   """RDP when a hidden uniform sample of `sample_size` users is shuffled. [UB]
 
   WBK19-THM9 with base RDP `shuffle_rdp_upper_bound(sample_size, ...)` and
-  base pure-DP epsilon eps0 (docs/mathematics.md D6), replace-one over the population.
-  Why the combination is sound: WBK19-THM9 holds for every replace-one pair
-  (both orders) given a base bound valid for every pair of the m-user
-  shuffle, which each candidate is; the un-subsampled bound is a candidate
-  too, since exp((order - 1) D_order) is jointly convex and the sampled
-  mechanism is a mixture of identical (differing user not sampled) and
-  neighbouring m-user shuffles. No ordered-pair Renyi moment is used (W16).
+  base pure-DP epsilon eps0 (docs/mathematics.md SHUFFLE-LDP-CAP), replace-one
+  over the population. Why the combination is sound: WBK19-THM9 holds for every
+  replace-one pair (both orders) given a base bound valid for every pair of the
+  m-user shuffle, which each candidate is; the un-subsampled bound is a
+  candidate too, since exp((order - 1) D_order) is jointly convex and the
+  sampled mechanism is a mixture of identical (differing user not sampled) and
+  neighbouring m-user shuffles. No ordered-pair Renyi moment is used
+  (ORDERED-RDP-UNSOUND).
 
   Args:
     population_size: number of users N >= 1 the sample is drawn from.

@@ -6,12 +6,12 @@ Shared by `ShufflePldAccountant` and `ShuffleRdpAccountant`, which dispatch
 `SAMPLER_EVENT_TYPES` here. Every route is an upper bound:
 
 * `ShuffledBatchesDpEvent`: `num_epochs` Gaussian releases, sensitivity 1
-  (add/remove) or 2 (replace-one) in units of sigma C (D22);
+  (add/remove) or 2 (replace-one) in units of sigma C (SHUFFLED-BATCHES-UB);
 * `RandomAllocationDpEvent` of a `GaussianDpEvent` under add/remove: the
   dominating PLD of `random_allocation`, on the PLD accountant's grid by
-  `pld.random_allocation` (D21);
+  `pld.random_allocation` (RANDOM-ALLOCATION-GRID);
 * the same under replace-one: `num_selected` Gaussian releases of
-  sensitivity 2 per epoch, without amplification (D21).
+  sensitivity 2 per epoch, without amplification (RANDOM-ALLOCATION-GRID).
 """
 
 from typing import Optional, Tuple, TypeAlias
@@ -64,8 +64,8 @@ def as_gaussians(event, relation: NeighboringRelation
   """(error, the Gaussian releases that bound `event`, or None for its PLD).
 
   dp_accounting's PLD accountant composes `GaussianDpEvent(sigma)` with
-  sensitivity 1 under add/remove and 2 under replace-one, as D21 and D22
-  need.
+  sensitivity 1 under add/remove and 2 under replace-one, as
+  RANDOM-ALLOCATION-GRID and SHUFFLED-BATCHES-UB need.
   """
   error = _relation_error(event, relation)
   if error is not None:
@@ -97,7 +97,7 @@ def rdp_error(event, relation: NeighboringRelation
 
 def shuffled_batches_rdp(event: ShuffledBatchesDpEvent, orders: np.ndarray,
                          relation: NeighboringRelation) -> np.ndarray:
-  """RDP of D22: num_epochs alpha s^2 / (2 sigma^2), s = 1 or 2. [UB]"""
+  """RDP of SHUFFLED-BATCHES-UB: num_epochs alpha s^2 / (2 sigma^2), s = 1 or 2. [UB]"""
   if event.noise_multiplier == 0:
     return np.full(np.shape(orders), np.inf)
   scale = shuffled_batches.sensitivity(relation) / event.noise_multiplier

@@ -38,10 +38,10 @@ class RandomAllocationDpEvent(dp_event.DpEvent):
 
   Neighbouring relation: that of the accountant. Under ADD_OR_REMOVE_ONE
   the certified bound is Feldman and Shenfeld's (FS26-RANDOM-ALLOCATION,
-  docs/mathematics.md D21); under REPLACE_ONE it is the bound without
-  amplification (`num_selected` Gaussian releases of sensitivity 2 per
-  epoch, D21), because replace-one is *not* covered by composing the
-  remove and add directions.
+  docs/mathematics.md RANDOM-ALLOCATION-GRID); under REPLACE_ONE it is the bound
+  without amplification (`num_selected` Gaussian releases of sensitivity 2 per
+  epoch, RANDOM-ALLOCATION-GRID), because replace-one is *not* covered by
+  composing the remove and add directions.
 
   Attributes:
     event: the per-step mechanism; `GaussianDpEvent` is supported.
@@ -82,11 +82,11 @@ class ShuffledBatchesDpEvent(dp_event.DpEvent):
   both worlds); under ADD_OR_REMOVE_ONE the differing example's slot is
   empty in one world (zero-out: the other examples keep their batches).
 
-  Accounted as its certified upper bound (D22): the composition over epochs
-  of one Gaussian release of sensitivity 1 (add/remove) or 2 (replace-one),
-  in units of noise_multiplier times C; no amplification by shuffling is
-  claimed. `shuffle_accountants.samplers.shuffled_batches_epsilon` also
-  gives the published lower bound (CHUA24-SHUFFLE-LB).
+  Accounted as its certified upper bound (SHUFFLED-BATCHES-UB): the composition
+  over epochs of one Gaussian release of sensitivity 1 (add/remove) or 2
+  (replace-one), in units of noise_multiplier times C; no amplification by
+  shuffling is claimed. `shuffle_accountants.samplers.shuffled_batches_epsilon`
+  also gives the published lower bound (CHUA24-SHUFFLE-LB).
 
   Attributes:
     noise_multiplier: sigma >= 0 (0: no privacy).

@@ -2,15 +2,15 @@
 
 IDs: SHUFFLED-BATCHES-UB, CHUA24-SHUFFLE-LB, SHUFFLED-BATCHES-LB
 
-Upper bound [UB] (D22): each epoch puts every example in exactly one batch,
-so one epoch is, for the differing example, one Gaussian release of
+Upper bound [UB] (SHUFFLED-BATCHES-UB): each epoch puts every example in exactly
+one batch, so one epoch is, for the differing example, one Gaussian release of
 sensitivity 1 (add/remove, zero-out) or 2 (replace-one) in units of
 sigma C; E epochs are a Gaussian mechanism with mu = s sqrt(E) / sigma.
 Its epsilon is solved from the exact Gaussian profile and rounded up.
 
-Lower bound [LB] (D23): Chua et al. place the other examples' gradients
-at -C and the differing one's at +C (its replacement: -C; removed: an empty
-slot), so that after a known shift the output of one epoch is a mixture
+Lower bound [LB] (SHUFFLED-BATCHES-LB): Chua et al. place the other examples'
+gradients at -C and the differing one's at +C (its replacement: -C; removed: an
+empty slot), so that after a known shift the output of one epoch is a mixture
 over which of the t batches holds the differing example,
 P = (1/t) sum_i N(a e_i, sigma^2 I) against Q = (1/t) sum_i N(b e_i, sigma^2 I)
 with (a, b) = (2, 1) (add/remove) or (2, 0) (replace-one), and test the
@@ -38,7 +38,8 @@ __all__ = [
 
 NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
 
-# Spike heights (a, b) of the lower-bound pair, in units of C (D23).
+# Spike heights (a, b) of the lower-bound pair, in units of C
+# (SHUFFLED-BATCHES-LB).
 _SPIKES = {NeighboringRelation.ADD_OR_REMOVE_ONE: (2.0, 1.0),
            NeighboringRelation.REPLACE_ONE: (2.0, 0.0)}
 # The lower bound uses at most this many epochs (more epochs can only raise
@@ -61,7 +62,7 @@ class EpsilonRange:
   Attributes:
     lower: CHUA24-SHUFFLE-LB, a lower bound [LB]: no accountant may report
       less for this mechanism.
-    upper: the certified upper bound [UB] (D22), what to report.
+    upper: the certified upper bound [UB] (SHUFFLED-BATCHES-UB), what to report.
   """
   lower: float
   upper: float
@@ -76,7 +77,7 @@ def check_relation(neighboring_relation) -> NeighboringRelation:
 
 
 def sensitivity(neighboring_relation: NeighboringRelation) -> float:
-  """L2 sensitivity of one epoch in units of C (D22)."""
+  """L2 sensitivity of one epoch in units of C (SHUFFLED-BATCHES-UB)."""
   return (2.0 if neighboring_relation is NeighboringRelation.REPLACE_ONE
           else 1.0)
 
@@ -115,7 +116,7 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
 
 def upper_bound(noise_multiplier: float, num_epochs: int, target_delta: float,
                 neighboring_relation: NeighboringRelation) -> float:
-  """D22: no amplification, mu = s sqrt(E) / sigma. [UB]"""
+  """SHUFFLED-BATCHES-UB: no amplification, mu = s sqrt(E) / sigma. [UB]"""
   if noise_multiplier == 0:
     return math.inf if target_delta < 1 else 0.0
   mu = sensitivity(neighboring_relation) * math.sqrt(num_epochs) / (
@@ -163,9 +164,9 @@ def _composed_max_pair(noise_multiplier: float, steps: int, epochs: int,
   """Epsilon of E epochs of the pair of laws of M = max_i y_i, from below.
 
   Binning M is a post-processing, so the binned pair (p_k, q_k) is a lower
-  bound pair (D23); its losses are rounded down to a grid (which lowers
-  delta at every epsilon) and its E-fold composition's delta profile, with
-  FFT round-off subtracted, is inverted from below.
+  bound pair (SHUFFLED-BATCHES-LB); its losses are rounded down to a grid (which
+  lowers delta at every epsilon) and its E-fold composition's delta profile,
+  with FFT round-off subtracted, is inverted from below.
   """
   edges = np.linspace(-8.0, 12.0, 4001) * noise_multiplier + spikes[0]
   p_cells = _cell_masses(edges, spikes[0], noise_multiplier, steps)
@@ -235,8 +236,9 @@ def shuffled_batches_epsilon(
 
   The mechanism is `ShuffledBatchesDpEvent(noise_multiplier,
   steps_per_epoch, num_epochs)`. Report `.upper`, the certified bound
-  without amplification (D22); `.lower` is Chua et al.'s lower bound
-  (CHUA24-SHUFFLE-LB, D23): no analysis of this sampler can certify less.
+  without amplification (SHUFFLED-BATCHES-UB); `.lower` is Chua et al.'s lower
+  bound (CHUA24-SHUFFLE-LB, SHUFFLED-BATCHES-LB): no analysis of this sampler
+    can certify less.
 
   Args:
     noise_multiplier: sigma >= 0 (noise std over the clipping norm).

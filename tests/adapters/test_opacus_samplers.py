@@ -229,7 +229,8 @@ def test_state_dict_round_trip():
 def test_shuffled_batches_epsilon_is_the_closed_form_at_any_epochs(
     monkeypatch):
   # get_epsilon composed a PLD per epoch (0.26 s at 1 epoch, 10 s at 300)
-  # for the number shuffled_batches_epsilon gives in closed form (D22).
+  # for the number shuffled_batches_epsilon gives in closed form
+  # (SHUFFLED-BATCHES-UB).
   monkeypatch.setattr(sampler_accountants, 'ShufflePldAccountant', None)
   accountant = create_accountant('shuffled_batches')
   accountant.history = [(1.0, 1 / STEPS, 300 * STEPS)]

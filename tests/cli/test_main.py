@@ -316,7 +316,8 @@ def test_compare_for_checkin_says_why_no_lower_bound_is_shown():
     assert rows[name]['epsilon'] is None
     assert rows[name]['detail'] == protocols.NO_SAMPLED_LOWER_BOUND
   # --num-categories is honoured: the k-RR round against the generic one
-  # (equal here up to the last bits of two round-off certificates, D24).
+  # (equal here up to the last bits of two round-off certificates,
+  # ROUNDOFF-CERTIFIED).
   assert rows['pld']['epsilon'] <= rows['pld-generic']['epsilon'] * (
       1 + 1e-12)
   assert rows['pld']['epsilon'] == protocols.evaluate(protocols.Protocol(

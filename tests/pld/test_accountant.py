@@ -89,7 +89,8 @@ def test_weak_adversary_between_shuffled_output_and_strong():
   event = ShuffleEvent(1000, np.log(13), 4)
   values = [_epsilon(event, 1e-5, krr_adversary=adversary)
             for adversary in ('shuffled_output', 'weak', 'strong')]
-  # Up to the certified round-off allowance (D24), ~1e-16 relative here.
+  # Up to the certified round-off allowance (ROUNDOFF-CERTIFIED), ~1e-16
+  # relative here.
   assert values[0] <= values[1] * (1 + 1e-12) <= values[2] * (1 + 2e-12)
 
 
@@ -125,7 +126,7 @@ def test_krr_adversaries_section_4_5(adversary, exact, tolerance):
 
 def test_subsampled_pair_section_4_6():
   # The published value is for the FMT23 clone probability (comparison only,
-  # MATH.md W12); the accountant uses FMT21 and must be above it.
+  # MATH.md FMT23-UNPROVEN); the accountant uses FMT21 and must be above it.
   atoms = clone_pairs.clone_pair_pld_atoms(
       1000, 3.0, clone_probability=2 / (math.exp(3.0) + 1))
   orders = [discrete.connect_the_dots(order, 1e-6)
@@ -248,7 +249,8 @@ def test_approximate_ldp_amplifies_when_the_condition_holds():
 # --- errors ------------------------------------------------------------------
 
 @pytest.mark.parametrize('event,match', [
-    (dp_event.PoissonSampledDpEvent(0.1, ShuffleEvent(100, 1.0)), 'W2'),
+    (dp_event.PoissonSampledDpEvent(0.1, ShuffleEvent(100, 1.0)),
+     'POISSON-UNSOUND'),
     (ShuffleEvent(100, 1.0, num_categories=3, local_delta=1e-6),
      'pure LDP'),
     (dp_event.SampledWithoutReplacementDpEvent(1000, 10,

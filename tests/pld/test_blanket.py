@@ -1,4 +1,4 @@
-"""The D16 blanket pair: its k-RR case against KHH-KRR-WEAK, one user exactly, mass accounting."""
+"""The BLANKET-TWO-LEVEL blanket pair: its k-RR case against KHH-KRR-WEAK, one user exactly, mass accounting."""
 
 import math
 
@@ -17,9 +17,9 @@ def _profile(atoms, epsilon):
 
 @pytest.mark.parametrize('num_users', [10, 1000, 10**5])
 def test_krr_table_is_the_weak_pair_up_to_grouping(num_users):
-  # D16: the k-RR blanket is KHH-KRR-WEAK; the (s, V) labels are coarser
-  # (pessimistic), so the profile is above it, and close once the dropped
-  # target's share of V is small.
+  # BLANKET-TWO-LEVEL: the k-RR blanket is KHH-KRR-WEAK; the (s, V) labels are
+  # coarser (pessimistic), so the profile is above it, and close once the
+  # dropped target's share of V is small.
   table = randomizers.KRandomizedResponse(10, 1.0).blanket()
   ours = blanket.blanket_pld_atoms(num_users, table, 1e-3)
   weak = clone_pairs.krr_weak_pld_atoms(num_users, 1.0, 10)
@@ -78,9 +78,10 @@ def test_huge_local_epsilon_stays_finite_and_sound(family, local_epsilon):
     (20000, 0.009, 0.47, 2.0)])
 def test_weight_groups_are_stochastically_below_the_enumerated_law(
     num_users, double_rate, zero_rate, log_ratio):
-  # D27: the groups of V = z + e^eta t (t, z trinomial counts) are computed
-  # over blocks of t, each at its worst end; P[V < end] from them must be at
-  # least the exact one, enumerated here over every t with scipy's binomial.
+  # GRID-PAIRS-FAST: the groups of V = z + e^eta t (t, z trinomial counts) are
+  # computed over blocks of t, each at its worst end; P[V < end] from them must
+  # be at least the exact one, enumerated here over every t with scipy's
+  # binomial.
   from scipy import stats  # pylint: disable=g-import-not-at-top
   ends, masses, infinity = blanket._common_weight_groups(  # pylint: disable=protected-access
       num_users, double_rate, zero_rate, log_ratio, 1e-3)

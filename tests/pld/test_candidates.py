@@ -60,8 +60,8 @@ def test_combined_year_is_certified_below_every_candidates_year():
   0.0310 for its KHH-KRR-WEAK pair alone, while eps0 = 1.4 and 1.6 gave
   0.0270 and 0.0355. The combined PMF keeps the other pairs' finite tails
   where the weak pair has only its +infinity allowance; the tilted mean
-  jumps there, and D24's saddle-point search zigzagged across the jump
-  to a tilt where the tail swamps the bulk."""
+  jumps there, and ROUNDOFF-CERTIFIED's saddle-point search zigzagged across the
+  jump to a tilt where the tail swamps the bulk."""
   event = ShuffleEvent(10**6, randomizer=randomizers.KRandomizedResponse(
       100, 1.5))
   grid = 4.9e-5  # the automatic grid of this round
@@ -121,8 +121,8 @@ def test_estimate_keeps_the_parents_pld_for_other_events():
 @pytest.mark.parametrize('discretization', [1e-3, 0.02])
 def test_clone_pair_lower_bound_is_below_the_enumerated_pair(
     num_users, local_epsilon, probability, discretization):
-  # D27: the lower bound that lets FMT21 be skipped never exceeds the clone
-  # pair, enumerated here over every clone count and output.
+  # GRID-PAIRS-FAST: the lower bound that lets FMT21 be skipped never exceeds
+  # the clone pair, enumerated here over every clone count and output.
   from scipy import stats  # pylint: disable=g-import-not-at-top
   from shuffle_accountants.pairs import clone_pairs  # pylint: disable=g-import-not-at-top
   p = np.exp(-local_epsilon) if probability is None else probability

@@ -1,4 +1,4 @@
-"""Outputs merged per grid cell (D18) leave the connect-the-dots PMF unchanged."""
+"""Outputs merged per grid cell (CTD-MERGE-ATOMS) leave the connect-the-dots PMF unchanged."""
 
 import numpy as np
 import pytest
@@ -42,13 +42,15 @@ def test_merged_atoms_discretize_to_the_same_pmf(num_users, discretization):
     assert second_pmf.infinity_mass == pytest.approx(
         first_pmf.infinity_mass, rel=1e-12, abs=1e-18)
   # The test must exercise merging: the clone pair's where outputs are
-  # dense on the grid, the blanket's across its log-odds (D27) always.
+  # dense on the grid, the blanket's across its log-odds (GRID-PAIRS-FAST)
+  # always.
   assert fewer == [num_users == 10**6, True]
 
 
 def test_runs_whose_binomial_underflows_are_dropped_not_nan():
-  # The D19 rows above the check-in window reach clone counts whose Bin(m,
-  # 1/2) terms underflow in whole grid cells; such a run has no P or Q mass.
+  # The DOMINATING-ROUNDS rows above the check-in window reach clone counts
+  # whose Bin(m, 1/2) terms underflow in whole grid cells; such a run has no P
+  # or Q mass.
   from shuffle_accountants import CheckInEvent, ShuffleRdpAccountant  # pylint: disable=g-import-not-at-top
   accountant = ShuffleRdpAccountant()
   accountant.compose(CheckInEvent(10**4, 0.05, local_epsilon=1.7), 10)

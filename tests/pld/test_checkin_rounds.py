@@ -1,4 +1,4 @@
-"""PLD check-in rounds: lattice users, base grids, rate-1 and higher-rate caps (D28, D29).
+"""PLD check-in rounds: lattice users, base grids, rate-1 and higher-rate caps (CHECKIN-COARSE-GRIDS, CHECKIN-LATTICE).
 
 Every shortcut must keep each value an upper bound: checked against exact
 binary randomized response check-in (a lower bound on the worst case, so
@@ -61,7 +61,7 @@ def test_base_grid_resolves_the_subsampled_losses(ratio, largest_loss):
     # Many clones: lattice users and a base grid 64x coarser.
     (20_000, 0.01, 1.0, [0.002, 0.005, 0.01]),
     (3_000, 0.2, 1.0, [0.01, 0.03, 0.06]),
-    # Few clones: the higher rates are candidates (D29).
+    # Few clones: the higher rates are candidates (CHECKIN-LATTICE).
     (3_000, 0.01, 4.0, [0.05, 0.2, 0.5]),
     (1_000, 0.05, 6.0, [0.3, 1.0, 2.0]),
 ])
@@ -128,7 +128,10 @@ def test_capped_by_keeps_the_smaller_profile_on_the_range():
        st.sampled_from([1, 10, 100]), st.sampled_from([1e-9, 1e-6, 1e-3]))
 def test_non_decreasing_in_the_rate(num_users, rate, factor, local_epsilon,
                                     count, delta):
-  """Not constructed for every pair of rates (D29): a regression guard."""
+  """Not constructed for every pair of rates: a regression guard.
+
+  CHECKIN-LATTICE.
+  """
   def epsilon(gamma):
     return ShufflePldAccountant().compose(
         CheckInEvent(num_users, gamma, local_epsilon=local_epsilon),

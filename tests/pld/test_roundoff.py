@@ -1,6 +1,6 @@
 """The proven FFT round-off bound (pld/roundoff.py, pld/radix2.py,
-docs/mathematics.md D24), against transforms and compositions computed
-directly in extended precision (np.longdouble, sums of non-negative
+docs/mathematics.md ROUNDOFF-CERTIFIED), against transforms and compositions
+computed directly in extended precision (np.longdouble, sums of non-negative
 products: relative error ~1e-19 per operation) and exactly (fractions)."""
 
 import fractions
@@ -264,7 +264,10 @@ def _certified(accountant) -> bool:
 
 
 def test_dp_accounting_gaussian_and_randomized_response_are_certified():
-  """Built without FFT, they enter the certified composition (D24)."""
+  """Built without FFT, they enter the certified composition.
+
+  ROUNDOFF-CERTIFIED.
+  """
   accountant = pld_accountant.ShufflePldAccountant()
   accountant.compose(events.ShuffleEvent(num_users=10**4, local_epsilon=1.0),
                      50)
@@ -279,8 +282,9 @@ def test_dp_accounting_gaussian_and_randomized_response_are_certified():
     dp_event.PoissonSampledDpEvent(0.1, dp_event.LaplaceDpEvent(1.0)),
     dp_event.TruncatedSubsampledGaussianDpEvent(10**4, 0.01, 150, 1.0)])
 def test_dp_accounting_events_are_certified(event):
-  """Built without the parent's FFT self-composition (D24); asymmetric
-  ones as two halves. Their delta is the parent's, never below it."""
+  """Built without the parent's FFT self-composition (ROUNDOFF-CERTIFIED);
+  asymmetric ones as two halves. Their delta is the parent's, never below
+  it."""
   relation = privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE
   accountant = pld_accountant.ShufflePldAccountant(
       relation, value_discretization_interval=1e-4)

@@ -82,10 +82,11 @@ def test_unsampled_is_the_limit_of_sampling_everyone():
 
 @pytest.mark.parametrize('event,words', [
     (dp_accounting.PoissonSampledDpEvent(0.01, EVENT),
-     ['Poisson', 'W2', 'SampledWithoutReplacementDpEvent']),
+     ['Poisson', 'POISSON-UNSOUND', 'SampledWithoutReplacementDpEvent']),
     (dp_accounting.PoissonSampledDpEvent(
         0.01, dp_accounting.ComposedDpEvent([EVENT])), ['Poisson']),
-    (ShuffleEvent(100, 1.0, local_delta=1e-6), ['local_delta', 'W1']),
+    (ShuffleEvent(100, 1.0, local_delta=1e-6),
+     ['local_delta', 'APPROX-LDP-NO-RDP']),
     (dp_accounting.SampledWithoutReplacementDpEvent(
         1000, 10, ShuffleEvent(20, 1.0)), ['num_users=20', 'sample_size=10']),
     (dp_accounting.SampledWithoutReplacementDpEvent(

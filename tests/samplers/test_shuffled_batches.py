@@ -1,4 +1,4 @@
-"""Shuffled batches (D22, D23): the published lower bound, the certified upper bound, both accountants, and an independent Monte Carlo check."""
+"""Shuffled batches (SHUFFLED-BATCHES-UB, SHUFFLED-BATCHES-LB): the published lower bound, the certified upper bound, both accountants, and an independent Monte Carlo check."""
 
 import math
 
@@ -40,7 +40,7 @@ def test_upper_bound_is_the_gaussian_mechanism_in_closed_form():
 
 
 def _monte_carlo_lower(sigma, steps, spikes, delta, samples, seed):
-  """An event's (P(E), Q(E)) estimated from samples of the pair (D23)."""
+  """An event's (P(E), Q(E)) estimated from samples (SHUFFLED-BATCHES-LB)."""
   rng = np.random.default_rng(seed)
   noise = rng.normal(0, sigma, (2, samples, steps))
   noise[0, :, 0] += spikes[0]  # the mixture is symmetric: spike in step 0

@@ -66,7 +66,7 @@ def _checkin_blanket_rows():
 
 @table('checkin.blanket', slow=True)
 def _checkin_blanket_table():
-  """benchmarks/checkin.py --blanket without its times (issue 34, D31)."""
+  """benchmarks/checkin.py --blanket without its times (issue 34, CHECKIN-BLANKET)."""
   header = ['n', 'γ', 'ε0', 'rounds', 'exact pair (lower bound)',
             'k = 2 before', 'k = 2 now', 'now / pair', 'generic before',
             'generic now', 'now / pair']
@@ -83,7 +83,7 @@ def _checkin_blanket_table():
 
 @value('checkin.blanket_moved', slow=True)
 def _checkin_blanket_moved():
-  """How far D31 moved epsilon at the table's points (after / before)."""
+  """How far CHECKIN-BLANKET moved epsilon at the table's points (after / before)."""
   ratios = [after / before for row in _checkin_blanket_rows()
             for before, after, _ in (row[5:8], row[8:11])]
   return f'{min(ratios):.2f}–{max(ratios):.2f}'
@@ -91,7 +91,7 @@ def _checkin_blanket_moved():
 
 @value('checkin.rdp_over_pld_100', slow=True)
 def _checkin_rdp_over_pld_100():
-  """RDP over PLD epsilon after D32 at the blanket table's 100-round points."""
+  """RDP over PLD epsilon after BLANKET-RDP at the blanket table's 100-round points."""
   from shuffle_accountants import CheckInEvent, ShufflePldAccountant
   from shuffle_accountants import ShuffleRdpAccountant
   checkin = benchmark('checkin')
@@ -140,7 +140,7 @@ def _distributed_target():
 
 @table('checkin.distributed', slow=True)
 def _checkin_distributed():
-  header = ['n', 'qn', 'σ per participant', 'PLD ε', 'D17 pair',
+  header = ['n', 'qn', 'σ per participant', 'PLD ε', 'SECAGG-HIDDEN pair',
             'PLD / pair', 'central a/r', 'central r-1']
   rows = []
   for num_users, cohort in DISTRIBUTED_SETTINGS:

@@ -46,7 +46,7 @@ def _numeric_epsilons():
   header = (['n', 'lower bound (NUM-LB)',
              'certified: randomized rounding (d = 1)',
              'certified: plain clipping, d = 1 (envelope)',
-             'certified: plain clipping, d > 1 (D7)']
+             'certified: plain clipping, d > 1 (GAUSS-NO-GAIN)']
             + [f'estimate, clipping, d = {d} (unproven)'
                for d in NUMERIC_DIMENSIONS])
   rows = [[f'10^{round(math.log10(n))}', sig(_gaussian_lower(n, 2.0), 3),
@@ -58,7 +58,8 @@ def _numeric_epsilons():
   return header, rows
 
 
-# Issue 31's targets: 0.1x and 0.25x the no-amplification epsilon (D7).
+# Issue 31's targets: 0.1x and 0.25x the no-amplification epsilon
+# (GAUSS-NO-GAIN).
 @value('numeric.target_sigma2')
 def _numeric_target_sigma2():
   return sig(0.1 * _gaussian_shuffle(1, 2.0, rounding=False), 3)
@@ -91,7 +92,7 @@ def _numeric_targets():
   header = ['sigma', 'n', 'certified: randomized rounding',
             'lower bound (NUM-LB)', 'rounding / lower',
             'certified: plain clipping (envelope)', 'clipping / lower',
-            'no amplification (D7)']
+            'no amplification (GAUSS-NO-GAIN)']
   rows = []
   for sigma, n in ((2.0, 10**4), (1.0, 10**5), (2.0, 10**6), (5.0, 10**4),
                    (0.5, 10**5)):

@@ -44,7 +44,7 @@ value('randomizers.hadamard_8_over_lower', slow=True)(
 @table('randomizers.catalogue', slow=True)
 def _randomizers_catalogue():
   header = ['randomizer', 'ε0', 'n', 'T', 'generic FMT21', 's(R) clone',
-            'blanket (D16; k-RR: KHH-KRR-WEAK)', 'certified', 'exact LB',
+            'blanket (BLANKET-TWO-LEVEL; k-RR: KHH-KRR-WEAK)', 'certified', 'exact LB',
             'certified / LB', 'certified / generic']
 
   def cell(number, digits=5):

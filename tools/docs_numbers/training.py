@@ -57,10 +57,10 @@ def _training_threat_models():
        epsilons['central']),
       ('secure aggregation, count only (`participation="hidden"`)',
        'the sum and the count k', '`DistributedCheckInEvent(n, q, σ/√(qn), '
-       'participation="hidden")` (D17)', epsilons['hidden']),
+       'participation="hidden")` (SECAGG-HIDDEN)', epsilons['hidden']),
       ('secure aggregation, participants revealed (default)',
        'the sum and who took part',
-       '`DistributedCheckInEvent(n, q, σ/√(qn))` (D30, exact)',
+       '`DistributedCheckInEvent(n, q, σ/√(qn))` (SECAGG-REVEALED, exact)',
        epsilons['revealed']),
       ('no amplification', 'the sum, every round counted as one the user '
        'joins', '`GaussianDpEvent(σ)` per step', epsilons['unamplified']),

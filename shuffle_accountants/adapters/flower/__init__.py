@@ -1,6 +1,7 @@
 """Flower adapter: certified accounting, secret sampling, distributed noise.
 
-References: D7, KHH-SUBSAMPLED, W11, D30, D17.
+References: GAUSS-NO-GAIN, KHH-SUBSAMPLED, ZDW22-ONE-ORDER, SECAGG-REVEALED,
+  SECAGG-HIDDEN.
 
 Needs the extra ``[flower]`` (``flwr[simulation]>=1.42,<2``).
 

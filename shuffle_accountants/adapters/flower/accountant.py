@@ -1,6 +1,7 @@
 """Flower's privacy accounting protocol, certified: `PldAccountant`.
 
-References: D7, KHH-SUBSAMPLED, W11, D24, WBK19-THM9.
+References: GAUSS-NO-GAIN, KHH-SUBSAMPLED, ZDW22-ONE-ORDER, ROUNDOFF-CERTIFIED,
+  WBK19-THM9.
 
 **What Flower's Gaussian release means here.** A round releases the sum of
 the sampled clients' updates, each clipped to L2 norm C, plus
@@ -17,7 +18,8 @@ dominating pair that the library already certifies:
 ``SubsampledShuffleGaussianEvent(n, m, s)`` is accounted with the
 subsampled Gaussian pair (γ N(2/s, 1) + (1 − γ) N(0, 1), N(0, 1)),
 γ = m / n, both orders through one symmetric PMF (KHH-SUBSAMPLED on the
-Gaussian pair of D7, which claims no gain from shuffling, W11). So:
+Gaussian pair of GAUSS-NO-GAIN, which claims no gain from shuffling,
+ZDW22-ONE-ORDER). So:
 
 * no amplification, add-or-remove-one: the Gaussian pair N(1/σ, 1) vs
   N(0, 1) (exact), composed as ``SubsampledShuffleGaussianEvent(1, 1, 2σ)``;
@@ -30,12 +32,12 @@ Gaussian pair of D7, which claims no gain from shuffling, W11). So:
   ``SubsampledShuffleGaussianEvent(n, m, σ)``.
 
 These are composed in `ShufflePldAccountant` (connect-the-dots PMFs, FFT
-composition with its round-off certified, D24), and ε is the smaller of that
-and the RDP of the same releases (`ShuffleRdpAccountant`: Mironov's RDP of
-the Poisson-subsampled Gaussian, WBK19-THM9 for sampling without
-replacement at sensitivity 2C), both upper bounds. The RDP route is taken at
-every order dp_accounting's default uses, and more, so ε never exceeds what
-dp_accounting's RDP gives for the same release.
+composition with its round-off certified, ROUNDOFF-CERTIFIED), and ε is the
+smaller of that and the RDP of the same releases (`ShuffleRdpAccountant`:
+Mironov's RDP of the Poisson-subsampled Gaussian, WBK19-THM9 for sampling
+without replacement at sensitivity 2C), both upper bounds. The RDP route is
+taken at every order dp_accounting's default uses, and more, so ε never exceeds
+what dp_accounting's RDP gives for the same release.
 
 Amplification by sampling holds only against parties that do not see who
 was sampled (e.g. users of the released model); a server that samples the

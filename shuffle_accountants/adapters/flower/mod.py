@@ -2,7 +2,7 @@
 
 `distributed_noise_mod` is the client half of
 `strategies.DistributedNoiseFixedClipping`; the keys below are what the
-server's training config tells it (D30, D17).
+server's training config tells it (SECAGG-REVEALED, SECAGG-HIDDEN).
 """
 
 import math

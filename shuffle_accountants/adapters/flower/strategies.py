@@ -1,9 +1,10 @@
-"""Flower strategy wrappers that train what `PldAccountant` or D30 account.
+"""Flower strategy wrappers that train what `PldAccountant` or SECAGG-REVEALED account.
 
 * `DistributedNoiseFixedClipping` (with the client mod `distributed_noise_mod`):
-  distributed DP, noise shares summed by secure aggregation (D30, D17);
+  distributed DP, noise shares summed by secure aggregation (SECAGG-REVEALED,
+  SECAGG-HIDDEN);
 * `SampledServerSideFixedClipping`: central DP with server-side clipping on
-  secretly sampled clients (KHH-SUBSAMPLED, D7).
+  secretly sampled clients (KHH-SUBSAMPLED, GAUSS-NO-GAIN).
 """
 
 from logging import INFO
@@ -32,7 +33,7 @@ from shuffle_accountants.pld.accountant import ShufflePldAccountant
 
 
 class DistributedNoiseFixedClipping(FixedClippingWrapper):
-  """Distributed DP with fixed clipping: noise shares summed by secure aggregation (D30, D17).
+  """Distributed DP with fixed clipping: noise shares summed by secure aggregation (SECAGG-REVEALED, SECAGG-HIDDEN).
 
   Each round is distributed check-in (`DistributedCheckInEvent`): each of the
   n = `num_users` clients takes part with probability q = `checkin_rate`;
@@ -56,7 +57,7 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
   * ``'revealed'`` (default): the server samples the clients (each with
     probability q, operating-system randomness) and so knows who took part,
     as with standard secure aggregation. Amplification then holds only
-    through what D30 proves with the participants known.
+    through what SECAGG-REVEALED proves with the participants known.
   * ``'hidden'``: every client is asked, each checks in by its own coin
     (`distributed_noise_mod`), and non-participants send a zero update; the
     deployment must make the replies unlinkable (secure aggregation over
@@ -169,7 +170,7 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
     arrived = self._arrived(
         server_round, replies, self.event.min_reporting is not None,
         'pass min_reporting=m to release rounds with at least m noise shares '
-        '(D30 accounts the dropouts).')
+        '(SECAGG-REVEALED accounts the dropouts).')
     metrics = {'dp-delta': self.target_delta}
     if self.event.participation == 'hidden_count':
       # Every upload carries a noise share; k is not learnt.
@@ -194,7 +195,7 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
 
 
 class SampledServerSideFixedClipping(FixedClippingWrapper):
-  """Central DP with server-side clipping on secretly sampled clients (KHH-SUBSAMPLED, D7).
+  """Central DP with server-side clipping on secretly sampled clients (KHH-SUBSAMPLED, GAUSS-NO-GAIN).
 
   The mode Flower's ``DifferentialPrivacyServerSideFixedClipping`` refuses
   to account: amplification by client sampling. Each round the server

@@ -1,7 +1,8 @@
 """Opacus adapter: DP-SGD on check-ins with per-participant noise.
 
-Shuffled (D7, D8, LIEW-THM2) or securely aggregated (D30, D17, LIEW-THM4)
-check-in, and central DP-SGD on the samplers of `shuffle_accountants.samplers`.
+Shuffled (GAUSS-NO-GAIN, LABEL-MIXTURE, LIEW-THM2) or securely aggregated
+(SECAGG-REVEALED, SECAGG-HIDDEN, LIEW-THM4) check-in, and central DP-SGD on the
+samplers of `shuffle_accountants.samplers`.
 
 Importing this package (the one entry point; `import shuffle_accountants`
 alone touches no other library) registers these Opacus accountants
@@ -27,12 +28,12 @@ stock engine's `make_private` stops at our accountants with an error that
 names both ways.
 
 The mechanism accounted is DP-SGD with *local* noise and shuffled check-in
-(LIEW-THM2, D7/D8 in docs/mathematics.md): each of the n training examples
-(users) independently checks in with probability q, clips its gradient to
-norm C and adds its own N(0, σ²C²) noise; a shuffler hands the server the
-participants' reports, which it sums. The released sum of k participants
-therefore carries noise of standard deviation √k·σ·C, not Opacus' central
-σ·C. Adjacency is replace-one over the n examples (the shuffle model's
+(LIEW-THM2, GAUSS-NO-GAIN/LABEL-MIXTURE in docs/mathematics.md): each of the n
+training examples (users) independently checks in with probability q, clips its
+gradient to norm C and adds its own N(0, σ²C²) noise; a shuffler hands the
+server the participants' reports, which it sums. The released sum of k
+participants therefore carries noise of standard deviation √k·σ·C, not Opacus'
+central σ·C. Adjacency is replace-one over the n examples (the shuffle model's
 relation), whereas Opacus' own accountants use add/remove-one.
 
 The mechanism trained is the mechanism accounted:
@@ -59,8 +60,8 @@ N(0, σ²C²/(q·n)), so the sum of k participants carries σ·C·√(k/(q·n)) 
 at k = q·n, Opacus' central noise) and the accountant composes
 `DistributedCheckInEvent(n, q, σ/√(q·n), participation=...)`: by default
 ``'revealed'`` (the server sees who took part, as with standard secure
-aggregation; D30), or ``'hidden'`` (an anonymous check-in channel; D17,
-LIEW-THM4). Secure aggregation itself is
+aggregation; SECAGG-REVEALED), or ``'hidden'`` (an anonymous check-in channel;
+SECAGG-HIDDEN, LIEW-THM4). Secure aggregation itself is
 simulated: the optimizer adds that sum of per-participant noises to the
 clipped sum, which is exactly what the protocol would deliver.
 

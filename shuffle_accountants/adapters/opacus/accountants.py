@@ -2,10 +2,10 @@
 
 * ``"shuffle_checkin"`` / ``"shuffle_checkin_rdp"``: one `CheckInEvent` per
   optimizer step, composed in `ShufflePldAccountant` / `ShuffleRdpAccountant`
-  (D7, D8, LIEW-THM2);
+  (GAUSS-NO-GAIN, LABEL-MIXTURE, LIEW-THM2);
 * ``"distributed_checkin"`` / ``"distributed_checkin_rdp"``: one
   `DistributedCheckInEvent` per step, the participants' noise summed by
-  secure aggregation (D30, D17, LIEW-THM4).
+  secure aggregation (SECAGG-REVEALED, SECAGG-HIDDEN, LIEW-THM4).
 
 Their step hook also trains what they account: it checks every step and
 upgrades the stock engine's optimizer to local noise (`optimizers`).
@@ -236,11 +236,11 @@ class DistributedCheckinAccountant(ShuffleCheckinAccountant):
   (`DistributedCheckinRdpAccountant`); ε is certified under replace-one
   adjacency. `participation` says what the server sees besides the sum and
   the count: ``'revealed'`` (default: who took part, as with standard secure
-  aggregation such as Flower's SecAgg+; D30, exact) or ``'hidden'`` (an
-  anonymous check-in channel the deployment must provide; D17, LIEW-THM4).
-  Set it at construction, as ``accountant.participation``, or through
-  `ShufflePrivacyEngine(participation=...)`. The population n is set as for
-  `ShuffleCheckinAccountant`, and the per-participant noise depends on it,
+  aggregation such as Flower's SecAgg+; SECAGG-REVEALED, exact) or ``'hidden'``
+  (an anonymous check-in channel the deployment must provide; SECAGG-HIDDEN,
+  LIEW-THM4). Set it at construction, as ``accountant.participation``, or
+  through `ShufflePrivacyEngine(participation=...)`. The population n is set as
+  for `ShuffleCheckinAccountant`, and the per-participant noise depends on it,
   so the optimizer reads it from here (`participant_noise_scale`) and the
   step hook checks they agree.
   """

@@ -3,13 +3,14 @@
 * ``"random_allocation"``: `RandomAllocationAccountant`, for a DataLoader whose
   batch sampler is `RandomAllocationSampler` (each example in one uniformly
   random step of every epoch); certified by `RandomAllocationDpEvent` in
-  `ShufflePldAccountant` under add/remove (D21);
+  `ShufflePldAccountant` under add/remove (RANDOM-ALLOCATION-GRID);
 * ``"shuffled_batches"``: `ShuffledBatchesAccountant`, for a shuffled (or
   sequential) DataLoader of fixed-size batches; `get_epsilon` is the
-  certified upper bound (D22), `get_epsilon_range` adds Chua et al.'s lower
-  bound (CHUA24-SHUFFLE-LB).
+  certified upper bound (SHUFFLED-BATCHES-UB), `get_epsilon_range` adds Chua et
+  al.'s lower bound (CHUA24-SHUFFLE-LB).
 
-References: FS26-RANDOM-ALLOCATION, D21, D22, CHUA24-SHUFFLE-LB.
+References: FS26-RANDOM-ALLOCATION, RANDOM-ALLOCATION-GRID, SHUFFLED-BATCHES-UB,
+  CHUA24-SHUFFLE-LB.
 
 The noise trained is the noise accounted: Opacus' optimizer adds
 N(0, sigma^2 C^2) to the sum of the clipped gradients of each step, so one
@@ -123,7 +124,7 @@ class _SamplerAccountant(OpacusAccountant):
 
 
 class RandomAllocationAccountant(_SamplerAccountant):
-  """Random allocation (`RandomAllocationSampler`), add/remove (D21).
+  """Random allocation (`RandomAllocationSampler`), add/remove (RANDOM-ALLOCATION-GRID).
 
   Each epoch is `RandomAllocationDpEvent(GaussianDpEvent(sigma), 1, t)`;
   `get_epsilon` composes them in `ShufflePldAccountant` (needs the
@@ -158,10 +159,10 @@ class RandomAllocationAccountant(_SamplerAccountant):
 
 
 class ShuffledBatchesAccountant(_SamplerAccountant):
-  """Shuffled (or sequential) fixed-size batches, add/remove (D22, D23).
+  """Shuffled (or sequential) fixed-size batches, add/remove (SHUFFLED-BATCHES-UB, SHUFFLED-BATCHES-LB).
 
   `get_epsilon` is the certified upper bound, no amplification claimed:
-  the epochs' Gaussians composed in closed form (D22).
+  the epochs' Gaussians composed in closed form (SHUFFLED-BATCHES-UB).
   `get_epsilon_range(delta)` returns (lower, upper), the lower bound being
   Chua et al.'s (CHUA24-SHUFFLE-LB) for shuffled batches and the upper
   bound itself for a sequential loader (there the Gaussian bound is exact).
@@ -181,13 +182,14 @@ class ShuffledBatchesAccountant(_SamplerAccountant):
     return _rebuild(data_loader, counter, data_loader.collate_fn)
 
   def _certified_epsilon(self, delta, history):
-    """Certified epsilon (upper bound, add/remove, D22), in closed form.
+    """Certified epsilon (upper bound, add/remove, SHUFFLED-BATCHES-UB), in closed form.
 
-    Each epoch at sigma is one Gaussian release of mu = 1 / sigma (D22);
-    Gaussians compose exactly, mu^2 adding over the epochs of every group,
-    so the ledger is one Gaussian of mu = sqrt(sum E / sigma^2): the number
-    `shuffled_batches_epsilon(...).upper` gives, in milliseconds at any
-    number of epochs (composing the PLD took seconds: docs/performance.md).
+    Each epoch at sigma is one Gaussian release of mu = 1 / sigma
+    (SHUFFLED-BATCHES-UB); Gaussians compose exactly, mu^2 adding over the
+    epochs of every group, so the ledger is one Gaussian of mu = sqrt(sum E /
+    sigma^2): the number `shuffled_batches_epsilon(...).upper` gives, in
+    milliseconds at any number of epochs (composing the PLD took seconds:
+    docs/performance.md).
     """
     del history  # grouped by steps per epoch
     precision = math.fsum(epochs / sigma**2
