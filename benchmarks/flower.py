@@ -30,10 +30,10 @@ from flwr.supercore.privacy_accounting import SamplingMethod
 from flwr.supercore.privacy_accounting.rdp_accountant import RdpAccountant
 import numpy as np
 
-from shuffle_accountants.adapters.flower import PldAccountant
 # The timer and the time unit of the other benchmark tables (this folder).
 from rdp_vs_pld import _reference_seconds
 from rdp_vs_pld import _timed
+from shuffle_accountants.adapters.flower import PldAccountant
 
 DELTA = 1e-5
 POPULATION = 1000

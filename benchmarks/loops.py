@@ -87,6 +87,7 @@ def _opacus_table(reference, epochs):
   # pylint: disable=import-outside-toplevel
   from opacus.accountants import PRVAccountant
   from opacus.accountants import RDPAccountant
+
   from shuffle_accountants.adapters import opacus as adapter
   rows = [
       ('ours, PLD (shuffle_checkin)',

@@ -16,10 +16,10 @@ Run: python benchmarks/pld_accountant.py
 
 import time
 
-from shuffle_accountants.pairs import fmt21
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants.pairs import fmt21
 
 DELTA = 1e-6
 

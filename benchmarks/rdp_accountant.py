@@ -15,9 +15,9 @@ import time
 from dp_accounting.rdp import rdp_privacy_accountant
 import numpy as np
 
-from shuffle_accountants.rdp import girgis
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants.rdp import girgis
 
 DELTA = 1e-6
 UB1_ORDERS = np.arange(2, 2049)

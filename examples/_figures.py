@@ -13,6 +13,7 @@ import matplotlib
 
 matplotlib.use('Agg')
 from matplotlib import pyplot  # pylint: disable=g-import-not-at-top,wrong-import-position
+
 from shuffle_accountants import figure_style  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 

@@ -25,11 +25,6 @@ import argparse
 import logging
 import sys
 
-import numpy as np
-from sklearn.datasets import load_digits
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
-
 from flwr.app import ArrayRecord
 from flwr.app import Message
 from flwr.app import MetricRecord
@@ -42,6 +37,10 @@ from flwr.simulation import run_simulation
 from flwr.supercore.privacy_accounting import NeighboringRelation
 from flwr.supercore.privacy_accounting import PrivacyConfig
 from flwr.supercore.privacy_accounting import SamplingMethod
+import numpy as np
+from sklearn.datasets import load_digits
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
 
 from shuffle_accountants.adapters.flower import DistributedNoiseFixedClipping
 from shuffle_accountants.adapters.flower import PldAccountant

@@ -16,9 +16,9 @@ import numpy as np
 import _figures
 from _figures import pyplot
 from shuffle_accountants import figure_style
+from shuffle_accountants.cli import protocols
 from shuffle_accountants.rdp import clone
 from shuffle_accountants.rdp import girgis
-from shuffle_accountants.cli import protocols
 
 
 def _rdp_curves(num_users, local_epsilon, orders):

@@ -18,8 +18,8 @@ Run: python examples/numeric_telemetry.py --output figures  (a few minutes)
 import _figures
 from _figures import pyplot
 from shuffle_accountants import ShuffleEvent
-from shuffle_accountants import figure_style
 from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants import figure_style
 from shuffle_accountants import randomizers
 from shuffle_accountants.pld import continuous_blanket
 

@@ -23,10 +23,10 @@ Run:   python examples/opacus_shuffle_checkin.py [--epochs 15]
 import time
 import warnings
 
-import _digits
 import numpy as np
 from opacus import PrivacyEngine
 
+import _digits
 from shuffle_accountants.adapters.opacus import ShufflePrivacyEngine
 
 DELTA = 1e-5

@@ -13,8 +13,8 @@ Run: python examples/randomizer_choice.py --output figures  (about a minute)
 import _figures
 from _figures import pyplot
 from shuffle_accountants import ShuffleEvent
-from shuffle_accountants import figure_style
 from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants import figure_style
 from shuffle_accountants import randomizers
 from shuffle_accountants.pld import lower_bounds
 

@@ -20,14 +20,14 @@ import argparse
 import math
 import warnings
 
-import _digits
 from opacus import PrivacyEngine
 import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
-from shuffle_accountants.adapters.opacus import install_data_loader_check
+import _digits
 from shuffle_accountants.adapters.opacus import RandomAllocationSampler
+from shuffle_accountants.adapters.opacus import install_data_loader_check
 
 DELTA = 1e-5
 

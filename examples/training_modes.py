@@ -29,11 +29,11 @@ import math
 import time
 import warnings
 
-import _digits
 import dp_accounting
 from dp_accounting import pld
 from opacus import PrivacyEngine
 
+import _digits
 from shuffle_accountants.adapters.opacus import ShufflePrivacyEngine
 
 DELTA = 1e-5

@@ -52,19 +52,26 @@ _EXPORTS = {
 
 
 if TYPE_CHECKING:  # type checkers see the names; runtime imports them lazily
-  from shuffle_accountants.checkpoints import (
-      event_from_dict, event_to_dict, load_accountant, save_accountant)
-  from shuffle_accountants.events import (
-      CheckInEvent, ShuffleEvent, SubsampledShuffleGaussianEvent)
-  from shuffle_accountants.pld.accountant import (
-      KRR_ADVERSARIES, ShufflePldAccountant)
-  from shuffle_accountants.rdp.accountant import (
-      DEFAULT_ORDERS, ShuffleRdpAccountant)
+  from shuffle_accountants.checkpoints import event_from_dict
+  from shuffle_accountants.checkpoints import event_to_dict
+  from shuffle_accountants.checkpoints import load_accountant
+  from shuffle_accountants.checkpoints import save_accountant
+  from shuffle_accountants.events import CheckInEvent
+  from shuffle_accountants.events import ShuffleEvent
+  from shuffle_accountants.events import SubsampledShuffleGaussianEvent
+  from shuffle_accountants.pld.accountant import KRR_ADVERSARIES
+  from shuffle_accountants.pld.accountant import ShufflePldAccountant
+  from shuffle_accountants.rdp.accountant import DEFAULT_ORDERS
+  from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
+  from shuffle_accountants.rdp.checkin import checkin_rdp_upper_bound
+  from shuffle_accountants.rdp.checkin import shuffled_gaussian_rdp_lower_bound
   from shuffle_accountants.rdp.checkin import (
-      checkin_rdp_upper_bound, shuffled_gaussian_rdp_lower_bound,
-      subsampled_shuffle_gaussian_rdp_upper_bound)
+    subsampled_shuffle_gaussian_rdp_upper_bound,
+  )
+  from shuffle_accountants.rdp.shuffle_round import shuffle_rdp_upper_bound
   from shuffle_accountants.rdp.shuffle_round import (
-      shuffle_rdp_upper_bound, subsampled_shuffle_rdp_upper_bound)
+    subsampled_shuffle_rdp_upper_bound,
+  )
 
 
 def __getattr__(name: str) -> Any:

@@ -20,8 +20,8 @@ from dp_accounting import privacy_accountant
 import shuffle_accountants
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
-from shuffle_accountants.samplers import random_allocation
 from shuffle_accountants.samplers import RandomAllocationDpEvent
+from shuffle_accountants.samplers import random_allocation
 
 _ADD_OR_REMOVE = privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE
 

@@ -11,8 +11,8 @@ import sys
 from opacus import PrivacyEngine
 from torch import nn
 
-from shuffle_accountants.adapters import opacus as adapter
 import opacus_training
+from shuffle_accountants.adapters import opacus as adapter
 
 # The stock PrivacyEngine checks the data loader only after this call.
 adapter.install_data_loader_check()

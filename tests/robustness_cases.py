@@ -31,7 +31,8 @@ def _log_uniform(rng, low, high):
 
 def _event(rng):
   """A random event over the documented ranges, with its pure eps0 or None."""
-  from shuffle_accountants import CheckInEvent, ShuffleEvent  # pylint: disable=g-import-not-at-top
+  from shuffle_accountants import CheckInEvent  # pylint: disable=g-import-not-at-top
+  from shuffle_accountants import ShuffleEvent  # pylint: disable=g-import-not-at-top
   num_users = int(_log_uniform(rng, 1, 1e10))
   kind = rng.choice(['shuffle', 'krr', 'checkin', 'gaussian'])
   local_epsilon = rng.choice([0.0, 20.0, rng.uniform(0, 20),

@@ -16,15 +16,15 @@ from scipy import optimize
 from scipy import stats
 
 import brute_force
-from shuffle_accountants.pld import checkin as checkin_pld
 from shuffle_accountants import CheckInEvent
-from shuffle_accountants.rdp import checkin as checkin_rdp
-from shuffle_accountants.pld import discrete
-from shuffle_accountants.rdp import shuffle_round
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
 from shuffle_accountants import SubsampledShuffleGaussianEvent
+from shuffle_accountants.pld import checkin as checkin_pld
+from shuffle_accountants.pld import discrete
+from shuffle_accountants.rdp import checkin as checkin_rdp
+from shuffle_accountants.rdp import shuffle_round
 
 NeighboringRelation = privacy_accountant.NeighboringRelation
 EPSILONS = [0.0, 0.1, 0.3, 0.6, 1.0]

@@ -19,10 +19,10 @@ from scipy import stats
 
 import brute_force
 from shuffle_accountants import CheckInEvent
-from shuffle_accountants import randomizers
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants import randomizers
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.rdp import blanket
 

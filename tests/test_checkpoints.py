@@ -13,13 +13,13 @@ from hypothesis import settings
 from hypothesis import strategies as st
 import pytest
 
-from shuffle_accountants import checkpoints
-from shuffle_accountants import events
-from shuffle_accountants import randomizers
-from shuffle_accountants import load_accountant
-from shuffle_accountants import save_accountant
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants import checkpoints
+from shuffle_accountants import events
+from shuffle_accountants import load_accountant
+from shuffle_accountants import randomizers
+from shuffle_accountants import save_accountant
 from shuffle_accountants.samplers import events as sampler_events
 
 # Any float but NaN: infinities, -0.0 and subnormals must round-trip too

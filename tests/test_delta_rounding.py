@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 import brute_force
-
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant

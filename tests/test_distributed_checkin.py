@@ -9,13 +9,12 @@ Poisson-subsampled Gaussian (large n). The revealed model (SECAGG-REVEALED, the
 default) is tested in tests/test_participation.py.
 """
 
+import functools
 import itertools
 import math
 import sys
 import textwrap
 import warnings
-
-import functools
 
 import dp_accounting
 from dp_accounting import dp_event
@@ -29,9 +28,9 @@ from scipy import stats
 import benchmark_scripts
 import peak_memory
 from shuffle_accountants import CheckInEvent
-from shuffle_accountants import events
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants import events
 from shuffle_accountants.pld import distributed as pld_distributed
 from shuffle_accountants.rdp import distributed as rdp_distributed
 

@@ -5,10 +5,10 @@ from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
 import pytest
 
-from shuffle_accountants import _event_specs
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants import _event_specs
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.rdp import accountant as rdp_accountant
 

@@ -4,10 +4,12 @@ Grouping and caching may only make epsilon larger (never smaller) than the
 ungrouped computation; the batched FFT must equal pairwise composition.
 """
 
+from dp_accounting import dp_event
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 import numpy as np
 import pytest
-from dp_accounting import dp_event
-from hypothesis import given, settings, strategies as st
 
 from shuffle_accountants import CheckInEvent
 from shuffle_accountants import ShuffleEvent

@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 import pytest
 
 import benchmark_scripts
-
 from shuffle_accountants import randomizers
 from shuffle_accountants.events import CheckInEvent
 from shuffle_accountants.events import ShuffleEvent

@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from shuffle_accountants import events
-from shuffle_accountants import randomizers
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants import events
+from shuffle_accountants import randomizers
 from shuffle_accountants.pld import continuous_blanket
 
 

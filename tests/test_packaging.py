@@ -6,10 +6,10 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 import zipfile
 
 import pytest
+import tomllib
 
 import shuffle_accountants
 

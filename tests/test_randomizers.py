@@ -14,12 +14,12 @@ import pytest
 
 import brute_force
 from shuffle_accountants import events
+from shuffle_accountants import randomizers
 from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import accountant as pld_accountant
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import lower_bounds
-from shuffle_accountants import randomizers
 
 _ROUNDING = 1e-12
 

@@ -14,8 +14,8 @@ import pytest
 from scipy import optimize
 from scipy import stats
 
-from shuffle_accountants import CheckInEvent
 from shuffle_accountants import DEFAULT_ORDERS
+from shuffle_accountants import CheckInEvent
 from shuffle_accountants import DistributedCheckInEvent
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant

@@ -19,9 +19,7 @@ import numpy as np
 import pytest
 
 import brute_force
-
 import peak_memory
-
 from shuffle_accountants import CheckInEvent
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant

@@ -12,11 +12,11 @@ import math
 from dp_accounting import dp_event
 import pytest
 
+from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants import ShuffleRdpAccountant
 from shuffle_accountants import checkpoints
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
-from shuffle_accountants import ShufflePldAccountant
-from shuffle_accountants import ShuffleRdpAccountant
 
 NUM_USERS, SAMPLE_SIZE, SIGMA, DELTA = 10**5, 10**4, 2.0, 1e-6
 # ShufflePldAccountant's epsilon of SubsampledShuffleGaussianEvent(1e5, 1e4,

@@ -25,8 +25,8 @@ import warnings
 
 import attr
 
-from shuffle_accountants import figure_style
 from shuffle_accountants import _validation
+from shuffle_accountants import figure_style
 
 __all__ = [
     'protocols', 'calibration', 'PROGRAM', 'DELTA_RULE', 'default_delta',
@@ -531,8 +531,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         # as errors); this keeps a dependency's warning off the terminal.
         warnings.simplefilter('ignore')
         if protocols is None:
-          from shuffle_accountants.cli import protocols as loaded  # pylint: disable=g-import-not-at-top
           from shuffle_accountants import calibration as calibration_module  # pylint: disable=g-import-not-at-top
+          from shuffle_accountants.cli import protocols as loaded  # pylint: disable=g-import-not-at-top
           protocols, calibration = loaded, calibration_module
         report = _COMMANDS[args.command](args)
       if args.delta is None:

@@ -18,14 +18,14 @@ from dp_accounting.rdp import rdp_privacy_accountant
 import numpy as np
 
 from shuffle_accountants import _validation
-from shuffle_accountants.rdp import clone
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
-from shuffle_accountants.pld import checkin
 from shuffle_accountants.pairs import fmt21
-from shuffle_accountants.rdp import girgis
+from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import lower_bounds
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
+from shuffle_accountants.rdp import clone
+from shuffle_accountants.rdp import girgis
 from shuffle_accountants.rdp.accountant import DEFAULT_ORDERS
 from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
 

@@ -43,10 +43,10 @@ import numpy as np
 
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
+from shuffle_accountants import randomizers
 from shuffle_accountants.pairs import binomial
 from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pairs import privacy_loss
-from shuffle_accountants import randomizers
 
 __all__ = ['blanket_pld_atoms']
 

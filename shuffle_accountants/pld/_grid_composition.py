@@ -30,7 +30,6 @@ from shuffle_accountants import _progress
 from shuffle_accountants import _upstream
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import composition
-from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import random_allocation
 from shuffle_accountants.samplers import accounting as sampler_accounting
 

@@ -61,9 +61,9 @@ from shuffle_accountants import _upstream
 from shuffle_accountants import _validation
 from shuffle_accountants import checkpoints
 from shuffle_accountants import events
+from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pld import _grid_composition
 from shuffle_accountants.pld import candidates
-from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import grid

@@ -25,6 +25,7 @@ from shuffle_accountants import _cache
 from shuffle_accountants import _dominating
 from shuffle_accountants import _event_specs
 from shuffle_accountants import events
+from shuffle_accountants import randomizers
 from shuffle_accountants.pairs import blanket
 from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pairs import fmt21
@@ -33,7 +34,6 @@ from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import continuous_blanket
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import distributed
-from shuffle_accountants import randomizers
 
 __all__ = [
     'KRR_ADVERSARIES', 'PAIRS_CACHE_BYTES', 'PMF_CACHE_BYTES',

@@ -30,7 +30,7 @@ for the two orders of a non-symmetric pair the pointwise maximum is used.
 Composing grid PMFs and certifying the result is `pld.composition`'s job.
 """
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 import attr
 from dp_accounting.pld import pld_pmf

@@ -22,7 +22,6 @@ from shuffle_accountants import _ledger
 from shuffle_accountants import _progress
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import composition
-from shuffle_accountants.pld import discrete
 
 __all__ = [
     'FINEST_MIXED_GRID', 'COARSEST_GRID', 'MAX_ROUND_BUCKETS', 'DEFAULT_GRID',

@@ -15,8 +15,8 @@ bound on what any certified accountant can report for shuffled eps0-LDP rounds.
 import math
 from typing import Optional, Tuple
 
-import numpy as np
 from dp_accounting.pld import privacy_loss_distribution
+import numpy as np
 
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation

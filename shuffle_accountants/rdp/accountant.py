@@ -333,7 +333,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     super().__init__(DEFAULT_ORDERS if orders is None else orders,
                      neighboring_relation)
     self._extend_orders = orders is None
-    self._extensions: List[Optional['ShuffleRdpAccountant']] = []
+    self._extensions: List[Optional[ShuffleRdpAccountant]] = []
     self._contributions: List[ShuffleRdpContribution] = []
     # The routes of this ledger besides its own (DOMINATING-ROUNDS), built on
     # request.

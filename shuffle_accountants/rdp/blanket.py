@@ -41,8 +41,8 @@ from scipy import stats
 from shuffle_accountants import _cache
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
-from shuffle_accountants.pairs import binomial
 from shuffle_accountants import randomizers
+from shuffle_accountants.pairs import binomial
 from shuffle_accountants.rdp import clone
 
 __all__ = ['blanket_rdp']

@@ -20,8 +20,8 @@ import numpy as np
 
 from shuffle_accountants import _validation
 from shuffle_accountants.rdp import clone
-from shuffle_accountants.rdp import girgis
 from shuffle_accountants.rdp import generic
+from shuffle_accountants.rdp import girgis
 from shuffle_accountants.rdp import subsampling
 
 __all__ = [

@@ -15,7 +15,9 @@ IDs: FS26-RANDOM-ALLOCATION, RANDOM-ALLOCATION-GRID, SHUFFLED-BATCHES-UB,
 from shuffle_accountants.samplers.events import RandomAllocationDpEvent
 from shuffle_accountants.samplers.events import ShuffledBatchesDpEvent
 from shuffle_accountants.samplers.shuffled_batches import EpsilonRange
-from shuffle_accountants.samplers.shuffled_batches import shuffled_batches_epsilon
+from shuffle_accountants.samplers.shuffled_batches import (
+           shuffled_batches_epsilon,
+)
 
 __all__ = ['EpsilonRange', 'RandomAllocationDpEvent',
            'ShuffledBatchesDpEvent', 'shuffled_batches_epsilon']

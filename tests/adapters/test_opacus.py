@@ -18,16 +18,16 @@ from opacus.optimizers import AdaClipDPOptimizer
 from opacus.utils.batch_memory_manager import BatchMemoryManager
 from torch import nn
 
-from shuffle_accountants import CheckInEvent
-from shuffle_accountants import ShufflePldAccountant
-from shuffle_accountants import ShuffleRdpAccountant
-from shuffle_accountants.adapters import opacus as adapter
 from opacus_training import FEATURES
 from opacus_training import NOISE_MULTIPLIER
 from opacus_training import make_data_loader as _data_loader
 from opacus_training import make_private as _private
 from opacus_training import released_noise as _released_noise
 from opacus_training import train as _train
+from shuffle_accountants import CheckInEvent
+from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants.adapters import opacus as adapter
 
 # The stock PrivacyEngine checks the data loader only after this call.
 adapter.install_data_loader_check()

@@ -16,15 +16,15 @@ from opacus import PrivacyEngine
 from opacus.accountants import create_accountant
 from opacus.accountants.utils import get_noise_multiplier
 
-from shuffle_accountants import DistributedCheckInEvent
-from shuffle_accountants import ShufflePldAccountant
-from shuffle_accountants import ShuffleRdpAccountant
-from shuffle_accountants.adapters import opacus as adapter
 from opacus_training import NOISE_MULTIPLIER
 from opacus_training import make_data_loader
 from opacus_training import make_private
 from opacus_training import released_noise
 from opacus_training import train
+from shuffle_accountants import DistributedCheckInEvent
+from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants.adapters import opacus as adapter
 
 DISTRIBUTED = adapter.DISTRIBUTED_MECHANISM
 # make_data_loader(): 640 examples in batches of 64, so q = 0.1, q·n = 64.

@@ -14,9 +14,9 @@ pytest.importorskip('opacus')
 # pylint: disable=g-import-not-at-top,wrong-import-position
 from opacus.accountants import create_accountant
 
-from shuffle_accountants.adapters import opacus as adapter
 import resume_training
 from resume_training import STEPS_PER_EPOCH
+from shuffle_accountants.adapters import opacus as adapter
 
 SCRIPT = os.path.join(os.path.dirname(os.path.dirname(__file__)),
                       'resume_training.py')

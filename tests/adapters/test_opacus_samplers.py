@@ -240,6 +240,7 @@ def test_shuffled_batches_epsilon_is_the_closed_form_at_any_epochs(
 
 def test_shuffled_batches_groups_compose_as_one_gaussian():
   from dp_accounting import dp_event  # pylint: disable=g-import-not-at-top
+
   from shuffle_accountants import ShufflePldAccountant  # pylint: disable=g-import-not-at-top
   accountant = create_accountant('shuffled_batches')
   accountant.history = [(0.8, 1 / 10, 30), (2.0, 1 / 4, 8)]

@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 import brute_force
+from shuffle_accountants import ShuffleEvent
+from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pairs import fmt21
 from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
-from shuffle_accountants import ShuffleEvent
-from shuffle_accountants import ShufflePldAccountant
 
 NeighboringRelation = privacy_accountant.NeighboringRelation
 KHH_FIG4_DELTAS = [1e-4, 10**-4.75, 10**-5.5, 10**-6.25, 1e-7]

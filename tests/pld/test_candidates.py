@@ -124,6 +124,7 @@ def test_clone_pair_lower_bound_is_below_the_enumerated_pair(
   # GRID-PAIRS-FAST: the lower bound that lets FMT21 be skipped never exceeds
   # the clone pair, enumerated here over every clone count and output.
   from scipy import stats  # pylint: disable=g-import-not-at-top
+
   from shuffle_accountants.pairs import clone_pairs  # pylint: disable=g-import-not-at-top
   p = np.exp(-local_epsilon) if probability is None else probability
   lower = discrete.connect_the_dots(clone_pairs.clone_pair_lower_atoms(

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from shuffle_accountants import CheckInEvent
-from shuffle_accountants import clear_caches
 from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants import clear_caches
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import discrete
 

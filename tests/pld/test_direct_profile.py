@@ -63,6 +63,7 @@ def test_an_asymmetric_pld_keeps_both_relations_in_a_batch():
   dp_accounting, both PMFs)."""
   from dp_accounting.pld import pld_pmf  # pylint: disable=import-outside-toplevel
   from dp_accounting.pld import privacy_loss_distribution  # pylint: disable=import-outside-toplevel
+
   from shuffle_accountants.pld import discrete  # pylint: disable=import-outside-toplevel
   d = 0.01
   mild = pld_pmf.DensePLDPmf(d, 0, np.array([0.5, 0.5]), 0.0, True)

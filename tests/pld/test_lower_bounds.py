@@ -1,15 +1,16 @@
 """The all-equal binary-RR pair's ε is a lower bound: below the truth, below ours."""
 
-import brute_force
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 import pytest
 
+import brute_force
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants.pld.lower_bounds import (
-    binary_rr_all_equal_pair_epsilon_lower_bound as lower_bound)
+  binary_rr_all_equal_pair_epsilon_lower_bound as lower_bound,
+)
 
 
 @pytest.mark.parametrize('num_users', [1, 2, 5, 30, 200])

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from shuffle_accountants import DEFAULT_ORDERS
-from shuffle_accountants.rdp import shuffle_round
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants.rdp import shuffle_round
 
 REPLACE_ONE = dp_accounting.NeighboringRelation.REPLACE_ONE
 ADD_OR_REMOVE_ONE = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE

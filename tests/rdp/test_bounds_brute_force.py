@@ -3,12 +3,11 @@
 import numpy as np
 import pytest
 
-from shuffle_accountants.rdp import clone
-from shuffle_accountants.rdp import girgis
-from shuffle_accountants.rdp import generic
-from shuffle_accountants.rdp import shuffle_round
-
 import brute_force
+from shuffle_accountants.rdp import clone
+from shuffle_accountants.rdp import generic
+from shuffle_accountants.rdp import girgis
+from shuffle_accountants.rdp import shuffle_round
 
 ORDERS = np.array([1.5, 2.0, 3.0, 4.5, 8.0, 16.0])
 INTEGER_ORDERS = np.array([2.0, 3.0, 4.0, 8.0, 16.0])

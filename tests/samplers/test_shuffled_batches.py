@@ -12,7 +12,6 @@ from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
 from shuffle_accountants.samplers import EpsilonRange
 from shuffle_accountants.samplers import ShuffledBatchesDpEvent
-from shuffle_accountants.samplers import shuffled_batches
 from shuffle_accountants.samplers import shuffled_batches_epsilon
 
 ADD_OR_REMOVE = privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE

@@ -38,8 +38,8 @@ from . import limits
 from . import mathematics
 from . import numeric
 from . import opacus
-from . import pld_accountant
 from . import performance
+from . import pld_accountant
 from . import randomizers
 from . import rdp_accountant
 from . import readme

@@ -8,7 +8,6 @@ from .core import sig
 from .core import table
 from .core import value
 
-
 # ---- docs/checkin.md
 
 @functools.lru_cache(maxsize=None)
@@ -16,7 +15,9 @@ def _checkin_row(rate: float, kind: str, local: float):
   """(PLD, RDP, central DP-SGD) as benchmarks/checkin.py --quick --rdp."""
   from dp_accounting import dp_event
   from dp_accounting.pld import pld_privacy_accountant
-  from shuffle_accountants import CheckInEvent, ShufflePldAccountant
+
+  from shuffle_accountants import CheckInEvent
+  from shuffle_accountants import ShufflePldAccountant
   from shuffle_accountants import ShuffleRdpAccountant
   keyword = 'local_epsilon' if kind == 'eps0' else 'noise_multiplier'
   event = CheckInEvent(60_000, rate, **{keyword: local})
@@ -92,7 +93,8 @@ def _checkin_blanket_moved():
 @value('checkin.rdp_over_pld_100', slow=True)
 def _checkin_rdp_over_pld_100():
   """RDP over PLD epsilon after BLANKET-RDP at the blanket table's 100-round points."""
-  from shuffle_accountants import CheckInEvent, ShufflePldAccountant
+  from shuffle_accountants import CheckInEvent
+  from shuffle_accountants import ShufflePldAccountant
   from shuffle_accountants import ShuffleRdpAccountant
   checkin = benchmark('checkin')
   ratios = []
@@ -111,7 +113,8 @@ def _checkin_rdp_over_pld_100():
 
 @functools.lru_cache(maxsize=None)
 def _issue_16_rdp():
-  from shuffle_accountants import CheckInEvent, ShuffleRdpAccountant
+  from shuffle_accountants import CheckInEvent
+  from shuffle_accountants import ShuffleRdpAccountant
   accountant = ShuffleRdpAccountant(orders=[1.5, 2.0, 3.0])
   accountant.compose(CheckInEvent(num_users=10, checkin_rate=0.001,
                                   local_epsilon=3.0, num_categories=3))
@@ -172,6 +175,7 @@ def _distributed_large_cohort_ratio():
 @functools.lru_cache(maxsize=None)
 def _distributed_target_event():
   import math
+
   from shuffle_accountants import DistributedCheckInEvent
   return DistributedCheckInEvent(60_000, 256 / 60_000, 1.0 / math.sqrt(256),
                                  participation='hidden')
@@ -187,6 +191,7 @@ def _distributed_rdp():
 @value('checkin.distributed_local_noise', slow=True)
 def _distributed_local_noise():
   """CheckInEvent with each participant's noise at sigma_agg = 1."""
-  from shuffle_accountants import CheckInEvent, ShufflePldAccountant
+  from shuffle_accountants import CheckInEvent
+  from shuffle_accountants import ShufflePldAccountant
   event = CheckInEvent(60_000, 256 / 60_000, noise_multiplier=1.0)
   return sig(ShufflePldAccountant().compose(event, 2340).get_epsilon(1e-5), 4)

@@ -5,7 +5,6 @@ import math
 from .core import sig
 from .core import table
 
-
 # n clients, expected cohort q n, update noise σ_agg C at that cohort,
 # T rounds, δ.
 FEDERATED = dict(num_users=1000, checkin_rate=0.1, noise_multiplier=5.0,
@@ -16,6 +15,7 @@ def _federated_central(sampling: str, relation: str, sample_size: int
                        ) -> float:
   """ε of Flower's central release through our PldAccountant."""
   from flwr.supercore import privacy_accounting as flower
+
   from shuffle_accountants.adapters.flower import PldAccountant
   setting = FEDERATED
   accountant = PldAccountant(flower.PrivacyConfig(

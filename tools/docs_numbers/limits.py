@@ -10,7 +10,8 @@ from .core import table
 @table('limits.roundoff', machine_noise=2e-5)
 def _roundoff_table():
   """epsilon of the composed PLD: NOT-MONOTONE's estimate against ROUNDOFF-CERTIFIED's certificate."""
-  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  from shuffle_accountants import ShuffleEvent
+  from shuffle_accountants import ShufflePldAccountant
   from shuffle_accountants.pld import composition
   rows = []
   for num_users, rounds in ((10**5, 365), (10**6, 10**3), (10**6, 10**4),

@@ -18,7 +18,6 @@ from .core import Entry
 from .core import sig
 from .core import tables_agree
 
-
 # ------------------------------------------------------- code-block prints
 
 

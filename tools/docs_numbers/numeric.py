@@ -7,7 +7,6 @@ from .core import sig
 from .core import table
 from .core import value
 
-
 NUMERIC_POPULATIONS = (10**3, 10**4, 10**5, 10**6)
 NUMERIC_DIMENSIONS = (1, 2, 8, 32)
 
@@ -17,7 +16,8 @@ def _gaussian_shuffle(num_users, sigma, rounding=True, delta=1e-6,
                       dimension=1):
   """Certified epsilon of one shuffled round of GaussianRandomizer reports
   (randomized rounding, or plain clipping)."""
-  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  from shuffle_accountants import ShuffleEvent
+  from shuffle_accountants import ShufflePldAccountant
   from shuffle_accountants import randomizers
   accountant = ShufflePldAccountant()
   accountant.compose(ShuffleEvent(num_users, randomizer=(

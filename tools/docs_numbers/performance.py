@@ -6,7 +6,6 @@ from .core import power_of_ten
 from .core import table
 from .core import value
 
-
 RATIO_POPULATIONS = (10**3, 10**5, 10**7, 10**9)
 RATIO_EPSILONS = (0.1, 1.0, 8.0)
 RATIO_ROUNDS = (1, 10, 1000, 100_000)
@@ -15,7 +14,8 @@ RATIO_ROUNDS = (1, 10, 1000, 100_000)
 @functools.lru_cache(maxsize=None)
 def _rdp_over_pld(num_users: int, local_epsilon: float, rounds: int) -> float:
   """benchmarks/loops.py's table 4: RDP epsilon / PLD epsilon at 1e-6."""
-  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  from shuffle_accountants import ShuffleEvent
+  from shuffle_accountants import ShufflePldAccountant
   from shuffle_accountants import ShuffleRdpAccountant
   event = ShuffleEvent(num_users, local_epsilon)
   pld = ShufflePldAccountant().compose(event, rounds).get_epsilon(1e-6)

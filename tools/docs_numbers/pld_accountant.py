@@ -7,7 +7,8 @@ from .core import table
 
 @table('pld.comparison', slow=True)
 def _pld_comparison():
-  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  from shuffle_accountants import ShuffleEvent
+  from shuffle_accountants import ShufflePldAccountant
   from shuffle_accountants import ShuffleRdpAccountant
   from shuffle_accountants.pairs import fmt21
   from shuffle_accountants.pld import lower_bounds

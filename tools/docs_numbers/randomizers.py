@@ -63,7 +63,8 @@ def _randomizers_catalogue():
 
 @functools.lru_cache(maxsize=None)
 def _hadamard_year():
-  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  from shuffle_accountants import ShuffleEvent
+  from shuffle_accountants import ShufflePldAccountant
   from shuffle_accountants import randomizers
   hadamard = randomizers.HadamardResponse(domain_size=1000, local_epsilon=2.0)
   named, generic = ShufflePldAccountant(), ShufflePldAccountant()

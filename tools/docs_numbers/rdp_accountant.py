@@ -10,9 +10,11 @@ from .core import value
 @functools.lru_cache(maxsize=None)
 def _rdp_row(local_epsilon: float, num_users: int, rounds: int):
   """(UB1, EFM19, accountant, order, winner) as benchmarks/rdp_accountant.py."""
-  import numpy as np
   from dp_accounting.rdp import rdp_privacy_accountant
-  from shuffle_accountants import ShuffleEvent, ShuffleRdpAccountant
+  import numpy as np
+
+  from shuffle_accountants import ShuffleEvent
+  from shuffle_accountants import ShuffleRdpAccountant
   from shuffle_accountants.rdp import girgis
   orders = np.arange(2, 2049)
   ub1, _ = rdp_privacy_accountant.compute_epsilon(
@@ -67,7 +69,8 @@ def _rdp_8x_ours():
 @functools.lru_cache(maxsize=None)
 def _large_n_one_round():
   """n = 10^7, eps0 = 0.3, one round: order-1024 cap, staged, PLD."""
-  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  from shuffle_accountants import ShuffleEvent
+  from shuffle_accountants import ShufflePldAccountant
   from shuffle_accountants import ShuffleRdpAccountant
   from shuffle_accountants.rdp.accountant import DEFAULT_ORDERS
   event = ShuffleEvent(num_users=10**7, local_epsilon=0.3)

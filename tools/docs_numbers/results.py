@@ -65,8 +65,9 @@ for _key, _function in {
 @value('results.girgis_ub1_2000')
 def _girgis_ub1_2000():
   """GIRGIS-UB1 at T = 10^5 with integer orders 2..2000 (as mathematics.md)."""
-  import numpy as np
   from dp_accounting.rdp import rdp_privacy_accountant
+  import numpy as np
+
   from shuffle_accountants.rdp import girgis
   orders = np.arange(2, 2001)
   epsilon, _ = rdp_privacy_accountant.compute_epsilon(
@@ -83,7 +84,9 @@ def _girgis_ub1_eps2():
 @functools.lru_cache(maxsize=None)
 def _koskela_krr(adversary: str) -> float:
   import math
-  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+
+  from shuffle_accountants import ShuffleEvent
+  from shuffle_accountants import ShufflePldAccountant
   accountant = ShufflePldAccountant(krr_adversary=adversary)
   accountant.compose(ShuffleEvent(num_users=1000, local_epsilon=math.log(13),
                                   num_categories=4))
@@ -123,7 +126,9 @@ def _liew_mnist():
 @functools.lru_cache(maxsize=None)
 def _mixed():
   import dp_accounting
-  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+
+  from shuffle_accountants import ShuffleEvent
+  from shuffle_accountants import ShufflePldAccountant
   training = dp_accounting.SelfComposedDpEvent(
       dp_accounting.PoissonSampledDpEvent(
           0.01, dp_accounting.GaussianDpEvent(noise_multiplier=2.0)), 1000)
@@ -141,7 +146,8 @@ value('results.mixed_year_adds')(lambda: sig(_mixed()[1] - _mixed()[0], 1))
 @functools.lru_cache(maxsize=None)
 def _randomizer_choice():
   """Certified / generic per randomizer over n = 10^3..10^8 (the example)."""
-  from shuffle_accountants import ShuffleEvent, ShufflePldAccountant
+  from shuffle_accountants import ShuffleEvent
+  from shuffle_accountants import ShufflePldAccountant
   from shuffle_accountants import randomizers
   from shuffle_accountants.pld import lower_bounds
 

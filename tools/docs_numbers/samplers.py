@@ -3,9 +3,9 @@
 import functools
 
 from .core import benchmark
-from .core import table_cells
 from .core import sig
 from .core import table
+from .core import table_cells
 from .core import value
 
 

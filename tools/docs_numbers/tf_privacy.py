@@ -6,7 +6,8 @@ from .core import output
 @output('tf_privacy.statement')
 def _tf_privacy_statement():
   from shuffle_accountants.adapters.tf_privacy import (
-      compute_shuffle_privacy_statement)
+    compute_shuffle_privacy_statement,
+  )
   return compute_shuffle_privacy_statement(
       number_of_examples=60_000, batch_size=256, num_epochs=15,
       noise_multiplier=1.1, delta=1e-5)

@@ -6,9 +6,9 @@ import subprocess
 import sys
 
 from .core import ROOT
-from .core import table_cells
 from .core import sig
 from .core import table
+from .core import table_cells
 from .core import value
 
 
@@ -27,6 +27,7 @@ def _training_modes():
 def _threat_models():
   """epsilon(1e-5) on training.md's setting per threat model (PLD)."""
   import dp_accounting
+
   from shuffle_accountants import DistributedCheckInEvent
   from shuffle_accountants import ShufflePldAccountant
   num_users, rate, sigma, steps = 1437, 1 / 12, 1.5, 180

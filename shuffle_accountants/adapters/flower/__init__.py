@@ -25,23 +25,27 @@ whom, is in `accountant`; `wrapper` holds what the two strategies share.
 """
 
 from shuffle_accountants.adapters.flower.accountant import ACCOUNTING_METHOD
+from shuffle_accountants.adapters.flower.accountant import STATE_SCHEMA_VERSION
 from shuffle_accountants.adapters.flower.accountant import GaussianPrivacyEvent
 from shuffle_accountants.adapters.flower.accountant import NeighboringRelation
 from shuffle_accountants.adapters.flower.accountant import PldAccountant
 from shuffle_accountants.adapters.flower.accountant import PrivacyConfig
 from shuffle_accountants.adapters.flower.accountant import PrivacySpent
 from shuffle_accountants.adapters.flower.accountant import SamplingMethod
-from shuffle_accountants.adapters.flower.accountant import STATE_SCHEMA_VERSION
-from shuffle_accountants.adapters.flower.mod import distributed_noise_mod
 from shuffle_accountants.adapters.flower.mod import KEY_CHECKIN_RATE
 from shuffle_accountants.adapters.flower.mod import KEY_CLIPPING_NORM
 from shuffle_accountants.adapters.flower.mod import KEY_NOISE_SHARE
 from shuffle_accountants.adapters.flower.mod import KEY_PARTICIPANT
 from shuffle_accountants.adapters.flower.mod import KEY_PARTICIPATION
+from shuffle_accountants.adapters.flower.mod import distributed_noise_mod
 from shuffle_accountants.adapters.flower.mod import participant_noise_multiplier
 from shuffle_accountants.adapters.flower.mod import uploader_noise_multiplier
-from shuffle_accountants.adapters.flower.strategies import DistributedNoiseFixedClipping
-from shuffle_accountants.adapters.flower.strategies import SampledServerSideFixedClipping
+from shuffle_accountants.adapters.flower.strategies import (
+    DistributedNoiseFixedClipping,
+)
+from shuffle_accountants.adapters.flower.strategies import (
+    SampledServerSideFixedClipping,
+)
 
 __all__ = [
     'ACCOUNTING_METHOD', 'DistributedNoiseFixedClipping',

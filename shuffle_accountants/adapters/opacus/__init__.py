@@ -71,37 +71,65 @@ contract), `optimizers` (local noise), `engine` (`ShufflePrivacyEngine`,
 the data loader check), `registration`.
 """
 
-from shuffle_accountants.adapters.opacus.accountants import DEFAULT_PARTICIPATION
-from shuffle_accountants.adapters.opacus.accountants import DISTRIBUTED_MECHANISM
-from shuffle_accountants.adapters.opacus.accountants import DISTRIBUTED_RDP_MECHANISM
-from shuffle_accountants.adapters.opacus.accountants import DistributedCheckinAccountant
-from shuffle_accountants.adapters.opacus.accountants import DistributedCheckinRdpAccountant
+from shuffle_accountants.adapters.opacus.accountants import (
+    DEFAULT_PARTICIPATION,
+)
+from shuffle_accountants.adapters.opacus.accountants import (
+    DISTRIBUTED_MECHANISM,
+)
+from shuffle_accountants.adapters.opacus.accountants import (
+    DISTRIBUTED_RDP_MECHANISM,
+)
 from shuffle_accountants.adapters.opacus.accountants import MECHANISM
 from shuffle_accountants.adapters.opacus.accountants import RDP_MECHANISM
-from shuffle_accountants.adapters.opacus.accountants import ShuffleCheckinAccountant
-from shuffle_accountants.adapters.opacus.accountants import ShuffleCheckinRdpAccountant
-from shuffle_accountants.adapters.opacus.accountants import stock_engine_population
+from shuffle_accountants.adapters.opacus.accountants import (
+    DistributedCheckinAccountant,
+)
+from shuffle_accountants.adapters.opacus.accountants import (
+    DistributedCheckinRdpAccountant,
+)
+from shuffle_accountants.adapters.opacus.accountants import (
+    ShuffleCheckinAccountant,
+)
+from shuffle_accountants.adapters.opacus.accountants import (
+    ShuffleCheckinRdpAccountant,
+)
+from shuffle_accountants.adapters.opacus.accountants import (
+    stock_engine_population,
+)
 from shuffle_accountants.adapters.opacus.base import OpacusAccountant
-from shuffle_accountants.adapters.opacus.base import record_step
 from shuffle_accountants.adapters.opacus.base import SavedHistory
+from shuffle_accountants.adapters.opacus.base import record_step
+from shuffle_accountants.adapters.opacus.engine import ShufflePrivacyEngine
 from shuffle_accountants.adapters.opacus.engine import install_data_loader_check
 from shuffle_accountants.adapters.opacus.engine import prepare_data_loader
-from shuffle_accountants.adapters.opacus.engine import ShufflePrivacyEngine
-from shuffle_accountants.adapters.opacus.optimizers import install_local_noise
 from shuffle_accountants.adapters.opacus.optimizers import LocalNoiseDPOptimizer
-from shuffle_accountants.adapters.opacus.optimizers import LocalNoiseDPPerLayerOptimizer
+from shuffle_accountants.adapters.opacus.optimizers import (
+    LocalNoiseDPPerLayerOptimizer,
+)
 from shuffle_accountants.adapters.opacus.optimizers import LocalNoiseMixin
-from shuffle_accountants.adapters.opacus.registration import register_accountants
+from shuffle_accountants.adapters.opacus.optimizers import install_local_noise
+from shuffle_accountants.adapters.opacus.registration import (
+    register_accountants,
+)
 from shuffle_accountants.adapters.opacus.sampler_accountants import ACCOUNTANTS
-from shuffle_accountants.adapters.opacus.sampler_accountants import ADD_OR_REMOVE_ONE
-from shuffle_accountants.adapters.opacus.sampler_accountants import is_sampler_accountant
-from shuffle_accountants.adapters.opacus.sampler_accountants import RandomAllocationAccountant
-from shuffle_accountants.adapters.opacus.sampler_accountants import ShuffledBatchesAccountant
-from shuffle_accountants.adapters.opacus.samplers import check_sampler_contract
+from shuffle_accountants.adapters.opacus.sampler_accountants import (
+    ADD_OR_REMOVE_ONE,
+)
+from shuffle_accountants.adapters.opacus.sampler_accountants import (
+    RandomAllocationAccountant,
+)
+from shuffle_accountants.adapters.opacus.sampler_accountants import (
+    ShuffledBatchesAccountant,
+)
+from shuffle_accountants.adapters.opacus.sampler_accountants import (
+    is_sampler_accountant,
+)
 from shuffle_accountants.adapters.opacus.samplers import RANDOM_ALLOCATION
-from shuffle_accountants.adapters.opacus.samplers import RandomAllocationSampler
-from shuffle_accountants.adapters.opacus.samplers import sampler_kind
 from shuffle_accountants.adapters.opacus.samplers import SHUFFLED_BATCHES
+from shuffle_accountants.adapters.opacus.samplers import RandomAllocationSampler
+from shuffle_accountants.adapters.opacus.samplers import check_sampler_contract
+from shuffle_accountants.adapters.opacus.samplers import sampler_kind
 
 __all__ = [
     'ACCOUNTANTS', 'ADD_OR_REMOVE_ONE', 'DEFAULT_PARTICIPATION',

@@ -24,10 +24,12 @@ import torch
 from shuffle_accountants import _validation
 from shuffle_accountants.adapters.opacus.base import OpacusAccountant
 from shuffle_accountants.adapters.opacus.optimizers import LocalNoiseMixin
-from shuffle_accountants.adapters.opacus.optimizers import upgrade_stock_optimizer
+from shuffle_accountants.adapters.opacus.optimizers import (
+  upgrade_stock_optimizer,
+)
 from shuffle_accountants.events import CheckInEvent
-from shuffle_accountants.events import check_participation
 from shuffle_accountants.events import DistributedCheckInEvent
+from shuffle_accountants.events import check_participation
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
 

@@ -14,17 +14,29 @@ from typing import Optional
 
 from opacus import PrivacyEngine
 
-from shuffle_accountants.adapters.opacus.accountants import DISTRIBUTED_MECHANISM
-from shuffle_accountants.adapters.opacus.accountants import DISTRIBUTED_RDP_MECHANISM
-from shuffle_accountants.adapters.opacus.accountants import DistributedCheckinAccountant
+from shuffle_accountants.adapters.opacus.accountants import (
+  DISTRIBUTED_MECHANISM,
+)
+from shuffle_accountants.adapters.opacus.accountants import (
+  DISTRIBUTED_RDP_MECHANISM,
+)
 from shuffle_accountants.adapters.opacus.accountants import MECHANISM
 from shuffle_accountants.adapters.opacus.accountants import RDP_MECHANISM
-from shuffle_accountants.adapters.opacus.accountants import ShuffleCheckinAccountant
-from shuffle_accountants.adapters.opacus.accountants import trained_participation
+from shuffle_accountants.adapters.opacus.accountants import (
+  DistributedCheckinAccountant,
+)
+from shuffle_accountants.adapters.opacus.accountants import (
+  ShuffleCheckinAccountant,
+)
+from shuffle_accountants.adapters.opacus.accountants import (
+  trained_participation,
+)
 from shuffle_accountants.adapters.opacus.base import OpacusAccountant
 from shuffle_accountants.adapters.opacus.optimizers import check_noise
 from shuffle_accountants.adapters.opacus.optimizers import local_noise_optimizer
-from shuffle_accountants.adapters.opacus.sampler_accountants import is_sampler_accountant
+from shuffle_accountants.adapters.opacus.sampler_accountants import (
+  is_sampler_accountant,
+)
 from shuffle_accountants.adapters.opacus.samplers import check_sampler_contract
 from shuffle_accountants.adapters.opacus.samplers import sampler_kind
 

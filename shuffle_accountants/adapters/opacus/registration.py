@@ -5,14 +5,26 @@ import warnings
 from opacus.accountants import create_accountant
 from opacus.accountants import register_accountant
 
-from shuffle_accountants.adapters.opacus.accountants import DISTRIBUTED_MECHANISM
-from shuffle_accountants.adapters.opacus.accountants import DISTRIBUTED_RDP_MECHANISM
-from shuffle_accountants.adapters.opacus.accountants import DistributedCheckinAccountant
-from shuffle_accountants.adapters.opacus.accountants import DistributedCheckinRdpAccountant
+from shuffle_accountants.adapters.opacus.accountants import (
+  DISTRIBUTED_MECHANISM,
+)
+from shuffle_accountants.adapters.opacus.accountants import (
+  DISTRIBUTED_RDP_MECHANISM,
+)
 from shuffle_accountants.adapters.opacus.accountants import MECHANISM
 from shuffle_accountants.adapters.opacus.accountants import RDP_MECHANISM
-from shuffle_accountants.adapters.opacus.accountants import ShuffleCheckinAccountant
-from shuffle_accountants.adapters.opacus.accountants import ShuffleCheckinRdpAccountant
+from shuffle_accountants.adapters.opacus.accountants import (
+  DistributedCheckinAccountant,
+)
+from shuffle_accountants.adapters.opacus.accountants import (
+  DistributedCheckinRdpAccountant,
+)
+from shuffle_accountants.adapters.opacus.accountants import (
+  ShuffleCheckinAccountant,
+)
+from shuffle_accountants.adapters.opacus.accountants import (
+  ShuffleCheckinRdpAccountant,
+)
 from shuffle_accountants.adapters.opacus.sampler_accountants import ACCOUNTANTS
 
 

@@ -33,10 +33,10 @@ from torch.utils import data as torch_data
 
 from shuffle_accountants import _validation
 from shuffle_accountants.adapters.opacus.base import OpacusAccountant
-from shuffle_accountants.adapters.opacus.samplers import EpochCounter
 from shuffle_accountants.adapters.opacus.samplers import RANDOM_ALLOCATION
-from shuffle_accountants.adapters.opacus.samplers import sampler_kind
 from shuffle_accountants.adapters.opacus.samplers import SHUFFLED_BATCHES
+from shuffle_accountants.adapters.opacus.samplers import EpochCounter
+from shuffle_accountants.adapters.opacus.samplers import sampler_kind
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.samplers import shuffled_batches
 from shuffle_accountants.samplers.events import RandomAllocationDpEvent

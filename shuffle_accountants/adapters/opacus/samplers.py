@@ -14,7 +14,9 @@ distributed=False)` before `make_private` for the same check with them.
 from typing import Optional
 
 from opacus.accountants import IAccountant
-from opacus.utils.uniform_sampler import DistributedUniformWithReplacementSampler
+from opacus.utils.uniform_sampler import (
+  DistributedUniformWithReplacementSampler,
+)
 from opacus.utils.uniform_sampler import UniformWithReplacementSampler
 import torch
 from torch.utils import data as torch_data
