@@ -84,7 +84,6 @@ def _epoch_loop(make_accountant, epochs, num_users=60_000, batch=256,
 
 
 def _opacus_table(reference, epochs):
-  # pylint: disable=import-outside-toplevel
   from opacus.accountants import PRVAccountant
   from opacus.accountants import RDPAccountant
 
@@ -110,7 +109,6 @@ def _opacus_table(reference, epochs):
 
 def _cold_caches():
   """Empties the caches shared across accountants, so each run starts cold."""
-  # pylint: disable=import-outside-toplevel
   from shuffle_accountants import clear_caches
   clear_caches()
 
@@ -203,7 +201,6 @@ def _year_populations() -> np.ndarray:
 
 def _year_ledger(kind: str) -> dict:
   """Runs one of issue 22's ledgers in this process (see `_ledger_table`)."""
-  # pylint: disable=import-outside-toplevel
   from shuffle_accountants import randomizers
   populations = _year_populations()
   if kind == 'calibration':
@@ -231,7 +228,6 @@ def _year_ledger(kind: str) -> dict:
 
 def _year_calibration(populations) -> dict:
   """Issue 30's loop: eps0 of a year of OUE(1000, eps0) rounds, eps <= 1."""
-  # pylint: disable=import-outside-toplevel
   from shuffle_accountants import calibration
   from shuffle_accountants import randomizers
   def year(local_epsilon):
@@ -301,7 +297,6 @@ def _ledger_table():
 
 
 def _randomizer_table(populations):
-  # pylint: disable=import-outside-toplevel
   from shuffle_accountants import randomizers
   named = [
       ('OUE(1000)', lambda e: randomizers.OptimizedUnaryEncoding(1000, e)),

@@ -12,9 +12,9 @@ import sys
 import matplotlib
 
 matplotlib.use('Agg')
-from matplotlib import pyplot  # pylint: disable=g-import-not-at-top,wrong-import-position
+from matplotlib import pyplot
 
-from shuffle_accountants import figure_style  # pylint: disable=g-import-not-at-top,wrong-import-position
+from shuffle_accountants import figure_style
 
 
 def parse_args(description: str) -> argparse.Namespace:

@@ -28,7 +28,7 @@ from shuffle_accountants.pld import checkin
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 os.pardir, 'benchmarks'))
-from checkin import without_d31  # pylint: disable=g-import-not-at-top,wrong-import-position
+from checkin import without_d31
 
 NUM_USERS = 10_000
 DELTA = 1e-6

@@ -43,17 +43,17 @@ def pld_pmfs(pld: _Pld) -> Tuple[pld_pmf.PLDPmf, pld_pmf.PLDPmf]:
   Relies on `PrivacyLossDistribution._pmf_remove` / `._pmf_add` (a
   symmetric PLD holds the same object in both).
   """
-  return pld._pmf_remove, pld._pmf_add  # pylint: disable=protected-access
+  return pld._pmf_remove, pld._pmf_add
 
 
 def is_symmetric(pld: _Pld) -> bool:
   """Whether a PLD has one PMF for both relations (`._symmetric`)."""
-  return pld._symmetric  # pylint: disable=protected-access
+  return pld._symmetric
 
 
 def is_pessimistic(pmf: pld_pmf.PLDPmf) -> bool:
   """Whether a PMF over-estimates delta (`._pessimistic_estimate`)."""
-  return pmf._pessimistic_estimate  # pylint: disable=protected-access
+  return pmf._pessimistic_estimate
 
 
 def dense_pmf_fields(pmf: pld_pmf.DensePLDPmf
@@ -64,10 +64,8 @@ def dense_pmf_fields(pmf: pld_pmf.DensePLDPmf
   `._probs[0]`: its loss is `lower * discretization`), `._probs` and
   `._infinity_mass`.
   """
-  # pylint: disable=protected-access
   return (pmf._discretization, int(pmf._lower_loss), pmf._probs,
           float(pmf._infinity_mass))
-  # pylint: enable=protected-access
 
 
 # ---- PLDAccountant
@@ -76,14 +74,14 @@ def value_discretization_interval(
     accountant: pld_privacy_accountant.PLDAccountant) -> float:
   """The grid spacing an accountant was built with
   (`PLDAccountant._value_discretization_interval`)."""
-  return accountant._value_discretization_interval  # pylint: disable=protected-access
+  return accountant._value_discretization_interval
 
 
 def forget_parent_pld(
     accountant: pld_privacy_accountant.PLDAccountant) -> None:
   """Deletes the composed PLD the parent keeps (`PLDAccountant._pld`), so
   that a subclass composing elsewhere fails loudly if the parent reads it."""
-  del accountant._pld  # pylint: disable=protected-access
+  del accountant._pld
 
 
 def compose_parent_pld_event(
@@ -92,7 +90,7 @@ def compose_parent_pld_event(
 ) -> Optional[CompositionErrorDetails]:
   """`PLDAccountant._maybe_compose` on `accountant` (its check of `event`,
   and with `do_compose` its composition into the parent's `_pld`)."""
-  return pld_privacy_accountant.PLDAccountant._maybe_compose(  # pylint: disable=protected-access
+  return pld_privacy_accountant.PLDAccountant._maybe_compose(
       accountant, event, count, do_compose)
 
 
@@ -132,7 +130,7 @@ def add_rdp(accountant: rdp_privacy_accountant.RdpAccountant,
   """Adds `rdp` (one value per order of `accountant.orders`) to the RDP the
   accountant has composed (`RdpAccountant._rdp`, which its epsilon and
   delta read; the public `rdp` property is a copy)."""
-  accountant._rdp += rdp  # pylint: disable=protected-access
+  accountant._rdp += rdp
 
 
 def compose_parent_rdp_event(
@@ -141,7 +139,7 @@ def compose_parent_rdp_event(
 ) -> Optional[CompositionErrorDetails]:
   """`RdpAccountant._maybe_compose` on `accountant` (its check of `event`,
   and with `do_compose` its RDP added to the accountant's)."""
-  return rdp_privacy_accountant.RdpAccountant._maybe_compose(  # pylint: disable=protected-access
+  return rdp_privacy_accountant.RdpAccountant._maybe_compose(
       accountant, event, count, do_compose)
 
 
@@ -151,5 +149,5 @@ def effective_gaussian_noise_multiplier(
   of Gaussians (sum of sigma^-2, each times its count), or the first
   sub-event that is not one
   (`rdp_privacy_accountant._effective_gaussian_noise_multiplier`)."""
-  return rdp_privacy_accountant._effective_gaussian_noise_multiplier(  # pylint: disable=protected-access
+  return rdp_privacy_accountant._effective_gaussian_noise_multiplier(
       event)

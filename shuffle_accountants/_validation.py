@@ -84,7 +84,7 @@ def check_local_epsilon(value, name: str = 'local_epsilon') -> float:
 def check_orders(orders, minimum: float = 1.0, name: str = 'orders'
                  ) -> 'np.ndarray':
   """Returns RDP orders as a 1-d float array; every order must exceed `minimum`."""
-  import numpy as np  # pylint: disable=g-import-not-at-top
+  import numpy as np
   array = np.atleast_1d(np.asarray(orders, dtype=np.float64))
   if array.ndim != 1 or array.size == 0:
     raise ValueError(f'{name} must be a non-empty 1-d sequence of numbers; '
@@ -98,7 +98,7 @@ def check_orders(orders, minimum: float = 1.0, name: str = 'orders'
 
 def check_integer_orders(orders, name: str = 'orders') -> 'np.ndarray':
   """Like `check_orders` but every order must be an integer >= 2."""
-  import numpy as np  # pylint: disable=g-import-not-at-top
+  import numpy as np
   array = check_orders(orders, minimum=1.0, name=name)
   bad = (array != np.floor(array)) | (array < 2)
   if np.any(bad):

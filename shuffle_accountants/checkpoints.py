@@ -302,7 +302,7 @@ class Checkpointable:
           "configuration, e.g. load_accountant or from_state_dict.")
     calls = _decode_calls(state.get('compositions'))
     fresh = self.fresh()
-    fresh._compose_calls()  # pylint: disable=protected-access
+    fresh._compose_calls()
     for index, (event, count, repeat) in enumerate(calls):
       try:
         for _ in range(repeat):

@@ -378,12 +378,8 @@ def largest_hockey_stick(pairs, epsilon):
 
 # ---------------------------------------------------------------------------
 # Arbitrary finite randomizers, given as matrices built here from each
-# randomizer's published definition (not from the library).
-
-
-def krr_matrix(num_categories, local_epsilon):
-  return np.array([krr_probabilities(x, num_categories, local_epsilon)
-                   for x in range(num_categories)])
+# randomizer's published definition (not from the library; krr_matrix
+# above).
 
 
 def unary_encoding_matrix(domain_size, on_true, on_other):

@@ -81,7 +81,7 @@ def _filled_functools_caches():
         values += [(f'{attribute}.{key}', item)
                    for key, item in vars(value).items()]
       filled += [f'{name}.{key}' for key, item in values
-                 if isinstance(item, functools._lru_cache_wrapper)  # pylint: disable=protected-access
+                 if isinstance(item, functools._lru_cache_wrapper)
                  and item.cache_info().currsize]
   return sorted(set(filled))
 

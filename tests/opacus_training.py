@@ -39,7 +39,7 @@ def released_noise(model, optimizer, participants):
   labels = torch.zeros(participants, dtype=torch.long)
   nn.functional.cross_entropy(model(inputs), labels, reduction='sum').backward()
   optimizer.step()
-  return model._module.weight.grad  # pylint: disable=protected-access
+  return model._module.weight.grad
 
 
 def train(model, optimizer, data_loader, epochs=1):

@@ -31,8 +31,8 @@ def _log_uniform(rng, low, high):
 
 def _event(rng):
   """A random event over the documented ranges, with its pure eps0 or None."""
-  from shuffle_accountants import CheckInEvent  # pylint: disable=g-import-not-at-top
-  from shuffle_accountants import ShuffleEvent  # pylint: disable=g-import-not-at-top
+  from shuffle_accountants import CheckInEvent
+  from shuffle_accountants import ShuffleEvent
   num_users = int(_log_uniform(rng, 1, 1e10))
   kind = rng.choice(['shuffle', 'krr', 'checkin', 'gaussian'])
   local_epsilon = rng.choice([0.0, 20.0, rng.uniform(0, 20),
@@ -67,7 +67,7 @@ def _run(accountant_type, event, rounds, local_epsilon) -> None:
 
 
 def main(seed: int, count: int, accountant_name: str, cap_bytes: int) -> None:
-  import shuffle_accountants  # pylint: disable=g-import-not-at-top
+  import shuffle_accountants
   accountant_type = getattr(shuffle_accountants, accountant_name)
   # Quiet by default: a warning escaping a public call on valid input fails
   # the case (import-time deprecations of dependencies are not ours).
@@ -82,12 +82,12 @@ def main(seed: int, count: int, accountant_name: str, cap_bytes: int) -> None:
       code = 0
       try:
         _run(accountant_type, event, rounds, local_epsilon)
-      except BaseException:  # pylint: disable=broad-except
+      except BaseException:
         traceback.print_exc()
         code = 1
       sys.stdout.flush()
       sys.stderr.flush()
-      os._exit(code)  # pylint: disable=protected-access
+      os._exit(code)
     watched = peak_memory.watch(pid, float('inf'), cap_bytes)
     if watched.reason or watched.status != 0:
       sys.exit(f'{event!r} x {rounds}: {watched.reason or "failed"}')

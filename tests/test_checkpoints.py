@@ -160,7 +160,7 @@ def _bits(value):
 
 def _bit_identical(a, b) -> bool:
   """Equal values with every float bit-identical (-0.0 is not 0.0)."""
-  if type(a) is not type(b):  # pylint: disable=unidiomatic-typecheck
+  if type(a) is not type(b):
     return False
   if attr.has(type(a)):
     return all(_bit_identical(getattr(a, f.name), getattr(b, f.name))
@@ -176,7 +176,7 @@ def _through_json(state):
 
 def test_every_known_class_has_a_strategy():
   # A new event class must be added to the round-trip tests below.
-  known = set(checkpoints._known_classes().values())  # pylint: disable=protected-access
+  known = set(checkpoints._known_classes().values())
   covered = set(LEAVES) | set(_nested(st.nothing())) | set(RANDOMIZERS)
   assert known == covered
 
@@ -219,7 +219,7 @@ def test_a_field_added_later_round_trips_and_old_states_get_its_default(
     assert _bit_identical(checkpoints.event_from_dict(_through_json(old)),
                           extended(**values))
   finally:
-    del checkpoints._registered[extended.__name__]  # pylint: disable=protected-access
+    del checkpoints._registered[extended.__name__]
 
 
 # Events the accountants compose within a second or so.
@@ -331,9 +331,9 @@ def test_equal_events_of_other_bits_are_replayed_as_composed():
   assert [(c['event']['fields']['noise_multiplier'], c['repeat'])
           for c in compositions] == [(2, 1), (2.0, 2), (-0.0, 1), (0.0, 1)]
   assert _bit_identical(
-      [call[0] for call in accountant._compose_calls()],  # pylint: disable=protected-access
+      [call[0] for call in accountant._compose_calls()],
       [call[0] for call in ShuffleRdpAccountant.from_state_dict(
-          _through_json(accountant.state_dict()))._compose_calls()])  # pylint: disable=protected-access
+          _through_json(accountant.state_dict()))._compose_calls()])
 
 
 def test_an_unknown_event_class_composes_but_cannot_be_saved():
@@ -467,7 +467,7 @@ def test_the_file_is_written_whole_before_it_replaces_the_old_one(
 
 
 def test_public_names():
-  import shuffle_accountants  # pylint: disable=g-import-not-at-top
+  import shuffle_accountants
   for name in ('save_accountant', 'load_accountant', 'event_to_dict',
                'event_from_dict'):
     assert getattr(shuffle_accountants, name) is getattr(checkpoints, name)

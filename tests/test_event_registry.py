@@ -72,7 +72,7 @@ def test_an_unregistered_event_is_not_a_shuffle_round():
 
 def test_a_spec_without_a_route_entry_names_the_gap(monkeypatch):
   spec = _event_specs.EventSpec(_event_specs.Kind.OWN_PARTICIPATION)
-  monkeypatch.setitem(_event_specs._SPECS, ToyRound, spec)  # pylint: disable=protected-access
+  monkeypatch.setitem(_event_specs._SPECS, ToyRound, spec)
   with pytest.raises(TypeError, match="ToyRound has an EventSpec but no "
                      "entry in this route's table"):
     ShuffleRdpAccountant().compose(ToyRound(10, 1.0))

@@ -16,7 +16,7 @@ def test_round_trip_through_named_tuple():
 
 def test_events_are_frozen_and_hashable():
   event = ShuffleEvent(10, 1.0)
-  with pytest.raises(Exception):
+  with pytest.raises(AttributeError):  # attrs' FrozenInstanceError
     event.num_users = 11
   assert hash(event) == hash(ShuffleEvent(10, 1.0))
 
@@ -48,7 +48,7 @@ def test_invalid_parameters_are_explained(kwargs, error, words):
 
 
 def test_numpy_integers_are_accepted():
-  import numpy as np  # pylint: disable=g-import-not-at-top
+  import numpy as np
   assert ShuffleEvent(np.int64(10), np.float32(1.0)).num_users == 10
 
 

@@ -25,7 +25,7 @@ def test_upper_bounds_are_solid_and_lower_bounds_dashed():
 def test_legend_sits_outside_the_data(tmp_path):
   matplotlib = pytest.importorskip('matplotlib')
   matplotlib.use('Agg')
-  from matplotlib import pyplot  # pylint: disable=g-import-not-at-top
+  from matplotlib import pyplot
   figure, axes = pyplot.subplots()
   axes.plot([1, 2], [1, 2], label='pld', **figure_style.series_style(0))
   legend = figure_style.legend_outside(axes, [figure_style.UPPER])

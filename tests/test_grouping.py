@@ -135,7 +135,7 @@ def test_batched_composition_equals_pairwise(counts, seed):
 def test_rdp_orders_extend_only_when_the_best_order_is_the_largest():
   small = ShuffleRdpAccountant().compose(ShuffleEvent(1000, 1.0))
   small.get_epsilon(1e-6)
-  assert small._extensions == []  # pylint: disable=protected-access
+  assert small._extensions == []
   large = ShuffleRdpAccountant().compose(ShuffleEvent(10**7, 0.3))
   fixed = ShuffleRdpAccountant(rdp_accountant.DEFAULT_ORDERS).compose(
       ShuffleEvent(10**7, 0.3))

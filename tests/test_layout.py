@@ -13,7 +13,7 @@ from shuffle_accountants import reference
 
 
 def test_adapters_are_a_subpackage_in_the_package_folder():
-  import shuffle_accountants.adapters  # pylint: disable=g-import-not-at-top
+  import shuffle_accountants.adapters
   assert shuffle_accountants.adapters.__name__ == 'shuffle_accountants.adapters'
   package = pathlib.Path(shuffle_accountants.__file__).parent
   adapters = pathlib.Path(shuffle_accountants.adapters.__file__).parent
@@ -160,7 +160,7 @@ def _cycles(graph):
   changed = True
   while changed:  # transitive closure
     changed = False
-    for node, reached in reach.items():
+    for reached in reach.values():
       further = set().union(*(reach.get(other, ()) for other in reached))
       if not further <= reached:
         reached |= further

@@ -78,7 +78,7 @@ def test_basic_composition_sums_nested_counts():
 
 
 def test_dominating_ledgers_replace_named_rounds_in_place():
-  from shuffle_accountants import randomizers  # pylint: disable=g-import-not-at-top
+  from shuffle_accountants import randomizers
   named = ShuffleEvent(100, randomizer=randomizers.KRandomizedResponse(3, 1.0))
   tree = dp_event.ComposedDpEvent([dp_event.SelfComposedDpEvent(named, 4),
                                    SHUFFLE])

@@ -161,11 +161,11 @@ def test_pairs_merged_on_a_grid_are_above_the_worst_dataset_pair(
 def _supports(randomizer, matrix):
   """supports[v, y]: output y supports input v, from the definitions."""
   d = matrix.shape[0]
-  if isinstance(randomizer, randomizers._UnaryEncoding):  # pylint: disable=protected-access
+  if isinstance(randomizer, randomizers._UnaryEncoding):
     bits = np.array(list(itertools.product((0, 1), repeat=d)))
     return bits.T == 1
-  if isinstance(randomizer, randomizers._LocalHashing):  # pylint: disable=protected-access
-    g = randomizer._range()  # pylint: disable=protected-access
+  if isinstance(randomizer, randomizers._LocalHashing):
+    g = randomizer._range()
     functions = np.array(list(itertools.product(range(g), repeat=d)))
     values = np.tile(np.arange(g), len(functions))
     hashes = np.repeat(functions, g, axis=0)  # one row per output (h, v)

@@ -79,10 +79,10 @@ def test_messages_cite_the_command_and_every_cited_id_resolves():
 
 
 def test_the_poisson_error_names_the_command():
-  import dp_accounting  # pylint: disable=g-import-not-at-top
+  import dp_accounting
 
-  from shuffle_accountants import ShuffleEvent  # pylint: disable=g-import-not-at-top
-  from shuffle_accountants import ShuffleRdpAccountant  # pylint: disable=g-import-not-at-top
+  from shuffle_accountants import ShuffleEvent
+  from shuffle_accountants import ShuffleRdpAccountant
   with pytest.raises(Exception,
                      match='shuffle-accountant reference POISSON-UNSOUND'):
     ShuffleRdpAccountant().compose(dp_accounting.PoissonSampledDpEvent(

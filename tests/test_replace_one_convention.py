@@ -73,14 +73,14 @@ def test_nested_and_sampled_gaussians_follow_the_convention():
   nested = ShuffleRdpAccountant(orders).compose(dp_event.SelfComposedDpEvent(
       dp_event.ComposedDpEvent([dp_event.GaussianDpEvent(2.0)]), 3))
   np.testing.assert_allclose(
-      nested._rdp, parent().compose(dp_event.GaussianDpEvent(1.0), 3)._rdp)  # pylint: disable=protected-access
+      nested._rdp, parent().compose(dp_event.GaussianDpEvent(1.0), 3)._rdp)
   sampled = dp_event.SampledWithoutReplacementDpEvent(
       1000, 10, dp_event.ComposedDpEvent([dp_event.GaussianDpEvent(2.0),
                                           dp_event.GaussianDpEvent(2.0)]))
   ours = ShuffleRdpAccountant(orders).compose(sampled)
   reference = parent().compose(dp_event.SampledWithoutReplacementDpEvent(
       1000, 10, dp_event.GaussianDpEvent(2.0 / np.sqrt(2) / 2)))
-  np.testing.assert_allclose(ours._rdp, reference._rdp, rtol=1e-12)  # pylint: disable=protected-access
+  np.testing.assert_allclose(ours._rdp, reference._rdp, rtol=1e-12)
   with pytest.raises(dp_accounting.UnsupportedEventError, match='REPLACE_ONE'):
     ShuffleRdpAccountant().compose(dp_event.PoissonSampledDpEvent(
         0.1, dp_event.GaussianDpEvent(1.0)))
@@ -229,7 +229,7 @@ def test_laplace_under_replace_one_spends_twice_its_add_or_remove_loss():
       orders, ADD_OR_REMOVE_ONE).compose(
           dp_event.RepeatAndSelectDpEvent(dp_event.LaplaceDpEvent(0.5), 1.0,
                                           1.0))
-  np.testing.assert_allclose(ours._rdp, halved._rdp, rtol=1e-12)  # pylint: disable=protected-access
+  np.testing.assert_allclose(ours._rdp, halved._rdp, rtol=1e-12)
   with pytest.raises(dp_accounting.UnsupportedEventError):
     ShuffleRdpAccountant().compose(dp_event.SampledWithoutReplacementDpEvent(
         100, 100, dp_event.LaplaceDpEvent(1.0)))

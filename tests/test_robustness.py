@@ -200,7 +200,7 @@ def test_rdp_delta_of_vanishing_rdp():
 def test_checkin_rdp_at_extreme_populations_stays_positive_and_bounded():
   # gamma = 1e-6 at n = 1e10 used to round the order-2 RDP to exactly 0
   # (below the truth); gamma = 0.5 at order 1e4 used to peak at 4.5 GB.
-  from shuffle_accountants import checkin_rdp_upper_bound  # pylint: disable=g-import-not-at-top
+  from shuffle_accountants import checkin_rdp_upper_bound
   tiny = checkin_rdp_upper_bound(10**10, 1e-6, [2.0, 100.0],
                                  local_epsilon=1.0)
   assert np.all(tiny.rdp > 0)

@@ -35,8 +35,8 @@ __all__ = [
 
 # The numerical stack (numpy, scipy, dp_accounting) is imported only when a
 # command computes, so that --help and usage errors answer at once.
-protocols = None  # pylint: disable=invalid-name
-calibration = None  # pylint: disable=invalid-name
+protocols = None
+calibration = None
 
 PROGRAM = 'shuffle-accountant'
 _PROTOCOL_FIELDS = ('num_users', 'delta', 'rounds', 'local_epsilon',
@@ -245,7 +245,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-  from shuffle_accountants import __version__  # pylint: disable=g-import-not-at-top
+  from shuffle_accountants import __version__
   return __version__
 
 
@@ -446,9 +446,9 @@ def _plot(args) -> dict:
                           else args.num_users)
   sweep = [_protocol(args, delta=delta, **{field: value}) for value in values]
   try:
-    import matplotlib  # pylint: disable=g-import-not-at-top
+    import matplotlib
     matplotlib.use('Agg')
-    from matplotlib import pyplot  # pylint: disable=g-import-not-at-top
+    from matplotlib import pyplot
   except ImportError:
     raise ValueError('plot needs matplotlib: pip install '
                      '"shuffle-accountants[plot]"') from None
@@ -489,7 +489,7 @@ def _plot(args) -> dict:
 
 
 def _reference(args) -> dict:
-  from shuffle_accountants import reference  # pylint: disable=g-import-not-at-top
+  from shuffle_accountants import reference
   if args.id is None:
     entries = [reference.entry(i) for i in reference.identifiers()]
     return dict(entries=[attr.asdict(e) for e in entries], text=[
@@ -519,7 +519,7 @@ _COMMANDS = {'epsilon': _epsilon, 'compare': _compare,
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
   """Runs the CLI; returns the exit status (0; 1 impossible; 2 usage; 130)."""
-  global protocols, calibration  # pylint: disable=global-statement
+  global protocols, calibration
   try:
     args = _build_parser().parse_args(argv)
     _PROGRESS_SHOWN[0] = sys.stderr.isatty() and not args.json
@@ -531,8 +531,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         # as errors); this keeps a dependency's warning off the terminal.
         warnings.simplefilter('ignore')
         if protocols is None:
-          from shuffle_accountants import calibration as calibration_module  # pylint: disable=g-import-not-at-top
-          from shuffle_accountants.cli import protocols as loaded  # pylint: disable=g-import-not-at-top
+          from shuffle_accountants import calibration as calibration_module
+          from shuffle_accountants.cli import protocols as loaded
           protocols, calibration = loaded, calibration_module
         report = _COMMANDS[args.command](args)
       if args.delta is None:
@@ -548,7 +548,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
   except MemoryError:
     return _fail('out of memory; please report the command that caused it',
                  1)
-  except Exception as error:  # pylint: disable=broad-except
+  except Exception as error:
     # Never a traceback: one line that can be reported.
     return _fail(f'internal error ({type(error).__name__}: '
                  f'{_flag_message(error)}); please report the command', 1)

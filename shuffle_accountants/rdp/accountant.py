@@ -599,7 +599,6 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
 
 # The RDP route's one table: per shuffle event type (`_event_specs`), the
 # per-order bound of one round, as grouped and accounted (RATE-ONE-DOMINATES).
-# pylint: disable=protected-access
 ROUND_BOUNDS = {
     events.ShuffleEvent: ShuffleRdpAccountant._shuffle_bound,
     events.CheckInEvent: ShuffleRdpAccountant._checkin_bound,
@@ -607,4 +606,3 @@ ROUND_BOUNDS = {
         ShuffleRdpAccountant._sampled_gaussian_bound),
     events.DistributedCheckInEvent: ShuffleRdpAccountant._distributed_bound,
 }
-# pylint: enable=protected-access

@@ -35,7 +35,7 @@ INSTALL_HINT = ('random allocation needs the PLD_accounting package: pip '
 
 def _package():
   try:
-    import PLD_accounting  # pylint: disable=g-import-not-at-top,import-outside-toplevel
+    import PLD_accounting
   except ImportError as error:
     raise ImportError(INSTALL_HINT) from error
   return PLD_accounting

@@ -16,7 +16,7 @@ from scipy import stats
 
 privacy_accounting = pytest.importorskip('flwr.supercore.privacy_accounting')
 flower = pytest.importorskip('shuffle_accountants.adapters.flower')
-from flwr.supercore.privacy_accounting import rdp_accountant  # pylint: disable=wrong-import-position
+from flwr.supercore.privacy_accounting import rdp_accountant  # noqa: E402
 
 PrivacyConfig = privacy_accounting.PrivacyConfig
 GaussianPrivacyEvent = privacy_accounting.GaussianPrivacyEvent
@@ -251,13 +251,13 @@ def test_accepted_by_flowers_dp_wrappers():
 # --- Distributed noise under secure aggregation -----------------------------
 
 flwr_app = pytest.importorskip('flwr.app')
-from flwr.serverapp.exception import PrivacyBudgetExhausted  # pylint: disable=wrong-import-position
-from flwr.serverapp.strategy import FedAdam  # pylint: disable=wrong-import-position
-from flwr.serverapp.strategy import FedAvg  # pylint: disable=wrong-import-position
-from flwr.supercore.task_identity import TaskIdentity  # pylint: disable=wrong-import-position
+from flwr.serverapp.exception import PrivacyBudgetExhausted  # noqa: E402
+from flwr.serverapp.strategy import FedAdam  # noqa: E402
+from flwr.serverapp.strategy import FedAvg  # noqa: E402
+from flwr.supercore.task_identity import TaskIdentity  # noqa: E402
 
-from shuffle_accountants import DistributedCheckInEvent  # pylint: disable=wrong-import-position
-from shuffle_accountants import ShufflePldAccountant  # pylint: disable=wrong-import-position
+from shuffle_accountants import DistributedCheckInEvent  # noqa: E402
+from shuffle_accountants import ShufflePldAccountant  # noqa: E402
 
 
 @pytest.fixture(autouse=False)
@@ -567,7 +567,7 @@ def check_simulation(rows, num_clients, rounds):
       num_clients * 0.5))
   for mode, ledger in (('central', central), ('secagg', secagg)):
     assert [row[0] for row in rows[mode]] == list(range(rounds + 1))
-    for server_round, _, epsilon in rows[mode][1:]:
+    for _, _, epsilon in rows[mode][1:]:
       if mode == 'central':
         ledger.compose(GaussianPrivacyEvent(1.0, num_clients, num_clients))
       else:

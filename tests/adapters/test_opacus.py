@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip('torch')
 pytest.importorskip('opacus')
 
-# pylint: disable=g-import-not-at-top,g-bad-import-order
+# ruff: noqa: E402
 from opacus import PrivacyEngine
 from opacus.accountants import create_accountant
 from opacus.accountants import register_accountant
@@ -66,7 +66,7 @@ def test_mean_reduction_scales_the_local_noise_like_opacus():
   labels = torch.zeros(participants, dtype=torch.long)
   nn.functional.cross_entropy(model(inputs), labels).backward()
   optimizer.step()
-  noise = model._module.weight.grad  # pylint: disable=protected-access
+  noise = model._module.weight.grad
   expected = participants**0.5 * NOISE_MULTIPLIER / optimizer.expected_batch_size
   assert float(noise.std()) == pytest.approx(expected, rel=0.03)
 
@@ -85,7 +85,7 @@ def test_the_engine_builds_the_local_noise_optimizer_as_opacus_would():
   generator = torch.Generator()
   _, optimizer, _ = _private(adapter.ShufflePrivacyEngine(),
                              loss_reduction='sum', noise_generator=generator)
-  assert type(optimizer) is adapter.LocalNoiseDPOptimizer  # pylint: disable=unidiomatic-typecheck
+  assert type(optimizer) is adapter.LocalNoiseDPOptimizer
   assert optimizer.generator is generator
   assert (optimizer.noise_multiplier, optimizer.max_grad_norm,
           optimizer.loss_reduction) == (NOISE_MULTIPLIER, 1.0, 'sum')
@@ -116,7 +116,7 @@ def test_batch_memory_manager_counts_every_physical_batch():
                                   reduction='sum').backward()
       expected += len(inputs)
       optimizer.step()
-      if not optimizer._is_last_step_skipped:  # pylint: disable=protected-access
+      if not optimizer._is_last_step_skipped:
         counted.append((optimizer.last_participants, expected))
         expected = 0
   assert counted and all(seen == truth for seen, truth in counted)
@@ -409,7 +409,7 @@ def test_the_stock_engine_checks_the_data_loader_only_when_asked():
 
 
 def test_names_of_the_former_samplers_module_are_the_package_names():
-  from shuffle_accountants.adapters import opacus_samplers  # pylint: disable=g-import-not-at-top
+  from shuffle_accountants.adapters import opacus_samplers
   for name in opacus_samplers.__all__:
     expected = ('install_data_loader_check' if name == 'install_contract_check'
                 else name)

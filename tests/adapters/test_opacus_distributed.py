@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip('torch')
 pytest.importorskip('opacus')
 
-# pylint: disable=g-import-not-at-top,g-bad-import-order
+# ruff: noqa: E402
 from opacus import PrivacyEngine
 from opacus.accountants import create_accountant
 from opacus.accountants.utils import get_noise_multiplier
@@ -66,7 +66,7 @@ def test_each_step_is_one_event_at_the_per_participant_multiplier(
       accountant.step(noise_multiplier=sigma, sample_rate=SAMPLE_RATE)
   assert accountant.history == [(0.7, 0.1, 20), (1.4, 0.1, 3)]
   # Aggregate σ = 0.7 at the expected cohort 64: each participant adds 0.7/8.
-  event = accountant._event(NUM_USERS, SAMPLE_RATE, 0.7)  # pylint: disable=protected-access
+  event = accountant._event(NUM_USERS, SAMPLE_RATE, 0.7)
   assert (event.num_users, event.checkin_rate) == (NUM_USERS, SAMPLE_RATE)
   assert event.noise_multiplier == pytest.approx(0.0875, rel=1e-15)
   assert accountant.get_epsilon(1e-5) == pytest.approx(
@@ -110,7 +110,7 @@ def test_mean_reduction_divides_the_summed_noise_like_opacus():
   labels = torch.zeros(16, dtype=torch.long)
   torch.nn.functional.cross_entropy(model(inputs), labels).backward()
   optimizer.step()
-  noise = model._module.weight.grad  # pylint: disable=protected-access
+  noise = model._module.weight.grad
   expected = NOISE_MULTIPLIER * math.sqrt(16 / COHORT) / 64
   assert float(noise.std()) == pytest.approx(expected, rel=0.03)
 
@@ -205,7 +205,7 @@ def test_unsupported_set_ups_stop_with_the_fix():
                  target_delta=1e-5, epochs=2)
   # Opacus sets distributed=True for a DDP/FSDP module.
   with pytest.raises(ValueError, match='train in one process'):
-    adapter.ShufflePrivacyEngine(accountant=DISTRIBUTED)._prepare_data_loader(  # pylint: disable=protected-access
+    adapter.ShufflePrivacyEngine(accountant=DISTRIBUTED)._prepare_data_loader(
         make_data_loader(), poisson_sampling=True, distributed=True)
   with pytest.raises(ValueError, match='ghost clipping and adaptive'):
     make_private(adapter.ShufflePrivacyEngine(accountant=DISTRIBUTED),

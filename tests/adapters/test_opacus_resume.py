@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip('torch')
 pytest.importorskip('opacus')
 
-# pylint: disable=g-import-not-at-top,wrong-import-position
+# ruff: noqa: E402
 from opacus.accountants import create_accountant
 
 import resume_training
@@ -74,7 +74,7 @@ def test_an_epoch_broken_off_by_the_crash_still_counts():
   resumed.accountant.load_state_dict(state)
   resume_training.train(model, optimizer, data_loader, 15)
   sigma = resumed.accountant.history[0][0]
-  assert resumed.accountant._groups() == [(sigma, STEPS_PER_EPOCH, 4)]  # pylint: disable=protected-access
+  assert resumed.accountant._groups() == [(sigma, STEPS_PER_EPOCH, 4)]
   four_epochs = create_accountant(mechanism)
   four_epochs.load_state_dict({**state, 'epochs_started': 4})
   assert resumed.get_epsilon(DELTA) == four_epochs.get_epsilon(DELTA)

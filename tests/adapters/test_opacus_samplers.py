@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip('torch')
 pytest.importorskip('opacus')
 
-# pylint: disable=g-import-not-at-top,wrong-import-position
+# ruff: noqa: E402
 from opacus import PrivacyEngine
 from opacus.accountants import create_accountant
 from torch import nn
@@ -239,9 +239,9 @@ def test_shuffled_batches_epsilon_is_the_closed_form_at_any_epochs(
 
 
 def test_shuffled_batches_groups_compose_as_one_gaussian():
-  from dp_accounting import dp_event  # pylint: disable=g-import-not-at-top
+  from dp_accounting import dp_event
 
-  from shuffle_accountants import ShufflePldAccountant  # pylint: disable=g-import-not-at-top
+  from shuffle_accountants import ShufflePldAccountant
   accountant = create_accountant('shuffled_batches')
   accountant.history = [(0.8, 1 / 10, 30), (2.0, 1 / 4, 8)]
   ledger = ShufflePldAccountant(adapter.ADD_OR_REMOVE_ONE)

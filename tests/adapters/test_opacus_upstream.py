@@ -9,7 +9,7 @@ import pytest
 
 upstream = pytest.importorskip('opacus.tests.accountants_test')
 
-# pylint: disable=g-import-not-at-top,wrong-import-position
+# ruff: noqa: E402
 from shuffle_accountants.adapters import opacus as adapter
 
 
@@ -25,4 +25,4 @@ class TestOpacusAccounting(upstream.AccountingTest):
 
 
 def test_our_accountants_stay_registered():
-  assert adapter.MECHANISM in upstream.registry._ACCOUNTANTS  # pylint: disable=protected-access
+  assert adapter.MECHANISM in upstream.registry._ACCOUNTANTS

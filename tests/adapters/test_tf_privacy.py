@@ -130,7 +130,7 @@ def _tf_privacy_lib():
   spec = importlib.util.spec_from_loader('tfp_compute_dp_sgd_privacy_lib',
                                          loader=None)
   module = importlib.util.module_from_spec(spec)
-  exec(compile(source, member, 'exec'), module.__dict__)  # pylint: disable=exec-used
+  exec(compile(source, member, 'exec'), module.__dict__)
   sys.modules.pop(spec.name, None)
   return module
 
@@ -138,7 +138,7 @@ def _tf_privacy_lib():
 @pytest.mark.parametrize('kind', ['RDP', 'PLD'])
 def test_central_line_matches_tf_privacy(kind):
   lib = _tf_privacy_lib()
-  theirs = lib._compute_dp_sgd_example_privacy(  # pylint: disable=protected-access
+  theirs = lib._compute_dp_sgd_example_privacy(
       EPOCHS, SIGMA, DELTA, used_microbatching=False,
       poisson_subsampling_probability=BATCH / EXAMPLES,
       accountant_type=lib.AccountantType[kind])

@@ -289,7 +289,7 @@ def test_ctrl_c_exits_130_with_one_line():
 
 
 def test_version():
-  import shuffle_accountants  # pylint: disable=g-import-not-at-top
+  import shuffle_accountants
   assert _run('--version').stdout.strip() == (
       f'shuffle-accountant {shuffle_accountants.__version__}')
 

@@ -14,7 +14,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / 'tools'))
-import docs_numbers  # pylint: disable=g-import-not-at-top,wrong-import-position
+import docs_numbers  # noqa: E402
 
 
 def _marked():

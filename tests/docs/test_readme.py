@@ -10,7 +10,7 @@ import pytest
 
 ROOT = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir)
 sys.path.insert(0, os.path.join(ROOT, 'tools'))
-import docs_numbers  # pylint: disable=g-import-not-at-top,wrong-import-position
+import docs_numbers  # noqa: E402
 
 PAGES = [os.path.join(ROOT, 'README.md')] + sorted(
     glob.glob(os.path.join(ROOT, 'docs', '*.md')))

@@ -68,14 +68,15 @@ def test_digits_example_runs_quickly(tmp_path):
        '--quick'], cwd=tmp_path, capture_output=True, text=True, check=False)
   assert result.returncode == 0, result.stderr
   for sampler in ('Poisson', 'random allocation', 'shuffled batches'):
-    line = next(l for l in result.stdout.splitlines() if l.startswith(sampler))
+    line = next(text for text in result.stdout.splitlines()
+                if text.startswith(sampler))
     accuracy = float(re.findall(r'\d+\.\d+', line)[0])
     assert 0.5 < accuracy <= 1
   assert re.search(r'lower bound \d', result.stdout)
 
 
 def test_page_explains_the_lower_bounds_plateau():
-  from shuffle_accountants.samplers import shuffled_batches  # pylint: disable=g-import-not-at-top
+  from shuffle_accountants.samplers import shuffled_batches
   page = open(os.path.join(ROOT, 'docs', 'samplers.md'),
               encoding='utf-8').read()
   cap = shuffled_batches.LOWER_BOUND_MAX_EPOCHS

@@ -165,10 +165,10 @@ def test_exact_split_equals_dp_accounting_connect_the_dots():
   deltas = [_atoms_delta(atoms, i * d) for i in grid]
   theirs = pld_pmf.create_pmf_pessimistic_connect_dots(d, grid, deltas)
   dense = theirs.to_dense_pmf()
-  start = dense._lower_loss - ours.lower_index  # pylint: disable=protected-access
+  start = dense._lower_loss - ours.lower_index
   np.testing.assert_allclose(
-      ours.probs[start:start + dense._probs.size],  # pylint: disable=protected-access
-      dense._probs, atol=1e-9)  # pylint: disable=protected-access
+      ours.probs[start:start + dense._probs.size],
+      dense._probs, atol=1e-9)
 
 
 def test_profile_never_below_the_pair_between_grid_points():
@@ -199,8 +199,8 @@ def test_composition_with_parent_events_equals_separate_plds():
   parent.compose(gaussian)
   alone = ShufflePldAccountant(value_discretization_interval=1e-3)
   alone.compose(shuffle)
-  alone_pld = alone._composition().pld  # pylint: disable=protected-access
-  expected = alone_pld.compose(parent._pld).get_epsilon_for_delta(1e-6)  # pylint: disable=protected-access
+  alone_pld = alone._composition().pld
+  expected = alone_pld.compose(parent._pld).get_epsilon_for_delta(1e-6)
   assert together.get_epsilon(1e-6) == pytest.approx(expected, rel=1e-9)
   assert together.get_epsilon(1e-6) > parent.get_epsilon(1e-6)
 

@@ -82,8 +82,8 @@ def test_weight_groups_are_stochastically_below_the_enumerated_law(
   # computed over blocks of t, each at its worst end; P[V < end] from them must
   # be at least the exact one, enumerated here over every t with scipy's
   # binomial.
-  from scipy import stats  # pylint: disable=g-import-not-at-top
-  ends, masses, infinity = blanket._common_weight_groups(  # pylint: disable=protected-access
+  from scipy import stats
+  ends, masses, infinity = blanket._common_weight_groups(
       num_users, double_rate, zero_rate, log_ratio, 1e-3)
   assert float(np.sum(masses)) + infinity == pytest.approx(1.0, abs=1e-9)
   e = math.exp(log_ratio)

@@ -100,11 +100,11 @@ def test_estimate_is_computed_only_when_asked_and_refreshed_after_compose():
   accountant = ShufflePldAccountant(value_discretization_interval=1e-3)
   accountant.compose(ShuffleEvent(1000, 1.0), 10)
   bound = accountant.get_epsilon(1e-6)
-  assert accountant._derived.estimate is None  # pylint: disable=protected-access
+  assert accountant._derived.estimate is None
   estimate = accountant.get_optimistic_epsilon(1e-6)
   assert estimate <= bound
   accountant.compose(ShuffleEvent(1000, 1.0), 10)
-  assert accountant._derived.estimate is None  # pylint: disable=protected-access
+  assert accountant._derived.estimate is None
   assert accountant.get_optimistic_epsilon(1e-6) > estimate
 
 
@@ -123,9 +123,9 @@ def test_clone_pair_lower_bound_is_below_the_enumerated_pair(
     num_users, local_epsilon, probability, discretization):
   # GRID-PAIRS-FAST: the lower bound that lets FMT21 be skipped never exceeds
   # the clone pair, enumerated here over every clone count and output.
-  from scipy import stats  # pylint: disable=g-import-not-at-top
+  from scipy import stats
 
-  from shuffle_accountants.pairs import clone_pairs  # pylint: disable=g-import-not-at-top
+  from shuffle_accountants.pairs import clone_pairs
   p = np.exp(-local_epsilon) if probability is None else probability
   lower = discrete.connect_the_dots(clone_pairs.clone_pair_lower_atoms(
       num_users, local_epsilon, p, discretization), discretization)
@@ -151,14 +151,14 @@ def test_clone_pair_lower_bound_is_below_the_enumerated_pair(
 
 @pytest.mark.parametrize('num_users', [10**3, 10**5])
 def test_skipping_a_clone_pair_that_cannot_win_keeps_epsilon(num_users):
-  from shuffle_accountants import randomizers  # pylint: disable=g-import-not-at-top
+  from shuffle_accountants import randomizers
   event = ShuffleEvent(num_users,
                        randomizer=randomizers.OptimizedUnaryEncoding(100, 2.0))
   skipped = ShufflePldAccountant().compose(event)
   assert skipped.contributions[0].pairs[0].startswith('FMT21-CLONES: not')
   with pytest.MonkeyPatch.context() as patch:
     patch.setattr(candidates, '_cannot_win', lambda *args: False)
-    from shuffle_accountants import clear_caches  # pylint: disable=g-import-not-at-top
+    from shuffle_accountants import clear_caches
     clear_caches()
     full = ShufflePldAccountant().compose(event)
     assert full.contributions[0].pairs[0] == 'FMT21-CLONES'

@@ -51,8 +51,8 @@ def test_runs_whose_binomial_underflows_are_dropped_not_nan():
   # The DOMINATING-ROUNDS rows above the check-in window reach clone counts
   # whose Bin(m, 1/2) terms underflow in whole grid cells; such a run has no P
   # or Q mass.
-  from shuffle_accountants import CheckInEvent  # pylint: disable=g-import-not-at-top
-  from shuffle_accountants import ShuffleRdpAccountant  # pylint: disable=g-import-not-at-top
+  from shuffle_accountants import CheckInEvent
+  from shuffle_accountants import ShuffleRdpAccountant
   accountant = ShuffleRdpAccountant()
   accountant.compose(CheckInEvent(10**4, 0.05, local_epsilon=1.7), 10)
   epsilon = accountant.get_epsilon(1e-5)

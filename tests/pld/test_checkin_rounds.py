@@ -144,7 +144,7 @@ def test_a_year_of_daily_rounds_shares_clone_pairs():
   clear_caches()
   d = 1e-5
   first = _pmf(100_000, 0.01, 1.0, d)
-  kept = checkin._clone_pair_profile.cache.size  # pylint: disable=protected-access
+  kept = checkin._clone_pair_profile.cache.size
   second = _pmf(100_100, 0.01, 1.0, d)
-  assert checkin._clone_pair_profile.cache.size < 1.5 * kept  # pylint: disable=protected-access
+  assert checkin._clone_pair_profile.cache.size < 1.5 * kept
   assert first.probs.size > 0 and second.probs.size > 0

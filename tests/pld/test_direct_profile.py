@@ -27,7 +27,7 @@ def _composed(event, count, grid=1e-3):
 @pytest.mark.parametrize('delta', [1e-12, 1e-6, 1e-2, 0.3])
 def test_closed_form_matches_dp_accounting_search(event, count, delta):
   accountant = _composed(event, count)
-  profile = composition.DirectProfile(accountant._pld)  # pylint: disable=protected-access
+  profile = composition.DirectProfile(accountant._pld)
   epsilon = profile.epsilon(delta)
   searched = accountant.get_epsilon(delta)
   assert epsilon == pytest.approx(searched, rel=1e-6, abs=1e-9)
@@ -39,7 +39,7 @@ def test_closed_form_matches_dp_accounting_search(event, count, delta):
 
 def test_edge_deltas():
   accountant = _composed(dp_event.GaussianDpEvent(1.0), 1)
-  profile = composition.DirectProfile(accountant._pld)  # pylint: disable=protected-access
+  profile = composition.DirectProfile(accountant._pld)
   assert profile.epsilon(1.0) == 0.0
   assert np.isinf(profile.epsilon(0.0))  # the Gaussian's truncated tail
 
@@ -61,10 +61,10 @@ def test_an_asymmetric_pld_keeps_both_relations_in_a_batch():
   """compose_all batches one PMF per PLD; an asymmetric PLD whose add
   relation is the worse one must not lose it (it is composed by
   dp_accounting, both PMFs)."""
-  from dp_accounting.pld import pld_pmf  # pylint: disable=import-outside-toplevel
-  from dp_accounting.pld import privacy_loss_distribution  # pylint: disable=import-outside-toplevel
+  from dp_accounting.pld import pld_pmf
+  from dp_accounting.pld import privacy_loss_distribution
 
-  from shuffle_accountants.pld import discrete  # pylint: disable=import-outside-toplevel
+  from shuffle_accountants.pld import discrete
   d = 0.01
   mild = pld_pmf.DensePLDPmf(d, 0, np.array([0.5, 0.5]), 0.0, True)
   harsh = pld_pmf.DensePLDPmf(d, 0, np.array([0.5, 0.0, 0.0, 0.0, 0.5]),

@@ -54,11 +54,11 @@ def test_fft_error_bounds_exceed_the_true_error(seed):
   first = _adversarial_pmf(rng, int(rng.integers(2, 40)))
   second = rng.random(int(rng.integers(2, 300))) ** 8
   count = int(rng.integers(2, 300))
-  computed, length = roundoff._fft_power(first, count, 1 << 30)  # pylint: disable=protected-access
+  computed, length = roundoff._fft_power(first, count, 1 << 30)
   error = np.linalg.norm(computed - _exact_power(first, count)
                          .astype(np.float64))
   assert 0 < error <= roundoff.fft_power_error(first, count, length)
-  computed, length = roundoff._fft_convolve(first, second, 1 << 30)  # pylint: disable=protected-access
+  computed, length = roundoff._fft_convolve(first, second, 1 << 30)
   exact = np.convolve(first.astype(np.longdouble), second.astype(np.longdouble))
   error = np.linalg.norm(computed - exact.astype(np.float64))
   assert error <= roundoff.fft_convolution_error(first, second, length)
@@ -94,7 +94,7 @@ def _long_double_dft(real, imag, inverse=False):
 def test_twiddles_are_within_mu():
   mu = radix2.twiddle_error()
   for length in [2, 8, 2**10, 2**13]:
-    real, imag = radix2._twiddles(length)  # pylint: disable=protected-access
+    real, imag = radix2._twiddles(length)
     angle = 2 * np.longdouble(np.pi) * np.arange(length // 2) / length
     error = np.hypot(real - np.cos(angle), imag + np.sin(angle))
     assert np.max(error) <= mu - 1e-18
@@ -173,9 +173,9 @@ def test_accountant_stays_above_the_exact_composition(num_users,
       value_discretization_interval=0.02)
   accountant.compose(events.ShuffleEvent(num_users=num_users,
                                          local_epsilon=2.0), rounds_count)
-  profile = composition.DirectProfile(accountant._composition().pld)  # pylint: disable=protected-access
+  profile = composition.DirectProfile(accountant._composition().pld)
   assert profile.certified
-  rounds = accountant._composition().pld.rounds  # pylint: disable=protected-access
+  rounds = accountant._composition().pld.rounds
   lowest, exact = _exact_composition(rounds)
   losses = (lowest + np.arange(exact.size)).astype(np.longdouble) * 0.02
   infinity = rounds.infinity_mass()
@@ -260,7 +260,7 @@ def test_certified_masses_bound_exact_rationals_property(
 
 
 def _certified(accountant) -> bool:
-  return composition.DirectProfile(accountant._composition().pld).certified  # pylint: disable=protected-access
+  return composition.DirectProfile(accountant._composition().pld).certified
 
 
 def test_dp_accounting_gaussian_and_randomized_response_are_certified():
@@ -366,7 +366,7 @@ def test_randomized_response_composes_count_times(count):
   accountant = pld_accountant.ShufflePldAccountant(
       value_discretization_interval=1e-3)
   accountant.compose(dp_event.RandomizedResponseDpEvent(0.5, 2), count)
-  assert composition.DirectProfile(accountant._composition().pld).certified  # pylint: disable=protected-access
+  assert composition.DirectProfile(accountant._composition().pld).certified
   step = math.log(3)
   for epsilon in [0.0, 0.5, 2.0, 5.0, 9.0]:
     exact = sum(math.comb(count, j) * 0.75**j * 0.25**(count - j)

@@ -125,7 +125,7 @@ def test_all_equal_pair_matches_enumeration(num_users, local_epsilon):
 @pytest.mark.parametrize('population,sample', [(4, 2), (5, 3), (6, 1)])
 def test_subsampled_bound_dominates_enumerated_sampling(population, sample):
   """Hidden sample of `sample` users out of `population`, binary RR."""
-  import itertools  # pylint: disable=g-import-not-at-top
+  import itertools
   local_epsilon = 1.5
   orders = np.array([2.0, 3.0, 8.0])
   bound = shuffle_round.subsampled_shuffle_rdp_upper_bound(

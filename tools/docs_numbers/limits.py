@@ -18,7 +18,7 @@ def _roundoff_table():
                             (10**4, 10**5)):
     accountant = ShufflePldAccountant().compose(
         ShuffleEvent(num_users, local_epsilon=1.0), rounds)
-    pld = accountant._composition().pld  # pylint: disable=protected-access
+    pld = accountant._composition().pld
     certified = composition.DirectProfile(pld)
     estimated = composition.DirectProfile(pld, certify=False)
     for delta in (1e-6, 1e-8):

@@ -170,7 +170,7 @@ def _randomizer_choice():
   lower = [lower_bounds.randomizer_epsilon_lower_bound(choices['oue'], n, 1,
                                                        1e-6)
            for n in populations]
-  return gains, [u / l for u, l in zip(oue, lower)]
+  return gains, [upper / low for upper, low in zip(oue, lower)]
 
 
 def _gain_range(names):

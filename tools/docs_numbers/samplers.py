@@ -34,7 +34,7 @@ value('samplers.poisson_2')(lambda: sig(_samplers_row(
 
 @functools.lru_cache(maxsize=None)
 def _shuffled_epochs(epochs: int):
-  from shuffle_accountants.samplers import shuffled_batches_epsilon  # pylint: disable=g-import-not-at-top
+  from shuffle_accountants.samplers import shuffled_batches_epsilon
   return shuffled_batches_epsilon(1.0, 1000, epochs, 1e-6)
 
 
@@ -49,7 +49,7 @@ value('samplers.plateau_upper_100')(lambda: sig(_shuffled_epochs(100).upper,
 
 
 def _shuffled_batches():
-  from shuffle_accountants.samplers import shuffled_batches  # pylint: disable=g-import-not-at-top
+  from shuffle_accountants.samplers import shuffled_batches
   return shuffled_batches
 
 

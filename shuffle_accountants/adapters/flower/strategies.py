@@ -95,7 +95,6 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
   ``ClientApp(mods=[distributed_noise_mod])``.
   """
 
-  # pylint: disable=too-many-arguments,too-many-instance-attributes
   def __init__(self, strategy, noise_multiplier: float, clipping_norm: float,
                num_users: int, checkin_rate: float, *, target_delta: float,
                participation: str = 'revealed',

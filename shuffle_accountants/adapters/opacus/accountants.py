@@ -318,7 +318,7 @@ def _user_stacklevel() -> int:
   depth that varies with their versions: the first frame outside them and
   this adapter is where the warning belongs.
   """
-  frame, level = sys._getframe(1), 1  # pylint: disable=protected-access
+  frame, level = sys._getframe(1), 1
   while frame.f_back is not None and (
       frame.f_code.co_filename.startswith(_LIBRARY_FOLDERS)
       or os.path.abspath(frame.f_code.co_filename).startswith(

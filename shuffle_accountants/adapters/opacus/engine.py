@@ -42,8 +42,8 @@ from shuffle_accountants.adapters.opacus.samplers import sampler_kind
 
 # Opacus' own method, also once `install_data_loader_check` replaced it (or
 # when this module is reloaded).
-_STOCK_PREPARE = getattr(PrivacyEngine._prepare_data_loader,  # pylint: disable=protected-access
-                         '__wrapped__', PrivacyEngine._prepare_data_loader)  # pylint: disable=protected-access
+_STOCK_PREPARE = getattr(PrivacyEngine._prepare_data_loader,
+                         '__wrapped__', PrivacyEngine._prepare_data_loader)
 
 
 def prepare_data_loader(engine: PrivacyEngine, data_loader, *,
@@ -81,7 +81,7 @@ def install_data_loader_check() -> None:
   use our accountants with the stock engine (`ShufflePrivacyEngine` checks
   by itself); importing the adapter does not call it.
   """
-  PrivacyEngine._prepare_data_loader = prepare_data_loader  # pylint: disable=protected-access
+  PrivacyEngine._prepare_data_loader = prepare_data_loader
 
 
 class ShufflePrivacyEngine(PrivacyEngine):

@@ -158,16 +158,16 @@ def upgrade_stock_optimizer(optimizer: DPOptimizer,
   noise to the clipped sum the optimizer kept. Later steps count k while
   clipping.
   """
-  if optimizer._is_last_step_skipped:  # pylint: disable=protected-access
+  if optimizer._is_last_step_skipped:
     raise ValueError(
         'BatchMemoryManager (or signal_skip_step) split this step into '
         'physical batches, so its participants cannot be counted from the '
         f'stock PrivacyEngine\'s optimizer; {FIX}.')
   check_noise(optimizer.noise_multiplier, optimizer.max_grad_norm)
   install_local_noise(optimizer, participant_noise_scale)
-  optimizer._participants = len(optimizer.grad_samples[0])  # pylint: disable=protected-access
+  optimizer._participants = len(optimizer.grad_samples[0])
   for parameter in optimizer.params:
     # Opacus marks a clipped sum once noised; this redraws the same step.
-    del parameter.summed_grad._processed  # pylint: disable=protected-access
+    del parameter.summed_grad._processed
   optimizer.add_noise()
   optimizer.scale_grad()

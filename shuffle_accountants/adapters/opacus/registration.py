@@ -57,4 +57,4 @@ def register_accountants() -> None:
         warnings.warn(
             f'Opacus accountant {name!r} is already registered to '
             f'{existing.__module__}.{existing.__qualname__}; '
-            'shuffle-accountants leaves it in place.')
+            'shuffle-accountants leaves it in place.', stacklevel=2)

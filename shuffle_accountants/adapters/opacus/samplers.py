@@ -102,11 +102,11 @@ def sampler_kind(data_loader) -> str:
     return 'poisson'
   if isinstance(batch_sampler, RandomAllocationSampler):
     return 'random_allocation'
-  if type(batch_sampler) is torch_data.BatchSampler:  # pylint: disable=unidiomatic-typecheck
+  if type(batch_sampler) is torch_data.BatchSampler:
     sampler = batch_sampler.sampler
-    if type(sampler) is torch_data.SequentialSampler:  # pylint: disable=unidiomatic-typecheck
+    if type(sampler) is torch_data.SequentialSampler:
       return 'sequential'
-    if (type(sampler) is torch_data.RandomSampler  # pylint: disable=unidiomatic-typecheck
+    if (type(sampler) is torch_data.RandomSampler
         and not sampler.replacement
         and sampler.num_samples == len(sampler.data_source)):
       return 'shuffled'
