@@ -13,7 +13,7 @@ DOMINATING-ROUNDS, RATE-ONE-DOMINATES):
 
 A fall is a pair whose epsilons are in the wrong order by more than 1e-9
 relatively. The issue's named cases (issue 32 item 4) are checked first.
-`tests/test_monotone.py` reruns the same cases (slow).
+`tests/cross_route/test_monotone.py` reruns the same cases (slow).
 
 Run: python benchmarks/monotone_sweep.py [--pairs 60] [--kinds rate,users]
      [--routes rdp,pld] [--seed 32]

@@ -1,6 +1,6 @@
 """Runs random accountant calls over the documented ranges; prints JSON lines.
 
-Run as a script (by tests/test_robustness.py) in a subprocess with a
+Run as a script (by tests/cross_route/test_robustness.py) in a subprocess with a
 timeout. Each case runs in a child forked from this small process (its
 numerical stack imported, nothing computed), whose resident memory is capped
 on its own: the cap bounds one public call, not what earlier unrelated

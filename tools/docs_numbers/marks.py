@@ -139,25 +139,25 @@ EXEMPT = {
         '10.43': 'SECAGG-HIDDEN pair at the fixed count k = 256, run once; not '
                  'generated yet',
         **dict.fromkeys(('0.001484', '0.002215', '0.004696'),
-                        'exact by enumeration, tests/test_subsampled_brute_'
+                        'exact by enumeration, tests/cross_route/test_subsampled_brute_'
                         'force.py (rtol 2e-3)'),
         **dict.fromkeys(('0.001114', '0.001827', '0.004412'),
                         'what an earlier version reported (history)'),
-        '29.451120': 'LIEW-EQ8, tests/test_checkin.py (rtol 1e-6)',
+        '29.451120': 'LIEW-EQ8, tests/cross_route/test_checkin.py (rtol 1e-6)',
         **dict.fromkeys(('0.0392', '0.1054', '0.287649', '0.7311', '0.8392',
                          '0.7353', '0.8959'),
-                        'APPROX-LDP-NO-RDP counterexample, tests/test_checkin.py')},
+                        'APPROX-LDP-NO-RDP counterexample, tests/cross_route/test_checkin.py')},
     'errata.md': {
         **dict.fromkeys(('0.0392207', '0.1053605', '0.287649', '0.731110',
                          '0.839185', '0.735326', '0.895883'),
-                        'APPROX-LDP-NO-RDP counterexample, tests/test_checkin.py (rel 1e-4)'),
+                        'APPROX-LDP-NO-RDP counterexample, tests/cross_route/test_checkin.py (rel 1e-4)'),
         '0.04321': 'FMT23 clones as the public code computes them (cited)',
         **dict.fromkeys(('2.357', '3.686', '0.08013', '0.08009', '0.023252',
                          '0.023253', '0.02325'),
-                        'WANG24-REFUTED counterexample, tests/test_randomizer_'
+                        'WANG24-REFUTED counterexample, tests/cross_route/test_randomizer_'
                         'accounting.py (exact pair / as Wang et al.)'),
         **dict.fromkeys(('0.001484', '0.002215', '0.004696'),
-                        'exact by enumeration, tests/test_subsampled_brute_'
+                        'exact by enumeration, tests/cross_route/test_subsampled_brute_'
                         'force.py (rtol 2e-3)'),
         **dict.fromkeys(('0.001114', '0.001827', '0.004412'),
                         'what an earlier version reported (history)')},
@@ -178,15 +178,15 @@ EXEMPT = {
         '1.36842': 'GIRGIS-UB1, tests/rdp/test_regression_values.py',
         **dict.fromkeys(('0.537804', '0.169770', '0.0052792'),
                         'checks of the reference, tests/pld/test_accountant.py'),
-        '29.451120': 'LIEW-EQ8, tests/test_checkin.py (rtol 1e-6)',
+        '29.451120': 'LIEW-EQ8, tests/cross_route/test_checkin.py (rtol 1e-6)',
         **dict.fromkeys(('0.03922', '0.10536'),
-                        'APPROX-LDP-NO-RDP counterexample, tests/test_checkin.py (rel 1e-4)'),
+                        'APPROX-LDP-NO-RDP counterexample, tests/cross_route/test_checkin.py (rel 1e-4)'),
         '0.04321': 'FMT23 clones as the public code computes them (cited)',
         **dict.fromkeys(('2.357', '3.686', '0.08013', '0.08009'),
-                        'WANG24-REFUTED counterexample, tests/test_randomizer_'
+                        'WANG24-REFUTED counterexample, tests/cross_route/test_randomizer_'
                         'accounting.py (exact pair / as Wang et al.)'),
         **dict.fromkeys(('0.001484', '0.002215', '0.004696'),
-                        'exact by enumeration, tests/test_subsampled_brute_'
+                        'exact by enumeration, tests/cross_route/test_subsampled_brute_'
                         'force.py (rtol 2e-3)'),
         **dict.fromkeys(('0.001114', '0.001827', '0.004412'),
                         'what an earlier version reported (history)'),
@@ -207,10 +207,10 @@ EXEMPT = {
                         "Feldman and Shenfeld's paper, as printed"),
         '0.0608': 'one run at a finer grid (relative_accuracy); not '
                   'generated yet'},
-    'limits.md': {'3.6·10⁷': 'before the fix (history, tests/test_'
+    'limits.md': {'3.6·10⁷': 'before the fix (history, tests/cross_route/test_'
                               'robustness.py)',
                   '0.0625': 'σ = 1/16 (parameter)',
-                  '5.2·10⁶': 'before the fix (history, tests/test_'
+                  '5.2·10⁶': 'before the fix (history, tests/cross_route/test_'
                               'robustness.py)'},
     'performance.md': {'1.57': 'a wall time (s)', '1.65': 'a wall time (s)',
                        **dict.fromkeys(('37.6', '11.5'), 'CPU times (s)'),

@@ -6,7 +6,7 @@ the k-subsets T of N(sum_T x_i, k sigma^2 I) (clip norm C = 1). Both
 accountants must be at least every configuration's exact value, in both
 orders; the limits are the Gaussian mechanism (gamma = 1) and the add/remove
 Poisson-subsampled Gaussian (large n). The revealed model (SECAGG-REVEALED, the
-default) is tested in tests/test_participation.py.
+default) is tested in tests/cross_route/test_participation.py.
 """
 
 import functools

@@ -28,7 +28,8 @@ from shuffle_accountants import randomizers
 from shuffle_accountants import shuffle_rdp_upper_bound
 from shuffle_accountants.cli import main
 
-CASES = os.path.join(os.path.dirname(__file__), 'robustness_cases.py')
+CASES = os.path.join(os.path.dirname(os.path.dirname(__file__)),
+                     'robustness_cases.py')
 # Peak resident memory of one public call (each case runs in its own
 # forked child; docs/limits.md: about 2 GiB). The largest single call of the
 # sweeps peaks at 2.15 GB (ShuffleEvent(516, 18.7, num_categories=10) x 1e9).
