@@ -97,7 +97,7 @@ def _installed_version() -> str:
   try:
     return importlib.metadata.version('shuffle-accountants')
   except importlib.metadata.PackageNotFoundError:  # run from a bare checkout
-    return '0.1.0+unknown'
+    return '0.2.0+unknown'
 
 
 __version__ = _installed_version()
