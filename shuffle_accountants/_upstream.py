@@ -9,7 +9,7 @@ upgrade of dp_accounting fails there first and is ported here alone.
 PLDs it returns are dp_accounting's and read through this module.)
 """
 
-from typing import Optional, Tuple, Union
+from typing import Optional, Tuple, TypeAlias, Union
 
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
@@ -30,8 +30,8 @@ __all__ = [
 # The dp_accounting version every accessor was checked against.
 CHECKED_VERSION = '0.6.0'
 
-_Pld = privacy_loss_distribution.PrivacyLossDistribution
-CompositionErrorDetails = (
+_Pld: TypeAlias = privacy_loss_distribution.PrivacyLossDistribution
+CompositionErrorDetails: TypeAlias = (
     privacy_accountant.PrivacyAccountant.CompositionErrorDetails)
 
 
