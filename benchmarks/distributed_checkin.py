@@ -4,7 +4,8 @@
 checks in with probability q, each participant adds N(0, sigma^2 C^2 I) to its
 clipped vector, secure aggregation reveals the sum and the count only (an
 anonymous check-in channel; with the participants revealed, the default,
-the round is exact, SECAGG-REVEALED, and tests/cross_route/test_participation.py checks it).
+the round is exact, SECAGG-REVEALED, and
+tests/cross_route/test_participation.py checks it).
 Opacus' aggregate noise multiplier sigma_agg at the expected cohort q n is per
 participant sigma = sigma_agg / sqrt(q n), so the update is as noisy as central
 DP-SGD's.

@@ -15,7 +15,8 @@ and ours only when ε is asked.
 Without replacement Flower's backend reads σ against the replace-one
 sensitivity (dp_accounting's RDP convention); the release our σ describes
 (noise σC on updates clipped to C, sensitivity 2C) is Flower's σ/2, so
-Flower's accountant gets σ/2 there (shuffle_accountants/adapters/flower/accountant.py).
+Flower's accountant gets σ/2 there
+(shuffle_accountants/adapters/flower/accountant.py).
 
 Run: python benchmarks/flower.py [--quick]
 """

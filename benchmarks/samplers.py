@@ -1,4 +1,7 @@
-"""The samplers table of docs/samplers.md: epsilon of DP-SGD per batch sampler (FS26-RANDOM-ALLOCATION, RANDOM-ALLOCATION-GRID, SHUFFLED-BATCHES-UB, SHUFFLED-BATCHES-LB).
+"""The samplers table of docs/samplers.md: epsilon of DP-SGD per batch sampler.
+
+See FS26-RANDOM-ALLOCATION, RANDOM-ALLOCATION-GRID, SHUFFLED-BATCHES-UB and
+SHUFFLED-BATCHES-LB.
 
 For sigma in {0.8, 1, 2}, t = 1000 steps per epoch, 1 and 5 epochs,
 delta = 1e-6, add/remove: Poisson subsampling at rate 1/t (dp_accounting's

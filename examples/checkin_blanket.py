@@ -1,4 +1,6 @@
-"""Shuffled check-in before and after CHECKIN-BLANKET: certified epsilon over the exact binary pair.
+"""Shuffled check-in before and after CHECKIN-BLANKET: certified epsilon.
+
+Certified epsilon over the exact binary pair's epsilon.
 
 One round of `CheckInEvent` (n = 10^4 users, check-in rate gamma, pure
 eps0-LDP reports, delta = 1e-6), certified by `ShufflePldAccountant` before

@@ -67,7 +67,9 @@ def everyone_checks_in(event: events.CheckInEvent
 
 
 def accounted_round(event: dp_event.DpEvent) -> dp_event.DpEvent:
-  """The round as both accountants account it: the rate-1 rule (RATE-ONE-DOMINATES).
+  """The round as both accountants account it: the rate-1 rule.
+
+  The rate-1 rule is RATE-ONE-DOMINATES.
 
   A pure-LDP check-in round at rate 1 is the shuffle of all n reports (the
   count n is public), so it is accounted as that `ShuffleEvent`, with every
@@ -81,7 +83,10 @@ def accounted_round(event: dp_event.DpEvent) -> dp_event.DpEvent:
 
 def everyone_below_rate_one(event: events.CheckInEvent
                             ) -> Optional[events.ShuffleEvent]:
-  """The rate-1 round of a check-in round below rate 1 (DOMINATING-ROUNDS (i)), or None."""
+  """The rate-1 round of a check-in round below rate 1, or None.
+
+  See DOMINATING-ROUNDS (i).
+  """
   if event.checkin_rate == 1:
     return None
   return everyone_checks_in(event)

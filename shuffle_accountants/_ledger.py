@@ -152,7 +152,8 @@ def shuffle_rounds(ledger: dp_event.DpEvent
   for event, count in leaves(ledger):
     leaf = classify(event)
     if _is_round(leaf):
-      accounted = _dominating.accounted_round(leaf.round)  # rate 1 (RATE-ONE-DOMINATES)
+      # Rate 1 (RATE-ONE-DOMINATES).
+      accounted = _dominating.accounted_round(leaf.round)
       rounds.append((accounted, None if accounted is not leaf.round
                      else leaf.sampling_ratio, count))
   return rounds
@@ -336,14 +337,19 @@ def capped_delta(ledger: dp_event.DpEvent, relation: NeighboringRelation,
 
 def _dominating_round(event: dp_event.DpEvent, spec: _event_specs.EventSpec,
                       dominating: Callable) -> Optional[dp_event.DpEvent]:
-  """The round that dominates `event` (as accounted, RATE-ONE-DOMINATES), or None."""
+  """The round that dominates `event`, or None.
+
+  As accounted (RATE-ONE-DOMINATES).
+  """
   event = _dominating.accounted_round(event)
   return dominating(event) if _event_specs.spec_of(event) is spec else None
 
 
 def dominating_ledgers(ledger: dp_event.DpEvent, rate_one: bool = False
                        ) -> List[dp_event.DpEvent]:
-  """Ledgers of which `ledger` is a post-processing, round by round (DOMINATING-ROUNDS).
+  """Ledgers of which `ledger` is a post-processing, round by round.
+
+  See DOMINATING-ROUNDS.
 
   One per dominating map of the event specs that changes some round: the
   rate-1 rounds (RATE-ONE-DOMINATES, if `rate_one`), then the one-user rounds.
@@ -446,7 +452,8 @@ class CertifiedRoutes:
     return answer
 
   def _dominating_values(self, query: Callable) -> List[Tuple[str, float]]:
-    return [(f'dominating ledger {index + 1} (DOMINATING-ROUNDS, RATE-ONE-DOMINATES)', query(accountant))
+    return [(f'dominating ledger {index + 1} (DOMINATING-ROUNDS, '
+             'RATE-ONE-DOMINATES)', query(accountant))
             for index, accountant in enumerate(self.dominating_routes())]
 
   def epsilon(self, target_delta: float, own: float) -> float:

@@ -3,7 +3,8 @@
 dp_accounting 0.6 has no public way to read a PLD's two PMFs, a dense
 PMF's arrays, an accountant's grid or RDP sum, nor to build one event's PLD
 or RDP as its accountants do. Every such access of the library is a small
-function here, each pinned by a test of `tests/upstream/test_upstream_accessors.py`, so an
+function here, each pinned by a test of
+`tests/upstream/test_upstream_accessors.py`, so an
 upgrade of dp_accounting fails there first and is ported here alone.
 (PLD_accounting, the `samplers` extra, is used through its public API; the
 PLDs it returns are dp_accounting's and read through this module.)

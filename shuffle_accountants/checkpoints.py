@@ -12,7 +12,8 @@ an event class later round-trips without changes here (a state written
 before the field existed loads with the field's default). Every event class
 of this package and of `dp_accounting.dp_event` is known by its class name;
 `register_event_class` adds others. Accountant classes register themselves
-by subclassing `Checkpointable`, so this module imports no route. Values are JSON-native (None, bool, int,
+by subclassing `Checkpointable`, so this module imports no route. Values
+are JSON-native (None, bool, int,
 float, str, list) or tagged objects: {"type": name, "fields": {...}} for a
 nested event or randomizer, {"tuple": [...]} for a tuple, {"float": "inf"}
 or {"float": "-inf"} for an infinite float. NaN is refused: no valid event

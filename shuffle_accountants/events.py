@@ -306,7 +306,9 @@ def _participation(instance, attribute, value):
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class DistributedCheckInEvent(dp_event.DpEvent):
-  """One round of distributed check-in with secure aggregation (SECAGG-REVEALED, SECAGG-HIDDEN).
+  """One round of distributed check-in with secure aggregation.
+
+  See SECAGG-REVEALED and SECAGG-HIDDEN.
 
   Each of `num_users` users independently checks in with probability
   `checkin_rate`, whatever its data. Each participant clips its vector to L2

@@ -57,7 +57,9 @@ _MATRIX_TOLERANCE = 1e-9
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class BlanketTable:
-  """The two-level structure of a randomizer for its worst pair (BLANKET-TWO-LEVEL).
+  """The two-level structure of a randomizer for its worst pair.
+
+  See BLANKET-TWO-LEVEL.
 
   Attributes:
     blanket_mass: gamma in (0, 1]: gamma omega(y) <= R(x)[y] for all x, y.
@@ -73,7 +75,7 @@ class BlanketTable:
   log_ratio: float
 
   def with_absence(self, checkin_rate: float) -> 'BlanketTable':
-    """The table of R'(x) = bottom w.p. 1 - checkin_rate, else R(x) (CHECKIN-BLANKET).
+    """The table of R'(x) = bottom w.p. 1 - checkin_rate, else R(x).
 
     A check-in round is the shuffle of R' by all users (CHECKIN-BLANKET), so its
     blanket pair is BLANKET-TWO-LEVEL's with this table. R(x)/omega is alpha
@@ -114,7 +116,9 @@ def clone_view_table(local_epsilon: float, clone_rate: float) -> BlanketTable:
 def checkin_blanket_tables(local_epsilon: float,
                            randomizer: Optional['Randomizer']
                            ) -> Dict[str, BlanketTable]:
-  """The two-level tables whose BLANKET-TWO-LEVEL pairs bound a round of R (CHECKIN-BLANKET), by name.
+  """The two-level tables, by name, whose blanket pairs bound a round of R.
+
+  The pairs are BLANKET-TWO-LEVEL's, the round CHECKIN-BLANKET's.
 
   The clone view of NAMED-CLONE-RATE at the randomizer's clone rate s(R)
   (e^-eps0 / 2 without one: every eps0-LDP randomizer) and, for a named
@@ -123,7 +127,8 @@ def checkin_blanket_tables(local_epsilon: float,
   """
   rate = (randomizer.clone_rate() if randomizer is not None
           else 0.5 * math.exp(-local_epsilon))
-  tables = {'NAMED-CLONE-RATE clone view': clone_view_table(local_epsilon, rate)}
+  tables = {'NAMED-CLONE-RATE clone view':
+                clone_view_table(local_epsilon, rate)}
   own = randomizer.blanket() if randomizer is not None else None
   if own is not None and own != tables['NAMED-CLONE-RATE clone view']:
     tables['BLANKET-TWO-LEVEL privacy blanket'] = own
@@ -173,12 +178,18 @@ def _check_epsilon(value) -> float:
 
 
 def _rr_clone_rate(local_epsilon: float) -> float:
-  """1 / (e^eps0 + 1): the clone rate when no third input is worse (NAMED-CLONE-RATE)."""
+  """1 / (e^eps0 + 1): the clone rate when no third input is worse.
+
+  See NAMED-CLONE-RATE.
+  """
   return 1.0 / (math.exp(local_epsilon) + 1.0)
 
 
 def _generic_clone_rate(local_epsilon: float) -> float:
-  """e^-eps0 / 2: the clone rate of every eps0-LDP randomizer (NAMED-CLONE-RATE)."""
+  """e^-eps0 / 2: the clone rate of every eps0-LDP randomizer.
+
+  See NAMED-CLONE-RATE.
+  """
   return 0.5 * math.exp(-local_epsilon)
 
 
@@ -190,11 +201,14 @@ class Randomizer:
   local_epsilon: Optional[float]  # for type checkers; subclasses set it
 
   def clone_rate(self) -> float:
-    """s(R) of NAMED-CLONE-RATE, rounded down: clone probability 2 s(R) is certified."""
+    """s(R) of NAMED-CLONE-RATE, rounded down.
+
+    Clone probability 2 s(R) is certified.
+    """
     raise NotImplementedError
 
   def blanket(self) -> Optional[BlanketTable]:
-    """The BLANKET-TWO-LEVEL table, or None when the randomizer has no two-level form."""
+    """The BLANKET-TWO-LEVEL table, or None without a two-level form."""
     raise NotImplementedError
 
   @property
@@ -736,8 +750,11 @@ def _check_dimension(instance, attribute, value):
 
 
 class _ContinuousRandomizer(Randomizer):
-  """A randomizer with real-valued reports: no BLANKET-TWO-LEVEL table, no output matrix;
-  its continuous blanket is NUM-BLANKET (`pld.continuous_blanket`)."""
+  """A randomizer with real-valued reports.
+
+  It has no BLANKET-TWO-LEVEL table and no output matrix; its continuous
+  blanket is NUM-BLANKET (`pld.continuous_blanket`).
+  """
 
   def blanket(self) -> Optional[BlanketTable]:
     return None

@@ -167,7 +167,8 @@ def entry(identifier: str) -> Entry:
       the nearest IDs.
   """
   if not isinstance(identifier, str):
-    raise TypeError(f'identifier must be a string such as "POISSON-UNSOUND"; got '
+    raise TypeError(f'identifier must be a string such as '
+                    f'"POISSON-UNSOUND"; got '
                     f'{identifier!r} of type {type(identifier).__name__}.')
   entries = _entries()
   wanted = identifier.strip().upper()

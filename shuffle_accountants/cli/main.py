@@ -236,7 +236,8 @@ def _build_parser() -> argparse.ArgumentParser:
                     help=f'file to write, format from its suffix '
                     f'({", ".join(_PLOT_FORMATS)})')
   reference = commands.add_parser(
-      'reference', help='what a cited ID (POISSON-UNSOUND, GAUSS-NO-GAIN, GIRGIS-UB1) states')
+      'reference', help='what a cited ID (POISSON-UNSOUND, GAUSS-NO-GAIN, '
+                        'GIRGIS-UB1) states')
   reference.add_argument('id', nargs='?',
                          help='the ID; without it, every ID with its status')
   reference.add_argument('--json', action='store_true',

@@ -402,7 +402,9 @@ def cell_merged_clone_atoms(clones: np.ndarray, log_odds: np.ndarray,
                             discretization: Optional[float],
                             log_tail: float = _LOG_TAIL
                             ) -> privacy_loss.PldAtoms:
-  """`conditional_clone_atoms` merged per grid cell across components (GRID-PAIRS-FAST).
+  """`conditional_clone_atoms` merged per grid cell across components.
+
+  See GRID-PAIRS-FAST.
 
   Without a `discretization` (or with infinite log-odds), simply
   `conditional_clone_atoms`.
@@ -489,7 +491,10 @@ def _check_common(num_users, local_epsilon, relative_width):
 def clone_probabilities(local_epsilon: float,
                         clone_probability: Optional[float]
                         ) -> Tuple[float, float]:
-  """(p, 1 - p): FMT21's e^-eps0 when None, else the validated value (NAMED-CLONE-RATE)."""
+  """(p, 1 - p): FMT21's e^-eps0 when None, else the validated value.
+
+  See NAMED-CLONE-RATE.
+  """
   if clone_probability is None:
     return float(np.exp(-local_epsilon)), float(-np.expm1(-local_epsilon))
   p = _validation.check_real('clone_probability', clone_probability, 0.0, 1.0)
@@ -560,7 +565,9 @@ _LOWER_GROUPS = 10
 def clone_pair_lower_atoms(num_users: int, local_epsilon: float,
                            clone_probability: float,
                            discretization: float) -> privacy_loss.PldAtoms:
-  """A LOWER bound on the profile of the clone pair (FMT21-CLONES / NAMED-CLONE-RATE). [LB]
+  """A LOWER bound on the profile of the clone pair. [LB]
+
+  The clone pair of FMT21-CLONES / NAMED-CLONE-RATE.
 
   Not a bound on any mechanism: it only tells that the clone pair, computed
   in full, could not beat another candidate (GRID-PAIRS-FAST). Coarse groups of

@@ -52,17 +52,22 @@ KRR_ADVERSARIES = ('shuffled_output', 'weak', 'strong')
 
 _CHECKIN_PAIRS = {
     True: ('KHH-SUBSAMPLED mixture over k (LABEL-MIXTURE) of FMT21-CLONES',),
-    False: ('KHH-SUBSAMPLED mixture over k (LABEL-MIXTURE) of the Gaussian pair (GAUSS-NO-GAIN)',),
+    False: ('KHH-SUBSAMPLED mixture over k (LABEL-MIXTURE) of the Gaussian '
+            'pair (GAUSS-NO-GAIN)',),
 }
 _SAMPLED_GAUSSIAN_PAIR = 'KHH-SUBSAMPLED of the Gaussian pair (GAUSS-NO-GAIN)'
 _DISTRIBUTED_PAIRS = {
-    'hidden': ('SECAGG-HIDDEN mixture over k (LABEL-MIXTURE) of the subsampled Gaussian-sum pair',),
-    'revealed': ('SECAGG-REVEALED mixture over participation and k (LABEL-MIXTURE) of the '
+    'hidden': ('SECAGG-HIDDEN mixture over k (LABEL-MIXTURE) of the '
+               'subsampled Gaussian-sum pair',),
+    'revealed': ('SECAGG-REVEALED mixture over participation and k '
+                 '(LABEL-MIXTURE) of the '
                  'Gaussian-sum pair (exact)',),
-    'dropouts': ('SECAGG-REVEALED (iii): the Gaussian sum of min_reporting shares with '
+    'dropouts': ('SECAGG-REVEALED (iii): the Gaussian sum of min_reporting '
+                 'shares with '
                  'probability gamma P[k >= m] (exact against adversarial '
                  'dropouts)',),
-    'hidden_count': ('SECAGG-REVEALED (v): the SECAGG-HIDDEN pair at ratio gamma on the noise of '
+    'hidden_count': ('SECAGG-REVEALED (v): the SECAGG-HIDDEN pair at ratio '
+                     'gamma on the noise of '
                      'every (or min_reporting) share',),
 }
 
@@ -83,7 +88,10 @@ def _mechanism_specific_pairs(num_users: int, local_epsilon: float,
                               randomizer: randomizers.Randomizer,
                               relative_width: float,
                               discretization: Optional[float]):
-  """NAMED-CLONE-RATE (when s(R) beats FMT21's e^-eps0 / 2) and BLANKET-TWO-LEVEL pairs, with names."""
+  """NAMED-CLONE-RATE and BLANKET-TWO-LEVEL pairs, with names.
+
+  NAMED-CLONE-RATE when s(R) beats FMT21's e^-eps0 / 2.
+  """
   pairs = []
   rate = randomizer.clone_rate()
   if 2 * rate > math.exp(-local_epsilon):
@@ -114,7 +122,9 @@ _BEATEN = 'not used (cannot win: GRID-PAIRS-FAST)'
 def _cannot_win(num_users: int, local_epsilon: float,
                 clone_probability: float, others, discretization
                 ) -> bool:
-  """Whether a clone pair cannot beat one of `others` on the grid (GRID-PAIRS-FAST).
+  """Whether a clone pair cannot beat one of `others` on the grid.
+
+  See GRID-PAIRS-FAST.
 
   True when some other pair's profile is, at every grid point, at most a
   lower bound on the clone pair's (`clone_pairs.clone_pair_lower_atoms`)
@@ -207,7 +217,8 @@ def shuffle_round_pairs(num_users: int, local_epsilon: float,
   return tuple(candidates)
 
 
-CHECKIN_BLANKET_PAIR = ('CHECKIN-BLANKET check-in as a shuffle of R\' (absent users in '
+CHECKIN_BLANKET_PAIR = ('CHECKIN-BLANKET check-in as a shuffle of R\' '
+                        '(absent users in '
                         'the blanket)')
 
 
@@ -218,7 +229,7 @@ def checkin_blanket_pairs(num_users: int, checkin_rate: float,
                           relative_width: float,
                           discretization: Optional[float] = None
                           ) -> Tuple[Tuple[str, privacy_loss.PldAtoms], ...]:
-  """CHECKIN-BLANKET pairs of a pure-LDP check-in round, each with its name. [DOM]
+  """CHECKIN-BLANKET pairs of a pure-LDP check-in round, with their names. [DOM]
 
   The round is the shuffle by all n users of R' (bottom with probability
   1 - gamma, else R(x)); its BLANKET-TWO-LEVEL blanket pairs: the clone view of
@@ -295,8 +306,10 @@ _UNKNOWN_DIMENSION = ('not used (dimension unknown: dimension=1 declares '
 
 def _sampled_gaussian_pairs(event: events.SubsampledShuffleGaussianEvent
                             ) -> Tuple[str, ...]:
-  """The GAUSS-NO-GAIN pair's name and, unless the reports are scalars, why no blanket
-  is used."""
+  """The GAUSS-NO-GAIN pair's name, and why no blanket is used.
+
+  The reason is given unless the reports are scalars.
+  """
   if event.dimension == 1:
     return (_SAMPLED_GAUSSIAN_PAIR,)
   why = _UNKNOWN_DIMENSION if event.dimension is None else _VECTORS
@@ -323,7 +336,10 @@ def _distributed_pmf(event: events.DistributedCheckInEvent,
                      discretize: checkin.Discretize, unused_krr_adversary,
                      relative_width: float
                      ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
-  """SECAGG-REVEALED (participants revealed) or the SECAGG-HIDDEN pair mixed over the count."""
+  """SECAGG-REVEALED or the SECAGG-HIDDEN pair mixed over the count.
+
+  SECAGG-REVEALED when the participants are revealed.
+  """
   return distributed.distributed_checkin_pmf(
       event.num_users, event.checkin_rate, event.noise_multiplier,
       discretization, relative_width, event.participation,
@@ -338,7 +354,10 @@ def _sampled_gaussian_pmf(event: events.SubsampledShuffleGaussianEvent,
                           discretize: checkin.Discretize,
                           unused_krr_adversary, relative_width: float
                           ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
-  """KHH-SUBSAMPLED on the GAUSS-NO-GAIN pair (and on the scalar shuffle, CHECKIN-COARSE-GRIDS)."""
+  """KHH-SUBSAMPLED on the GAUSS-NO-GAIN pair (and on the scalar shuffle).
+
+  On the scalar shuffle, see CHECKIN-COARSE-GRIDS.
+  """
   mixture, names = _mixture_pmf(event, _sampled_gaussian_pairs(event),
                                 _sampled_gaussian_arguments(event),
                                 discretization, discretize, relative_width)
@@ -360,7 +379,10 @@ def _checkin_pmf(event: events.CheckInEvent, unused_sampling_ratio,
                  discretization: float, discretize: checkin.Discretize,
                  unused_krr_adversary, relative_width: float
                  ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
-  """The LABEL-MIXTURE mixture, capped by its rate-1 round and its CHECKIN-BLANKET pairs."""
+  """The LABEL-MIXTURE mixture, capped by its rate-1 round and blanket pairs.
+
+  The blanket pairs are CHECKIN-BLANKET's.
+  """
   mixture_of = functools.partial(
       _mixture_pmf, event, _CHECKIN_PAIRS[event.noise_multiplier is None],
       _checkin_arguments(event), discretize=discretize,

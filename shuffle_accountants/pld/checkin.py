@@ -179,7 +179,9 @@ def largest_loss(base_largest: float, sampling_ratio: float) -> float:
 
 def base_grid(discretization: float, sampling_ratio: float,
               largest_base_loss: float) -> float:
-  """The grid of a base pair subsampled at `sampling_ratio` (CHECKIN-COARSE-GRIDS).
+  """The grid of a base pair subsampled at `sampling_ratio`.
+
+  See CHECKIN-COARSE-GRIDS.
 
   Subsampling maps a base loss l to f(l) = log(1 + r (e^l - 1)) (and the
   other order to -log(1 - r (1 - e^-l)), of slope at most r), whose slope
@@ -198,7 +200,9 @@ def base_grid(discretization: float, sampling_ratio: float,
 
 
 def lattice_users(num_users: int, step: Optional[float] = None) -> int:
-  """The largest point of a global lattice of user counts at or below n (CHECKIN-LATTICE).
+  """The largest point of a global lattice of user counts at or below n.
+
+  See CHECKIN-LATTICE.
 
   Exact below `EXACT_LATTICE`, then geometric of ratio 1 + `step` (default
   `LATTICE_STEP`):
@@ -486,7 +490,9 @@ def checkin_pmf(num_users: int, checkin_rate: float,
 
 def higher_rates(num_users: int, checkin_rate: float,
                  local_epsilon: Optional[float]) -> List[float]:
-  """Rates above gamma whose check-in bounds also serve a round (CHECKIN-LATTICE).
+  """Rates above gamma whose check-in bounds also serve a round.
+
+  See CHECKIN-LATTICE.
 
   Where few clones are expected (n gamma e^-eps0 < `FEW_CLONES`), the
   shuffling gain of more check-ins can outweigh the subsampling gain of
@@ -550,7 +556,9 @@ def _mixture(num_users: int, checkin_rate: float, discretization: float,
 
 def capped_by(pmf: discrete.GridPmf, other: discrete.GridPmf
               ) -> discrete.GridPmf:
-  """`pmf` lowered to `other`'s profile where that is smaller (CHECKIN-COARSE-GRIDS). [DOM]
+  """`pmf` lowered to `other`'s profile where that is smaller. [DOM]
+
+  See CHECKIN-COARSE-GRIDS.
 
   Both must dominate the same mechanism; `other` may lie on any grid. On
   `pmf`'s grid range the pointwise minimum of the profiles (`other`'s read

@@ -68,7 +68,9 @@ class GridPld(privacy_loss_distribution.PrivacyLossDistribution):
 
 
 class TwoSidedPld(privacy_loss_distribution.PrivacyLossDistribution):
-  """An asymmetric PLD kept as its two relations' halves (ROUNDOFF-CERTIFIED (vi)).
+  """An asymmetric PLD kept as its two relations' halves.
+
+  See ROUNDOFF-CERTIFIED (vi).
 
   Under add-or-remove a ledger's delta is the larger of its remove half's
   (every round's remove PMF composed) and its add half's (every round's
@@ -214,7 +216,8 @@ def compose_all(plds: Sequence[Tuple[Pld, int]]) -> Pld:
 
   A ledger of many distinct rounds composed pairwise pays dp_accounting's
   per-composition overhead (tail bounds at 40 orders, docs/performance.md)
-  once per round; here each PMF is raised to its count in the Fourier domain and the
+  once per round; here each PMF is raised to its count in the Fourier
+  domain and the
   results are convolved in a balanced tree (`_convolve_batch`), in batches
   whose summed support stays within MAX_COMPOSED_BUCKETS / 2, and only the
   batches are composed pairwise (`compose`). A PLD whose count
@@ -333,8 +336,11 @@ class _PmfProfile:
   @classmethod
   def estimated(cls, pmf: discrete.GridPmf, allowance: bool = True
                 ) -> '_PmfProfile':
-    """Of an FFT result, negative masses zeroed; with `allowance`, NOT-MONOTONE's
-    round-off *estimate*: twice their total added at +infinity."""
+    """Of an FFT result, negative masses zeroed.
+
+    With `allowance`, NOT-MONOTONE's round-off *estimate*: twice their total
+    added at +infinity.
+    """
     probs = np.asarray(pmf.probs, dtype=np.float64)
     negative = -np.sum(np.minimum(probs, 0.0)) if allowance else 0.0
     return cls(pmf.discretization, pmf.lower_index, probs,

@@ -428,8 +428,11 @@ def _largest_epsilon(profile) -> float:
 
 
 def _laplace_profile(local_epsilon: float, epsilons: np.ndarray) -> np.ndarray:
-  """delta(eps) of Lap(2 / b) vs Lap(0) at scale b = 2 / eps0 (GAUSS-NO-GAIN's analogue):
-  1 - e^{(eps - eps0) / 2} on [0, eps0], 0 above, rounded up."""
+  """delta(eps) of Lap(2 / b) vs Lap(0) at scale b = 2 / eps0.
+
+  GAUSS-NO-GAIN's analogue: 1 - e^{(eps - eps0) / 2} on [0, eps0], 0 above,
+  rounded up.
+  """
   value = -np.expm1(np.minimum(epsilons - local_epsilon, 0.0) / 2)
   return np.minimum(value * (1 + _RELATIVE_ERROR) + 1e-15, 1.0)
 
@@ -472,10 +475,13 @@ def _shuffle_atoms(kind: str, num_users: int, parameter: float,
 def gaussian_shuffle_atoms(num_users: int, noise_multiplier: float,
                            discretization: float, randomized_rounding: bool,
                            dimension: int = 1) -> privacy_loss.PldAtoms:
-  """A dominating pair for n shuffled Gaussian reports: GAUSS-NO-GAIN, and for scalars
-  the smaller of GAUSS-NO-GAIN and NUM-BLANKET, at the pair (1, -1) for
-  randomized rounding to +-1 (iv), through the envelope of every pair for plain
-  clipping (v); vectors (d > 1) get GAUSS-NO-GAIN alone. [UB]"""
+  """A dominating pair for n shuffled Gaussian reports. [UB]
+
+  GAUSS-NO-GAIN, and for scalars the smaller of GAUSS-NO-GAIN and
+  NUM-BLANKET, at the pair (1, -1) for randomized rounding to +-1 (iv),
+  through the envelope of every pair for plain clipping (v); vectors
+  (d > 1) get GAUSS-NO-GAIN alone.
+  """
   return _shuffle_atoms('gaussian' if randomized_rounding else 'clipping',
                         num_users, (noise_multiplier, 1), discretization,
                         dimension == 1)

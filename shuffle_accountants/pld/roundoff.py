@@ -47,7 +47,9 @@ def _gamma(k: float) -> float:
 
 
 def fft_relative_error(length: int) -> float:
-  """epsilon_F of `radix2.transform` for a power-of-two length (ROUNDOFF-CERTIFIED (iii)).
+  """epsilon_F of `radix2.transform` for a power-of-two length.
+
+  See ROUNDOFF-CERTIFIED (iii).
 
   Higham Thm 24.2: the radix-2 FFT of length 2^t with twiddle factors
   accurate to mu has ||y^ - F x||_2 <= t eta / (1 - t eta) ||F x||_2,

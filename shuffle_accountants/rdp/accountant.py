@@ -130,7 +130,8 @@ class ShuffleRdpContribution:
   accounted_as: dp_event.DpEvent
 
 
-GAUSSIAN_NO_AMPLIFICATION = ('GAUSS-NO-GAIN Gaussian pair (no amplification; the blanket '
+GAUSSIAN_NO_AMPLIFICATION = ('GAUSS-NO-GAIN Gaussian pair (no amplification; '
+                             'the blanket '
                              'NUM-BLANKET has no RDP form)')
 
 
@@ -145,7 +146,9 @@ def _randomizer(event) -> Optional[randomizers.Randomizer]:
 def _blanket_candidates(num_users: int, local_epsilon: float,
                         randomizer: Optional[randomizers.Randomizer],
                         checkin_rate: float, orders: np.ndarray) -> dict:
-  """BLANKET-RDP: the Renyi divergences of the round's CHECKIN-BLANKET blanket pairs. [UB]
+  """BLANKET-RDP: the Renyi divergences of the round's blanket pairs. [UB]
+
+  The blanket pairs are CHECKIN-BLANKET's.
 
   At rate 1 the clone view is the clone pair at the randomizer's rate,
   already a candidate of `shuffle_round`, so only the randomizer's own
@@ -176,7 +179,9 @@ def _pure_shuffle_bound(num_users: int, local_epsilon: float,
 
 def parent_event(event: dp_event.DpEvent, relation: NeighboringRelation
                  ) -> Optional[dp_event.DpEvent]:
-  """The event the parent composes for `event` (UPSTREAM-SENSITIVITY), or None for `event` itself.
+  """The event the parent composes for `event`, or None for `event` itself.
+
+  See UPSTREAM-SENSITIVITY.
 
   dp_accounting's RDP accountant reads `GaussianDpEvent(sigma)` and
   `LaplaceDpEvent(b)` with sensitivity 1 under every relation; its PLD
@@ -366,7 +371,10 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     return self._certified_routes().epsilon(target_delta, epsilon)
 
   def _certified_routes(self) -> _ledger.CertifiedRoutes:
-    """This ledger's routes besides CONV-RDP2DP: its one-user ledgers (DOMINATING-ROUNDS)."""
+    """This ledger's routes besides CONV-RDP2DP: its one-user ledgers.
+
+    See DOMINATING-ROUNDS.
+    """
     if self._routes is None:
       # One-user ledgers only: rate 1 is a candidate per round and order.
       self._routes = _ledger.CertifiedRoutes(
@@ -479,7 +487,8 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     if event.local_delta > 0:
       return _event_checks.error(reported, (
           f'local_delta={event.local_delta} > 0: approximate-LDP randomizers '
-          'have no finite RDP bound (APPROX-LDP-NO-RDP: `shuffle-accountant reference APPROX-LDP-NO-RDP`), '
+          'have no finite RDP bound (APPROX-LDP-NO-RDP: '
+          '`shuffle-accountant reference APPROX-LDP-NO-RDP`), '
           'so the RDP accountant cannot '
           'account them; use ShufflePldAccountant.'))
     return self._check_relation_and_orders(reported)
@@ -532,7 +541,10 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
 
   def _parent_event(self, event: dp_event.DpEvent, count: int,
                     do_compose: bool) -> Optional[CompositionErrorDetails]:
-    """dp_accounting's event, read with the library's convention (UPSTREAM-SENSITIVITY)."""
+    """dp_accounting's event, read with the library's convention.
+
+    See UPSTREAM-SENSITIVITY.
+    """
     event = parent_event(event, self.neighboring_relation) or event
     return _upstream.compose_parent_rdp_event(self, event, count, do_compose)
 
@@ -551,14 +563,20 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
         self._parent_event(leaf_event, leaf_count, True)
 
   def _compose_round(self, event, count: int) -> None:
-    """A round (as grouped and accounted, RATE-ONE-DOMINATES) by `ROUND_BOUNDS`."""
+    """A round (as grouped and accounted) by `ROUND_BOUNDS`.
+
+    As accounted: RATE-ONE-DOMINATES.
+    """
     rounded = _dominating.accounted_round(self._representative(event, count))
     bound = _event_specs.route_entry(ROUND_BOUNDS, rounded)
     self._add(event, count, bound(self, rounded), rounded)
 
   def _checkin_bound(self, event: events.CheckInEvent
                      ) -> shuffle_round.RdpBound:
-    """A check-in round's (cached) bound, capped at rate 1 (DOMINATING-ROUNDS (i))."""
+    """A check-in round's (cached) bound, capped at rate 1.
+
+    See DOMINATING-ROUNDS (i).
+    """
     bound = self._bound(
         event, lambda: _checkin_mixture_bound(event, self.orders))
     everyone = _dominating.everyone_below_rate_one(event)

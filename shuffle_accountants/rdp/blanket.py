@@ -113,7 +113,10 @@ def _log_interval_masses(num_trials: int, p: float, first: np.ndarray,
 @_cache.cached(16 * 2**20, _cache.atoms_bytes)
 def _log_excess(clones: int, log_odds: float, orders_bytes: bytes
                 ) -> np.ndarray:
-  """Upper bound on log(M - 1) of the conditional clone pair (CLONE-CONDITIONAL)."""
+  """Upper bound on log(M - 1) of the conditional clone pair.
+
+  See CLONE-CONDITIONAL.
+  """
   excess = clone.conditional_log_excess(clones, log_odds,
                                         np.frombuffer(orders_bytes))
   excess.setflags(write=False)
@@ -121,13 +124,19 @@ def _log_excess(clones: int, log_odds: float, orders_bytes: bytes
 
 
 def _rounded_down(clones: int) -> int:
-  """clones with all but its 8 leading bits cleared (fewer clones: CLONE-MONOTONE)."""
+  """clones with all but its 8 leading bits cleared.
+
+  Fewer clones: CLONE-MONOTONE.
+  """
   shift = max(0, clones.bit_length() - 8)
   return (clones >> shift) << shift
 
 
 def _rounded_up(log_odds: float) -> float:
-  """log_odds rounded up to 9 significant bits (a larger log-odds: BLANKET-TWO-LEVEL)."""
+  """log_odds rounded up to 9 significant bits.
+
+  A larger log-odds: BLANKET-TWO-LEVEL.
+  """
   mantissa, exponent = math.frexp(log_odds)
   return math.ldexp(math.ceil(mantissa * 512) / 512, exponent)
 
@@ -157,7 +166,9 @@ def _u_groups(num_trials: int, rate: float) -> Tuple[np.ndarray, np.ndarray]:
 
 def blanket_rdp(num_users: int, table: randomizers.BlanketTable, orders
                 ) -> np.ndarray:
-  """BLANKET-RDP: RDP of BLANKET-TWO-LEVEL's blanket pair of `table` for n users. [UB]
+  """BLANKET-RDP: RDP of the blanket pair of `table` for n users. [UB]
+
+  The blanket pair is BLANKET-TWO-LEVEL's.
 
   Args:
     num_users: n >= 1.

@@ -181,7 +181,9 @@ def _symmetrized_subsampled_log_moments(num_users: int, local_epsilon: float,
                                         sampling_ratio: float,
                                         orders: np.ndarray,
                                         relative_width: float) -> np.ndarray:
-  """log E[(p/q)^order] bound for a hidden sample of k users. [UB], ORDERED-RDP-UNSOUND.
+  """log E[(p/q)^order] bound for a hidden sample of k users. [UB]
+
+  See ORDERED-RDP-UNSOUND.
 
   By advanced joint convexity (Balle et al. 2018, Thm 2), for eps >= 0 *both*
   orders of the k-conditional mechanism have hockey-stick divergence at most

@@ -63,15 +63,21 @@ __all__ = [
 ]
 
 LIEW_THM4 = 'LIEW-THM4 with k = 0 (WBK19-THM9 on the Gaussian-sum RDP)'
-REVEALED = 'SECAGG-REVEALED: participants revealed, exact mixture of Gaussian sums'
-DROPOUTS = 'SECAGG-REVEALED (iii): Gaussian sum of min_reporting shares (dropouts)'
+REVEALED = ('SECAGG-REVEALED: participants revealed, exact mixture of '
+            'Gaussian sums')
+DROPOUTS = ('SECAGG-REVEALED (iii): Gaussian sum of min_reporting shares '
+            '(dropouts)')
 HIDDEN_COUNT = 'SECAGG-REVEALED (v): LIEW-THM4 on the noise of all n shares'
-HIDDEN_COUNT_DROPOUTS = 'SECAGG-REVEALED (v): Gaussian sum of min_reporting shares'
+HIDDEN_COUNT_DROPOUTS = ('SECAGG-REVEALED (v): Gaussian sum of '
+                         'min_reporting shares')
 ONE_PARTICIPANT = 'Gaussian sum of one participant (GAUSS-NO-GAIN)'
 
 
 def gaussian_sum_rdp(noise_multiplier: float, count, orders) -> np.ndarray:
-  """GAUSS-NO-GAIN [UB]: RDP of the sum of `count` participants, 2 order / (sigma^2 k)."""
+  """GAUSS-NO-GAIN [UB]: RDP of the sum of `count` participants.
+
+  The RDP is 2 order / (sigma^2 k).
+  """
   return checkin.gaussian_rdp(noise_multiplier * np.sqrt(count), orders)
 
 
@@ -102,7 +108,7 @@ def _small_counts(num_trials: int, checkin_rate: float, window_start: int,
 def _revealed_rdp(num_users: int, checkin_rate: float, sigma: float,
                   orders: np.ndarray, relative_width: float,
                   min_reporting: Optional[int]) -> np.ndarray:
-  """SECAGG-REVEALED [EXACT] up to grouping: the moment of the revealed mixture."""
+  """SECAGG-REVEALED [EXACT] up to grouping: the revealed mixture's moment."""
   n, gamma = num_users, checkin_rate
   moment = lambda count: (orders - 1) * _gaussian_sum_rdp(sigma, count, orders)
   if min_reporting is not None:
@@ -167,7 +173,9 @@ def _liew_thm4_rdp(num_users: int, checkin_rate: float, sigma: float,
 def _hidden_count_rdp(num_users: int, checkin_rate: float, sigma: float,
                       orders: np.ndarray, relative_width: float,
                       min_reporting: Optional[int]) -> shuffle_round.RdpBound:
-  """SECAGG-REVEALED (v) [UB]: every client uploads, the sum carries n (or >= m) shares.
+  """SECAGG-REVEALED (v) [UB]: every client uploads.
+
+  The sum carries n (or >= m) shares.
 
   Without dropouts: revealing k is more information, and given k the
   participants are a uniform k-subset, so LIEW-THM4 applies with the noise
@@ -193,7 +201,7 @@ def distributed_checkin_rdp_upper_bound(
     relative_width: float = checkin.CHECKIN_RELATIVE_WIDTH,
     participation: str = events.DEFAULT_PARTICIPATION,
     min_reporting: Optional[int] = None) -> shuffle_round.RdpBound:
-  """RDP of one round of distributed check-in: SECAGG-REVEALED or LIEW-THM4. [UB]
+  """RDP of a round of distributed check-in: SECAGG-REVEALED or LIEW-THM4. [UB]
 
   Args:
     num_users: population size n >= 1.

@@ -218,7 +218,9 @@ def _all_equal_pair_log_moments(num_users, local_epsilon, exponents):
 
 def girgis_lower_bound(num_users: int, local_epsilon: float,
                        orders) -> np.ndarray:
-  """GIRGIS-LB (Thm 3, eq. 11; closed form GIRGIS-LB-BINOMIAL). [LB, PAIR] Never a guarantee.
+  """GIRGIS-LB (Thm 3, eq. 11; closed form GIRGIS-LB-BINOMIAL). [LB, PAIR]
+
+  Never a guarantee.
 
   log E_{k ~ Bin(n, 1/(e^eps0+1))}[((k e^eps0 + (n-k) e^-eps0)/n)^order]
   / (order - 1): exactly D_order(M(D') || M(D)) for shuffled binary RR with

@@ -97,7 +97,10 @@ def rdp_error(event, relation: NeighboringRelation
 
 def shuffled_batches_rdp(event: ShuffledBatchesDpEvent, orders: np.ndarray,
                          relation: NeighboringRelation) -> np.ndarray:
-  """RDP of SHUFFLED-BATCHES-UB: num_epochs alpha s^2 / (2 sigma^2), s = 1 or 2. [UB]"""
+  """RDP of SHUFFLED-BATCHES-UB. [UB]
+
+  num_epochs alpha s^2 / (2 sigma^2), s = 1 or 2.
+  """
   if event.noise_multiplier == 0:
     return np.full(np.shape(orders), np.inf)
   scale = shuffled_batches.sensitivity(relation) / event.noise_multiplier

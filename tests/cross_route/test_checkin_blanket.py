@@ -1,4 +1,6 @@
-"""Check-in as a shuffle of R' (CHECKIN-BLANKET): brute force, the exact binary pair.
+"""Check-in as a shuffle of R': brute force, the exact binary pair.
+
+See CHECKIN-BLANKET.
 
 A check-in round is the shuffle by all n users of R'(x) = bottom with
 probability 1 - gamma, else R(x); its blanket pairs (the named randomizer's

@@ -1,4 +1,7 @@
-"""Distributed check-in with participants hidden (SECAGG-HIDDEN, LIEW-THM4) against references written without the library.
+"""Distributed check-in, participants hidden, against independent references.
+
+See SECAGG-HIDDEN and LIEW-THM4. The references are written without the
+library.
 
 The exact delta(eps) of one round for small n is computed by quadrature of
 the released law: the count k ~ Bin(n, gamma) and, given k, the mixture over

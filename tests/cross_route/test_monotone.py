@@ -1,4 +1,6 @@
-"""Monotonicity of epsilon where the mathematics is, on both routes (DOMINATING-ROUNDS, RATE-ONE-DOMINATES).
+"""Monotonicity of epsilon where the mathematics is, on both routes.
+
+See DOMINATING-ROUNDS and RATE-ONE-DOMINATES.
 
 What the construction guarantees (checked over the documented ranges with
 fixed-seed hypothesis examples):

@@ -1,4 +1,6 @@
-"""Distributed check-in with the participants revealed (SECAGG-REVEALED), against references written without the library.
+"""Distributed check-in, participants revealed, against independent references.
+
+See SECAGG-REVEALED. The references are written without the library.
 
 Revealed participation (standard secure aggregation): in a round the target
 joins (probability gamma) the server sees it and the count k (k - 1 ~

@@ -1,4 +1,7 @@
-"""Randomizers in the accountants: WANG24-REFUTED regression, orderings, events and validation."""
+"""Randomizers in the accountants: regression, orderings, events, validation.
+
+The regression is WANG24-REFUTED's.
+"""
 
 import math
 

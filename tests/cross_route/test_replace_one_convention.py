@@ -1,4 +1,6 @@
-"""One convention under REPLACE_ONE on both routes (UPSTREAM-SENSITIVITY, issues 21 and 43).
+"""One convention under REPLACE_ONE on both routes.
+
+See UPSTREAM-SENSITIVITY and issues 21 and 43.
 
 `GaussianDpEvent(sigma)` means noise sigma C on a sum of records clipped to
 C, replace-one sensitivity 2C, in `ShufflePldAccountant` (as dp_accounting's

@@ -1,4 +1,7 @@
-"""The BLANKET-TWO-LEVEL blanket pair: its k-RR case against KHH-KRR-WEAK, one user exactly, mass accounting."""
+"""The BLANKET-TWO-LEVEL blanket pair: k-RR, one user exactly, mass accounting.
+
+Its k-RR case is checked against KHH-KRR-WEAK.
+"""
 
 import math
 

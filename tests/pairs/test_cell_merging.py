@@ -1,4 +1,7 @@
-"""Outputs merged per grid cell (CTD-MERGE-ATOMS) leave the connect-the-dots PMF unchanged."""
+"""Outputs merged per grid cell leave the connect-the-dots PMF unchanged.
+
+See CTD-MERGE-ATOMS.
+"""
 
 import numpy as np
 import pytest

@@ -1,4 +1,6 @@
-"""PLD check-in rounds: lattice users, base grids, rate-1 and higher-rate caps (CHECKIN-COARSE-GRIDS, CHECKIN-LATTICE).
+"""PLD check-in rounds: lattice users, base grids, rate-1 and higher-rate caps.
+
+See CHECKIN-COARSE-GRIDS and CHECKIN-LATTICE.
 
 Every shortcut must keep each value an upper bound: checked against exact
 binary randomized response check-in (a lower bound on the worst case, so

@@ -1,4 +1,8 @@
-"""Random allocation (RANDOM-ALLOCATION-GRID): the accountant's bound against an exact 2-step quadrature, the paper's values and the package's lower bound."""
+"""Random allocation (RANDOM-ALLOCATION-GRID): the accountant's bound.
+
+Checked against an exact 2-step quadrature, the paper's values and the
+package's lower bound.
+"""
 
 import math
 

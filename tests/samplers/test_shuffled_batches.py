@@ -1,4 +1,8 @@
-"""Shuffled batches (SHUFFLED-BATCHES-UB, SHUFFLED-BATCHES-LB): the published lower bound, the certified upper bound, both accountants, and an independent Monte Carlo check."""
+"""Shuffled batches (SHUFFLED-BATCHES-UB, SHUFFLED-BATCHES-LB).
+
+The published lower bound, the certified upper bound, both accountants, and
+an independent Monte Carlo check.
+"""
 
 import math
 

@@ -67,7 +67,10 @@ def _checkin_blanket_rows():
 
 @table('checkin.blanket', slow=True)
 def _checkin_blanket_table():
-  """benchmarks/checkin.py --blanket without its times (issue 34, CHECKIN-BLANKET)."""
+  """benchmarks/checkin.py --blanket without its times.
+
+  See issue 34 and CHECKIN-BLANKET.
+  """
   header = ['n', 'γ', 'ε0', 'rounds', 'exact pair (lower bound)',
             'k = 2 before', 'k = 2 now', 'now / pair', 'generic before',
             'generic now', 'now / pair']
@@ -84,7 +87,10 @@ def _checkin_blanket_table():
 
 @value('checkin.blanket_moved', slow=True)
 def _checkin_blanket_moved():
-  """How far CHECKIN-BLANKET moved epsilon at the table's points (after / before)."""
+  """How far CHECKIN-BLANKET moved epsilon at the table's points.
+
+  As after / before.
+  """
   ratios = [after / before for row in _checkin_blanket_rows()
             for before, after, _ in (row[5:8], row[8:11])]
   return f'{min(ratios):.2f}–{max(ratios):.2f}'
@@ -92,7 +98,10 @@ def _checkin_blanket_moved():
 
 @value('checkin.rdp_over_pld_100', slow=True)
 def _checkin_rdp_over_pld_100():
-  """RDP over PLD epsilon after BLANKET-RDP at the blanket table's 100-round points."""
+  """RDP over PLD epsilon after BLANKET-RDP.
+
+  At the blanket table's 100-round points.
+  """
   from shuffle_accountants import CheckInEvent
   from shuffle_accountants import ShufflePldAccountant
   from shuffle_accountants import ShuffleRdpAccountant
@@ -118,7 +127,8 @@ def _issue_16_rdp():
   accountant = ShuffleRdpAccountant(orders=[1.5, 2.0, 3.0])
   accountant.compose(CheckInEvent(num_users=10, checkin_rate=0.001,
                                   local_epsilon=3.0, num_categories=3))
-  return ' / '.join(sig(rdp, 3) for rdp in accountant.contributions[0].bound.rdp)
+  return ' / '.join(sig(rdp, 3)
+                    for rdp in accountant.contributions[0].bound.rdp)
 
 
 value('checkin.issue_16_now')(_issue_16_rdp)

@@ -56,7 +56,8 @@ def _federated_threat_models():
        _federated_central('without-replacement', 'replace-one', population)),
       ('central DP, secret Poisson sample (not against the server)',
        'poisson, add-or-remove-one',
-       '`SampledServerSideFixedClipping(..., accountant=PldAccountant(config))`',
+       ('`SampledServerSideFixedClipping(..., '
+        'accountant=PldAccountant(config))`'),
        _federated_central('poisson', 'add-or-remove-one', cohort)),
       ('secure aggregation, participants revealed', 'check-in, replace-one',
        '`DistributedNoiseFixedClipping(..., participation="revealed")`',

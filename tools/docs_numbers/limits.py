@@ -9,7 +9,10 @@ from .core import table
 # apart on two x86-64 machines at delta = 1e-8 after 1e5 rounds).
 @table('limits.roundoff', machine_noise=2e-5)
 def _roundoff_table():
-  """epsilon of the composed PLD: NOT-MONOTONE's estimate against ROUNDOFF-CERTIFIED's certificate."""
+  """epsilon of the composed PLD: round-off estimate against certificate.
+
+  NOT-MONOTONE's estimate against ROUNDOFF-CERTIFIED's certificate.
+  """
   from shuffle_accountants import ShuffleEvent
   from shuffle_accountants import ShufflePldAccountant
   from shuffle_accountants.pld import composition
@@ -25,5 +28,6 @@ def _roundoff_table():
       old, new = estimated.epsilon(delta), certified.epsilon(delta)
       rows.append([f'10^{round(math.log10(num_users))}', f'{rounds:,}',
                    f'{delta:.0e}', f'{old:.6f}', f'{new:.6f}'])
-  return (['n', 'rounds', 'δ', 'ε, estimate (NOT-MONOTONE)', 'ε, certified (ROUNDOFF-CERTIFIED)'],
+  return (['n', 'rounds', 'δ', 'ε, estimate (NOT-MONOTONE)',
+           'ε, certified (ROUNDOFF-CERTIFIED)'],
           rows)

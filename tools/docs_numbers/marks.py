@@ -139,25 +139,30 @@ EXEMPT = {
         '10.43': 'SECAGG-HIDDEN pair at the fixed count k = 256, run once; not '
                  'generated yet',
         **dict.fromkeys(('0.001484', '0.002215', '0.004696'),
-                        'exact by enumeration, tests/cross_route/test_subsampled_brute_'
+                        'exact by enumeration, '
+                        'tests/cross_route/test_subsampled_brute_'
                         'force.py (rtol 2e-3)'),
         **dict.fromkeys(('0.001114', '0.001827', '0.004412'),
                         'what an earlier version reported (history)'),
         '29.451120': 'LIEW-EQ8, tests/cross_route/test_checkin.py (rtol 1e-6)',
         **dict.fromkeys(('0.0392', '0.1054', '0.287649', '0.7311', '0.8392',
                          '0.7353', '0.8959'),
-                        'APPROX-LDP-NO-RDP counterexample, tests/cross_route/test_checkin.py')},
+                        'APPROX-LDP-NO-RDP counterexample, '
+                        'tests/cross_route/test_checkin.py')},
     'errata.md': {
         **dict.fromkeys(('0.0392207', '0.1053605', '0.287649', '0.731110',
                          '0.839185', '0.735326', '0.895883'),
-                        'APPROX-LDP-NO-RDP counterexample, tests/cross_route/test_checkin.py (rel 1e-4)'),
+                        'APPROX-LDP-NO-RDP counterexample, '
+                        'tests/cross_route/test_checkin.py (rel 1e-4)'),
         '0.04321': 'FMT23 clones as the public code computes them (cited)',
         **dict.fromkeys(('2.357', '3.686', '0.08013', '0.08009', '0.023252',
                          '0.023253', '0.02325'),
-                        'WANG24-REFUTED counterexample, tests/cross_route/test_randomizer_'
+                        'WANG24-REFUTED counterexample, '
+                        'tests/cross_route/test_randomizer_'
                         'accounting.py (exact pair / as Wang et al.)'),
         **dict.fromkeys(('0.001484', '0.002215', '0.004696'),
-                        'exact by enumeration, tests/cross_route/test_subsampled_brute_'
+                        'exact by enumeration, '
+                        'tests/cross_route/test_subsampled_brute_'
                         'force.py (rtol 2e-3)'),
         **dict.fromkeys(('0.001114', '0.001827', '0.004412'),
                         'what an earlier version reported (history)')},
@@ -171,36 +176,45 @@ EXEMPT = {
                     'run once; not generated',
         **dict.fromkeys(('0.178', '4.705', '1.95·10⁻⁶'),
                         'parameters of the NOT-MONOTONE example'),
-        **dict.fromkeys(('37.72', '27.62'), 'before DOMINATING-ROUNDS (history)'),
+        **dict.fromkeys(('37.72', '27.62'),
+                        'before DOMINATING-ROUNDS (history)'),
         **dict.fromkeys(('2.148', '2.115'),
-                        'NOT-MONOTONE: the blanket fall before the BLANKET-RDP groups were '
+                        'NOT-MONOTONE: the blanket fall before the '
+                        'BLANKET-RDP groups were '
                         'widened (history)'),
         '1.36842': 'GIRGIS-UB1, tests/rdp/test_regression_values.py',
         **dict.fromkeys(('0.537804', '0.169770', '0.0052792'),
-                        'checks of the reference, tests/pld/test_accountant.py'),
+                        'checks of the reference, '
+                        'tests/pld/test_accountant.py'),
         '29.451120': 'LIEW-EQ8, tests/cross_route/test_checkin.py (rtol 1e-6)',
         **dict.fromkeys(('0.03922', '0.10536'),
-                        'APPROX-LDP-NO-RDP counterexample, tests/cross_route/test_checkin.py (rel 1e-4)'),
+                        'APPROX-LDP-NO-RDP counterexample, '
+                        'tests/cross_route/test_checkin.py (rel 1e-4)'),
         '0.04321': 'FMT23 clones as the public code computes them (cited)',
         **dict.fromkeys(('2.357', '3.686', '0.08013', '0.08009'),
-                        'WANG24-REFUTED counterexample, tests/cross_route/test_randomizer_'
+                        'WANG24-REFUTED counterexample, '
+                        'tests/cross_route/test_randomizer_'
                         'accounting.py (exact pair / as Wang et al.)'),
         **dict.fromkeys(('0.001484', '0.002215', '0.004696'),
-                        'exact by enumeration, tests/cross_route/test_subsampled_brute_'
+                        'exact by enumeration, '
+                        'tests/cross_route/test_subsampled_brute_'
                         'force.py (rtol 2e-3)'),
         **dict.fromkeys(('0.001114', '0.001827', '0.004412'),
                         'what an earlier version reported (history)'),
-        '3.29': 'ROUNDOFF-CERTIFIED (v): the certificate before the saddle-point fix '
+        '3.29': 'ROUNDOFF-CERTIFIED (v): the certificate before the '
+                'saddle-point fix '
                 '(history; tests/pld/test_candidates.py pins the fix)',
         **dict.fromkeys(('7.49', '3.67'),
-                        'RATE-ONE-DOMINATES: the rate-1 example before the fix (history)'),
+                        'RATE-ONE-DOMINATES: the rate-1 example before the '
+                        'fix (history)'),
         '0.999999': 'a check-in rate (parameter)',
         **dict.fromkeys(('22.8', '22.5'), 'CPU times (s), measured once'),
         '0.491': 'NUM-BLANKET (v): the closed-form floor at sigma = 2, '
                  'computed once; not generated yet',
         **dict.fromkeys(('0.00859', '0.00956', '2.987', '0.0253', '0.246',
                          '3.99'),
-                        'parameters of the RATE-ONE-DOMINATES / issue 32 examples')},
+                        'parameters of the RATE-ONE-DOMINATES / issue 32 '
+                        'examples')},
     'training.md': {'119.75': 'q·n = 1437/12 (parameter)'},
     'samplers.md': {
         **dict.fromkeys(('0.1757', '0.1687'),
@@ -221,7 +235,8 @@ EXEMPT = {
                                         '0.0184'),
                                        'benchmarks/loops.py table 5, rerun '
                                        'once after issue 32 (measured)'),
-                       '1.8·10⁶': "one blanket pair's atom count (CTD-MERGE-ATOMS), "
+                       '1.8·10⁶': "one blanket pair's atom count "
+                                  '(CTD-MERGE-ATOMS), '
                                   'counted once; not generated yet',
                        **dict.fromkeys(('1.25', '25.8'),
                                        'measured costs cited by the code, '

@@ -28,7 +28,10 @@ value('w17.ours_rdp')(lambda: sig(_gaussian_replace_one('ours_rdp'), 4))
 
 
 def _w18_rate_example(checkin_rate: float) -> str:
-  """NOT-MONOTONE's example of an epsilon that falls as the rate rises (RDP route)."""
+  """NOT-MONOTONE's example of an epsilon that falls as the rate rises.
+
+  On the RDP route.
+  """
   from shuffle_accountants import CheckInEvent
   from shuffle_accountants import ShuffleRdpAccountant
   event = CheckInEvent(2876, checkin_rate, local_epsilon=4.705,
@@ -42,7 +45,10 @@ value('w18.rate_042')(lambda: _w18_rate_example(0.42))
 
 
 def _w18_blanket_example(checkin_rate: float) -> str:
-  """NOT-MONOTONE's former fall of the BLANKET-RDP blanket bound (RDP route, 59 rounds)."""
+  """NOT-MONOTONE's former fall of the BLANKET-RDP blanket bound.
+
+  On the RDP route, 59 rounds.
+  """
   from shuffle_accountants import CheckInEvent
   from shuffle_accountants import ShuffleRdpAccountant
   event = CheckInEvent(78, checkin_rate, local_epsilon=2.9869839072022386,

@@ -16,7 +16,8 @@ def _opacus_sigma(mechanism: str) -> str:
   """sigma for eps = 3 at delta = 1e-5, q = 0.1, 2 epochs, n = 600."""
   from opacus.accountants.utils import get_noise_multiplier
 
-  import shuffle_accountants.adapters.opacus  # noqa: F401 (registers the accountants)
+  # Registers the accountants.
+  import shuffle_accountants.adapters.opacus  # noqa: F401
   return sig(get_noise_multiplier(
       target_epsilon=3.0, target_delta=1e-5, sample_rate=0.1, epochs=2,
       accountant=mechanism, epsilon_tolerance=0.01, num_users=600), 3)

@@ -11,7 +11,8 @@ from .core import value
 @functools.lru_cache(maxsize=None)
 def _randomizer_rows():
   """benchmarks/randomizers.py's rows at (10^4, 1), (10^6, 365), (10^8, 1)."""
-  return tuple(benchmark('randomizers').rows(False, [(10**4, 1), (10**6, 365), (10**8, 1)]))
+  return tuple(benchmark('randomizers').rows(
+      False, [(10**4, 1), (10**6, 365), (10**8, 1)]))
 
 
 @value('randomizers.krr_clone_rate_1e4', slow=True)
@@ -44,7 +45,8 @@ value('randomizers.hadamard_8_over_lower', slow=True)(
 @table('randomizers.catalogue', slow=True)
 def _randomizers_catalogue():
   header = ['randomizer', 'ε0', 'n', 'T', 'generic FMT21', 's(R) clone',
-            'blanket (BLANKET-TWO-LEVEL; k-RR: KHH-KRR-WEAK)', 'certified', 'exact LB',
+            'blanket (BLANKET-TWO-LEVEL; k-RR: KHH-KRR-WEAK)', 'certified',
+            'exact LB',
             'certified / LB', 'certified / generic']
 
   def cell(number, digits=5):

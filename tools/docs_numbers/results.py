@@ -120,7 +120,10 @@ def _results_liew_table2():
 
 @value('results.liew_mnist_100_epochs', slow=True)
 def _liew_mnist():
-  return f"{protocol_epsilon('pld', num_users=60_000, noise_multiplier=0.86, checkin_rate=1e-3, rounds=100_000, delta=1 / 60_000):.0f}"
+  epsilon = protocol_epsilon('pld', num_users=60_000, noise_multiplier=0.86,
+                             checkin_rate=1e-3, rounds=100_000,
+                             delta=1 / 60_000)
+  return f'{epsilon:.0f}'
 
 
 @functools.lru_cache(maxsize=None)

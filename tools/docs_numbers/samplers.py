@@ -11,7 +11,10 @@ from .core import value
 
 @table('samplers.table', slow=True)
 def _samplers_table():
-  """benchmarks/samplers.py's table (python benchmarks/samplers.py prints it)."""
+  """benchmarks/samplers.py's table.
+
+  Printed by python benchmarks/samplers.py.
+  """
   text = benchmark('samplers').table()
   cells = table_cells(text)
   return cells[0], cells[2:]

@@ -56,7 +56,7 @@ def _only_array_record(content, where: str) -> str:
 
 
 def distributed_noise_mod(msg, ctxt, call_next):
-  """Client mod of `DistributedNoiseFixedClipping`: clip, then add a noise share.
+  """Client mod of `DistributedNoiseFixedClipping`: clip, add a noise share.
 
   On a training message from the wrapper it reads the clipping norm C, the
   noise share s = σ_agg·C/√(q·n) and the participation model from the

@@ -1,4 +1,4 @@
-"""Flower strategy wrappers that train what `PldAccountant` or SECAGG-REVEALED account.
+"""Flower strategies that train what `PldAccountant` or SECAGG-REVEALED account.
 
 * `DistributedNoiseFixedClipping` (with the client mod `distributed_noise_mod`):
   distributed DP, noise shares summed by secure aggregation (SECAGG-REVEALED,
@@ -33,7 +33,9 @@ from shuffle_accountants.pld.accountant import ShufflePldAccountant
 
 
 class DistributedNoiseFixedClipping(FixedClippingWrapper):
-  """Distributed DP with fixed clipping: noise shares summed by secure aggregation (SECAGG-REVEALED, SECAGG-HIDDEN).
+  """Distributed DP, fixed clipping: noise shares summed by secure aggregation.
+
+  See SECAGG-REVEALED and SECAGG-HIDDEN.
 
   Each round is distributed check-in (`DistributedCheckInEvent`): each of the
   n = `num_users` clients takes part with probability q = `checkin_rate`;
@@ -122,7 +124,8 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
     self._rng = np.random.default_rng()  # seeded from the OS's entropy
 
   def __repr__(self) -> str:
-    return 'Distributed DP Strategy Wrapper (secure aggregation, fixed clipping)'
+    return ('Distributed DP Strategy Wrapper (secure aggregation, '
+            'fixed clipping)')
 
   @property
   def noise_share_stdv(self) -> float:
@@ -194,7 +197,9 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
 
 
 class SampledServerSideFixedClipping(FixedClippingWrapper):
-  """Central DP with server-side clipping on secretly sampled clients (KHH-SUBSAMPLED, GAUSS-NO-GAIN).
+  """Central DP with server-side clipping on secretly sampled clients.
+
+  See KHH-SUBSAMPLED and GAUSS-NO-GAIN.
 
   The mode Flower's ``DifferentialPrivacyServerSideFixedClipping`` refuses
   to account: amplification by client sampling. Each round the server

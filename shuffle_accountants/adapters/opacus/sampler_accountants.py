@@ -124,7 +124,9 @@ class _SamplerAccountant(OpacusAccountant):
 
 
 class RandomAllocationAccountant(_SamplerAccountant):
-  """Random allocation (`RandomAllocationSampler`), add/remove (RANDOM-ALLOCATION-GRID).
+  """Random allocation (`RandomAllocationSampler`), add/remove.
+
+  See RANDOM-ALLOCATION-GRID.
 
   Each epoch is `RandomAllocationDpEvent(GaussianDpEvent(sigma), 1, t)`;
   `get_epsilon` composes them in `ShufflePldAccountant` (needs the
@@ -159,7 +161,9 @@ class RandomAllocationAccountant(_SamplerAccountant):
 
 
 class ShuffledBatchesAccountant(_SamplerAccountant):
-  """Shuffled (or sequential) fixed-size batches, add/remove (SHUFFLED-BATCHES-UB, SHUFFLED-BATCHES-LB).
+  """Shuffled (or sequential) fixed-size batches, add/remove.
+
+  See SHUFFLED-BATCHES-UB and SHUFFLED-BATCHES-LB.
 
   `get_epsilon` is the certified upper bound, no amplification claimed:
   the epochs' Gaussians composed in closed form (SHUFFLED-BATCHES-UB).
@@ -182,7 +186,7 @@ class ShuffledBatchesAccountant(_SamplerAccountant):
     return _rebuild(data_loader, counter, data_loader.collate_fn)
 
   def _certified_epsilon(self, delta, history):
-    """Certified epsilon (upper bound, add/remove, SHUFFLED-BATCHES-UB), in closed form.
+    """Certified epsilon (upper bound, add/remove), in closed form.
 
     Each epoch at sigma is one Gaussian release of mu = 1 / sigma
     (SHUFFLED-BATCHES-UB); Gaussians compose exactly, mu^2 adding over the
