@@ -25,7 +25,8 @@ class Lru:
     self._capacity = capacity
     self._size_of = size_of
     self._size = 0.0
-    self._entries = collections.OrderedDict()
+    self._entries: collections.OrderedDict[Hashable, Any] = (
+        collections.OrderedDict())
     self.name = name
     _REGISTRY.append(self)
 

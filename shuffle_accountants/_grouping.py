@@ -97,7 +97,7 @@ class Grouping:
     key = self._key(event)
     if key is None or key not in self._smallest_users:
       return event
-    changes = dict(num_users=self._smallest_users[key])
+    changes: Dict[str, float] = dict(num_users=self._smallest_users[key])
     rate = _rate_field(event)
     if rate is not None:
       changes[rate] = self._largest_rate[key]

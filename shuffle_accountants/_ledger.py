@@ -363,7 +363,8 @@ def dominating_ledgers(ledger: dp_event.DpEvent, rate_one: bool = False
              if spec.one_user is not None])
   result = []
   for spec, dominating in maps:
-    ledger_of, changed = replaced(ledger, lambda e, s=spec, d=dominating:
+    # Mypy cannot match a lambda with defaults to a one-argument Callable.
+    ledger_of, changed = replaced(ledger, lambda e, s=spec, d=dominating:  # type: ignore[misc]
                                   _dominating_round(e, s, d))
     if changed:
       result.append(ledger_of)
@@ -401,7 +402,7 @@ class CertifiedRoutes:
     self._companion = companion
     self._companion_from = companion_from
     self._own = own
-    self._companion_route = None  # built on request; False: unavailable
+    self._companion_route: object = None  # built on request; False: unavailable
     self._dominating: Optional[List] = None
     self.last_query: List[dict] = []
 
@@ -425,6 +426,7 @@ class CertifiedRoutes:
   def _companion_value(self, query: Callable, unavailable: float) -> float:
     """`query` of the companion accountant (built once), or `unavailable`."""
     if self._companion_route is None:
+      assert self._companion is not None  # the callers check
       self._companion_route = self._companion() or False
     if self._companion_route is False:
       return unavailable
@@ -438,7 +440,7 @@ class CertifiedRoutes:
     dominating = self._dominating_values(query)
     asked = asked + dominating
     answer = cap(min([value] + [other for _, other in dominating]))
-    values = dict(asked)
+    values: dict = dict(asked)
     names = ([self._own] + ['companion'] * (self._companion is not None)
              + [name for name, _ in asked[1:] if name != 'companion'])
     winner = next((name for name, given in asked if given == answer),

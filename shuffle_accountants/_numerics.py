@@ -14,7 +14,7 @@ the privacy quantities computed from it:
   represented by its worst (smallest) member.
 """
 
-from typing import Callable, Tuple
+from typing import Callable, Tuple, Union
 
 import numpy as np
 from scipy import special
@@ -34,7 +34,7 @@ NEGLIGIBLE_FRACTION = 1e-17
 
 
 
-def log_expm1(x: np.ndarray) -> np.ndarray:
+def log_expm1(x: Union[float, np.ndarray]) -> np.ndarray:
   """log(exp(x) - 1) for x > 0, without overflow for large x."""
   x = np.asarray(x, dtype=np.float64)
   with np.errstate(divide='ignore'):
@@ -65,7 +65,7 @@ def binomial_kl(t: np.ndarray, p: float, one_minus_p: float) -> np.ndarray:
 
 
 def log_upper_tail_bound(num_trials: int, p: float, one_minus_p: float,
-                         k: np.ndarray) -> np.ndarray:
+                         k: Union[float, np.ndarray]) -> np.ndarray:
   """Upper bound on log P[Bin(num_trials, p) >= k] (Chernoff)."""
   k = np.asarray(k, dtype=np.float64)
   if num_trials == 0:
@@ -76,7 +76,7 @@ def log_upper_tail_bound(num_trials: int, p: float, one_minus_p: float,
 
 
 def log_lower_tail_bound(num_trials: int, p: float, one_minus_p: float,
-                         k: np.ndarray) -> np.ndarray:
+                         k: Union[float, np.ndarray]) -> np.ndarray:
   """Upper bound on log P[Bin(num_trials, p) <= k] (Chernoff)."""
   k = np.asarray(k, dtype=np.float64)
   return log_upper_tail_bound(num_trials, one_minus_p, p, num_trials - k)

@@ -46,7 +46,7 @@ def check_integer(name: str, value, minimum: int,
       value, numbers.Integral):
     raise ValueError(f'{name} must be a whole number {allowed} (1e6 is '
                      f'accepted); got {value!r}.')
-  value = int(value)
+  value = int(value)  # type: ignore[call-overload]  # Real lacks __int__
   if value < minimum or (maximum is not None and value > maximum):
     raise ValueError(f'{name} must be a whole number {allowed}; got {value}.')
   return value

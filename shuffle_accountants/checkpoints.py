@@ -33,7 +33,7 @@ import math
 import os
 import sys
 import tempfile
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Type
 
 import attr
 from dp_accounting import dp_event
@@ -54,7 +54,7 @@ ACCOUNTANT_FORMAT = 'shuffle_accountants.accountant'
 _EVENT_MODULES = (dp_event, events, randomizers, sampler_events)
 _registered: Dict[str, type] = {}
 # Every `Checkpointable` class by name (`Checkpointable.__init_subclass__`).
-_accountant_classes: Dict[str, type] = {}
+_accountant_classes: Dict[str, Type['Checkpointable']] = {}
 
 
 def register_event_class(cls: type) -> type:
@@ -381,7 +381,7 @@ def _decode_calls(compositions: Any) -> List[Tuple[dp_event.DpEvent, int, int]]:
   return calls
 
 
-def _accountant_class(name: Any) -> Optional[type]:
+def _accountant_class(name: Any) -> Optional[Type['Checkpointable']]:
   """The `Checkpointable` class called `name`, or None.
 
   A public accountant of the package not imported yet is imported through

@@ -9,7 +9,7 @@ the labels inside are grouped, each group represented by its worst member
 (LABEL-MIXTURE).
 """
 
-from typing import Optional, Tuple
+from typing import Optional, Tuple, Union
 
 import attr
 import numpy as np
@@ -148,7 +148,7 @@ def binomial_cdf(num_trials: np.ndarray, p: float, largest: np.ndarray
                                                value))
 
 
-def binomial_interval_mass(num_trials: np.ndarray, p: float,
+def binomial_interval_mass(num_trials: Union[int, np.ndarray], p: float,
                             first: np.ndarray, last: np.ndarray) -> np.ndarray:
   """P[first <= Bin(num_trials, p) <= last], from the shorter tail."""
   num_trials = np.asarray(num_trials, dtype=np.float64)

@@ -37,7 +37,7 @@ largest theta, at (s_hi, V_lo); labels outside Chernoff windows go to +infinity
 """
 
 import math
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -97,6 +97,7 @@ def _common_weight_groups(num_users: int, double_rate: float,
   high = mean + spread
   if not (math.isfinite(low) and math.isfinite(high)) or high <= low:
     return np.zeros(1), np.ones(1), 0.0  # V >= 0 always: one group at 0
+  ends: Union[List[float], np.ndarray]
   ends, groups = [low], _MAX_V_GROUPS
   if mean - spread > low and high - low > 4 * _MAX_V_GROUPS:
     # Bulk groups no wider (in ratio) than the whole range's would be.
@@ -203,6 +204,9 @@ def blanket_pld_atoms(num_users: int, table: randomizers.BlanketTable,
   double_rate = min(1.0, gamma * w2 / rest) if rest > 0 else 0.0
   zero_rate = min(1.0 - double_rate, gamma * (1 - 2 * w1 - w2) / rest
                   ) if rest > 0 else 0.0
+  clones: Union[List[np.ndarray], np.ndarray]
+  log_odds: Union[List[np.ndarray], np.ndarray]
+  weights: Union[List[np.ndarray], np.ndarray]
   clones, log_odds, weights = [], [], []
   block = None
   for first, last, mass in zip(starts, ends, s_mass):

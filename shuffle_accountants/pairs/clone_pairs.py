@@ -40,7 +40,7 @@ with a proven upper bound on their mass; labels beyond the window on the *safe*
 side are merged into the nearest group, whose representative is worse.
 """
 
-from typing import Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from scipy import special
@@ -386,7 +386,8 @@ def _cell_sums(cells, p_mass, q_mass, terms
     position = (cell - lowest if labels.size == span
                 else np.searchsorted(labels, cell))
     if np.isscalar(count):  # a bound on a table's terms per cell
-      too_many = count > _MAX_TERMS_PER_CELL
+      # numpy's isscalar TypeGuard leaves out int and float.
+      too_many = count > _MAX_TERMS_PER_CELL  # type: ignore[operator]
     else:
       too_many = np.max(np.bincount(position, weights=count)) > (
           _MAX_TERMS_PER_CELL)
@@ -646,6 +647,9 @@ def krr_weak_pld_atoms(num_users: int, local_epsilon: float,
   pi = 2.0 / k
   y_starts, y_weights, y_lower_tail = _binomial_groups(
       num_users - 1, gamma, 1 - gamma, relative_width, _MAX_WEAK_GROUPS)
+  clones: Union[List[np.ndarray], np.ndarray]
+  log_odds: Union[List[np.ndarray], np.ndarray]
+  weights: Union[List[np.ndarray], np.ndarray]
   clones, log_odds, weights = [], [], []
   identical, missing = 0.0, y_lower_tail
   for y, y_weight in zip(y_starts, y_weights):

@@ -386,6 +386,7 @@ def _base_largest(local_epsilon: Optional[float],
   """The largest finite loss of the base pair (Gaussian: up to the reach)."""
   if local_epsilon is not None:
     return local_epsilon
+  assert noise_multiplier is not None  # exactly one is given
   shift = gaussian_shift(noise_multiplier)
   return shift**2 / 2 + GAUSSIAN_REACH * shift
 
@@ -428,6 +429,7 @@ def loss_variance_bound(num_users: int, checkin_rate: float,
       # (tiny noise) instead of inf - inf = NaN.
       under_p = under_q * (np.exp(2 * mu2) + np.exp(mu2) - 1)
     else:
+      assert local_epsilon is not None  # exactly one is given
       under_q = under_p = np.expm1(local_epsilon)**2
   ratios = groups.ends / num_users
   largest = np.array([largest_loss(base, r) for r in ratios])
@@ -544,6 +546,7 @@ def _mixture(num_users: int, checkin_rate: float, discretization: float,
     reach = largest_loss(_base_largest(local_epsilon, noise_multiplier),
                          ratios[-1])
   else:
+    assert local_epsilon is not None  # exactly one is given
     pairs = [_clone_pair_profile(
         lattice_users(int(start)), local_epsilon, relative_width,
         base_grid(discretization, ratio, local_epsilon), discretize)
@@ -610,6 +613,7 @@ def loss_spread(num_users: int, sampling_ratio: float,
         discretization=scale_resolution(local_epsilon, users))
     return privacy_loss.loss_spread(
         privacy_loss.subsampled_orders(atoms, ratio)[0])
+  assert noise_multiplier is not None  # exactly one is given
   shift = gaussian_shift(noise_multiplier)
   # Gauss-Hermite quadrature of the mixture r N(shift, 1) + (1 - r) N(0, 1).
   nodes, node_weights = np.polynomial.hermite_e.hermegauss(200)

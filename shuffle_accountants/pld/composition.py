@@ -236,6 +236,8 @@ def compose_all(plds: Sequence[Tuple[Pld, int]]) -> Pld:
   budget = MAX_COMPOSED_BUCKETS // 2
   kept = [(pld, count) for pld, count in plds
           if count and not _is_identity(_grid_of(pld))]
+  batches: List[List[Tuple[Pld, int]]]
+  batch: List[Tuple[Pld, int]]
   batches, batch, support = [], [], 0
   for pld, count in kept:
     size = _grid_of(pld).probs.size
@@ -257,7 +259,9 @@ def compose_all(plds: Sequence[Tuple[Pld, int]]) -> Pld:
   result = parts[0]
   for part in parts[1:]:
     result = compose(result, part)
-  rounds = roundoff.combine([_rounds_of(pld, count) for pld, count in kept])
+  # combine returns None for a None entry (its List[Rounds] misses None).
+  rounds = roundoff.combine(
+      [_rounds_of(pld, count) for pld, count in kept])  # type: ignore[misc]
   return result if rounds is None else GridPld(_grid_of(result), rounds)
 
 
@@ -331,7 +335,7 @@ class _PmfProfile:
     self._discretization = discretization
     self._losses = (lower_index + np.arange(probs.size)) * discretization
     self._infinity = float(infinity_mass)
-    self._grid = None
+    self._grid: Optional[Tuple[np.ndarray, np.ndarray]] = None
 
   @classmethod
   def estimated(cls, pmf: discrete.GridPmf, allowance: bool = True
@@ -446,6 +450,7 @@ class _HalfProfile:
   def _certificates(self, epsilon: float):
     """(lowest loss resolved, profile) of the certificates computed so far,
     with one whose tilt and window suit `epsilon`."""
+    assert self._rounds is not None  # the callers check
     tilt = self._rounds.saddle_point(epsilon)
     first, length = self._rounds.window(tilt, epsilon)
     if (tilt, first) not in self._certified:

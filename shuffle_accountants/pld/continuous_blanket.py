@@ -31,7 +31,7 @@ over a few of each is taken.
 """
 
 import math
-from typing import Optional
+from typing import Optional, Tuple, Union
 
 import numpy as np
 from scipy import special
@@ -153,6 +153,7 @@ def _chernoff_bound(num_users: int, gamma: float, values: np.ndarray,
     low = np.log(lambdas[rows, np.maximum(where - 1, 0)])[:, None]
     high = np.log(lambdas[rows, np.minimum(where + 1,
                                            _LAMBDA_POINTS - 1)])[:, None]
+  assert scores is not None  # the loop runs
   smallest = scores.min(axis=1)
   best[positive] = leak + np.exp(np.minimum(smallest, 0.0)) * (1 + 1e-9)
   return np.minimum(best, 1.0)
@@ -399,12 +400,15 @@ def laplace_blanket_deltas(num_users: int, local_epsilon: float,
 
 
 @_cache.cached(4 * 2**20, _cache.atoms_bytes)
-def _coarse_bounds(kind: str, num_users: int, parameter: float, top: float):
+def _coarse_bounds(kind: str, num_users: int,
+                   parameter: Union[float, Tuple[float, int]], top: float):
   """(epsilons, NUM-BLANKET bounds) at `_BLANKET_POINTS` points of [0, top]."""
   # Geometric points: the blanket's epsilons scale like 1 / sqrt(n).
   coarse = np.append(0.0, np.geomspace(top * 1e-6, top, _BLANKET_POINTS - 1))
   if kind == 'laplace':
+    assert not isinstance(parameter, tuple)  # local_epsilon
     return coarse, laplace_blanket_deltas(num_users, parameter, coarse)
+  assert isinstance(parameter, tuple)  # (noise_multiplier, dimension)
   if kind == 'clipping':
     return coarse, envelope_blanket_deltas(num_users, parameter[0], coarse)
   sigma, dimension = parameter
@@ -437,7 +441,8 @@ def _laplace_profile(local_epsilon: float, epsilons: np.ndarray) -> np.ndarray:
   return np.minimum(value * (1 + _RELATIVE_ERROR) + 1e-15, 1.0)
 
 
-def _shuffle_atoms(kind: str, num_users: int, parameter: float,
+def _shuffle_atoms(kind: str, num_users: int,
+                   parameter: Union[float, Tuple[float, int]],
                    discretization: float, blanket: bool
                    ) -> privacy_loss.PldAtoms:
   """The smaller of the local pair's profile and NUM-BLANKET, as atoms.
@@ -449,9 +454,11 @@ def _shuffle_atoms(kind: str, num_users: int, parameter: float,
   (1, -1) is mirror-symmetric, CLONE-SWAP-SYMMETRY).
   """
   if kind != 'laplace':
+    assert isinstance(parameter, tuple)  # (noise_multiplier, dimension)
     shift = checkin.gaussian_shift(parameter[0])
     local = lambda epsilons: checkin.gaussian_profile(shift, epsilons)
   else:
+    assert not isinstance(parameter, tuple)  # local_epsilon
     local = lambda epsilons: _laplace_profile(parameter, epsilons)
   top = _largest_epsilon(local)
   d = max(discretization, top / discrete.MAX_PMF_BUCKETS * 4)
@@ -516,7 +523,9 @@ def extreme_pair_epsilon(num_users: int, delta: float,
                      f'local_epsilon={local_epsilon}.')
   num_users = _validation.check_integer('num_users', num_users, 1)
   _validation.check_real('delta', delta, 0.0, 1.0, min_inclusive=False)
+  parameter: Union[float, Tuple[float, int]]
   if noise_multiplier is None:
+    assert local_epsilon is not None  # exactly one is given
     _validation.check_local_epsilon(local_epsilon)
     if local_epsilon == 0:
       raise ValueError('local_epsilon must be in (0, 700]; got 0.')

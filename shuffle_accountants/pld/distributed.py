@@ -45,7 +45,7 @@ Participants hidden (`participation='hidden'`, SECAGG-HIDDEN, [DOM]):
   window go to +infinity with a proven bound on their mass (TAILS-TO-INFINITY).
 """
 
-from typing import Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -141,7 +141,7 @@ def loss_spread(num_users: int, checkin_rate: float, noise_multiplier: float,
   would shrink with gamma and make the grid needlessly fine).
   """
   if participation == 'hidden_count':
-    count = num_users if min_reporting is None else min_reporting
+    count: float = num_users if min_reporting is None else min_reporting
     return checkin.loss_spread(
         num_users, checkin_rate,
         noise_multiplier=noise_multiplier * np.sqrt(count))
@@ -237,7 +237,8 @@ def distributed_checkin_pmf(num_users: int, checkin_rate: float,
   Returns:
     A PMF whose profile is at least the round's, in both orders.
   """
-  model = dict(participation=participation, min_reporting=min_reporting)
+  model: Dict[str, Any] = dict(participation=participation,
+                               min_reporting=min_reporting)
   reach = pmf_reach(num_users, checkin_rate, noise_multiplier, relative_width,
                     **model)
   # At most MAX_PMF_BUCKETS grid points: the profile above `top` becomes the

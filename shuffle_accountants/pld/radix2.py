@@ -21,7 +21,7 @@ sqrt(n) entries are evaluated in decimal.
 
 import decimal
 import math
-from typing import Tuple
+from typing import Tuple, Union
 
 import numpy as np
 
@@ -160,13 +160,15 @@ def transform(real: np.ndarray, imag: np.ndarray, inverse: bool = False
   twiddle_real, twiddle_imag = _twiddles(length)
   if inverse:
     twiddle_imag = -twiddle_imag
-  x_real = np.array(real, dtype=np.float64).reshape(1, length)
-  x_imag = np.array(imag, dtype=np.float64).reshape(1, length)
+  x_real: np.ndarray = np.array(real, dtype=np.float64).reshape(1, length)
+  x_imag: np.ndarray = np.array(imag, dtype=np.float64).reshape(1, length)
   # Reused buffers (fresh large arrays cost page faults at every stage).
   spare_real, spare_imag = np.empty(length), np.empty(length)
   scratch = np.empty((3, length // 2))
   transposed = False
   half = 1
+  first: Union[slice, Tuple[slice, slice]]
+  second: Union[slice, Tuple[slice, slice]]
   while half < length:
     if not transposed and 2 * half > length // half:
       transposed_shape = (length // half, half)

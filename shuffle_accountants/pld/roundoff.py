@@ -17,7 +17,7 @@ docs/mathematics.md ROUNDOFF-CERTIFIED gives the argument.
 """
 
 import math
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from scipy import special
@@ -135,14 +135,16 @@ def _fft_power(values: np.ndarray, count: int, window: int
   size = count * (values.size - 1) + 1
   length = min(_transform_length(size), window)
   base = _spectrum(values, length)
-  result = None
+  result: Optional[Tuple[np.ndarray, np.ndarray]] = None
   while count:
     if count & 1:
-      result = (tuple(part.copy() for part in base) if result is None
-                else radix2.multiply(*result, *base))
+      # tuple() of the pair `base` is a pair (mypy: Tuple[ndarray, ...]).
+      result = (tuple(part.copy() for part in base)  # type: ignore[assignment]
+                if result is None else radix2.multiply(*result, *base))
     count >>= 1
     if count:
       base = radix2.square(*base)  # in place
+  assert result is not None  # count >= 1
   return radix2.transform(*result, inverse=True)[0][:size], length
 
 
@@ -272,7 +274,7 @@ class Rounds:
     self.rounds = [(lower, _non_negative(probs), infinity, count)
                    for lower, probs, infinity, count in rounds if count]
     self._flat = None
-    self._moments = {}
+    self._moments: Dict[float, Tuple[np.ndarray, ...]] = {}
 
   def _flattened(self):
     """All rounds' (losses, log masses, segment starts, counts), flat."""

@@ -22,7 +22,7 @@ order > 1 (docs/mathematics.md CLONE-RDP-SOUND), and it is usually 2-20x below
 GIRGIS-UB1.
 """
 
-from typing import Optional
+from typing import List, Optional, Union
 
 import numpy as np
 
@@ -110,6 +110,7 @@ def conditional_log_excess(clones: int, local_epsilon: float,
   # Outputs above the window, in chunks of doubling width.
   if hi < num_outputs:
     granule = max(1, int(np.sqrt(num_outputs)) // 8)
+    chunk_starts: Union[List[int], np.ndarray]
     chunk_starts = [hi + 1]
     while chunk_starts[-1] <= num_outputs:
       chunk_starts.append(chunk_starts[-1]

@@ -7,6 +7,8 @@ IDs: PURE-DP-RDP-CAP, RDP-INTERP
   orders, using convexity of (order - 1) * D_order (van Erven-Harremoes).
 """
 
+from typing import Union
+
 import numpy as np
 
 from shuffle_accountants import _numerics
@@ -18,7 +20,7 @@ __all__ = [
 ]
 
 
-def _log_cosh(y: np.ndarray) -> np.ndarray:
+def _log_cosh(y: Union[float, np.ndarray]) -> np.ndarray:
   """log cosh(y) with full relative accuracy: log1p(2 sinh^2(y/2)) near 0."""
   y = np.abs(np.asarray(y, dtype=np.float64))
   small = np.log1p(2 * np.sinh(np.minimum(y, 20.0) / 2)**2)

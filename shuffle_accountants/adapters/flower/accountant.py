@@ -45,7 +45,7 @@ clients itself sees that, and Flower's wrappers accept only
 ``sampling_method='no-amplification'`` for it.
 """
 
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, TypeAlias
 
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant
@@ -65,7 +65,7 @@ PrivacySpent = flower_privacy.PrivacySpent
 ACCOUNTING_METHOD = 'shuffle-accountants-pld'
 STATE_SCHEMA_VERSION = 1
 
-_DpRelation = rdp_privacy_accountant.NeighborRel
+_DpRelation: TypeAlias = rdp_privacy_accountant.NeighborRel
 # Every model Flower's PrivacyConfig accepts, with the relation of the RDP
 # route and the library event's noise multiplier in units of Flower's σ.
 _MODELS = {
@@ -178,7 +178,7 @@ class PldAccountant:
     return pair, dp_event.SampledWithoutReplacementDpEvent(
         event.population_size, event.sample_size, gaussian)
 
-  def _replayed(self, compositions):
+  def _replayed(self, compositions) -> tuple:
     """Both routes' accountants holding `compositions`.
 
     Equal events are composed once with their total count, in order of
@@ -274,7 +274,7 @@ class PldAccountant:
         } for event, count in self._compositions],
     }
 
-  def load_state_dict(self, state: Dict[str, object]) -> None:
+  def load_state_dict(self, state: Dict[str, Any]) -> None:
     """Restores a `state_dict` of an accountant with the same config."""
     if not isinstance(state, dict):
       raise TypeError(f'state must be a dict from state_dict(); got '

@@ -6,13 +6,14 @@ server's training config tells it (SECAGG-REVEALED, SECAGG-HIDDEN).
 """
 
 import math
-from typing import Optional
+from typing import Dict, Optional
 
 from flwr.app import Array
 from flwr.app import ArrayRecord
 from flwr.app import Message
 from flwr.app import MessageType
 from flwr.app import MetricRecord
+from flwr.app import MetricRecordValues
 from flwr.app import RecordDict
 from flwr.supercore.differential_privacy import compute_clip_model_update
 import numpy as np
@@ -119,7 +120,7 @@ def _reply(msg, key: str, names, arrays, participant: Optional[int]):
   sent (none when `participant` is None: the count stays hidden), with
   FedAvg's weight key at the same value for every client.
   """
-  metrics = {'num-examples': 1}
+  metrics: Dict[str, MetricRecordValues] = {'num-examples': 1}
   if participant is not None:
     metrics[KEY_PARTICIPANT] = participant
   content = RecordDict({

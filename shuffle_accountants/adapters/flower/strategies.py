@@ -8,9 +8,10 @@
 """
 
 from logging import INFO
-from typing import Optional
+from typing import Dict, Optional
 
 from flwr.app import MetricRecord
+from flwr.app import MetricRecordValues
 from flwr.serverapp.exception import PrivacyBudgetExhausted
 from flwr.supercore import log
 import numpy as np
@@ -173,7 +174,7 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
         server_round, replies, self.event.min_reporting is not None,
         'pass min_reporting=m to release rounds with at least m noise shares '
         '(SECAGG-REVEALED accounts the dropouts).')
-    metrics = {'dp-delta': self.target_delta}
+    metrics: Dict[str, MetricRecordValues] = {'dp-delta': self.target_delta}
     if self.event.participation == 'hidden_count':
       # Every upload carries a noise share; k is not learnt.
       released = len(arrived) >= (self.event.min_reporting or 1)
@@ -275,6 +276,7 @@ class SampledServerSideFixedClipping(FixedClippingWrapper):
         server_round, replies, False,
         'rerun the round, or use DistributedNoiseFixedClipping(..., '
         'min_reporting=m), which accounts dropouts.')
+    assert self._current_arrays is not None  # set by _messages
     total = summed_updates(self._updates(arrived, clip=True)) or [
         np.zeros(np.shape(array)) for array in
         self._current_arrays.to_numpy_ndarrays()]

@@ -4,7 +4,7 @@
 and `strategies.SampledServerSideFixedClipping`.
 """
 
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from flwr.app import Array
 from flwr.app import ArrayRecord
@@ -45,7 +45,7 @@ class FixedClippingWrapper(Strategy):
     self.num_users = _validation.check_integer('num_users', num_users, 1)
     self._message_type = (MessageType.TRAIN if train_action == 'default'
                           else f'{MessageType.TRAIN}.{train_action}')
-    self._current_arrays = None
+    self._current_arrays: Optional[ArrayRecord] = None
     self._sent: Dict[int, int] = {}
     self.num_rounds = 0  # rounds accounted
 
@@ -81,6 +81,7 @@ class FixedClippingWrapper(Strategy):
 
   def _updates(self, replies, clip: bool):
     """Each reply's update (model − global), clipped to C if `clip`."""
+    assert self._current_arrays is not None  # set by _messages
     global_arrays = self._current_arrays.to_numpy_ndarrays()
     for reply in replies:
       local = reply.content[self.strategy.arrayrecord_key].to_numpy_ndarrays()
@@ -91,6 +92,7 @@ class FixedClippingWrapper(Strategy):
 
   def _moved_by(self, total, divisor: float):
     """The global model plus `total` / `divisor`."""
+    assert self._current_arrays is not None  # set by _messages
     return ArrayRecord(array_dict={
         name: Array(np.asarray(old + update / divisor))
         for name, old, update in zip(

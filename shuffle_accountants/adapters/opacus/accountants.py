@@ -14,7 +14,7 @@ upgrades the stock engine's optimizer to local noise (`optimizers`).
 import math
 import os
 import sys
-from typing import Optional
+from typing import Optional, Type, Union
 import warnings
 
 import opacus
@@ -88,7 +88,8 @@ class ShuffleCheckinAccountant(OpacusAccountant):
   # Subclasses change only these: Opacus' accountant name and the library
   # accountant that composes the steps.
   _mechanism_name = MECHANISM
-  _library_accountant_class = ShufflePldAccountant
+  _library_accountant_class: Type[
+      Union[ShufflePldAccountant, ShuffleRdpAccountant]] = ShufflePldAccountant
 
   def __init__(self, num_users: Optional[int] = None):
     super().__init__()
@@ -110,6 +111,7 @@ class ShuffleCheckinAccountant(OpacusAccountant):
 
   def _first_step_warning(self, sample_rate: float) -> Optional[str]:
     """Local noise changes what is trained: say so once, with the factor."""
+    assert self.num_users is not None  # set by _check_population
     cohort = self.num_users * sample_rate
     return (
         f'accountant={self.mechanism()!r} trains local noise: every '
@@ -306,7 +308,8 @@ def _aggregate_to_participant(num_users: int, sample_rate: float) -> float:
 
 
 # Packages between the user's `optimizer.step()` and the step hook.
-_LIBRARY_FOLDERS = tuple(os.path.dirname(module.__file__) + os.sep
+# Typeshed's ModuleType.__file__ is Optional; a package's is a str.
+_LIBRARY_FOLDERS = tuple(os.path.dirname(module.__file__) + os.sep  # type: ignore[arg-type]
                          for module in (opacus, torch))
 _ADAPTERS_FOLDER = os.path.dirname(os.path.abspath(__file__)) + os.sep
 

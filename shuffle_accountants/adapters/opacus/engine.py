@@ -68,7 +68,8 @@ def prepare_data_loader(engine: PrivacyEngine, data_loader, *,
   return engine.accountant.attach(prepared, kwargs.get('batch_first', True))
 
 
-prepare_data_loader.__wrapped__ = _STOCK_PREPARE
+# Mypy does not know attributes set on a function.
+prepare_data_loader.__wrapped__ = _STOCK_PREPARE  # type: ignore[attr-defined]
 
 
 def install_data_loader_check() -> None:

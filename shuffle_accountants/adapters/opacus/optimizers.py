@@ -46,6 +46,7 @@ class LocalNoiseMixin:
   _participants = 0
   last_participants: Optional[int] = None
   participant_noise_scale = 1.0
+  _is_last_step_skipped: bool  # DPOptimizer's
 
   def clip_and_accumulate(self):
     self._participants += len(self.grad_samples[0])
@@ -70,7 +71,7 @@ class LocalNoiseMixin:
   def zero_grad(self, set_to_none: bool = False):
     if not self._is_last_step_skipped:
       self._participants = 0
-    super().zero_grad(set_to_none)
+    super().zero_grad(set_to_none)  # type: ignore[misc]  # DPOptimizer's
 
 
 class LocalNoiseDPOptimizer(LocalNoiseMixin, DPOptimizer):

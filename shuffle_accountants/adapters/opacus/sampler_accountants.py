@@ -21,7 +21,7 @@ steps, so fewer steps per epoch than accounted).
 """
 
 import math
-from typing import List, Tuple
+from typing import Dict, List, Tuple
 
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
@@ -90,7 +90,8 @@ class _SamplerAccountant(OpacusAccountant):
 
   def _groups(self) -> List[Tuple[float, int, int]]:
     """(smallest sigma, steps per epoch t, epochs) per t in the history."""
-    steps_by_t, sigma_by_t = {}, {}
+    steps_by_t: Dict[int, int] = {}
+    sigma_by_t: Dict[int, float] = {}
     for noise_multiplier, sample_rate, steps in self.history:
       if steps <= 0:
         continue
