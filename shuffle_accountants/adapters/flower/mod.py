@@ -60,8 +60,8 @@ def distributed_noise_mod(msg, ctxt, call_next):
   """Client mod of `DistributedNoiseFixedClipping`: clip, add a noise share.
 
   On a training message from the wrapper it reads the clipping norm C, the
-  noise share s = σ_agg·C/√(q·n) and the participation model from the
-  config. With ``'hidden'`` and ``'hidden_count'`` participation the client
+  noise share s (σ_agg·C/√(q·n); σ_agg·C/√n with ``'hidden_count'``) and
+  the participation model from the config. With ``'hidden'`` and ``'hidden_count'`` participation the client
   checks in by its own coin (probability q, from the operating system's
   randomness). A participant trains (the inner app), clips its update
   (model − global) to C and adds N(0, s² I) to it. A non-participant does
