@@ -22,18 +22,34 @@ holds it. Floats are written with `repr`, which Python reads back bit-exact.
 The state is plain data, never pickle, so loading it runs no code beyond
 the constructors of the known event classes (which validate their fields).
 
+A ledger file (`save_accountant`) adds a SHA-256 of the state's canonical
+JSON, or an HMAC-SHA256 with a key, which `load_accountant` checks; in a
+state of the current version every field must be present; loading stops at
+the limits below before any work grows with them; writers hold a lock and
+refuse to drop rounds another writer saved (docs/checkpoints.md).
+
 >>> state = accountant.state_dict()            # JSON-compatible dict
 >>> restored = ShufflePldAccountant(); restored.load_state_dict(state)
->>> save_accountant(accountant, 'ledger.json')  # atomic
+>>> save_accountant(accountant, 'ledger.json')  # atomic, hashed, locked
 >>> load_accountant('ledger.json').get_epsilon(1e-6)
 """
 
+import contextlib
+import hashlib
+import hmac
 import json
 import math
 import os
 import sys
 import tempfile
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Type
+import time
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Type
+import warnings
+
+try:
+  import fcntl
+except ImportError:  # not POSIX: writers are not locked (documented)
+  fcntl = None  # type: ignore[assignment]
 
 import attr
 from dp_accounting import dp_event
@@ -46,7 +62,9 @@ from shuffle_accountants import randomizers
 from shuffle_accountants.samplers import events as sampler_events
 
 # Bump when the layout changes; readers refuse versions they do not know.
-STATE_VERSION = 1
+# Version 2: every field present, files carry an integrity digest.
+STATE_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 EVENT_FORMAT = 'shuffle_accountants.event'
 ACCOUNTANT_FORMAT = 'shuffle_accountants.accountant'
 
@@ -55,6 +73,55 @@ _EVENT_MODULES = (dp_event, events, randomizers, sampler_events)
 _registered: Dict[str, type] = {}
 # Every `Checkpointable` class by name (`Checkpointable.__init_subclass__`).
 _accountant_classes: Dict[str, Type['Checkpointable']] = {}
+
+# Limits of what a state may ask of a load, checked before the work that
+# grows with them (also when saving, so a file that saves also loads).
+# Replaying a compose call takes about 15 microseconds.
+MAX_FILE_BYTES = 256 * 2**20
+MAX_NESTING = 64  # levels of saved values (events, lists, tuples) in one
+MAX_COMPOSE_CALLS = 10**6  # calls replayed: the sum of 'repeat'
+MAX_INTEGER = 2**53  # largest magnitude of an integer field
+# How long a writer waits for another writer's lock.
+LOCK_TIMEOUT_SECONDS = 10.0
+
+
+class LedgerFileError(ValueError):
+  """A saved ledger cannot be trusted or loaded as it is: it was damaged or
+  edited, breaks a limit, needs another key, or another writer changed it.
+  The message names the file, the reason and what to do."""
+
+
+class LedgerLimitError(LedgerFileError):
+  """A state exceeds a load-time limit (MAX_* of this module)."""
+
+
+class LedgerKeyError(LedgerFileError):
+  """A ledger file's HMAC does not match the key given, or the key given
+  (or its absence) does not fit how the file was saved."""
+
+
+class LedgerConflictError(LedgerFileError):
+  """Saving would replace rounds another writer saved, or another writer
+  holds the file's lock."""
+
+
+class UnverifiedLedgerWarning(UserWarning):
+  """A ledger file from before integrity digests (version 1) was loaded
+  unverified."""
+
+
+def _check_integer(value: int, path: str) -> None:
+  if abs(value) > MAX_INTEGER:
+    raise LedgerLimitError(
+        f'{path} = {value} exceeds MAX_INTEGER = 2**53 in magnitude (the '
+        'largest integer a saved state may hold); no valid ledger needs it.')
+
+
+def _check_nesting(depth: int, path: str) -> None:
+  if depth > MAX_NESTING:
+    raise LedgerLimitError(
+        f'{path} is nested deeper than MAX_NESTING = {MAX_NESTING} levels '
+        '(events, lists, tuples); no valid ledger needs it.')
 
 
 def register_event_class(cls: type) -> type:
@@ -90,11 +157,13 @@ def _known_classes() -> Dict[str, type]:
   return {**_module_classes(), **_registered}
 
 
-def _encode(value: Any, path: str) -> Any:
+def _encode(value: Any, path: str, depth: int = 0) -> Any:
   """`value` as JSON-compatible data (see the module docstring)."""
+  _check_nesting(depth, path)
   if value is None or isinstance(value, (bool, str)):
     return value
   if isinstance(value, int):
+    _check_integer(value, path)
     return int(value)
   if isinstance(value, float):
     if math.isnan(value):
@@ -104,9 +173,10 @@ def _encode(value: Any, path: str) -> Any:
       return {'float': 'inf' if value > 0 else '-inf'}
     return float(value)
   if isinstance(value, list):
-    return [_encode(item, f'{path}[{i}]') for i, item in enumerate(value)]
+    return [_encode(item, f'{path}[{i}]', depth + 1)
+            for i, item in enumerate(value)]
   if isinstance(value, tuple) and not hasattr(value, '_fields'):
-    return {'tuple': [_encode(item, f'{path}[{i}]')
+    return {'tuple': [_encode(item, f'{path}[{i}]', depth + 1)
                       for i, item in enumerate(value)]}
   if attr.has(type(value)):
     cls = type(value)
@@ -117,15 +187,20 @@ def _encode(value: Any, path: str) -> Any:
           'shuffle_accountants.checkpoints.register_event_class.')
     return {'type': cls.__name__, 'fields': {
         field.name: _encode(getattr(value, field.name),
-                            f'{path}.{field.name}')
+                            f'{path}.{field.name}', depth + 1)
         for field in attr.fields(cls) if field.init}}
   raise TypeError(f'{path} = {value!r} of type {type(value).__name__} cannot '
                   'be saved: event fields must be None, bool, int, float, '
                   'str, list, tuple or events (convert arrays to tuples).')
 
 
-def _decode(data: Any, path: str) -> Any:
-  """The value `_encode` wrote as `data`, events rebuilt and validated."""
+def _decode(data: Any, path: str, strict: bool, depth: int = 0) -> Any:
+  """The value `_encode` wrote as `data`, events rebuilt and validated
+  (`strict`: every field of an event present, as the current version
+  writes)."""
+  _check_nesting(depth, path)
+  if isinstance(data, int) and not isinstance(data, bool):
+    _check_integer(data, path)
   if data is None or isinstance(data, (bool, int, str)):
     return data
   if isinstance(data, float):
@@ -134,23 +209,26 @@ def _decode(data: Any, path: str) -> Any:
                        '{"float": "inf"} and NaN is never valid.')
     return data
   if isinstance(data, list):
-    return [_decode(item, f'{path}[{i}]') for i, item in enumerate(data)]
+    return [_decode(item, f'{path}[{i}]', strict, depth + 1)
+            for i, item in enumerate(data)]
   if isinstance(data, Mapping):
     if set(data) == {'tuple'} and isinstance(data['tuple'], list):
-      return tuple(_decode(item, f'{path}[{i}]')
+      return tuple(_decode(item, f'{path}[{i}]', strict, depth + 1)
                    for i, item in enumerate(data['tuple']))
     if set(data) == {'float'} and data['float'] in ('inf', '-inf'):
       return float(data['float'])
     if set(data) == {'type', 'fields'} and isinstance(data['fields'],
                                                       Mapping):
-      return _decode_attrs(data['type'], data['fields'], path)
+      return _decode_attrs(data['type'], data['fields'], path, strict,
+                           depth)
   raise ValueError(
       f'{path} = {data!r} is not a saved value: expected JSON null, bool, '
       'number, string or list, or an object {"type", "fields"}, {"tuple"} '
       'or {"float": "inf" | "-inf"}; was it written by shuffle-accountants?')
 
 
-def _decode_attrs(name: Any, fields: Mapping, path: str) -> Any:
+def _decode_attrs(name: Any, fields: Mapping, path: str, strict: bool,
+                  depth: int) -> Any:
   cls = _known_classes().get(name) if isinstance(name, str) else None
   if cls is None:
     raise ValueError(
@@ -165,7 +243,14 @@ def _decode_attrs(name: Any, fields: Mapping, path: str) -> Any:
         f'{path}.fields has {unknown}, which {name} does not have (fields: '
         f'{sorted(names)}); a newer shuffle-accountants may have written it: '
         'upgrade to read it.')
-  values = {key: _decode(value, f'{path}.fields.{key}')
+  missing = sorted(names - set(fields))
+  if strict and missing:
+    raise LedgerFileError(
+        f'{path}.fields lacks {missing}, which a state of version '
+        f'{STATE_VERSION} always holds: it was edited or damaged (a '
+        'missing field would load with its default, a different event). '
+        'Use the saved file unedited or recompute the ledger.')
+  values = {key: _decode(value, f'{path}.fields.{key}', strict, depth + 1)
             for key, value in fields.items()}
   try:
     return cls(**values)
@@ -173,18 +258,39 @@ def _decode_attrs(name: Any, fields: Mapping, path: str) -> Any:
     raise ValueError(f'{path}: cannot rebuild {name}: {error}') from error
 
 
-def _check_header(state: Any, expected_format: str) -> None:
+# The keys of a state of each format (besides 'format' and 'version').
+_STATE_KEYS = {EVENT_FORMAT: {'event'},
+               ACCOUNTANT_FORMAT: {'accountant', 'configuration',
+                                   'compositions'}}
+INTEGRITY_KEY = 'integrity'
+
+
+def _check_header(state: Any, expected_format: str) -> bool:
+  """Checks format, version and keys; whether the state is strict (of the
+  current version: every key and field present)."""
   if not isinstance(state, Mapping):
     raise TypeError(f'state must be a dict written by shuffle-accountants; '
                     f'got {type(state).__name__}.')
   if state.get('format') != expected_format:
     raise ValueError(f"state['format'] = {state.get('format')!r}; expected "
                      f'{expected_format!r} (is this the right file?).')
-  if state.get('version') != STATE_VERSION:
+  version = state.get('version')
+  if isinstance(version, bool) or version not in READABLE_VERSIONS:
     raise ValueError(
-        f"state['version'] = {state.get('version')!r} is not supported: this "
-        f'shuffle-accountants reads version {STATE_VERSION}; upgrade '
-        'shuffle-accountants to read a newer state.')
+        f"state['version'] = {version!r} is not supported: this "
+        f'shuffle-accountants reads versions {list(READABLE_VERSIONS)}; '
+        'upgrade shuffle-accountants to read a newer state.')
+  strict = version == STATE_VERSION
+  if strict:
+    keys = _STATE_KEYS[expected_format] | {'format', 'version'}
+    missing, unknown = (sorted(keys - set(state)),
+                        sorted(set(state) - keys - {INTEGRITY_KEY}))
+    if missing or unknown:
+      raise LedgerFileError(
+          f'a version-{STATE_VERSION} state holds exactly the keys '
+          f'{sorted(keys)}; this one lacks {missing} and has {unknown}: it '
+          'was edited or damaged.')
+  return strict
 
 
 def event_to_dict(event: dp_event.DpEvent) -> Dict[str, Any]:
@@ -207,8 +313,8 @@ def event_from_dict(state: Mapping[str, Any]) -> dp_event.DpEvent:
     ValueError: unknown version, event type or field, or invalid fields
       (the message names the place in the dict).
   """
-  _check_header(state, EVENT_FORMAT)
-  event = _decode(state.get('event'), 'event')
+  strict = _check_header(state, EVENT_FORMAT)
+  event = _decode(state.get('event'), 'event', strict)
   if not isinstance(event, dp_event.DpEvent):
     raise ValueError(f"state['event'] is not an event: {event!r}.")
   return event
@@ -267,6 +373,8 @@ class Checkpointable:
     setting) and 'compositions' (the compose calls in order, each
     {'event', 'count', 'repeat'}: `repeat` consecutive calls).
     """
+    calls = self._compose_calls()
+    _check_compose_calls(sum(repeat for _, _, repeat in calls))
     return {
         'format': ACCOUNTANT_FORMAT, 'version': STATE_VERSION,
         'accountant': type(self).__name__,
@@ -274,16 +382,20 @@ class Checkpointable:
         'compositions': [
             {'event': _encode(event, f'compositions[{i}].event'),
              'count': count, 'repeat': repeat}
-            for i, (event, count, repeat) in enumerate(self._compose_calls())]}
+            for i, (event, count, repeat) in enumerate(calls)]}
 
   def load_state_dict(self, state: Mapping[str, Any]) -> None:
     """Replaces this accountant's ledger by the one of `state`.
 
     The state must come from the same accountant class with the same
     configuration (the error names every difference). Epsilon afterwards
-    equals the saved accountant's, bit for bit.
+    equals the saved accountant's, bit for bit. A state read from a ledger
+    file with its 'integrity' entry is checked against it (a keyed file
+    needs `load_accountant(path, key=...)`).
     """
-    _check_header(state, ACCOUNTANT_FORMAT)
+    strict = _check_header(state, ACCOUNTANT_FORMAT)
+    if INTEGRITY_KEY in state:
+      state = _verified(state, None, 'the state')
     if state.get('accountant') != type(self).__name__:
       raise ValueError(
           f"state['accountant'] = {state.get('accountant')!r} cannot be "
@@ -301,7 +413,7 @@ class Checkpointable:
           'the state was saved by an accountant configured differently ('
           + '; '.join(differences) + '); construct it with the saved '
           "configuration, e.g. load_accountant or from_state_dict.")
-    calls = _decode_calls(state.get('compositions'))
+    calls = _decode_calls(state.get('compositions'), strict)
     fresh = self.fresh()
     fresh._compose_calls()
     for index, (event, count, repeat) in enumerate(calls):
@@ -357,10 +469,25 @@ class Checkpointable:
     return accountant
 
 
-def _decode_calls(compositions: Any) -> List[Tuple[dp_event.DpEvent, int, int]]:
+def _check_compose_calls(total: int) -> None:
+  if total > MAX_COMPOSE_CALLS:
+    raise LedgerLimitError(
+        f'the state replays {total} compose calls (the sum of repeat), more '
+        f'than MAX_COMPOSE_CALLS = {MAX_COMPOSE_CALLS}, about 15 s of '
+        'replay; compose rounds in batches (compose(event, count=k)) to '
+        'record fewer calls.')
+
+
+def _decode_calls(compositions: Any, strict: bool
+                  ) -> List[Tuple[dp_event.DpEvent, int, int]]:
   if not isinstance(compositions, list):
     raise ValueError("state['compositions'] must be a list; got "
                      f'{compositions!r}.')
+  # Checked before any event is built: the repeats bound the replay.
+  _check_compose_calls(sum(
+      entry['repeat'] for entry in compositions
+      if isinstance(entry, Mapping) and isinstance(entry.get('repeat'), int)
+      and entry['repeat'] > 0))
   calls = []
   for i, entry in enumerate(compositions):
     where = f'compositions[{i}]'
@@ -374,7 +501,7 @@ def _decode_calls(compositions: Any) -> List[Tuple[dp_event.DpEvent, int, int]]:
           0 if key == 'count' else 1):
         raise ValueError(f'{where}.{key} = {value!r}; expected an integer >= '
                          f"{0 if key == 'count' else 1}.")
-    event = _decode(entry['event'], f'{where}.event')
+    event = _decode(entry['event'], f'{where}.event', strict)
     if not isinstance(event, dp_event.DpEvent):
       raise ValueError(f'{where}.event is not an event: {event!r}.')
     calls.append((event, entry['count'], entry['repeat']))
@@ -394,54 +521,261 @@ def _accountant_class(name: Any) -> Optional[Type['Checkpointable']]:
   return _accountant_classes.get(name)
 
 
-def save_accountant(accountant: Checkpointable,
-                    path: 'os.PathLike[str] | str') -> None:
-  """Writes `accountant.state_dict()` as JSON to `path`, atomically.
+def _canonical(state: Mapping[str, Any]) -> bytes:
+  """The bytes the digest covers: the state without its 'integrity', as
+  JSON with sorted keys and no spaces (floats by `repr`, bit-exact), so
+  that reformatting the file keeps the digest and any edit of a value,
+  round or field changes it."""
+  body = {key: value for key, value in state.items() if key != INTEGRITY_KEY}
+  return json.dumps(body, sort_keys=True, separators=(',', ':'),
+                    ensure_ascii=True, allow_nan=False).encode('ascii')
 
-  The JSON goes to a temporary file in the same directory, is flushed to
-  disk (fsync), and then replaces `path` in one step (`os.replace`), so a
-  crash leaves either the old file or the new one, never half a ledger.
-  The file is readable by its owner only (as `tempfile.mkstemp` makes it).
+
+def _check_key(key: Optional[bytes]) -> Optional[bytes]:
+  if key is None:
+    return None
+  if not isinstance(key, (bytes, bytearray, memoryview)):
+    raise TypeError(f'key must be bytes (e.g. a secret from os.urandom(32)); '
+                    f'got {type(key).__name__}.')
+  if not len(key):
+    raise ValueError('key must not be empty; give a secret of 32 bytes or '
+                     'more, or None for a file without a key.')
+  return bytes(key)
+
+
+def _integrity(state: Mapping[str, Any], key: Optional[bytes]) -> dict:
+  canonical = _canonical(state)
+  if key is None:
+    return {'algorithm': 'sha256',
+            'digest': hashlib.sha256(canonical).hexdigest()}
+  return {'algorithm': 'hmac-sha256',
+          'digest': hmac.new(key, canonical, hashlib.sha256).hexdigest()}
+
+
+def _verified(state: Mapping[str, Any], key: Optional[bytes],
+              source: str) -> Dict[str, Any]:
+  """`state` without its integrity entry, after checking the entry."""
+  saved = state.get(INTEGRITY_KEY)
+  if not isinstance(saved, Mapping) or set(saved) != {'algorithm', 'digest'}:
+    raise LedgerFileError(
+        f"{source} has no valid 'integrity' entry ({{'algorithm', 'digest'}})"
+        f', which every version-{STATE_VERSION} ledger file holds: it was '
+        'damaged or edited. Restore it from a backup or recompute the '
+        'ledger.')
+  algorithm = saved['algorithm']
+  if algorithm == 'hmac-sha256' and key is None:
+    raise LedgerKeyError(
+        f'{source} was saved with a key (HMAC-SHA256); pass the same key: '
+        'load_accountant(path, key=...).')
+  if algorithm == 'sha256' and key is not None:
+    raise LedgerKeyError(
+        f'{source} was saved without a key, so it is not tamper-evident: '
+        'anyone who can write it can recompute its SHA-256. Check where it '
+        'comes from, then save it with the key.')
+  if algorithm not in ('sha256', 'hmac-sha256'):
+    raise LedgerFileError(
+        f"{source}: integrity algorithm {algorithm!r} is not 'sha256' or "
+        "'hmac-sha256'; a newer shuffle-accountants may have written it "
+        '(upgrade), or it was edited.')
+  expected = _integrity(state, key)['digest']
+  if not (isinstance(saved['digest'], str)
+          and hmac.compare_digest(saved['digest'], expected)):
+    if key is not None:
+      raise LedgerKeyError(
+          f'{source}: the HMAC-SHA256 does not match with this key: the key '
+          'is wrong, or the file was edited or damaged after it was saved. '
+          'Use the key it was saved with; otherwise do not trust its ε: '
+          'restore it from a backup or recompute the ledger.')
+    raise LedgerFileError(
+        f'{source} was damaged or edited after it was saved: its content '
+        "does not match its SHA-256 ('integrity'). Its ε cannot be trusted "
+        '(deleted rounds or fields lower it). Restore the file from a backup '
+        'or recompute the ledger; never edit a ledger file by hand.')
+  return {key_: value for key_, value in state.items()
+          if key_ != INTEGRITY_KEY}
+
+
+def _raw_digest(data: bytes) -> str:
+  return hashlib.sha256(data).hexdigest()
+
+
+def _read_limited(path: str) -> Optional[bytes]:
+  """The bytes of the file at `path` (None if there is none), refused
+  above MAX_FILE_BYTES before they are read."""
+  try:
+    file = open(path, 'rb')
+  except FileNotFoundError:
+    return None
+  with file:
+    size = os.fstat(file.fileno()).st_size
+    data = file.read(MAX_FILE_BYTES + 1)
+  if max(size, len(data)) > MAX_FILE_BYTES:
+    raise LedgerLimitError(
+        f'{path} holds {max(size, len(data))} bytes, more than '
+        f'MAX_FILE_BYTES = {MAX_FILE_BYTES} (256 MiB: over a million '
+        'distinct compose calls); it is not a ledger this library wrote.')
+  return data
+
+
+@contextlib.contextmanager
+def _locked(target: str) -> Iterator[None]:
+  """Holds an exclusive advisory lock on `target`'s sidecar `.lock` file.
+
+  A sidecar, not the target itself: `os.replace` gives the target a new
+  inode, which a lock on the old one would not cover. The lock file stays.
+  """
+  if fcntl is None:
+    yield
+    return
+  handle = os.open(target + '.lock', os.O_RDWR | os.O_CREAT, 0o600)
+  try:
+    deadline = time.monotonic() + LOCK_TIMEOUT_SECONDS
+    while True:
+      try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        break
+      except BlockingIOError:
+        if time.monotonic() > deadline:
+          raise LedgerConflictError(
+              f'{target}.lock is held by another writer for more than '
+              f'LOCK_TIMEOUT_SECONDS = {LOCK_TIMEOUT_SECONDS}; is another '
+              'process saving this ledger? Retry when it is done.') from None
+        time.sleep(0.005)
+    yield
+  finally:
+    os.close(handle)  # releases the lock
+
+
+# The attribute in which an accountant remembers the files it was loaded
+# from or saved to: {real path: SHA-256 of the file's bytes}.
+_FILES_ATTRIBUTE = '_ledger_files'
+
+
+def _remember(accountant: Checkpointable, target: str, data: bytes) -> None:
+  files = vars(accountant).setdefault(_FILES_ATTRIBUTE, {})
+  files[target] = _raw_digest(data)
+
+
+def save_accountant(accountant: Checkpointable,
+                    path: 'os.PathLike[str] | str', *,
+                    key: Optional[bytes] = None,
+                    overwrite: bool = False) -> None:
+  """Writes `accountant.state_dict()` as a ledger file at `path`.
+
+  The file holds the state and its SHA-256 (with `key`: its HMAC-SHA256),
+  which `load_accountant` checks. Writing is atomic: the JSON goes to a
+  temporary file in the target's directory, is flushed to disk (fsync), and
+  replaces the target in one step (`os.replace`), so a crash leaves either
+  the old file or the new one, never half a ledger. A symbolic link is
+  followed: its target is replaced and the link stays. Writers take an
+  advisory lock (`fcntl.flock`) on `<target>.lock`, and a save refuses
+  (`LedgerConflictError`) to replace a file this accountant neither loaded
+  nor saved as it is now (another writer's rounds would be lost) unless
+  `overwrite` is true. The file is readable by its owner only.
+
+  Raises:
+    LedgerConflictError: another writer changed the file or holds the lock.
+    LedgerLimitError: the state exceeds a load-time limit.
   """
   if not isinstance(accountant, Checkpointable):
     raise TypeError('accountant must be a ShufflePldAccountant or '
                     f'ShuffleRdpAccountant; got {type(accountant).__name__}.')
-  text = json.dumps(accountant.state_dict(), allow_nan=False, indent=1)
-  path = os.fspath(path)
-  directory = os.path.dirname(os.path.abspath(path))
-  handle, temporary = tempfile.mkstemp(
-      dir=directory, prefix=f'.{os.path.basename(path)}.', suffix='.tmp')
+  key = _check_key(key)
+  state = accountant.state_dict()
+  # Compact (about 190 bytes a distinct compose call).
+  text = json.dumps({**state, INTEGRITY_KEY: _integrity(state, key)},
+                    allow_nan=False, separators=(',', ':'))
+  data = text.encode('utf-8')
+  if len(data) > MAX_FILE_BYTES:
+    raise LedgerLimitError(
+        f'the ledger would take {len(data)} bytes, more than MAX_FILE_BYTES '
+        f'= {MAX_FILE_BYTES}; compose rounds in batches (compose(event, '
+        'count=k)) to record fewer distinct calls.')
+  target = os.path.realpath(os.fspath(path))
+  directory = os.path.dirname(target)
+  with _locked(target):
+    current = _read_limited(target)
+    known = vars(accountant).get(_FILES_ATTRIBUTE, {}).get(target)
+    if current is not None and not overwrite and _raw_digest(
+        current) != known:
+      raise LedgerConflictError(
+          f'{os.fspath(path)} holds a ledger that this accountant did not '
+          'load or save (another writer saved rounds since, or it is '
+          "another run's): saving would drop its rounds. Load it again "
+          '(load_accountant), compose your rounds onto it and save; or pass '
+          'overwrite=True to replace it on purpose.')
+    handle, temporary = tempfile.mkstemp(
+        dir=directory, prefix=f'.{os.path.basename(target)}.', suffix='.tmp')
+    try:
+      with os.fdopen(handle, 'wb') as file:
+        file.write(data)
+        file.flush()
+        os.fsync(file.fileno())
+      os.replace(temporary, target)
+    except BaseException:
+      os.unlink(temporary)
+      raise
+    if hasattr(os, 'O_DIRECTORY'):  # make the rename itself durable
+      directory_handle = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+      try:
+        os.fsync(directory_handle)
+      finally:
+        os.close(directory_handle)
+  _remember(accountant, target, data)
+
+
+def load_accountant(path: 'os.PathLike[str] | str', *,
+                    key: Optional[bytes] = None):
+  """The accountant `save_accountant` wrote to `path`, restored exactly.
+
+  The file's SHA-256 (or, with `key`, its HMAC-SHA256) is checked before
+  anything else is read from it. A file of version 1 (written before
+  digests) loads with an `UnverifiedLedgerWarning`.
+
+  Raises:
+    LedgerFileError: the file was damaged or edited (digest or a missing
+      field), or is not a ledger file.
+    LedgerKeyError: `key` does not fit the file.
+    LedgerLimitError: the file exceeds a load-time limit (MAX_* of this
+      module), checked before the work that grows with it.
+    FileNotFoundError: there is no file at `path`.
+  """
+  key = _check_key(key)
+  name = os.fspath(path)
+  target = os.path.realpath(name)
+  data = _read_limited(target)
+  if data is None:
+    raise FileNotFoundError(f'no ledger file at {name}.')
   try:
-    with os.fdopen(handle, 'w', encoding='utf-8') as file:
-      file.write(text)
-      file.flush()
-      os.fsync(file.fileno())
-    os.replace(temporary, path)
-  except BaseException:
-    os.unlink(temporary)
-    raise
-  if hasattr(os, 'O_DIRECTORY'):  # make the rename itself durable
-    directory_handle = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-      os.fsync(directory_handle)
-    finally:
-      os.close(directory_handle)
-
-
-def load_accountant(path: 'os.PathLike[str] | str'):
-  """The accountant `save_accountant` wrote to `path`, restored exactly."""
-  with open(os.fspath(path), encoding='utf-8') as file:
-    try:
-      state = json.load(file, parse_constant=_refuse_constant)
-    except json.JSONDecodeError as error:
-      raise ValueError(f'{os.fspath(path)} is not JSON written by '
-                       f'save_accountant: {error}') from error
-  _check_header(state, ACCOUNTANT_FORMAT)
+    state = json.loads(data.decode('utf-8'), parse_constant=_refuse_constant)
+  except RecursionError:
+    raise LedgerLimitError(
+        f'{name} nests JSON deeper than Python can read (MAX_NESTING = '
+        f'{MAX_NESTING} levels within an event); it is not a ledger this '
+        'library wrote.') from None
+  except (json.JSONDecodeError, UnicodeDecodeError) as error:
+    raise LedgerFileError(f'{name} is not JSON written by save_accountant '
+                          f'(damaged or not a ledger file): {error}') from error
+  strict = _check_header(state, ACCOUNTANT_FORMAT)
+  if strict:
+    state = _verified(state, key, name)
+  elif key is not None:
+    raise LedgerKeyError(
+        f'{name} is a version-1 ledger file, written before digests and '
+        'keys: it cannot be verified with a key. Check where it comes from, '
+        'then save it again with the key.')
+  else:
+    warnings.warn(
+        f'{name} is a version-1 ledger file (written before integrity '
+        'digests): it is loaded unverified. Save it again to add a digest.',
+        UnverifiedLedgerWarning, stacklevel=2)
   cls = _accountant_class(state.get('accountant'))
   if cls is None:
     raise ValueError(f"state['accountant'] = {state.get('accountant')!r} is "
                      f'not one of {sorted(_accountant_classes)}.')
-  return cls.from_state_dict(state)
+  accountant = cls.from_state_dict(state)
+  _remember(accountant, target, data)
+  return accountant
 
 
 def _refuse_constant(name: str):
@@ -449,6 +783,9 @@ def _refuse_constant(name: str):
                    'are written {"float": "inf"}; NaN is never valid).')
 
 
-__all__ = ['STATE_VERSION', 'Checkpointable', 'register_event_class',
-           'event_to_dict', 'event_from_dict', 'save_accountant',
-           'load_accountant']
+__all__ = ['STATE_VERSION', 'READABLE_VERSIONS', 'MAX_FILE_BYTES',
+           'MAX_NESTING', 'MAX_COMPOSE_CALLS', 'MAX_INTEGER',
+           'LOCK_TIMEOUT_SECONDS', 'LedgerFileError', 'LedgerLimitError',
+           'LedgerKeyError', 'LedgerConflictError', 'UnverifiedLedgerWarning',
+           'Checkpointable', 'register_event_class', 'event_to_dict',
+           'event_from_dict', 'save_accountant', 'load_accountant']

@@ -9,7 +9,10 @@ import math
 from opacus.accountants import IAccountant
 
 from shuffle_accountants import _validation
-from shuffle_accountants import checkpoints
+
+# The layout of Opacus' state below (its own, not the ledger file's of
+# `shuffle_accountants.checkpoints`).
+STATE_VERSION = 1
 
 
 def record_step(history: list, noise_multiplier: float,
@@ -138,17 +141,17 @@ class OpacusAccountant(IAccountant):
 
   def state_dict(self, destination=None):
     destination = super().state_dict(destination)
-    destination['state_version'] = checkpoints.STATE_VERSION
+    destination['state_version'] = STATE_VERSION
     destination.update(self._extra_state())
     return destination
 
   def load_state_dict(self, state_dict):
     version = (state_dict or {}).get('state_version',
-                                     checkpoints.STATE_VERSION)
-    if version != checkpoints.STATE_VERSION:
+                                     STATE_VERSION)
+    if version != STATE_VERSION:
       raise ValueError(
           f"state_dict['state_version'] = {version!r} is not supported: this "
-          f'shuffle-accountants reads version {checkpoints.STATE_VERSION}; '
+          f'shuffle-accountants reads version {STATE_VERSION}; '
           'upgrade shuffle-accountants to read a newer checkpoint.')
     previous = self.history
     super().load_state_dict(state_dict)
