@@ -8,8 +8,10 @@ restoring replays those calls in a fresh accountant, so every floating-point
 operation happens again in the same order.
 
 Events are written generically from their attrs fields, so a field added to
-an event class later round-trips without changes here (a state written
-before the field existed loads with the field's default). Every event class
+an event class later round-trips without changes here. A state of the
+current version must hold every field (a missing one was deleted); adding a
+field to an event class bumps STATE_VERSION, and states of older versions
+load with the field's default. Every event class
 of this package and of `dp_accounting.dp_event` is known by its class name;
 `register_event_class` adds others. Accountant classes register themselves
 by subclassing `Checkpointable`, so this module imports no route. Values
