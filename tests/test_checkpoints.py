@@ -1,9 +1,11 @@
 """Saving and restoring accountants and events (`shuffle_accountants.checkpoints`)."""
 
+import fcntl
 import json
 import math
 import os
 import struct
+import threading
 
 import attr
 from dp_accounting import dp_event
@@ -484,3 +486,256 @@ def test_public_names():
     save_accountant(object(), 'unused.json')
   with pytest.raises(ValueError, match='already known'):
     checkpoints.register_event_class(attr.make_class('ShuffleEvent', ['x']))
+
+
+# Ledger files you can trust (issue 39, row 8).
+
+
+def _flower_like_ledger(tmp_path, **save_options):
+  """The ledger a DistributedNoiseFixedClipping strategy keeps, one compose
+  call a round: 100 rounds with dropouts (min_reporting), saved."""
+  accountant = ShufflePldAccountant()
+  event = events.DistributedCheckInEvent(1000, 0.1, 0.5, min_reporting=50)
+  for _ in range(100):
+    accountant.compose(event)
+  path = tmp_path / 'ledger.json'
+  save_accountant(accountant, path, **save_options)
+  return accountant, path
+
+
+def _edit(path, change, rehash=False):
+  state = json.loads(path.read_text())
+  change(state)
+  if rehash:  # an editor who recomputes the plain digest
+    state['integrity'] = checkpoints._integrity(state, None)
+  path.write_text(json.dumps(state))
+
+
+def _delete_20_rounds(state):
+  state['compositions'][0]['repeat'] -= 20
+
+
+def _delete_min_reporting(state):
+  del state['compositions'][0]['event']['fields']['min_reporting']
+
+
+def test_deleted_rounds_or_fields_are_refused_not_loaded_lower(tmp_path):
+  # On ab63fb2 both edits loaded silently: 10.58 -> 9.47 and -> 6.84.
+  accountant, path = _flower_like_ledger(tmp_path)
+  epsilon = accountant.get_epsilon(1e-5)
+  # Formatting is not content: the digest is over canonical JSON.
+  path.write_text(json.dumps(json.loads(path.read_text()), indent=4))
+  assert load_accountant(path).get_epsilon(1e-5) == epsilon
+  original = path.read_text()
+  for change in (_delete_20_rounds, _delete_min_reporting):
+    path.write_text(original)
+    _edit(path, change)
+    with pytest.raises(checkpoints.LedgerFileError,
+                       match='damaged or edited.*SHA-256.*backup'):
+      load_accountant(path)
+  # The digest alone is not tamper-proof, but a version-2 file missing a
+  # field is refused even with a recomputed digest.
+  path.write_text(original)
+  _edit(path, _delete_min_reporting, rehash=True)
+  with pytest.raises(checkpoints.LedgerFileError,
+                     match=r"compositions\[0\]\.event\.fields lacks "
+                     r"\['min_reporting'\]"):
+    load_accountant(path)
+  for change in (lambda s: s.pop('integrity'),
+                 lambda s: s['integrity'].update(digest='0' * 64)):
+    path.write_text(original)
+    _edit(path, change)
+    with pytest.raises(checkpoints.LedgerFileError, match='integrity'):
+      load_accountant(path)
+
+
+def test_a_file_written_by_version_1_loads_unverified_with_a_warning(
+    tmp_path):
+  accountant = ShuffleRdpAccountant().compose(
+      events.DistributedCheckInEvent(100, 0.5, 1.0, min_reporting=20), 3)
+  state = _through_json(accountant.state_dict())
+  state['version'] = 1  # as ab63fb2 wrote it: no digest
+  path = tmp_path / 'old.json'
+  path.write_text(json.dumps(state, indent=1))
+  with pytest.warns(checkpoints.UnverifiedLedgerWarning, match='unverified'):
+    restored = load_accountant(path)
+  assert restored.get_epsilon(1e-6) == accountant.get_epsilon(1e-6)
+  # Version 1 gave missing fields their defaults; it still does.
+  del state['compositions'][0]['event']['fields']['min_reporting']
+  path.write_text(json.dumps(state))
+  with pytest.warns(checkpoints.UnverifiedLedgerWarning):
+    assert load_accountant(path).ledger.event.min_reporting is None
+  with pytest.raises(checkpoints.LedgerKeyError, match='version-1'):
+    load_accountant(path, key=b'secret')
+
+
+def _hostile(tmp_path, change):
+  """A file with a valid digest that asks `change` of the loader."""
+  state = _through_json(ShuffleRdpAccountant().compose(
+      dp_event.GaussianDpEvent(1.0)).state_dict())
+  change(state)
+  state['integrity'] = checkpoints._integrity(state, None)
+  path = tmp_path / 'hostile.json'
+  path.write_text(json.dumps(state))
+  return path
+
+
+def _nested_list(depth):
+  value = []
+  for _ in range(depth):
+    value = [value]
+  return value
+
+
+def _nested_selfcomposed(depth):
+  event = {'type': 'GaussianDpEvent', 'fields': {'noise_multiplier': 1.0}}
+  for _ in range(depth):
+    event = {'type': 'SelfComposedDpEvent',
+             'fields': {'event': event, 'count': 1}}
+  return event
+
+
+@pytest.mark.parametrize('change, limit', [
+    # ab63fb2 replayed 10**9 compose calls (hours, then out of memory).
+    (lambda s: s['compositions'][0].update(repeat=10**9),
+     'MAX_COMPOSE_CALLS = 1000000'),
+    (lambda s: s['compositions'].extend(
+        [dict(s['compositions'][0], repeat=600_000)] * 2),
+     'replays 1200001 compose calls'),
+    (lambda s: s['compositions'][0].update(event=_nested_selfcomposed(100)),
+     'MAX_NESTING = 64'),
+    (lambda s: s['compositions'][0]['event']['fields'].update(
+        noise_multiplier=_nested_list(70)), 'MAX_NESTING'),
+    (lambda s: s['compositions'][0].update(event={
+        'type': 'ShuffleEvent', 'fields': {
+            'num_users': 10**20, 'local_epsilon': 1.0, 'local_delta': 0.0,
+            'num_categories': None, 'randomizer': None}}),
+     'MAX_INTEGER'),
+])
+def test_hostile_files_are_refused_naming_the_limit(tmp_path, change, limit):
+  path = _hostile(tmp_path, change)
+  with pytest.raises(checkpoints.LedgerLimitError, match=limit):
+    load_accountant(path)
+
+
+def test_json_nested_past_the_parser_and_huge_files_are_refused(
+    tmp_path, monkeypatch):
+  path = tmp_path / 'deep.json'
+  path.write_text('[' * 10**5 + ']' * 10**5)
+  with pytest.raises(checkpoints.LedgerLimitError, match='MAX_NESTING'):
+    load_accountant(path)
+  _, path = _flower_like_ledger(tmp_path)
+  size = path.stat().st_size
+  monkeypatch.setattr(checkpoints, 'MAX_FILE_BYTES', size - 1)
+  with pytest.raises(checkpoints.LedgerLimitError,
+                     match=f'holds {size} bytes.*MAX_FILE_BYTES'):
+    load_accountant(path)
+
+
+def test_what_would_not_load_is_not_saved(tmp_path, monkeypatch):
+  monkeypatch.setattr(checkpoints, 'MAX_COMPOSE_CALLS', 3)
+  accountant = ShuffleRdpAccountant()
+  for sigma in (1.0, 2.0, 1.0, 2.0):
+    accountant.compose(dp_event.GaussianDpEvent(sigma))
+  with pytest.raises(checkpoints.LedgerLimitError, match='replays 4 compose '
+                     'calls.*MAX_COMPOSE_CALLS = 3.*count=k'):
+    save_accountant(accountant, tmp_path / 'ledger.json')
+  assert not (tmp_path / 'ledger.json').exists()
+
+
+def _append_rounds(path, rounds, conflicts):
+  for _ in range(rounds):
+    while True:
+      accountant = load_accountant(path)
+      accountant.compose(dp_event.GaussianDpEvent(4.0))
+      try:
+        save_accountant(accountant, path)
+        break
+      except checkpoints.LedgerConflictError:
+        conflicts.append(1)
+
+
+def test_concurrent_writers_lose_no_rounds(tmp_path):
+  # ab63fb2: the last writer won and the other's rounds were lost.
+  path = tmp_path / 'ledger.json'
+  save_accountant(ShuffleRdpAccountant(), path)
+  first, second = load_accountant(path), load_accountant(path)
+  first.compose(dp_event.GaussianDpEvent(4.0))
+  second.compose(dp_event.GaussianDpEvent(4.0))
+  save_accountant(first, path)
+  with pytest.raises(checkpoints.LedgerConflictError,
+                     match='did not load or save.*drop its rounds'):
+    save_accountant(second, path)
+  conflicts = []
+  writers = [threading.Thread(target=_append_rounds,
+                              args=(path, 15, conflicts)) for _ in range(2)]
+  for writer in writers:
+    writer.start()
+  for writer in writers:
+    writer.join()
+  assert load_accountant(path).ledger == ShuffleRdpAccountant().compose(
+      dp_event.GaussianDpEvent(4.0), 31).ledger
+  # A writer that saved keeps saving its own file without reloading it.
+  first = load_accountant(path)
+  for _ in range(2):
+    first.compose(dp_event.GaussianDpEvent(4.0))
+    save_accountant(first, path)
+  assert load_accountant(path).ledger == first.ledger
+
+
+def test_a_writer_waits_for_the_lock_then_gives_up_naming_it(
+    tmp_path, monkeypatch):
+  path = tmp_path / 'ledger.json'
+  monkeypatch.setattr(checkpoints, 'LOCK_TIMEOUT_SECONDS', 0.05)
+  with open(f'{path}.lock', 'w') as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    with pytest.raises(checkpoints.LedgerConflictError,
+                       match=r'ledger\.json\.lock is held by another writer'):
+      save_accountant(ShuffleRdpAccountant(), path)
+  assert not path.exists()
+  save_accountant(ShuffleRdpAccountant(), path)  # released
+  assert load_accountant(path).ledger == dp_event.NoOpDpEvent()
+
+
+def test_saving_through_a_symlink_updates_its_target(tmp_path):
+  # ab63fb2 replaced the link by a file and left the target stale.
+  target = tmp_path / 'store' / 'ledger.json'
+  target.parent.mkdir()
+  link = tmp_path / 'ledger.json'
+  link.symlink_to(target)  # dangling until the first save
+  accountant = ShuffleRdpAccountant().compose(dp_event.GaussianDpEvent(2.0))
+  save_accountant(accountant, link)
+  accountant.compose(dp_event.GaussianDpEvent(3.0))
+  save_accountant(accountant, link)
+  assert link.is_symlink() and os.readlink(link) == str(target)
+  assert load_accountant(target).ledger == accountant.ledger
+  assert sorted(os.listdir(tmp_path)) == ['ledger.json', 'store']
+  assert sorted(os.listdir(target.parent)) == ['ledger.json',
+                                               'ledger.json.lock']
+
+
+def test_a_keyed_file_needs_its_key(tmp_path):
+  key = b'0123456789abcdef0123456789abcdef'
+  accountant, path = _flower_like_ledger(tmp_path, key=key)
+  assert json.loads(path.read_text())['integrity']['algorithm'] == (
+      'hmac-sha256')
+  assert load_accountant(path, key=key).ledger == accountant.ledger
+  with pytest.raises(checkpoints.LedgerKeyError, match='saved with a key'):
+    load_accountant(path)
+  with pytest.raises(checkpoints.LedgerKeyError, match='key is wrong'):
+    load_accountant(path, key=b'another key')
+  original = path.read_text()
+  # An editor without the key cannot make an edit pass.
+  for rehash in (False, True):
+    path.write_text(original)
+    _edit(path, _delete_20_rounds, rehash=rehash)
+    with pytest.raises(checkpoints.LedgerKeyError):
+      load_accountant(path, key=key)
+  path.write_text(original)
+  save_accountant(load_accountant(path, key=key), path)  # now unkeyed
+  with pytest.raises(checkpoints.LedgerKeyError, match='without a key'):
+    load_accountant(path, key=key)
+  with pytest.raises(TypeError, match='key must be bytes'):
+    save_accountant(accountant, path, key='secret')
+  with pytest.raises(ValueError, match='key must not be empty'):
+    load_accountant(path, key=b'')
