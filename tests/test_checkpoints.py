@@ -4,6 +4,7 @@ import fcntl
 import json
 import math
 import os
+import pathlib
 import struct
 import threading
 
@@ -739,3 +740,11 @@ def test_a_keyed_file_needs_its_key(tmp_path):
     save_accountant(accountant, path, key='secret')
   with pytest.raises(ValueError, match='key must not be empty'):
     load_accountant(path, key=b'')
+
+
+def test_the_documented_limits_are_the_code_s():
+  page = (pathlib.Path(__file__).parents[1] / 'docs' /
+          'checkpoints.md').read_text(encoding='utf-8')
+  for name in ('MAX_FILE_BYTES', 'MAX_NESTING', 'MAX_COMPOSE_CALLS',
+               'MAX_INTEGER'):
+    assert f'| `{name}` | {getattr(checkpoints, name)} ' in page, name
