@@ -91,6 +91,10 @@ def test_checkpoint_round_trip_and_old_states(dimension):
   event = _event(dimension)
   state = checkpoints.event_to_dict(event)
   assert checkpoints.event_from_dict(state) == event
-  # A state saved before the field existed loads as an unknown dimension.
+  # A state saved before the field existed (version 1) loads as an unknown
+  # dimension; in a state of the current version the field was deleted.
   del state['event']['fields']['dimension']
+  with pytest.raises(checkpoints.LedgerFileError, match='dimension'):
+    checkpoints.event_from_dict(state)
+  state['version'] = 1
   assert checkpoints.event_from_dict(state).dimension is None
