@@ -748,3 +748,16 @@ def test_the_documented_limits_are_the_code_s():
   for name in ('MAX_FILE_BYTES', 'MAX_NESTING', 'MAX_COMPOSE_CALLS',
                'MAX_INTEGER'):
     assert f'| `{name}` | {getattr(checkpoints, name)} ' in page, name
+
+
+@pytest.mark.parametrize('make', [ShuffleRdpAccountant, ShufflePldAccountant])
+def test_a_large_count_is_one_call_and_loads_at_once(tmp_path, make):
+  # A count is composed by count, never replayed one round at a time.
+  accountant = make().compose(
+      dp_event.PoissonSampledDpEvent(1e-3, dp_event.GaussianDpEvent(1.0))
+      if make is ShufflePldAccountant else dp_event.GaussianDpEvent(1.0),
+      10**9)
+  save_accountant(accountant, tmp_path / 'ledger.json')
+  restored = load_accountant(tmp_path / 'ledger.json')
+  assert restored.ledger == accountant.ledger
+  assert restored.state_dict() == accountant.state_dict()
