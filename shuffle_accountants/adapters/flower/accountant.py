@@ -223,13 +223,21 @@ class PldAccountant:
     for event, count in ledger:
       rdp.compose(self._rdp_event(event), count)
     if self._config.sampling_method == SamplingMethod.POISSON:
-      pld = ShufflePldAccountant(_DpRelation.ADD_OR_REMOVE_ONE,
-                                 self._poisson_grid(rdp))
-    else:
-      pld = ShufflePldAccountant()
+      try:
+        return self._composed(ShufflePldAccountant(
+            _DpRelation.ADD_OR_REMOVE_ONE, self._poisson_grid(rdp)),
+                              ledger), rdp
+      except ValueError:  # GridTooFineError: beyond the grid point budget
+        # The automatic grid answers with the RDP route there.
+        return self._composed(ShufflePldAccountant(
+            _DpRelation.ADD_OR_REMOVE_ONE), ledger), rdp
+    return self._composed(ShufflePldAccountant(), ledger), rdp
+
+  def _composed(self, pld: ShufflePldAccountant, ledger: _Ledger
+                ) -> ShufflePldAccountant:
     for event, count in ledger:
       pld.compose(self._pld_event(event), count)
-    return pld, rdp
+    return pld
 
   def _accountants_of(self, ledger: _Ledger) -> tuple:
     """Both routes of `ledger`, built on its first request and kept while
