@@ -9,20 +9,19 @@ from scipy import integrate
 from scipy import optimize
 from scipy import stats
 
-privacy_accounting = pytest.importorskip('flwr.supercore.privacy_accounting')
 flower_accountant = pytest.importorskip(
     'shuffle_accountants.adapters.flower.accountant')
 from dp_accounting import dp_event  # noqa: E402
 from dp_accounting.pld import pld_privacy_accountant  # noqa: E402
 from dp_accounting.rdp import rdp_privacy_accountant  # noqa: E402
+from flwr.supercore.privacy_accounting import GaussianPrivacyEvent  # noqa: E402
+from flwr.supercore.privacy_accounting import NeighboringRelation as Relation  # noqa: E402
+from flwr.supercore.privacy_accounting import PrivacyConfig  # noqa: E402
+from flwr.supercore.privacy_accounting import SamplingMethod  # noqa: E402
 
 import shuffle_accountants  # noqa: E402
 from shuffle_accountants import _upstream  # noqa: E402
 
-PrivacyConfig = privacy_accounting.PrivacyConfig
-GaussianPrivacyEvent = privacy_accounting.GaussianPrivacyEvent
-SamplingMethod = privacy_accounting.SamplingMethod
-Relation = privacy_accounting.NeighboringRelation
 PldAccountant = flower_accountant.PldAccountant
 
 POISSON = (SamplingMethod.POISSON, Relation.ADD_OR_REMOVE_ONE)
@@ -55,7 +54,8 @@ def one_round_delta(rate: float, shift: float, t: float, remove: bool
     return 1 - math.exp(t) if remove else 0.0
   edge = (math.log((a - (1 - rate)) / rate) + shift**2 / 2) / shift
   if remove:
-    return ((1 - rate) * stats.norm.sf(edge) + rate * stats.norm.sf(edge - shift)
+    return ((1 - rate) * stats.norm.sf(edge)
+            + rate * stats.norm.sf(edge - shift)
             - math.exp(t) * stats.norm.sf(edge))
   return stats.norm.cdf(edge) - math.exp(t) * (
       (1 - rate) * stats.norm.cdf(edge) + rate * stats.norm.cdf(edge - shift))
