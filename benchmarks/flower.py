@@ -27,6 +27,7 @@ Flower's accountant gets σ/2 there
 Run: python benchmarks/flower.py [--quick]
 """
 
+import functools
 import sys
 
 from dp_accounting import dp_event
@@ -69,11 +70,16 @@ def _dp_accounting_pld(sampling, sigma, sample_size, rounds) -> float:
   """dp_accounting's PLD ε of the release, or nan where it has none."""
   gaussian = dp_event.GaussianDpEvent(sigma)
   if sampling == SamplingMethod.NO_AMPLIFICATION:
-    event = gaussian
-  elif sampling == SamplingMethod.POISSON:
-    event = dp_event.PoissonSampledDpEvent(sample_size / POPULATION, gaussian)
-  else:
-    return np.nan
+    return _dp_accounting_epsilon(gaussian, rounds)  # the same for every m
+  if sampling == SamplingMethod.POISSON:
+    return _dp_accounting_epsilon(
+        dp_event.PoissonSampledDpEvent(sample_size / POPULATION, gaussian),
+        rounds)
+  return np.nan
+
+
+@functools.lru_cache(maxsize=None)
+def _dp_accounting_epsilon(event, rounds) -> float:
   accountant = pld_privacy_accountant.PLDAccountant()
   return accountant.compose(event, rounds).get_epsilon(DELTA)
 
