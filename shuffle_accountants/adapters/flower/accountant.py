@@ -26,9 +26,10 @@ ZDW22-ONE-ORDER). So:
 * Poisson sampling at q = m / n, add-or-remove-one: dp_accounting's
   ``PoissonSampledDpEvent(q, GaussianDpEvent(σ))``, whose remove and add
   halves are composed each on its own (`ShufflePldAccountant` under
-  add-or-remove, ROUNDOFF-CERTIFIED (vi)), on a grid of spacing about
-  ε / 8192 (`_poisson_grid`; any grid is pessimistic, this one keeps ε
-  within 0.1 % of dp_accounting's PLD);
+  add-or-remove, ROUNDOFF-CERTIFIED (vi)), on a grid of spacing about the
+  RDP route's ε / 8192 (`_poisson_grid`; every grid gives an upper bound,
+  this one ε within 0.1 % of dp_accounting's PLD in every cell of
+  benchmarks/flower.py);
 * m of n without replacement, replace-one: Balle et al.'s bound (advanced
   joint convexity over the coupled samples) of the Gaussian of
   sensitivity 2C, the same pair at shift 2/σ and ratio m / n, composed as
