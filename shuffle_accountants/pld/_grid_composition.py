@@ -21,9 +21,11 @@ from typing import List, Optional, Tuple, TypeAlias
 import attr
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
+from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 
+from shuffle_accountants import _cache
 from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
 from shuffle_accountants import _progress
@@ -52,7 +54,40 @@ class ShufflePldContribution:
   pairs: Tuple[str, ...]
 
 
+def _round_bytes(pld: Optional[PLD]) -> int:
+  return 0 if pld is None else 8 * sum(
+      pmf.size for pmf in _upstream.pld_pmfs(pld))
+
+
 def parent_round(event: dp_event.DpEvent, interval: float,
+                 relation: privacy_accountant.NeighboringRelation
+                 ) -> Optional[PLD]:
+  """One round of one of dp_accounting's events, or None.
+
+  A ledger rebuilt every round (Flower's accountant) needs the same round
+  on the same grid again: kept (`_kept_round`) unless the event is not
+  hashable (list fields, e.g. a mixture of Gaussians).
+  """
+  try:
+    hash(event)
+  except TypeError:
+    return _built_round(event, interval, relation)
+  return _kept_round(event, interval, relation)
+
+
+@_cache.cached(256 * 2**20, _round_bytes)
+def _kept_round(event: dp_event.DpEvent, interval: float,
+                relation: privacy_accountant.NeighboringRelation
+                ) -> Optional[PLD]:
+  """`_built_round`, its dense PMFs made read-only (the cache shares them)."""
+  pld = _built_round(event, interval, relation)
+  for pmf in [] if pld is None else _upstream.pld_pmfs(pld):
+    if isinstance(pmf, pld_pmf.DensePLDPmf):
+      _upstream.dense_pmf_fields(pmf)[2].setflags(write=False)
+  return pld
+
+
+def _built_round(event: dp_event.DpEvent, interval: float,
                  relation: privacy_accountant.NeighboringRelation
                  ) -> Optional[PLD]:
   """One round of one of dp_accounting's events, or None.

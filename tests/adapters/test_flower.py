@@ -142,13 +142,14 @@ def test_rounds_of_different_noise_compose_to_the_gdp_of_their_sum():
 def test_one_sampled_release_is_above_its_pair_by_quadrature(
     model, shift_per_inverse_sigma, sigma, sample_size, epsilon):
   """Poisson: the pair is the mechanism's (exact); without replacement, the
-  pair at sensitivity 2C is what Balle et al.'s bound gives."""
+  pair at sensitivity 2C is what Balle et al.'s bound gives. (The
+  quadrature is resolved to 1e-14 absolute.)"""
   accountant = PldAccountant(config(model))
   accountant.compose(GaussianPrivacyEvent(sigma, sample_size, 1000))
   truth = mixture_delta(shift_per_inverse_sigma / sigma, sample_size / 1000,
                         epsilon)
   delta = accountant.get_delta(epsilon)
-  assert truth <= delta <= truth * 1.05 + 1e-9
+  assert truth - 1e-13 <= delta <= truth * 1.05 + 1e-9
 
 
 @pytest.mark.parametrize('model', MODELS)

@@ -7,6 +7,7 @@ A dp_accounting upgrade that moves one of these internals fails here first;
 from importlib import metadata
 
 from dp_accounting import dp_event
+from dp_accounting import privacy_accountant
 from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.pld import privacy_loss_distribution
@@ -132,6 +133,31 @@ def test_compose_parent_rdp_event_checks_and_composes():
   error = _upstream.compose_parent_rdp_event(
       accountant, dp_event.UnsupportedDpEvent(), 1, False)
   assert error is not None and error.invalid_event is not None
+
+
+@pytest.mark.parametrize('event, relation', [
+    (dp_event.PoissonSampledDpEvent(0.1, dp_event.GaussianDpEvent(1.0)),
+     privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE),
+    (dp_event.SampledWithoutReplacementDpEvent(
+        100, 10, dp_event.GaussianDpEvent(1.0)),
+     privacy_accountant.NeighboringRelation.REPLACE_ONE)])
+def test_sampled_rdp_is_the_parents_floats_once_computed(event, relation):
+  """The kept one-round RDP of a sampled Gaussian adds what the parent adds
+  (bit for bit), also on the second call; a bad relation stays an error."""
+  orders = [1.5, 2.0, 7.0]
+  for _ in range(2):
+    ours = rdp_privacy_accountant.RdpAccountant(orders, relation)
+    assert _upstream.compose_parent_rdp_event(ours, event, 3, True) is None
+    parents = rdp_privacy_accountant.RdpAccountant(orders, relation)
+    parents.compose(event, 3)
+    np.testing.assert_array_equal(ours.rdp, parents.rdp)
+  other = next(r for r in privacy_accountant.NeighboringRelation
+               if r not in (relation,
+                            privacy_accountant.NeighboringRelation
+                            .REPLACE_SPECIAL))
+  wrong = rdp_privacy_accountant.RdpAccountant(orders, other)
+  assert _upstream.compose_parent_rdp_event(wrong, event, 1, True) is not None
+  np.testing.assert_array_equal(wrong.rdp, np.zeros(3))
 
 
 def test_effective_gaussian_noise_multiplier():
