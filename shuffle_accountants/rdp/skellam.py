@@ -1,6 +1,6 @@
 """RDP of the Skellam secure sum (`SkellamSecureSumEvent`).
 
-IDs: SKELLAM-SUM
+IDs: SKELLAM-SUM, RDP-INTERP
 
 Agarwal, Kairouz and Liu (2021), the multi-dimensional Skellam mechanism:
 for an integer order a > 1 and integer shift vectors h with ||h||_2 <= D2
@@ -9,15 +9,15 @@ and Sk(mu)^d is at most
 
   a D2^2 / (2 mu) + min(((2 a - 1) D2^2 + 6 D1) / (4 mu^2), 3 D1 / (2 mu)).
 
-The Skellam law is symmetric, so this bounds both orders of the pair. At a
-non-integer order a the divergence is at most its value at ceil(a) (Renyi
-divergences grow with the order), so the bound is taken there [UB].
+The Skellam law is symmetric, so this bounds both orders of the pair. Real
+orders are reached by RDP-INTERP from the neighbouring integers [UB].
 """
 
 import numpy as np
 
 from shuffle_accountants import _validation
 from shuffle_accountants import events
+from shuffle_accountants.rdp import generic
 from shuffle_accountants.rdp import shuffle_round
 
 __all__ = ['SKELLAM_SUM', 'skellam_rdp_upper_bound',
@@ -30,13 +30,17 @@ SKELLAM_SUM = ('SKELLAM-SUM: Agarwal-Kairouz-Liu Skellam RDP at the next '
 def _skellam_rdp(l1_sensitivity: float, l2_sensitivity: float,
                  noise_variance: float, orders: np.ndarray) -> np.ndarray:
   """SKELLAM-SUM [UB] on checked arguments (orders > 1)."""
-  whole = np.ceil(orders)  # monotone in the order: round up
   squared, mu = l2_sensitivity**2, noise_variance
-  correction = np.minimum(
-      ((2 * whole - 1) * squared + 6 * l1_sensitivity) / (4 * mu**2),
-      3 * l1_sensitivity / (2 * mu))
-  # Round up in the last place: every term is a sum of positive floats.
-  return np.nextafter(whole * squared / (2 * mu) + correction, np.inf)
+
+  def at_integers(whole: np.ndarray) -> np.ndarray:
+    correction = np.minimum(
+        ((2 * whole - 1) * squared + 6 * l1_sensitivity) / (4 * mu**2),
+        3 * l1_sensitivity / (2 * mu))
+    # A few roundings of positive terms, each within 2^-53 relative: a
+    # relative margin of 1e-12 covers them.
+    return (whole * squared / (2 * mu) + correction) * (1 + 1e-12)
+
+  return generic.at_real_orders(at_integers, orders)
 
 
 def skellam_rdp_upper_bound(l1_sensitivity: float, l2_sensitivity: float,
@@ -47,7 +51,7 @@ def skellam_rdp_upper_bound(l1_sensitivity: float, l2_sensitivity: float,
     l1_sensitivity: D1 >= 0, a bound on the L1 norm of the integer shift.
     l2_sensitivity: D2 >= 0, a bound on its L2 norm.
     noise_variance: mu > 0, the variance of each coordinate's noise.
-    orders: RDP orders > 1 (a non-integer order is bounded at its ceiling).
+    orders: RDP orders > 1 (real orders by RDP-INTERP).
 
   Returns:
     A proven upper bound on the Renyi divergence (both orders) per order.
