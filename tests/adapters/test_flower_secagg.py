@@ -1,0 +1,180 @@
+"""Flower's real SecAgg+ with Skellam noise releases what is accounted.
+
+Flower's own ``SecAggPlusWorkflow`` (server) and ``secaggplus_mod``
+(clients) run unchanged; the Grid below delivers their messages to a real
+``ClientApp`` in this process, so that the test can record what every
+client uploaded.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip('flwr.server.workflow')
+from flwr.app import Context  # noqa: E402
+from flwr.app import RecordDict  # noqa: E402
+from flwr.client import ClientApp  # noqa: E402
+from flwr.client import NumPyClient  # noqa: E402
+from flwr.client.mod import secaggplus_mod  # noqa: E402
+from flwr.common import ndarrays_to_parameters  # noqa: E402
+from flwr.common import parameters_to_ndarrays  # noqa: E402
+from flwr.common import serde  # noqa: E402
+from flwr.compat.common import recorddict_compat as compat  # noqa: E402
+from flwr.server import LegacyContext  # noqa: E402
+from flwr.server import ServerConfig  # noqa: E402
+from flwr.server.workflow import DefaultWorkflow  # noqa: E402
+from flwr.serverapp.grid import Grid  # noqa: E402
+from flwr.supercore.run import Run  # noqa: E402
+from flwr.supercore.task_identity import TaskIdentity  # noqa: E402
+
+from shuffle_accountants import ShuffleRdpAccountant  # noqa: E402
+from shuffle_accountants import SkellamSecureSumEvent  # noqa: E402
+from shuffle_accountants.adapters.flower import secagg  # noqa: E402
+
+# Real 64-bit node IDs, straddling 2^63 as Flower's do.
+NODE_IDS = [2**63 - 12345, 2**63 + 777, 18_000_000_000_000_000_001,
+            4_611_686_018_427_387_904]
+SHAPES = [(10, 20), (7,)]
+CLIP, GRANULARITY, MU, BITS = 1.0, 40.0, 4.0e4, 16
+
+
+class InProcessGrid(Grid):
+  """Delivers each message to the ClientApp of its node, in this process."""
+
+  def __init__(self, client_app, node_ids):
+    self._app = client_app
+    self._contexts = {
+        node: Context(run_id=1, node_id=node, node_config={},
+                      state=RecordDict(), run_config={})
+        for node in node_ids}
+    self._run = Run.create_empty(1)
+
+  def set_run(self, run):
+    self._run = run
+
+  @property
+  def run(self):
+    return self._run
+
+  def create_message(self, content, message_type, dst_node_id, group_id,
+                     ttl=None):
+    raise NotImplementedError
+
+  def get_node_ids(self):
+    return list(self._contexts)
+
+  def push_messages(self, messages):
+    raise NotImplementedError
+
+  def pull_messages(self, message_ids):
+    raise NotImplementedError
+
+  def send_and_receive(self, messages, *, timeout=None):
+    """Every message and reply crosses as bytes, as over the network."""
+    del timeout
+    wire = lambda message: serde.message_from_proto(
+        serde.message_to_proto(message))
+    return [wire(self._app(wire(message),
+                           self._contexts[message.metadata.dst_node_id]))
+            for message in messages]
+
+
+class Client(NumPyClient):
+  """Moves every coordinate of the model by its own constant."""
+
+  def __init__(self, step):
+    self.step = step
+
+  def fit(self, parameters, config):
+    return [p + self.step for p in parameters], 3, {'loss': 0.25}
+
+
+def run(num_rounds=2, drop_node=None):
+  """Runs Flower's SecAgg+ workflow with the Skellam strategy and mod."""
+  uploads = []
+
+  def recorder(msg, ctxt, call_next):
+    reply = call_next(msg, ctxt)
+    if msg.metadata.message_type == 'train':
+      fitres = compat.recorddict_to_fitres(reply.content, keep_input=True)
+      uploads.append((msg.metadata.dst_node_id,
+                      parameters_to_ndarrays(fitres.parameters),
+                      fitres.num_examples, fitres.metrics))
+    return reply
+
+  steps = {node: 0.01 * (i + 1) for i, node in enumerate(NODE_IDS)}
+  app = ClientApp(client_fn=lambda context: Client(
+      steps[context.node_id]).to_client(),
+                  mods=[secaggplus_mod, recorder, secagg.skellam_mod])
+  grid = InProcessGrid(app, NODE_IDS)
+  strategy = secagg.SkellamSecAggFedAvg(
+      clipping_norm=CLIP, granularity=GRANULARITY, noise_variance=MU,
+      modulus_bits=BITS, target_delta=1e-5, fraction_fit=1.0,
+      min_fit_clients=len(NODE_IDS), min_available_clients=len(NODE_IDS),
+      initial_parameters=ndarrays_to_parameters(
+          [np.zeros(shape) for shape in SHAPES]))
+  context = LegacyContext(
+      Context(run_id=1, node_id=0, node_config={}, state=RecordDict(),
+              run_config={}),
+      config=ServerConfig(num_rounds=num_rounds), strategy=strategy)
+  DefaultWorkflow(fit_workflow=secagg.skellam_secaggplus_workflow(
+      BITS, num_shares=len(NODE_IDS), reconstruction_threshold=3))(
+          grid, context)
+  return strategy, uploads
+
+
+@pytest.fixture(name='identity')
+def server_identity(monkeypatch):
+  for name, value in (('_run_id', 1), ('_task_id', 1), ('_node_id', 0)):
+    monkeypatch.setattr(TaskIdentity, name, value, raising=False)
+
+
+def centred(values, modulus):
+  residue = np.mod(values, modulus)
+  return np.where(residue >= modulus // 2, residue - modulus, residue)
+
+
+@pytest.mark.usefixtures('identity')
+def test_the_released_sum_is_the_clients_integers_mod_m_and_accounted():
+  strategy, uploads = run()
+  m, k = 2**BITS, len(NODE_IDS)
+  dimension = sum(math.prod(shape) for shape in SHAPES)
+  assert len(strategy.rounds) == 2 and len(uploads) == 2 * k
+  model = [np.zeros(shape) for shape in SHAPES]
+  for index, released in enumerate(strategy.rounds):
+    sent = uploads[index * k:(index + 1) * k]
+    assert sorted(node for node, *_ in sent) == sorted(NODE_IDS)
+    for _, arrays, weight, metrics in sent:
+      # Weight 1, no client metrics, integers SecAgg+ leaves unchanged.
+      assert weight == 1 and metrics == {}
+      for array in arrays:
+        assert np.array_equal(array, np.round(array))
+        assert array.min() >= -m // 2 and array.max() < m // 2
+    # Flower's modular sum, decoded: (sum of the clients' integers) mod m.
+    for position, residue in enumerate(released.residues):
+      integers = sum(arrays[position] + m // 2 for _, arrays, *_ in sent)
+      assert np.array_equal(residue, centred(integers.astype(np.int64), m))
+    # Each client's integers: g times its step (well inside C), rounded,
+    # plus Skellam noise of variance mu / k.
+    # (Its update has norm below C: no clipping.)
+    deviations = np.concatenate([
+        centred(np.concatenate([a.ravel() for a in arrays]) + m // 2, m)
+        - GRANULARITY * (0.01 * (NODE_IDS.index(node) + 1))
+        for node, arrays, *_ in sent])
+    assert np.abs(deviations).max() < 8 * math.sqrt(MU / k) + 1
+    assert np.var(deviations) == pytest.approx(MU / k, rel=0.25)
+    assert released.event == SkellamSecureSumEvent(dimension, CLIP,
+                                                   GRANULARITY, MU)
+    assert released.num_sampled == released.num_summed == k
+    model = [old + residue / (GRANULARITY * k)
+             for old, residue in zip(model, released.residues)]
+  # The strategy's epsilon is the RDP of the two released events.
+  reference = ShuffleRdpAccountant()
+  for released in strategy.rounds:
+    reference.compose(released.event)
+    assert released.epsilon == reference.get_epsilon(1e-5)
+  # And the global model moved by the decoded sums over g k.
+  final = parameters_to_ndarrays(strategy.final_parameters)
+  for got, want in zip(final, model):
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
