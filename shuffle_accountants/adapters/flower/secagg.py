@@ -165,7 +165,8 @@ def wraparound_probability_bound(dimension: int, num_clients: int,
   so it wraps only if |Z| >= m/2 - k (g C + 1) = t, and by the Chernoff
   bound for Sk(mu) (E e^{sZ} = e^{mu (cosh s - 1)}, s = asinh(t / mu)),
   P[|Z| >= t] <= 2 e^{mu (cosh s - 1) - s t}; a union over the d
-  coordinates. Wrap-around costs accuracy, not privacy (SKELLAM-SUM (iv)).
+  coordinates (at least 1e-300, at most 1). Wrap-around costs accuracy,
+  not privacy (SKELLAM-SUM (iv)).
   """
   bits = _validation.check_integer('modulus_bits', modulus_bits, 2,
                                    MAX_MODULUS_BITS)
@@ -176,8 +177,10 @@ def wraparound_probability_bound(dimension: int, num_clients: int,
   if margin <= 0:
     return 1.0
   s = math.asinh(margin / mu)
-  log_tail = math.log(2.0) + mu * (math.cosh(s) - 1.0) - s * margin
-  return min(1.0, dimension * math.exp(log_tail))
+  log_bound = (math.log(2.0 * dimension) + mu * (math.cosh(s) - 1.0)
+               - s * margin)
+  # Below 1e-300 the bound is reported as 1e-300 (still an upper bound).
+  return math.exp(min(0.0, max(log_bound, math.log(1e-300))))
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
