@@ -13,6 +13,8 @@ import pytest
 
 pytest.importorskip('flwr.server.workflow')
 from flwr.app import Context  # noqa: E402
+from flwr.app import Error  # noqa: E402
+from flwr.app import Message  # noqa: E402
 from flwr.app import RecordDict  # noqa: E402
 from flwr.client import ClientApp  # noqa: E402
 from flwr.client import NumPyClient  # noqa: E402
@@ -71,22 +73,37 @@ class InProcessGrid(Grid):
     raise NotImplementedError
 
   def send_and_receive(self, messages, *, timeout=None):
-    """Every message and reply crosses as bytes, as over the network."""
+    """Every message and reply crosses as bytes, as over the network; a
+    client that raises replies with an error (it dropped out)."""
     del timeout
     wire = lambda message: serde.message_from_proto(
         serde.message_to_proto(message))
-    return [wire(self._app(wire(message),
-                           self._contexts[message.metadata.dst_node_id]))
-            for message in messages]
+    replies = []
+    for message in messages:
+      try:
+        reply = self._app(wire(message),
+                          self._contexts[message.metadata.dst_node_id])
+      except DroppedOut as error:
+        reply = Message(error=Error(code=0, reason=str(error)),
+                        reply_to=message)
+      replies.append(wire(reply))
+    return replies
+
+
+class DroppedOut(Exception):
+  """A client lost during training."""
 
 
 class Client(NumPyClient):
-  """Moves every coordinate of the model by its own constant."""
+  """Moves every coordinate of the model by its own constant; drops out in
+  round 1 if told to."""
 
-  def __init__(self, step):
-    self.step = step
+  def __init__(self, step, drops):
+    self.step, self.drops = step, drops
 
   def fit(self, parameters, config):
+    if self.drops and config['round'] == 1:
+      raise DroppedOut('lost in round 1')
     return [p + self.step for p in parameters], 3, {'loss': 0.25}
 
 
@@ -105,13 +122,14 @@ def run(num_rounds=2, drop_node=None):
 
   steps = {node: 0.01 * (i + 1) for i, node in enumerate(NODE_IDS)}
   app = ClientApp(client_fn=lambda context: Client(
-      steps[context.node_id]).to_client(),
+      steps[context.node_id], context.node_id == drop_node).to_client(),
                   mods=[secaggplus_mod, recorder, secagg.skellam_mod])
   grid = InProcessGrid(app, NODE_IDS)
   strategy = secagg.SkellamSecAggFedAvg(
       clipping_norm=CLIP, granularity=GRANULARITY, noise_variance=MU,
       modulus_bits=BITS, target_delta=1e-5, fraction_fit=1.0,
       min_fit_clients=len(NODE_IDS), min_available_clients=len(NODE_IDS),
+      on_fit_config_fn=lambda server_round: {'round': server_round},
       initial_parameters=ndarrays_to_parameters(
           [np.zeros(shape) for shape in SHAPES]))
   context = LegacyContext(
@@ -178,3 +196,19 @@ def test_the_released_sum_is_the_clients_integers_mod_m_and_accounted():
   final = parameters_to_ndarrays(strategy.final_parameters)
   for got, want in zip(final, model):
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.usefixtures('identity')
+def test_a_dropout_is_accounted_with_the_noise_that_reached_the_sum():
+  strategy, uploads = run(num_rounds=1, drop_node=NODE_IDS[2])
+  m, k = 2**BITS, len(NODE_IDS)
+  (released,) = strategy.rounds
+  assert (released.num_sampled, released.num_summed) == (k, k - 1)
+  assert sorted(node for node, *_ in uploads) == sorted(
+      set(NODE_IDS) - {NODE_IDS[2]})
+  for position, residue in enumerate(released.residues):
+    integers = sum(arrays[position] + m // 2 for _, arrays, *_ in uploads)
+    assert np.array_equal(residue, centred(integers.astype(np.int64), m))
+  dimension = sum(math.prod(shape) for shape in SHAPES)
+  assert released.event == SkellamSecureSumEvent(
+      dimension, CLIP, GRANULARITY, MU * (k - 1) / k)
