@@ -416,11 +416,6 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
 
   def _check_own_participation(self, event
                               ) -> Optional[CompositionErrorDetails]:
-    if isinstance(event, events.SkellamSecureSumEvent):
-      return _event_checks.error(event, (
-          'SkellamSecureSumEvent has no PLD route yet (its d-dimensional '
-          'worst-case integer shift has no proven dominating pair here); '
-          'account it with ShuffleRdpAccountant (SKELLAM-SUM).'))
     return _event_checks.check_relation(self.neighboring_relation, event)
 
   def _check_other(self, event: dp_event.DpEvent, count: int

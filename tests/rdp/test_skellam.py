@@ -3,7 +3,6 @@
 import itertools
 
 from dp_accounting import dp_event
-from dp_accounting import privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant
 import numpy as np
 import pytest
@@ -136,13 +135,16 @@ def test_composes_with_other_events_on_the_rdp_route():
       reference.get_epsilon(1e-6), rel=1e-9)
 
 
-def test_pld_route_refuses_it_naming_the_rdp_accountant():
-  event = events.SkellamSecureSumEvent(10, 1.0, 10.0, 100.0)
-  accountant = ShufflePldAccountant()
-  with pytest.raises(privacy_accountant.UnsupportedEventError,
-                     match='ShuffleRdpAccountant'):
-    accountant.compose(dp_event.ComposedDpEvent(
-        [dp_event.GaussianDpEvent(1.0), event]))
+def test_composes_with_other_events_on_the_pld_route():
+  event = events.SkellamSecureSumEvent(100, 1.0, 50.0, 2.0e4)
+  gaussian = dp_event.GaussianDpEvent(3.0)
+  epsilon = lambda ledger, delta: ShufflePldAccountant().compose(
+      ledger).get_epsilon(delta)
+  both = epsilon(dp_event.ComposedDpEvent(
+      [dp_event.SelfComposedDpEvent(event, 5), gaussian]), 1e-6)
+  alone = epsilon(dp_event.SelfComposedDpEvent(event, 5), 5e-7)
+  assert max(alone, epsilon(gaussian, 1e-6)) < both
+  assert both < alone + epsilon(gaussian, 5e-7)  # basic composition
 
 
 @pytest.mark.parametrize('field,value', [

@@ -18,7 +18,7 @@ the only way Flower 1.42 runs SecAgg+:
 * `SkellamSecAggFedAvg` (server strategy): tells the clients C, g, mu / k
   and m, decodes the released sum, moves the model by it over k, and
   accounts each round as the `SkellamSecureSumEvent` released, in a
-  `ShuffleRdpAccountant` (the PLD route has no Skellam pair yet).
+  `ShuffleRdpAccountant` by default.
 """
 
 from logging import INFO
@@ -44,6 +44,7 @@ import numpy as np
 
 from shuffle_accountants import _validation
 from shuffle_accountants.events import SkellamSecureSumEvent
+from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
 
 __all__ = [
@@ -215,9 +216,9 @@ class SkellamSecAggFedAvg(FedAvg):
   (sum_i r_i + Z) mod m, Z ~ Sk(mu)^d when all k reach the sum
   (mu k' / k for k' survivors). The new global model is the old one plus
   the centred residue over g k'. Each round is composed into `accountant`
-  (a `ShuffleRdpAccountant`) as ``SkellamSecureSumEvent(d, C, g,
-  mu k' / k)``, and the certified epsilon at `target_delta` is logged and
-  returned as the round's fit metric ``dp-epsilon``; `rounds` keeps what
+  as ``SkellamSecureSumEvent(d, C, g, mu k' / k)``, and the certified
+  epsilon at `target_delta` is logged and returned as the round's fit
+  metric ``dp-epsilon``; `rounds` keeps what
   every round released and accounted. Federated evaluation is off: client
   metrics would be releases of their own (evaluate centrally with
   ``evaluate_fn``).
@@ -231,7 +232,8 @@ class SkellamSecAggFedAvg(FedAvg):
     modulus_bits: b in [2, 31]; m = 2^b, as in `skellam_secaggplus_workflow`.
     target_delta: the delta of the reported epsilon, in (0, 1).
     accountant: the `ShuffleRdpAccountant` to compose into (a new one by
-      default).
+      default; a `ShufflePldAccountant` is accepted too, looser over many
+      rounds here, SKELLAM-SUM).
     **kwargs: FedAvg's (``fraction_fit``, ``evaluate_fn``, ...).
   """
 
@@ -250,11 +252,11 @@ class SkellamSecAggFedAvg(FedAvg):
     self.modulus_bits = _validation.check_integer(
         'modulus_bits', modulus_bits, 2, MAX_MODULUS_BITS)
     self.target_delta = _validation.check_delta('target_delta', target_delta)
-    if accountant is not None and not isinstance(accountant,
-                                                 ShuffleRdpAccountant):
+    if accountant is not None and not isinstance(
+        accountant, (ShuffleRdpAccountant, ShufflePldAccountant)):
       raise TypeError(
-          'accountant must be a ShuffleRdpAccountant (SKELLAM-SUM has no PLD '
-          f'route yet); got {type(accountant).__name__}.')
+          'accountant must be a ShuffleRdpAccountant (tighter here) or a '
+          f'ShufflePldAccountant; got {type(accountant).__name__}.')
     self.accountant = accountant or ShuffleRdpAccountant()
     self.rounds: List[SkellamRound] = []
     self.final_parameters: Optional[Parameters] = None
