@@ -203,8 +203,8 @@ def main(argv) -> None:
   arguments.add_argument('--clip', type=float, default=2.0)
   arguments.add_argument('--noise-multiplier', type=float, default=3.0,
                          help='sets mu: sqrt(mu) = sigma (g C + sqrt(d))')
-  arguments.add_argument('--granularity', type=float, default=100.0)
-  arguments.add_argument('--bits', type=int, default=16)
+  arguments.add_argument('--granularity', type=float, default=1000.0)
+  arguments.add_argument('--bits', type=int, default=18)
   arguments.add_argument('--steps', type=int, default=10)
   arguments.add_argument('--rate', type=float, default=0.5)
   arguments.add_argument('--seeds', type=int, default=5,

@@ -7,6 +7,9 @@ client uploaded.
 """
 
 import math
+import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -212,3 +215,33 @@ def test_a_dropout_is_accounted_with_the_noise_that_reached_the_sum():
   dimension = sum(math.prod(shape) for shape in SHAPES)
   assert released.event == SkellamSecureSumEvent(
       dimension, CLIP, GRANULARITY, MU * (k - 1) / k)
+
+
+EXAMPLE = pathlib.Path(__file__).parents[2] / 'examples' / (
+    'flower_secagg_digits.py')
+
+
+@pytest.mark.slow
+def test_the_example_runs_secagg_in_flowers_simulation_engine():
+  pytest.importorskip('ray')
+  pytest.importorskip('sklearn')
+  result = subprocess.run(
+      [sys.executable, str(EXAMPLE), '--quick', '--noise-multiplier', '1.0'],
+      capture_output=True, text=True, timeout=900, check=False)
+  assert result.returncode == 0, result.stderr[-3000:]
+  rounds = [line.split() for line in result.stdout.splitlines()
+            if line.startswith('skellam ')]
+  assert [int(r[1]) for r in rounds] == [0, 1, 2, 3]
+  # 5 clients, all summed each round: the event of (d, C, g, mu).
+  mu = (1.0 * (1000.0 * 2.0 + math.sqrt(650)))**2
+  reference = ShuffleRdpAccountant()
+  for _, _, _, epsilon in rounds[1:]:
+    reference.compose(SkellamSecureSumEvent(650, 2.0, 1000.0, mu))
+    assert float(epsilon) == pytest.approx(reference.get_epsilon(1e-5),
+                                           abs=5e-7)
+  assert float(rounds[-1][2]) > float(rounds[0][2]) + 0.2  # it learns
+  table = {line[2:40].strip(): line[40:].split()
+           for line in result.stdout.splitlines() if line.startswith('# ')}
+  gaussian = next(v for k, v in table.items() if k.startswith('Gaussian'))
+  # Matched: the same epsilon (the table shows 3 decimals).
+  assert float(gaussian[0]) == pytest.approx(float(rounds[-1][3]), abs=6e-4)
