@@ -10,6 +10,7 @@ from scipy import special
 
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants import checkpoints
 from shuffle_accountants import events
 from shuffle_accountants.rdp import skellam
 
@@ -163,3 +164,12 @@ def test_invalid_arguments_are_named():
     skellam.skellam_rdp_upper_bound(1.0, 1.0, 0.0, ORDERS)
   with pytest.raises(ValueError, match='l2_sensitivity'):
     skellam.skellam_rdp_upper_bound(1.0, -1.0, 1.0, ORDERS)
+
+
+@pytest.mark.parametrize('route', [ShuffleRdpAccountant, ShufflePldAccountant])
+def test_a_saved_ledger_loads_to_the_same_epsilon(route, tmp_path):
+  accountant = route().compose(
+      events.SkellamSecureSumEvent(650, 2.0, 1000.0, 3.7e7), 3)
+  checkpoints.save_accountant(accountant, tmp_path / 'ledger.json')
+  loaded = checkpoints.load_accountant(tmp_path / 'ledger.json')
+  assert loaded.get_epsilon(1e-5) == accountant.get_epsilon(1e-5)
