@@ -22,6 +22,9 @@ from flwr.app import RecordDict  # noqa: E402
 from flwr.client import ClientApp  # noqa: E402
 from flwr.client import NumPyClient  # noqa: E402
 from flwr.client.mod import secaggplus_mod  # noqa: E402
+from flwr.common import Code  # noqa: E402
+from flwr.common import FitRes  # noqa: E402
+from flwr.common import Status  # noqa: E402
 from flwr.common import ndarrays_to_parameters  # noqa: E402
 from flwr.common import parameters_to_ndarrays  # noqa: E402
 from flwr.common import serde  # noqa: E402
@@ -29,6 +32,8 @@ from flwr.compat.common import recorddict_compat as compat  # noqa: E402
 from flwr.server import LegacyContext  # noqa: E402
 from flwr.server import ServerConfig  # noqa: E402
 from flwr.server.workflow import DefaultWorkflow  # noqa: E402
+from flwr.server.workflow import SecAggPlusWorkflow  # noqa: E402
+from flwr.server.workflow.default_workflows import default_fit_workflow  # noqa: E402
 from flwr.serverapp.grid import Grid  # noqa: E402
 from flwr.supercore.run import Run  # noqa: E402
 from flwr.supercore.task_identity import TaskIdentity  # noqa: E402
@@ -110,7 +115,7 @@ class Client(NumPyClient):
     return [p + self.step for p in parameters], 3, {'loss': 0.25}
 
 
-def run(num_rounds=2, drop_node=None):
+def run(num_rounds=2, drop_node=None, fit_workflow=None, mods=None):
   """Runs Flower's SecAgg+ workflow with the Skellam strategy and mod."""
   uploads = []
 
@@ -126,7 +131,7 @@ def run(num_rounds=2, drop_node=None):
   steps = {node: 0.01 * (i + 1) for i, node in enumerate(NODE_IDS)}
   app = ClientApp(client_fn=lambda context: Client(
       steps[context.node_id], context.node_id == drop_node).to_client(),
-                  mods=[secaggplus_mod, recorder, secagg.skellam_mod])
+                  mods=mods or [secaggplus_mod, recorder, secagg.skellam_mod])
   grid = InProcessGrid(app, NODE_IDS)
   strategy = secagg.SkellamSecAggFedAvg(
       clipping_norm=CLIP, granularity=GRANULARITY, noise_variance=MU,
@@ -139,9 +144,10 @@ def run(num_rounds=2, drop_node=None):
       Context(run_id=1, node_id=0, node_config={}, state=RecordDict(),
               run_config={}),
       config=ServerConfig(num_rounds=num_rounds), strategy=strategy)
-  DefaultWorkflow(fit_workflow=secagg.skellam_secaggplus_workflow(
-      BITS, num_shares=len(NODE_IDS), reconstruction_threshold=3))(
-          grid, context)
+  DefaultWorkflow(fit_workflow=fit_workflow or (
+      secagg.skellam_secaggplus_workflow(
+          BITS, num_shares=len(NODE_IDS), reconstruction_threshold=3)))(
+              grid, context)
   return strategy, uploads
 
 
@@ -215,6 +221,30 @@ def test_a_dropout_is_accounted_with_the_noise_that_reached_the_sum():
   dimension = sum(math.prod(shape) for shape in SHAPES)
   assert released.event == SkellamSecureSumEvent(
       dimension, CLIP, GRANULARITY, MU * (k - 1) / k)
+
+
+@pytest.mark.usefixtures('identity')
+def test_the_mod_refuses_to_upload_outside_secaggplus():
+  with pytest.raises(RuntimeError, match='inside Flower.s secaggplus_mod'):
+    run(num_rounds=1, fit_workflow=default_fit_workflow,
+        mods=[secagg.skellam_mod])
+
+
+@pytest.mark.usefixtures('identity')
+def test_the_mod_refuses_secaggplus_settings_that_change_its_integers():
+  # Flower's defaults: clipping range 8, quantization range 2^22.
+  with pytest.raises(ValueError, match='clipping_range'):
+    run(num_rounds=1, fit_workflow=SecAggPlusWorkflow(4, 3))
+
+
+def test_the_strategy_refuses_individual_uploads():
+  strategy = secagg.SkellamSecAggFedAvg(
+      clipping_norm=1.0, granularity=10.0, noise_variance=100.0,
+      modulus_bits=12)
+  replies = [(None, FitRes(Status(Code.OK, ''), ndarrays_to_parameters(
+      [np.full(3, float(i))]), 1, {})) for i in range(3)]
+  with pytest.raises(RuntimeError, match='skellam_secaggplus_workflow'):
+    strategy.aggregate_fit(1, replies, [])
 
 
 EXAMPLE = pathlib.Path(__file__).parents[2] / 'examples' / (

@@ -34,6 +34,10 @@ from flwr.common import Parameters
 from flwr.common import Scalar
 from flwr.common import ndarrays_to_parameters
 from flwr.common import parameters_to_ndarrays
+from flwr.common.secure_aggregation.secaggplus_constants import (
+  RECORD_KEY_CONFIGS,
+)
+from flwr.common.secure_aggregation.secaggplus_constants import RECORD_KEY_STATE
 from flwr.compat.common import recorddict_compat as compat
 from flwr.server.client_manager import ClientManager
 from flwr.server.client_proxy import ClientProxy
@@ -118,6 +122,7 @@ def skellam_mod(msg, ctxt, call_next):
   if missing:
     raise KeyError(f'skellam_mod needs {missing} in the training config; '
                    'use SkellamSecAggFedAvg as the server strategy.')
+  _check_secaggplus(msg, ctxt, int(fitins.config[KEY_SKELLAM_MODULUS]))
   out_msg = call_next(msg, ctxt)
   if out_msg.has_error():
     return out_msg
@@ -134,6 +139,31 @@ def skellam_mod(msg, ctxt, call_next):
   reply = FitRes(fitres.status, ndarrays_to_parameters(encoded), 1, {})
   return Message(compat.fitres_to_recorddict(reply, keep_input=True),
                  reply_to=msg)
+
+
+def _check_secaggplus(msg, ctxt, modulus: int) -> None:
+  """Refuses to upload unless SecAgg+ will sum the integers exactly.
+
+  The upload must go through Flower's ``secaggplus_mod`` (its configs are
+  in the message, its state in the context) set up as
+  `skellam_secaggplus_workflow` sets it (SKELLAM-SUM (iv)); anything else
+  would show the server this client's upload, or change it.
+  """
+  state = ctxt.state.config_records.get(RECORD_KEY_STATE)
+  if RECORD_KEY_CONFIGS not in msg.content.config_records or state is None:
+    raise RuntimeError(
+        'skellam_mod runs only inside Flower\'s secaggplus_mod, which masks '
+        'its upload: ClientApp(..., mods=[secaggplus_mod, skellam_mod]) with '
+        'the server running skellam_secaggplus_workflow.')
+  expected = {'clipping_range': modulus / 2, 'target_range': modulus,
+              'mod_range': SECAGG_MODULUS, 'max_weight': 1.0}
+  wrong = {key: state.get(key) for key, value in expected.items()
+           if state.get(key) != value}
+  if wrong:
+    raise ValueError(
+        f'SecAgg+ set up with {wrong} would not sum the integers mod '
+        f'{modulus} exactly; it needs {expected}: use '
+        f'skellam_secaggplus_workflow({modulus.bit_length() - 1}).')
 
 
 def skellam_secaggplus_workflow(modulus_bits: int, num_shares=1.0,
@@ -318,6 +348,14 @@ class SkellamSecAggFedAvg(FedAvg):
                     ) -> Tuple[Optional[Parameters], Dict[str, Scalar]]:
     if not results:
       return None, {}
+    first = results[0][1].parameters.tensors
+    if len(results) < 2 or any(fitres.parameters.tensors != first
+                               for _, fitres in results):
+      raise RuntimeError(
+          'SkellamSecAggFedAvg received the clients\' own uploads, not '
+          'SecAgg+\'s sum (every reply carries the sum under SecAgg+): run '
+          'it under DefaultWorkflow(fit_workflow=skellam_secaggplus_workflow('
+          'bits)).')
     count = len(results)
     residues = self._residues(parameters_to_ndarrays(results[0][1].parameters),
                               count)
