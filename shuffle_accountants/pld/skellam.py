@@ -20,6 +20,7 @@ from typing import Tuple
 
 import numpy as np
 
+from shuffle_accountants import _validation
 from shuffle_accountants import events
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.rdp import accountant as rdp_accountant
@@ -65,7 +66,14 @@ def _reach(rdp: np.ndarray) -> float:
 
 def skellam_sum_pmf(event: events.SkellamSecureSumEvent,
                     discretization: float) -> discrete.GridPmf:
-  """A symmetric PMF whose profile bounds the round's, both orders [UB]."""
+  """A symmetric PMF whose profile bounds the round's, both orders [UB].
+
+  Args:
+    event: the round.
+    discretization: the grid spacing d > 0 of the losses.
+  """
+  discretization = _validation.check_real('discretization', discretization,
+                                          0.0, min_inclusive=False)
   rdp = _rdp(event)
   reach = _reach(rdp)
   step = reach / PROFILE_POINTS

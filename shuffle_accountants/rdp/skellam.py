@@ -63,6 +63,12 @@ def skellam_rdp_upper_bound(l1_sensitivity: float, l2_sensitivity: float,
   return _skellam_rdp(l1, l2, mu, _validation.check_orders(orders))
 
 
+def _check_event(event) -> None:
+  if not isinstance(event, events.SkellamSecureSumEvent):
+    raise TypeError('event must be a SkellamSecureSumEvent; got '
+                    f'{event!r} of type {type(event).__name__}.')
+
+
 def skellam_sum_rdp_upper_bound(event: events.SkellamSecureSumEvent,
                                 orders) -> shuffle_round.RdpBound:
   """RDP of one `SkellamSecureSumEvent` round (SKELLAM-SUM) [UB].
@@ -71,6 +77,7 @@ def skellam_sum_rdp_upper_bound(event: events.SkellamSecureSumEvent,
   outcome (joint convexity), so the round's shift is one of the rounded
   vectors' differences, within the event's deterministic sensitivities.
   """
+  _check_event(event)
   orders = _validation.check_orders(orders)
   return shuffle_round.smallest_bound(orders, {SKELLAM_SUM: _skellam_rdp(
       event.l1_sensitivity, event.l2_sensitivity, event.noise_variance,

@@ -70,3 +70,11 @@ def test_two_composed_rounds_are_above_the_exact_composition():
     exact = exact_epsilon(p, q, delta)
     certified = accountant.get_epsilon(delta)
     assert exact <= certified < 2 * exact  # sound, and not vacuous
+
+
+def test_invalid_arguments_are_named():
+  event = events.SkellamSecureSumEvent(1, 1.0, 1.0, 1.0)
+  with pytest.raises(ValueError, match='discretization'):
+    skellam.skellam_sum_pmf(event, 0.0)
+  with pytest.raises(TypeError, match='SkellamSecureSumEvent'):
+    skellam.skellam_sum_pmf('not an event', 1e-3)
