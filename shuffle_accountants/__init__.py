@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     'CheckInEvent': 'shuffle_accountants.events',
     'DistributedCheckInEvent': 'shuffle_accountants.events',
+    'SkellamSecureSumEvent': 'shuffle_accountants.events',
     'ShuffleEvent': 'shuffle_accountants.events',
     'SubsampledShuffleGaussianEvent': 'shuffle_accountants.events',
     'checkin_rdp_upper_bound': 'shuffle_accountants.rdp.checkin',

@@ -131,3 +131,7 @@ register(events.SubsampledShuffleGaussianEvent, EventSpec(
 register(events.DistributedCheckInEvent, EventSpec(
     Kind.OWN_PARTICIPATION, lambda event: event.checkin_rate,
     grouped_by=('num_users',)))
+# A Skellam secure sum has no sampling of its own (its participants are
+# public): one round, never grouped (SKELLAM-SUM).
+register(events.SkellamSecureSumEvent,
+         EventSpec(Kind.OWN_PARTICIPATION))

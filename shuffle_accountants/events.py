@@ -15,6 +15,7 @@ Events are frozen `attrs` classes at module level, so that
 parameters raise at construction.
 """
 
+import math
 from typing import Optional
 
 import attr
@@ -26,7 +27,7 @@ from shuffle_accountants import randomizers as randomizers_
 __all__ = [
     'ShuffleEvent', 'CheckInEvent', 'SubsampledShuffleGaussianEvent',
     'PARTICIPATION_MODELS', 'DEFAULT_PARTICIPATION', 'check_participation',
-    'DistributedCheckInEvent',
+    'DistributedCheckInEvent', 'SkellamSecureSumEvent',
 ]
 
 
@@ -393,3 +394,61 @@ class DistributedCheckInEvent(dp_event.DpEvent):
     # (`_participation_name` repairs the way back).
     return super().to_named_tuple()._replace(participation=self.participation)
 
+
+
+_positive_real = _noise_multiplier  # a finite real > 0, named after its field
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class SkellamSecureSumEvent(dp_event.DpEvent):
+  """One round of secure summation of rounded vectors with Skellam noise.
+
+  See SKELLAM-SUM.
+
+  A public set of k >= 1 participants (chosen without looking at the data)
+  each holds a vector x_i in R^d clipped to L2 norm C = `clip_norm`,
+  scales it by the granularity g = `granularity` and rounds every
+  coordinate of g x_i at random to one of its two neighbouring integers
+  (unbiased randomized rounding, independent coins), giving r_i in Z^d; it
+  adds integer noise Sk(mu / k) per coordinate (the difference of two
+  independent Poisson(mu / (2 k)) variables) and sends the result modulo
+  a modulus m through secure aggregation (trusted; the server is not),
+  which reveals only (sum_i r_i + Z) mod m, where Z ~ Sk(mu)^d, mu =
+  `noise_variance` (the per-coordinate variance of the total noise: a sum
+  of independent Skellam variables is Skellam). The count k and the set of
+  participants may be public; dropouts are accounted by giving the noise
+  of the shares that reach the sum as `noise_variance`. Reducing modulo m
+  and decoding are post-processing, so any modulus is covered.
+
+  Neighbouring relation: replace-one over the participants: one
+  participant's vector changes and the others' stay. Its rounded vector
+  has L2 norm below g C + sqrt(d) whatever the coins (each coordinate
+  moves by less than 1), so the sum moves by an integer vector of L2 norm
+  at most `l2_sensitivity` = 2 (g C + sqrt(d)) and L1 norm at most
+  `l1_sensitivity` = sqrt(d) `l2_sensitivity` (deterministic bounds; no
+  probability is spent on the rounding).
+
+  Attributes:
+    dimension: d, the number of coordinates, an integer >= 1.
+    clip_norm: C > 0, the L2 norm each vector is clipped to.
+    granularity: g > 0, the scale applied before rounding (the integer
+      unit is 1 / g).
+    noise_variance: mu > 0, the per-coordinate variance of the total
+      Skellam noise, in integer units.
+  """
+  dimension: int = attr.ib(converter=_validation.whole_if_integral,
+                           validator=_num_users)
+  clip_norm: float = attr.ib(validator=_positive_real)
+  granularity: float = attr.ib(validator=_positive_real)
+  noise_variance: float = attr.ib(validator=_positive_real)
+
+  @property
+  def l2_sensitivity(self) -> float:
+    """2 (g C + sqrt(d)): a bound on the L2 norm of the sum's change."""
+    return 2.0 * (self.granularity * self.clip_norm
+                  + math.sqrt(self.dimension))
+
+  @property
+  def l1_sensitivity(self) -> float:
+    """sqrt(d) times `l2_sensitivity`: a bound on the L1 norm of it."""
+    return math.sqrt(self.dimension) * self.l2_sensitivity

@@ -123,6 +123,9 @@ LEAVES = {
         events.DistributedCheckInEvent, st.just(n), RATE, POSITIVE,
         st.sampled_from(events.PARTICIPATION_MODELS),
         st.none() | st.integers(1, n))),
+    events.SkellamSecureSumEvent: st.builds(
+        events.SkellamSecureSumEvent, st.integers(1, 10**6), POSITIVE,
+        POSITIVE, POSITIVE),
     sampler_events.ShuffledBatchesDpEvent: st.builds(
         sampler_events.ShuffledBatchesDpEvent, POSITIVE,
         st.integers(1, 10**6), st.integers(1, 10**4)),

@@ -87,11 +87,13 @@ def test_every_module_opens_with_a_short_summary_then_its_ids():
 # The two routes (rdp/, pld/) sit above the route-neutral pairs/ and
 # samplers/ (issue 29): none of these edges may exist. The one edge between
 # the routes is admitted, one way: the PLD accountant also asks the RDP
-# route from its cut on (`pld.accountant`).
+# route from its cut on (`pld.accountant`), and the Skellam pair is built
+# from the Skellam RDP bound's profile (`pld.skellam`, SKELLAM-SUM).
 _LAYERED = ('rdp', 'pld', 'pairs', 'samplers')
 _FORBIDDEN_EDGES = {('pairs', 'rdp'), ('pairs', 'pld'), ('samplers', 'rdp'),
                     ('samplers', 'pld'), ('rdp', 'pld')}
-_ADMITTED_EDGES = {('pld', 'rdp'): {'shuffle_accountants.pld.accountant'}}
+_ADMITTED_EDGES = {('pld', 'rdp'): {'shuffle_accountants.pld.accountant',
+                                    'shuffle_accountants.pld.skellam'}}
 
 
 def _is_type_checking(node: ast.AST) -> bool:

@@ -34,6 +34,7 @@ from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import continuous_blanket
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import distributed
+from shuffle_accountants.pld import skellam
 
 __all__ = [
     'KRR_ADVERSARIES', 'PAIRS_CACHE_BYTES', 'PMF_CACHE_BYTES',
@@ -583,4 +584,6 @@ ROUND_PMFS = {
         _sampled_gaussian_pmf, _sampled_gaussian_scales),
     events.DistributedCheckInEvent: RoundPmf(_distributed_pmf,
                                              _distributed_scales),
+    events.SkellamSecureSumEvent: RoundPmf(skellam.round_pmf,
+                                           skellam.round_scales),
 }

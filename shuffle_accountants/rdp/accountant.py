@@ -64,6 +64,7 @@ from shuffle_accountants.rdp import blanket
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import distributed
 from shuffle_accountants.rdp import shuffle_round
+from shuffle_accountants.rdp import skellam
 from shuffle_accountants.samplers import accounting as sampler_accounting
 
 __all__ = [
@@ -623,4 +624,7 @@ ROUND_BOUNDS = {
     events.SubsampledShuffleGaussianEvent: (
         ShuffleRdpAccountant._sampled_gaussian_bound),
     events.DistributedCheckInEvent: ShuffleRdpAccountant._distributed_bound,
+    events.SkellamSecureSumEvent: (
+        lambda accountant, event: skellam.skellam_sum_rdp_upper_bound(
+            event, accountant.orders)),
 }

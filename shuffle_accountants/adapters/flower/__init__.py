@@ -20,6 +20,11 @@ Needs the extra ``[flower]`` (``flwr[simulation]>=1.42,<2``).
   accounted with a `PldAccountant` of that sampling method, which Flower's
   wrappers refuse.
 
+* `SkellamSecAggFedAvg` with `skellam_mod` and `skellam_secaggplus_workflow`
+  (`secagg`): Flower's real SecAgg+ summing clipped, randomly rounded
+  updates with Skellam noise, each round accounted as the
+  `SkellamSecureSumEvent` it releases (SKELLAM-SUM).
+
 What the accountant certifies for Flower's Gaussian release, and against
 whom, is in `accountant`; `wrapper` holds what the two strategies share.
 """
@@ -40,6 +45,11 @@ from shuffle_accountants.adapters.flower.mod import KEY_PARTICIPATION
 from shuffle_accountants.adapters.flower.mod import distributed_noise_mod
 from shuffle_accountants.adapters.flower.mod import participant_noise_multiplier
 from shuffle_accountants.adapters.flower.mod import uploader_noise_multiplier
+from shuffle_accountants.adapters.flower.secagg import SkellamSecAggFedAvg
+from shuffle_accountants.adapters.flower.secagg import skellam_mod
+from shuffle_accountants.adapters.flower.secagg import (
+    skellam_secaggplus_workflow,
+)
 from shuffle_accountants.adapters.flower.strategies import (
     DistributedNoiseFixedClipping,
 )
@@ -54,5 +64,6 @@ __all__ = [
     'NeighboringRelation', 'PldAccountant', 'PrivacyConfig', 'PrivacySpent',
     'STATE_SCHEMA_VERSION', 'SampledServerSideFixedClipping',
     'SamplingMethod', 'distributed_noise_mod', 'participant_noise_multiplier',
-    'uploader_noise_multiplier',
+    'uploader_noise_multiplier', 'SkellamSecAggFedAvg', 'skellam_mod',
+    'skellam_secaggplus_workflow',
 ]
