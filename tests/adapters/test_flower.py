@@ -753,7 +753,9 @@ def test_too_few_clients_is_a_named_error_after_the_timeout(
 
 
 def budget_run(strategy, num_rounds=4):
-  recorder = Recorder(np.full(RUN_DIMENSION, 0.001))
+  mods = ([flower.distributed_noise_mod] if isinstance(
+      strategy, flower.DistributedNoiseFixedClipping) else [])
+  recorder = Recorder(np.full(RUN_DIMENSION, 0.001), mods)
   return recorder, flower_run(strategy, recorder, RUN_NODES, num_rounds,
                               RUN_DIMENSION)
 
@@ -909,8 +911,23 @@ def check_simulation(rows, num_clients, rounds):
     assert accuracies[-1] > accuracies[0] + 0.25
 
 
-def test_flower_simulation_both_threat_models_quick():
-  check_simulation(run_example('--quick'), num_clients=10, rounds=5)
+def test_flower_simulation_both_threat_models_quick(tmp_path):
+  check_simulation(run_example('--quick', '--out', str(tmp_path)),
+                   num_clients=10, rounds=5)
+  # The per-round epsilon plot, from Flower's Result (issue 39 row 9).
+  assert (tmp_path / 'flower_digits_epsilon.png').stat().st_size > 1000
+
+
+def test_the_flower_extra_brings_what_the_example_imports():
+  """Issue 39 row 9: the example needs scikit-learn, which [flower] did not
+  bring."""
+  tomllib = pytest.importorskip('tomllib')
+  pyproject = pathlib.Path(__file__).parents[2] / 'pyproject.toml'
+  extra = tomllib.loads(pyproject.read_text())['project'][
+      'optional-dependencies']['flower']
+  names = {requirement.split('[')[0].split('>')[0].split('=')[0].strip()
+           for requirement in extra}
+  assert {'flwr', 'scikit-learn'} <= names
 
 
 @pytest.mark.slow
