@@ -19,12 +19,12 @@ Flower simulation (`flwr.simulation.run_simulation`):
 The server evaluates on a public split (``evaluate_fn``): the clients'
 own evaluation would release unaccounted metrics. Prints, per round, the
 test accuracy and the certified ε at δ = 1e-5, in lines ``mode round
-accuracy epsilon``, which tests/adapters read; with ``--out DIR`` it also
+accuracy epsilon``, which tests/adapters read; with ``--output DIR`` it also
 plots each mode's ε per round from Flower's ``Result`` into
 DIR/flower_digits_epsilon.png (needs matplotlib, extra ``plot``).
 
 Run: python examples/flower_digits.py [--mode central|secagg|both] [--quick]
-  [--out DIR]
+  [--output DIR]
 """
 
 import argparse
@@ -209,7 +209,7 @@ def main(argv) -> None:
   arguments.add_argument('--checkin-rate', type=float, default=0.5)
   arguments.add_argument('--quick', action='store_true',
                          help='10 clients, 5 rounds')
-  arguments.add_argument('--out', default=None,
+  arguments.add_argument('--output', default=None,
                          help='directory for the per-round epsilon plot')
   args = arguments.parse_args(argv)
   if args.quick:
@@ -218,7 +218,7 @@ def main(argv) -> None:
   run(('central', 'secagg') if args.mode == 'both' else (args.mode,),
       args.clients, args.rounds, noise_multiplier=args.noise_multiplier,
       clipping_norm=args.clipping_norm, checkin_rate=args.checkin_rate,
-      out_dir=args.out)
+      out_dir=args.output)
 
 
 if __name__ == '__main__':

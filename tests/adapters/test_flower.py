@@ -912,7 +912,7 @@ def check_simulation(rows, num_clients, rounds):
 
 
 def test_flower_simulation_both_threat_models_quick(tmp_path):
-  check_simulation(run_example('--quick', '--out', str(tmp_path)),
+  check_simulation(run_example('--quick', '--output', str(tmp_path)),
                    num_clients=10, rounds=5)
   # The per-round epsilon plot, from Flower's Result (issue 39 row 9).
   assert (tmp_path / 'flower_digits_epsilon.png').stat().st_size > 1000
