@@ -598,8 +598,9 @@ class Recorder:
   def record(self, msg, context, call_next):
     model = msg.content['arrays'].to_numpy_ndarrays()[0]
     reply = call_next(msg, context)
+    sent = reply.content['arrays'].to_numpy_ndarrays()[0]
     self.uploads.setdefault(msg.content['config']['server-round'], {})[
-        context.node_id] = reply.content['arrays'].to_numpy_ndarrays()[0] - model
+        context.node_id] = sent - model
     return reply
 
   def evaluate(self, server_round, arrays):
@@ -732,14 +733,16 @@ class LateGrid(Grid):
 
 @pytest.mark.parametrize('make', [
     lambda **timeout: wrapper(**timeout),
-    lambda **timeout: sampled(POISSON, **timeout)])
+    lambda **timeout: sampled(POISSON, **timeout)],
+                         ids=['distributed', 'sampled'])
 def test_too_few_clients_is_a_named_error_after_the_timeout(
     server_identity, monkeypatch, make):
   """Issue 39 row 4: with fewer clients than num_users it waited forever."""
   arrays = flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(2)])
   strategy = make(connection_timeout=0.05)
-  with pytest.raises(flower.NotEnoughClients,
-                     match=r'19 clients.*connection_timeout=0.05.*num_users=20'):
+  with pytest.raises(
+      flower.NotEnoughClients,
+      match=r'19 clients.*connection_timeout=0.05.*num_users=20'):
     strategy.configure_train(1, arrays, flwr_app.ConfigRecord(),
                              LateGrid(20, 19, 10**9))
   assert isinstance(flower.NotEnoughClients('x'), RuntimeError)
@@ -858,7 +861,8 @@ def test_simulated_secure_aggregation_says_so_and_what_the_server_sees(
         target_delta=DELTA, **options),
     lambda strategy, **options: flower.SampledServerSideFixedClipping(
         strategy, 1.0, 1.0, 5, accountant=PldAccountant(config(
-            POISSON, population=10)), **options)])
+            POISSON, population=10)), **options)],
+                         ids=['distributed', 'sampled'])
 def test_client_evaluation_and_fraction_train_are_refused_by_name(make):
   """Issue 39 rows 3 and 9: client evaluation metrics left the clients
   unaccounted, and FedAvg's fraction_train was silently ignored."""

@@ -53,8 +53,8 @@ __all__ = [
     'ACCOUNTING_METHOD', 'DistributedNoiseFixedClipping',
     'GaussianPrivacyEvent', 'KEY_CHECKIN_RATE', 'KEY_CLIPPING_NORM',
     'KEY_NOISE_SHARE', 'KEY_PARTICIPANT', 'KEY_PARTICIPATION',
-    'NeighboringRelation', 'NotEnoughClients', 'PldAccountant', 'PrivacyConfig', 'PrivacySpent',
-    'STATE_SCHEMA_VERSION', 'SampledServerSideFixedClipping',
-    'SamplingMethod', 'distributed_noise_mod', 'participant_noise_multiplier',
-    'uploader_noise_multiplier',
+    'NeighboringRelation', 'NotEnoughClients', 'PldAccountant',
+    'PrivacyConfig', 'PrivacySpent', 'STATE_SCHEMA_VERSION',
+    'SampledServerSideFixedClipping', 'SamplingMethod', 'distributed_noise_mod',
+    'participant_noise_multiplier', 'uploader_noise_multiplier',
 ]
