@@ -2,6 +2,7 @@
 
 import inspect
 import json
+import logging
 import math
 import pathlib
 import subprocess
@@ -252,7 +253,6 @@ def test_accepted_by_flowers_dp_wrappers():
 # --- Distributed noise under secure aggregation -----------------------------
 
 flwr_app = pytest.importorskip('flwr.app')
-from flwr.serverapp.exception import PrivacyBudgetExhausted  # noqa: E402
 from flwr.serverapp.strategy import FedAdam  # noqa: E402
 from flwr.serverapp.strategy import FedAvg  # noqa: E402
 from flwr.supercore.task_identity import TaskIdentity  # noqa: E402
@@ -268,12 +268,19 @@ def server_identity(monkeypatch):
     monkeypatch.setattr(TaskIdentity, name, value, raising=False)
 
 
+def node_ids(num_nodes):
+  """Flower's node IDs are random 64-bit unsigned integers: these straddle
+  2^63, where numpy turns a list of them into float64."""
+  return [2**63 + (index - num_nodes // 2) * 2**58 + 7 * index + 1
+          for index in range(num_nodes)]
+
+
 class Grid:
   def __init__(self, num_nodes):
     self.num_nodes = num_nodes
 
   def get_node_ids(self):
-    return list(range(1, self.num_nodes + 1))
+    return node_ids(self.num_nodes)
 
 
 def trained_update(update):
@@ -293,7 +300,8 @@ def wrapper(**overrides):
   settings = dict(noise_multiplier=2.0, clipping_norm=1.5, num_users=20,
                   checkin_rate=0.25, target_delta=DELTA)
   settings.update(overrides)
-  return flower.DistributedNoiseFixedClipping(FedAvg(), **settings)
+  return flower.DistributedNoiseFixedClipping(
+      FedAvg(fraction_evaluate=0.0), **settings)
 
 
 def one_round(strategy, server_round, update, dimension=4, drop=0):
@@ -453,9 +461,10 @@ def test_refusals_name_the_fix(server_identity):
   with pytest.raises(ValueError, match='noise_multiplier'):
     wrapper(noise_multiplier=0.0)
   strategy = wrapper(max_epsilon=1.0)
-  with pytest.raises(PrivacyBudgetExhausted, match='max_epsilon'):
-    one_round(strategy, 1, np.full(4, 0.1))
-  assert strategy.num_rounds == 0  # refused before anything was sent
+  messages, _, (arrays, metrics) = one_round(strategy, 1, np.full(4, 0.1))
+  assert messages == [] and arrays is None and metrics is None
+  assert strategy.num_rounds == 0  # stopped before anything was sent
+  assert strategy.budget_exhausted_at == 1
   # A client without the mod.
   strategy = wrapper(checkin_rate=1.0)
   messages = strategy.configure_train(
@@ -484,7 +493,7 @@ def sampled(model, sample_size=5, max_epsilon=None, **overrides):
                   num_sampled_clients=sample_size)
   settings.update(overrides)
   return flower.SampledServerSideFixedClipping(
-      FedAvg(), accountant=PldAccountant(config(
+      FedAvg(fraction_evaluate=0.0), accountant=PldAccountant(config(
           model, population=20, max_epsilon=max_epsilon)), **settings)
 
 
@@ -505,7 +514,11 @@ def test_sampled_clipping_samples_as_accounted(server_identity, model):
     messages, (_, metrics) = sampled_round(strategy, server_round,
                                            np.full(4, 0.1))
     sizes.add(len(messages))
-    assert len(set(m.metadata.dst_node_id for m in messages)) == len(messages)
+    destinations = [message.metadata.dst_node_id for message in messages]
+    # Issue 39 row 2: IDs on both sides of 2^63 came back as float64.
+    assert all(type(node) is int for node in destinations)
+    assert len(set(destinations)) == len(messages)
+    assert set(destinations) <= set(Grid(20).get_node_ids())
     ledger.compose(GaussianPrivacyEvent(2.0, 5, 20))
     assert metrics['dp-epsilon'] == ledger.get_epsilon(DELTA)
   if model is not POISSON:
@@ -535,9 +548,333 @@ def test_sampled_clipping_refusals(server_identity):
   with pytest.raises(ValueError, match='DistributedNoiseFixedClipping'):
     sampled_round(sampled(WITHOUT_REPLACEMENT), 1, np.full(4, 0.1), drop=1)
   strategy = sampled(WITHOUT_REPLACEMENT, noise_multiplier=0.5, max_epsilon=1.0)
-  with pytest.raises(PrivacyBudgetExhausted, match='max_epsilon'):
-    sampled_round(strategy, 1, np.full(4, 0.1))
+  messages, (arrays, metrics) = sampled_round(strategy, 1, np.full(4, 0.1))
+  assert messages == [] and arrays is None and metrics is None
   assert strategy.accountant.num_releases == 0
+  assert strategy.budget_exhausted_at == 1
+
+
+# --- Flower runs: what the clients did is the event accounted ----------------
+
+from flwr.app import Context  # noqa: E402
+from flwr.clientapp import ClientApp  # noqa: E402
+
+
+class LocalGrid(Grid):
+  """Flower's grid in-process: each message goes to the ClientApp of its
+  destination node, and a message to an unknown node ID gets no reply (the
+  SuperLink logs "Invalid destination node ID" and drops it)."""
+
+  def __init__(self, num_nodes, client_app):
+    super().__init__(num_nodes)
+    self.client_app = client_app
+
+  def send_and_receive(self, messages, *, timeout=None):
+    del timeout
+    known = set(self.get_node_ids())
+    return [self.client_app(message, Context(
+        run_id=1, node_id=message.metadata.dst_node_id, node_config={},
+        state=flwr_app.RecordDict(), run_config={}))
+            for message in messages if message.metadata.dst_node_id in known]
+
+
+class Recorder:
+  """A ClientApp whose training moves the model by a fixed update, with an
+  outermost mod that records who trained and what each client sent; and
+  the global model after each round (`evaluate`, as `evaluate_fn`)."""
+
+  def __init__(self, update, mods=()):
+    self.update = update
+    self.models = {}     # round -> global model after it (0: initial)
+    self.trained = {}    # round -> nodes that trained
+    self.uploads = {}    # round -> {node: upload - global}
+    self.app = ClientApp()
+    self.app.train(mods=[self.record, *mods])(self.train)
+
+  def train(self, msg, context):
+    self.trained.setdefault(msg.content['config']['server-round'], set()).add(
+        context.node_id)
+    return trained_update(self.update)(msg, context)
+
+  def record(self, msg, context, call_next):
+    model = msg.content['arrays'].to_numpy_ndarrays()[0]
+    reply = call_next(msg, context)
+    sent = reply.content['arrays'].to_numpy_ndarrays()[0]
+    self.uploads.setdefault(msg.content['config']['server-round'], {})[
+        context.node_id] = sent - model
+    return reply
+
+  def evaluate(self, server_round, arrays):
+    self.models[server_round] = arrays.to_numpy_ndarrays()[0]
+    return flwr_app.MetricRecord({'round': server_round})
+
+  def moved(self, server_round):
+    """How far the global model moved in `server_round`."""
+    return self.models[server_round] - self.models[server_round - 1]
+
+
+def flower_run(strategy, recorder, num_nodes, rounds, dimension):
+  return strategy.start(
+      LocalGrid(num_nodes, recorder.app),
+      flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(dimension)]),
+      num_rounds=rounds, evaluate_fn=recorder.evaluate)
+
+
+RUN_NODES, RUN_ROUNDS, RUN_DIMENSION = 8, 3, 2000
+
+
+def spike(size=10.0):
+  """An update of norm `size` on the first coordinate: clipped to C, it
+  stands out; the other coordinates carry only the noise."""
+  update = np.zeros(RUN_DIMENSION)
+  update[0] = size
+  return update
+
+
+@pytest.mark.parametrize('participation', ['revealed', 'hidden',
+                                           'hidden_count'])
+def test_distributed_noise_flower_run_is_the_event_accounted(
+    server_identity, participation):
+  """Who trained, how often, and the noise each client sent, recorded in a
+  Flower run (Strategy.start, ClientApp with the mod, 64-bit node IDs),
+  against the DistributedCheckInEvent accounted each round."""
+  clipping, rate = 1.0, 0.5
+  strategy = flower.DistributedNoiseFixedClipping(
+      FedAvg(fraction_evaluate=0.0), noise_multiplier=0.4,
+      clipping_norm=clipping, num_users=RUN_NODES, checkin_rate=rate,
+      target_delta=DELTA, participation=participation)
+  recorder = Recorder(spike(), mods=[flower.distributed_noise_mod])
+  result = flower_run(strategy, recorder, RUN_NODES, RUN_ROUNDS,
+                      RUN_DIMENSION)
+  uploaders = rate * RUN_NODES if participation != 'hidden_count' else RUN_NODES
+  share = 0.4 * clipping / math.sqrt(uploaders)  # sigma_agg C / sqrt(...)
+  event = DistributedCheckInEvent(RUN_NODES, rate, share / clipping,
+                                  participation=participation)
+  ledger = ShufflePldAccountant()
+  noise = []
+  for server_round in range(1, RUN_ROUNDS + 1):
+    uploads = recorder.uploads.get(server_round, {})
+    trained = recorder.trained.get(server_round, set())
+    if participation == 'revealed':
+      assert set(uploads) == trained  # the server asked the participants
+    else:
+      assert set(uploads) == set(node_ids(RUN_NODES))  # everyone is asked
+    for node, upload in uploads.items():
+      took_part = node in trained
+      sent_noise = upload - took_part * spike(clipping)
+      if participation == 'hidden' and not took_part:
+        assert not np.any(upload)  # a zero update, no noise share
+      else:
+        noise.append(sent_noise)
+    metrics = result.train_metrics_clientapp[server_round]
+    if participation == 'hidden_count':
+      assert 'dp-participants' not in metrics
+      divisor = rate * RUN_NODES
+    else:
+      assert metrics['dp-participants'] == len(trained)
+      divisor = len(trained)
+    np.testing.assert_allclose(
+        recorder.moved(server_round),
+        sum(uploads.values()) / divisor if divisor else 0.0, rtol=1e-9,
+        atol=1e-12)
+    ledger.compose(event)
+    assert metrics['dp-epsilon'] == ledger.get_epsilon(DELTA)
+  assert strategy.event == event
+  assert np.std(noise) == pytest.approx(share, rel=0.05)
+  # Bin(24, 1/2) trainings; 24 when every client trained (issue 39 row 1).
+  trainings = sum(len(nodes) for nodes in recorder.trained.values())
+  assert 2 <= trainings <= RUN_NODES * RUN_ROUNDS - 2
+
+
+@pytest.mark.parametrize('model', MODELS)
+def test_sampled_clipping_flower_run_is_the_event_accounted(
+    server_identity, model):
+  """Who was sampled and the noise on the sum, recorded in a Flower run with
+  64-bit node IDs (issue 39 row 2: without replacement no destination was
+  valid), against the GaussianPrivacyEvent accounted."""
+  sigma, clipping, sample_size = 2.0, 1.0, 4
+  strategy = flower.SampledServerSideFixedClipping(
+      FedAvg(fraction_evaluate=0.0), sigma, clipping, sample_size,
+      accountant=PldAccountant(config(model, population=RUN_NODES)))
+  recorder = Recorder(spike())
+  result = flower_run(strategy, recorder, RUN_NODES, RUN_ROUNDS,
+                      RUN_DIMENSION)
+  ledger = PldAccountant(config(model, population=RUN_NODES))
+  noise = []
+  for server_round in range(1, RUN_ROUNDS + 1):
+    trained = recorder.trained.get(server_round, set())
+    assert set(recorder.uploads.get(server_round, {})) == trained
+    assert trained <= set(node_ids(RUN_NODES))
+    if model is not POISSON:
+      assert len(trained) == sample_size
+    clipped_sum = len(trained) * spike(clipping)
+    noise.append(recorder.moved(server_round) * sample_size - clipped_sum)
+    metrics = result.train_metrics_clientapp[server_round]
+    assert metrics['dp-sampled'] == len(trained)
+    ledger.compose(GaussianPrivacyEvent(sigma, sample_size, RUN_NODES))
+    assert metrics['dp-epsilon'] == ledger.get_epsilon(DELTA)
+  assert np.std(noise) == pytest.approx(sigma * clipping, rel=0.05)
+  trainings = sum(len(nodes) for nodes in recorder.trained.values())
+  assert 2 <= trainings <= RUN_NODES * RUN_ROUNDS - 2  # Bin(24, 1/2) if Poisson
+
+
+class LateGrid(Grid):
+  """`connected` of `num_nodes` clients connected for the first `calls`
+  looks, then all of them."""
+
+  def __init__(self, num_nodes, connected, calls):
+    super().__init__(num_nodes)
+    self.connected, self.calls = connected, calls
+
+  def get_node_ids(self):
+    self.calls -= 1
+    nodes = super().get_node_ids()
+    return nodes[:self.connected] if self.calls >= 0 else nodes
+
+
+@pytest.mark.parametrize('make', [
+    lambda **timeout: wrapper(**timeout),
+    lambda **timeout: sampled(POISSON, **timeout)],
+                         ids=['distributed', 'sampled'])
+def test_too_few_clients_is_a_named_error_after_the_timeout(
+    server_identity, monkeypatch, make):
+  """Issue 39 row 4: with fewer clients than num_users it waited forever."""
+  arrays = flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(2)])
+  strategy = make(connection_timeout=0.05)
+  with pytest.raises(
+      flower.NotEnoughClients,
+      match=r'19 clients.*connection_timeout=0.05.*num_users=20'):
+    strategy.configure_train(1, arrays, flwr_app.ConfigRecord(),
+                             LateGrid(20, 19, 10**9))
+  assert isinstance(flower.NotEnoughClients('x'), RuntimeError)
+  # Clients that connect within the timeout are waited for.
+  monkeypatch.setattr(flower.wrapper, '_POLL_INTERVAL', 0.001)
+  strategy = make(connection_timeout=60.0)
+  assert strategy.configure_train(1, arrays, flwr_app.ConfigRecord(),
+                                  LateGrid(20, 3, 2)) is not None
+  with pytest.raises(ValueError, match='connection_timeout'):
+    make(connection_timeout=-1.0)
+
+
+def budget_run(strategy, num_rounds=4):
+  mods = ([flower.distributed_noise_mod] if isinstance(
+      strategy, flower.DistributedNoiseFixedClipping) else [])
+  recorder = Recorder(np.full(RUN_DIMENSION, 0.001), mods)
+  return recorder, flower_run(strategy, recorder, RUN_NODES, num_rounds,
+                              RUN_DIMENSION)
+
+
+def test_budget_stop_keeps_the_result_of_the_completed_rounds(
+    server_identity):
+  """Issue 39 row 6: PrivacyBudgetExhausted ended strategy.start, and
+  Flower's Result of the completed rounds was lost."""
+  settings = dict(noise_multiplier=2.0, clipping_norm=1.0, num_users=RUN_NODES,
+                  checkin_rate=1.0, target_delta=DELTA)
+  event = flower.DistributedNoiseFixedClipping(
+      FedAvg(fraction_evaluate=0.0), **settings).event
+  two, three = (ShufflePldAccountant().compose(event, rounds).get_epsilon(DELTA)
+                for rounds in (2, 3))
+  strategy = flower.DistributedNoiseFixedClipping(
+      FedAvg(fraction_evaluate=0.0), max_epsilon=(two + three) / 2,
+      **settings)
+  recorder, result = budget_run(strategy)
+  assert strategy.budget_exhausted_at == 3
+  assert sorted(result.train_metrics_clientapp) == [1, 2]
+  assert result.train_metrics_clientapp[2]['dp-epsilon'] == two
+  assert strategy.epsilon() == two and strategy.num_rounds == 2
+  assert sorted(result.evaluate_metrics_serverapp) == [0, 1, 2]
+  assert sorted(recorder.trained) == [1, 2]
+  np.testing.assert_array_equal(result.arrays.to_numpy_ndarrays()[0],
+                                recorder.models[2])
+  assert np.any(recorder.models[2])
+
+
+def test_sampled_budget_stop_keeps_the_result_of_the_completed_rounds(
+    server_identity):
+  event = GaussianPrivacyEvent(2.0, 4, RUN_NODES)
+  ledger = PldAccountant(config(NO_AMPLIFICATION, population=RUN_NODES))
+  ledger.compose(event, 2)
+  two = ledger.get_epsilon(DELTA)
+  ledger.compose(event)
+  three = ledger.get_epsilon(DELTA)
+  accountant = PldAccountant(config(NO_AMPLIFICATION, population=RUN_NODES,
+                                    max_epsilon=(two + three) / 2))
+  strategy = flower.SampledServerSideFixedClipping(
+      FedAvg(fraction_evaluate=0.0), 2.0, 1.0, 4, accountant=accountant)
+  recorder, result = budget_run(strategy)
+  assert strategy.budget_exhausted_at == 3
+  assert sorted(result.train_metrics_clientapp) == [1, 2]
+  assert result.train_metrics_clientapp[2]['dp-epsilon'] == two
+  assert accountant.num_releases == 2
+  assert sorted(recorder.trained) == [1, 2]
+  np.testing.assert_array_equal(result.arrays.to_numpy_ndarrays()[0],
+                                recorder.models[2])
+
+
+class FlowerLog(list):
+  """The messages Flower's logger emits while it is attached."""
+
+  def __enter__(self):
+    self.handler = logging.Handler()
+    self.handler.emit = lambda record: self.append(record.getMessage())
+    logging.getLogger('flwr').addHandler(self.handler)
+    return self
+
+  def __exit__(self, *exc):
+    logging.getLogger('flwr').removeHandler(self.handler)
+
+
+def test_simulated_secure_aggregation_says_so_and_what_the_server_sees(
+    server_identity):
+  """Issue 39 row 3: the log said "secure aggregation" where the server sums
+  the replies itself, seeing each with only its noise share s on it. Its ε:
+  each round a Gaussian of replace-one sensitivity 2C and noise s, T rounds
+  the Gaussian of mu = 2 C sqrt(T) / s (closed form, Balle & Wang)."""
+  strategy = flower.DistributedNoiseFixedClipping(
+      FedAvg(fraction_evaluate=0.0), noise_multiplier=2.0, clipping_norm=1.0,
+      num_users=RUN_NODES, checkin_rate=0.5, target_delta=DELTA)
+  with FlowerLog() as lines:
+    recorder, result = budget_run(strategy, num_rounds=3)
+  assert any('No secure aggregation runs' in line for line in lines)
+  for line in lines:
+    if 'secure aggregation' in line.lower():
+      assert 'no secure aggregation' in line.lower() or 'simulated' in line
+  assert 'simulated' in repr(strategy)
+  share = 2.0 / math.sqrt(RUN_NODES * 0.5)
+  for server_round in (1, 2, 3):
+    exact = gaussian_epsilon(2 * math.sqrt(server_round) / share, DELTA)
+    seen = result.train_metrics_clientapp[server_round][
+        'dp-epsilon-server-view']
+    assert exact <= seen <= 1.01 * exact
+    assert seen > result.train_metrics_clientapp[server_round]['dp-epsilon']
+  # The docs' setting: n = 1000, q = 0.1, sigma_agg = 5, one round: s = C/2.
+  docs = flower.DistributedNoiseFixedClipping(
+      FedAvg(fraction_evaluate=0.0), 5.0, 1.0, num_users=1000,
+      checkin_rate=0.1, target_delta=DELTA)
+  docs.num_rounds = 1
+  assert docs.server_view_epsilon() == pytest.approx(
+      gaussian_epsilon(4.0, DELTA), rel=0.01)
+
+
+@pytest.mark.parametrize('make', [
+    lambda strategy, **options: flower.DistributedNoiseFixedClipping(
+        strategy, 1.0, 1.0, num_users=10, checkin_rate=0.5,
+        target_delta=DELTA, **options),
+    lambda strategy, **options: flower.SampledServerSideFixedClipping(
+        strategy, 1.0, 1.0, 5, accountant=PldAccountant(config(
+            POISSON, population=10)), **options)],
+                         ids=['distributed', 'sampled'])
+def test_client_evaluation_and_fraction_train_are_refused_by_name(make):
+  """Issue 39 rows 3 and 9: client evaluation metrics left the clients
+  unaccounted, and FedAvg's fraction_train was silently ignored."""
+  with pytest.raises(ValueError, match="evaluation_metrics='unaccounted'"):
+    make(FedAvg())  # fraction_evaluate=1.0 by default
+  strategy = make(FedAvg(), evaluation_metrics='unaccounted')
+  assert strategy.evaluation_metrics == 'unaccounted'
+  with pytest.raises(ValueError, match='evaluation_metrics'):
+    make(FedAvg(fraction_evaluate=0.0), evaluation_metrics='private')
+  with pytest.raises(ValueError, match='fraction_train=0.5.*ignored'):
+    make(FedAvg(fraction_train=0.5, fraction_evaluate=0.0))
 
 
 # --- A real Flower simulation -------------------------------------------------
@@ -579,8 +916,23 @@ def check_simulation(rows, num_clients, rounds):
     assert accuracies[-1] > accuracies[0] + 0.25
 
 
-def test_flower_simulation_both_threat_models_quick():
-  check_simulation(run_example('--quick'), num_clients=10, rounds=5)
+def test_flower_simulation_both_threat_models_quick(tmp_path):
+  check_simulation(run_example('--quick', '--output', str(tmp_path)),
+                   num_clients=10, rounds=5)
+  # The per-round epsilon plot, from Flower's Result (issue 39 row 9).
+  assert (tmp_path / 'flower_digits_epsilon.png').stat().st_size > 1000
+
+
+def test_the_flower_extra_brings_what_the_example_imports():
+  """Issue 39 row 9: the example needs scikit-learn, which [flower] did not
+  bring."""
+  tomllib = pytest.importorskip('tomllib')
+  pyproject = pathlib.Path(__file__).parents[2] / 'pyproject.toml'
+  extra = tomllib.loads(pyproject.read_text())['project'][
+      'optional-dependencies']['flower']
+  names = {requirement.split('[')[0].split('>')[0].split('=')[0].strip()
+           for requirement in extra}
+  assert {'flwr', 'scikit-learn'} <= names
 
 
 @pytest.mark.slow

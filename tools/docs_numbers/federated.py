@@ -4,6 +4,7 @@ import math
 
 from .core import sig
 from .core import table
+from .core import value
 
 # n clients, expected cohort q n, update noise σ_agg C at that cohort,
 # T rounds, δ.
@@ -69,3 +70,22 @@ def _federated_threat_models():
   return (('threat model', 'accounting model', 'from Flower', 'ε'),
           [(model, accounting, api, sig(epsilon, 4))
            for model, accounting, api, epsilon in rows])
+
+
+@value('federated.server_view')
+def _federated_server_view():
+  """ε of what the simulated-aggregation server sees (revealed), after one
+  round and after all rounds of the setting."""
+  from flwr.serverapp.strategy import FedAvg
+
+  from shuffle_accountants.adapters.flower import DistributedNoiseFixedClipping
+  setting = FEDERATED
+  strategy = DistributedNoiseFixedClipping(
+      FedAvg(fraction_evaluate=0.0), setting['noise_multiplier'], 1.0,
+      num_users=setting['num_users'], checkin_rate=setting['checkin_rate'],
+      target_delta=setting['delta'])
+  seen = []
+  for rounds in (1, setting['rounds']):
+    strategy.num_rounds = rounds
+    seen.append(sig(strategy.server_view_epsilon(), 3))
+  return f'{seen[0]} after one round, {seen[1]} after {setting["rounds"]}'

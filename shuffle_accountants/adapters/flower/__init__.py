@@ -13,8 +13,9 @@ Needs the extra ``[flower]`` (``flwr[simulation]>=1.42,<2``).
 * `DistributedNoiseFixedClipping` (server, `strategies`) with
   `distributed_noise_mod` (clients, `mod`): every participant clips its
   update and adds its own share of the Gaussian noise; the server only
-  needs the sum (secure aggregation). One `DistributedCheckInEvent` is
-  accounted per round.
+  needs the sum (secure aggregation, simulated here: the strategy warns
+  and reports the ε of what its server sees). One
+  `DistributedCheckInEvent` is accounted per round.
 * `SampledServerSideFixedClipping` (`strategies`): central DP with
   server-side clipping on secretly sampled clients (Poisson or fixed size),
   accounted with a `PldAccountant` of that sampling method, which Flower's
@@ -56,14 +57,15 @@ from shuffle_accountants.adapters.flower.strategies import (
 from shuffle_accountants.adapters.flower.strategies import (
     SampledServerSideFixedClipping,
 )
+from shuffle_accountants.adapters.flower.wrapper import NotEnoughClients
 
 __all__ = [
     'ACCOUNTING_METHOD', 'DistributedNoiseFixedClipping',
     'GaussianPrivacyEvent', 'KEY_CHECKIN_RATE', 'KEY_CLIPPING_NORM',
     'KEY_NOISE_SHARE', 'KEY_PARTICIPANT', 'KEY_PARTICIPATION',
-    'NeighboringRelation', 'PldAccountant', 'PrivacyConfig', 'PrivacySpent',
-    'STATE_SCHEMA_VERSION', 'SampledServerSideFixedClipping',
-    'SamplingMethod', 'distributed_noise_mod', 'participant_noise_multiplier',
-    'uploader_noise_multiplier', 'SkellamSecAggFedAvg', 'skellam_mod',
-    'skellam_secaggplus_workflow',
+    'NeighboringRelation', 'NotEnoughClients', 'PldAccountant',
+    'PrivacyConfig', 'PrivacySpent', 'STATE_SCHEMA_VERSION',
+    'SampledServerSideFixedClipping', 'SamplingMethod', 'SkellamSecAggFedAvg',
+    'distributed_noise_mod', 'participant_noise_multiplier', 'skellam_mod',
+    'skellam_secaggplus_workflow', 'uploader_noise_multiplier',
 ]

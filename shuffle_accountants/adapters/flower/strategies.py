@@ -1,18 +1,20 @@
 """Flower strategies that train what `PldAccountant` or SECAGG-REVEALED account.
 
 * `DistributedNoiseFixedClipping` (with the client mod `distributed_noise_mod`):
-  distributed DP, noise shares summed by secure aggregation (SECAGG-REVEALED,
-  SECAGG-HIDDEN);
+  distributed DP, noise shares summed by secure aggregation, which this
+  strategy only simulates (SECAGG-REVEALED, SECAGG-HIDDEN; what the server
+  then sees: GAUSS-NO-GAIN);
 * `SampledServerSideFixedClipping`: central DP with server-side clipping on
   secretly sampled clients (KHH-SUBSAMPLED, GAUSS-NO-GAIN).
 """
 
 from logging import INFO
+from logging import WARNING
 from typing import Dict, Optional
 
+from dp_accounting.privacy_accountant import NeighboringRelation
 from flwr.app import MetricRecord
 from flwr.app import MetricRecordValues
-from flwr.serverapp.exception import PrivacyBudgetExhausted
 from flwr.supercore import log
 import numpy as np
 
@@ -27,14 +29,19 @@ from shuffle_accountants.adapters.flower.mod import KEY_PARTICIPANT
 from shuffle_accountants.adapters.flower.mod import KEY_PARTICIPATION
 from shuffle_accountants.adapters.flower.mod import participant_noise_multiplier
 from shuffle_accountants.adapters.flower.mod import uploader_noise_multiplier
+from shuffle_accountants.adapters.flower.wrapper import (
+  DEFAULT_CONNECTION_TIMEOUT,
+)
 from shuffle_accountants.adapters.flower.wrapper import FixedClippingWrapper
 from shuffle_accountants.adapters.flower.wrapper import summed_updates
 from shuffle_accountants.events import DistributedCheckInEvent
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
+from shuffle_accountants.samplers import shuffled_batches
 
 
 class DistributedNoiseFixedClipping(FixedClippingWrapper):
-  """Distributed DP, fixed clipping: noise shares summed by secure aggregation.
+  """Distributed DP, fixed clipping: noise shares summed (secure aggregation
+  simulated).
 
   See SECAGG-REVEALED and SECAGG-HIDDEN.
 
@@ -77,6 +84,12 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
     moves by the sum over the expected cohort q·n (a constant), and the
     metrics carry no ``dp-participants``.
 
+  **Secure aggregation is simulated**: the server process adds up the
+  replies, so it sees each client's clipped update with only its noise
+  share s on it. The strategy says so at start (a warning) and reports, next
+  to ``dp-epsilon``, ``dp-epsilon-server-view``: the ε at `target_delta`
+  of what this server sees (`server_view_epsilon`), an upper bound.
+
   `min_reporting` = m tolerates dropouts: a round releases the sum when at
   least m noise shares arrive and nothing otherwise. Without it every
   participant must reply; a round with a failed reply stops with an error
@@ -85,17 +98,19 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
   Refused, with the fix named: a wrapped strategy whose training
   aggregation is not FedAvg's (weighted or server-optimizer aggregation is
   not the sum accounted), a population of connected clients other than
-  `num_users`, and (with ``max_epsilon``) a round that would take ε above it
-  (``PrivacyBudgetExhausted``). Client-side evaluation and client training
-  metrics are not accounted; `distributed_noise_mod` sends no training
-  metrics, and evaluating on a public set on the server
-  (``evaluate_fn``) costs nothing. `train_action` routes the training
-  messages to a ClientApp train function of that name (default: the
-  default one).
-
-  Secure aggregation itself is simulated: the server adds up the replies,
-  which is what the protocol would deliver. The clients need
-  ``ClientApp(mods=[distributed_noise_mod])``.
+  `num_users` (fewer: `NotEnoughClients` after `connection_timeout`
+  seconds), a wrapped FedAvg whose ``fraction_train`` is not 1 (the
+  wrapper samples), and client-side evaluation (``fraction_evaluate`` > 0:
+  its metrics are computed on the clients' data and not accounted) unless
+  ``evaluation_metrics='unaccounted'`` says they need not be private.
+  Evaluating on a public set on the server (``evaluate_fn``) costs
+  nothing; `distributed_noise_mod` sends no training metrics. With
+  ``max_epsilon``, a round that would take ε above it is not run: training
+  stops there, and ``strategy.start`` returns Flower's ``Result`` with the
+  model and metrics of the completed rounds (`budget_exhausted_at` is the
+  first round not run). `train_action` routes the training messages to a
+  ClientApp train function of that name (default: the default one). The
+  clients need ``ClientApp(mods=[distributed_noise_mod])``.
   """
 
   def __init__(self, strategy, noise_multiplier: float, clipping_norm: float,
@@ -103,9 +118,11 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
                participation: str = 'revealed',
                min_reporting: Optional[int] = None,
                max_epsilon: Optional[float] = None,
-               train_action: str = 'default') -> None:
+               train_action: str = 'default',
+               connection_timeout: float = DEFAULT_CONNECTION_TIMEOUT,
+               evaluation_metrics: str = 'refused') -> None:
     super().__init__(strategy, noise_multiplier, clipping_norm, num_users,
-                     train_action)
+                     train_action, connection_timeout, evaluation_metrics)
     self.checkin_rate = _validation.check_real(
         'checkin_rate', checkin_rate, 0.0, 1.0, min_inclusive=False)
     self.target_delta = _validation.check_real(
@@ -125,7 +142,7 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
     self._rng = np.random.default_rng()  # seeded from the OS's entropy
 
   def __repr__(self) -> str:
-    return ('Distributed DP Strategy Wrapper (secure aggregation, '
+    return ('Distributed DP Strategy Wrapper (secure aggregation simulated, '
             'fixed clipping)')
 
   @property
@@ -137,8 +154,30 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
     """Certified ε at `target_delta` of the rounds configured so far."""
     return float(self.accountant.get_epsilon(self.target_delta))
 
+  def server_view_epsilon(self) -> float:
+    """ε at `target_delta` of what this server sees: an upper bound.
+
+    Without a real secure sum the server sees each client's upload, its
+    update clipped to C plus its own share N(0, s² I): per round a Gaussian
+    report of replace-one sensitivity 2C (GAUSS-NO-GAIN; whether the client
+    took part is a data-independent label, LABEL-MIXTURE), T rounds the
+    Gaussian of μ = 2√T / (s/C), whose ε is computed from its exact
+    profile and rounded up (SHUFFLED-BATCHES-UB with the T rounds as
+    epochs). No amplification is counted, not even that of a hidden
+    check-in coin.
+    """
+    return shuffled_batches.upper_bound(
+        self.event.noise_multiplier, self.num_rounds, self.target_delta,
+        NeighboringRelation.REPLACE_ONE) if self.num_rounds else 0.0
+
   def summary(self) -> None:
-    log(INFO, '\t├──> Distributed DP settings (secure aggregation):')
+    log(WARNING, 'No secure aggregation runs: this server sums the replies '
+        'and sees each client\'s clipped update with only its noise share '
+        '(stdv %.4g) on it. dp-epsilon is what a real secure sum would '
+        'release; dp-epsilon-server-view is what this server sees.',
+        self.noise_share_stdv)
+    log(INFO, '\t├──> Distributed DP settings (secure aggregation '
+        'simulated):')
     log(INFO, '\t│\t├── Aggregate noise multiplier: %s (share stdv %.4g)',
         self.noise_multiplier, self.noise_share_stdv)
     log(INFO, '\t│\t├── Clipping norm: %s', self.clipping_norm)
@@ -147,15 +186,17 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
 
   def configure_train(self, server_round: int, arrays, config, grid):
     """Samples (revealed) or asks everyone (hidden); accounts the round."""
+    if self.budget_exhausted_at is not None:
+      return []
     node_ids = self._population(grid)
     if self.max_epsilon is not None:
       projected = ShufflePldAccountant().compose(self.accountant.ledger)
       projected.compose(self.event)
       if projected.get_epsilon(self.target_delta) > self.max_epsilon:
-        raise PrivacyBudgetExhausted(
+        return self._stop_for_budget(server_round, (
             f'round {server_round} would take the certified epsilon above '
             f'max_epsilon={self.max_epsilon} (now {self.epsilon():.6g} at '
-            f'delta={self.target_delta:g}).')
+            f'delta={self.target_delta:g}).'))
     if self.event.participation == 'revealed':
       node_ids = [node for node in node_ids
                   if self._rng.random() < self.checkin_rate]
@@ -170,6 +211,8 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
   def aggregate_train(self, server_round: int, replies):
     """The sum of the replies (secure aggregation's output) over k (over
     the expected cohort q·n when k is hidden)."""
+    if self.budget_exhausted_at is not None:
+      return None, None
     arrived = self._arrived(
         server_round, replies, self.event.min_reporting is not None,
         'pass min_reporting=m to release rounds with at least m noise shares '
@@ -190,10 +233,12 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
     arrays = (self._moved_by(summed_updates(self._updates(arrived, clip=False)),
                              divisor) if released else None)
     metrics['dp-epsilon'] = self.epsilon()
+    metrics['dp-epsilon-server-view'] = self.server_view_epsilon()
     log(INFO, 'aggregate_train: %s, %s; certified epsilon=%.6f at delta=%g '
-        'after %d rounds', outcome,
+        'after %d rounds (of what this server sees: %.6f)', outcome,
         'sum released' if released else 'nothing released',
-        metrics['dp-epsilon'], self.target_delta, self.num_rounds)
+        metrics['dp-epsilon'], self.target_delta, self.num_rounds,
+        metrics['dp-epsilon-server-view'])
     return arrays, MetricRecord(metrics)
 
 
@@ -222,21 +267,27 @@ class SampledServerSideFixedClipping(FixedClippingWrapper):
   learns the sample, account with ``no-amplification``.
 
   Refused, with the fix named: a wrapped strategy that is not FedAvg, a
-  population other than the connected clients, a round in which a sampled
+  population other than the connected clients (fewer: `NotEnoughClients`
+  after `connection_timeout` seconds), ``fraction_train`` other than 1 and
+  client-side evaluation unless ``evaluation_metrics='unaccounted'`` (as
+  for `DistributedNoiseFixedClipping`), a round in which a sampled
   client does not reply (the release accounted includes every sampled
-  update; a clipped update cannot be replaced), and a round that would take
-  ε above the config's ``max_epsilon`` (``PrivacyBudgetExhausted``).
+  update; a clipped update cannot be replaced). A round that would take ε
+  above the config's ``max_epsilon`` is not run: training stops there and
+  ``strategy.start`` returns Flower's ``Result`` of the completed rounds.
   """
 
   def __init__(self, strategy, noise_multiplier: float, clipping_norm: float,
                num_sampled_clients: int, *, accountant: PldAccountant,
-               train_action: str = 'default') -> None:
+               train_action: str = 'default',
+               connection_timeout: float = DEFAULT_CONNECTION_TIMEOUT,
+               evaluation_metrics: str = 'refused') -> None:
     if not isinstance(accountant, PldAccountant):
       raise TypeError('accountant must be a shuffle_accountants.adapters.'
                       f'flower.PldAccountant; got {type(accountant).__name__}.')
     population = accountant.config.population_size
     super().__init__(strategy, noise_multiplier, clipping_norm, population,
-                     train_action)
+                     train_action, connection_timeout, evaluation_metrics)
     self.num_sampled_clients = _validation.check_integer(
         'num_sampled_clients', num_sampled_clients, 1, population)
     self.accountant = accountant
@@ -256,22 +307,29 @@ class SampledServerSideFixedClipping(FixedClippingWrapper):
     self.strategy.summary()
 
   def configure_train(self, server_round: int, arrays, config, grid):
+    if self.budget_exhausted_at is not None:
+      return []
     node_ids = self._population(grid)
     if (self.accountant.config.max_epsilon is not None
         and self.accountant.would_exceed(self.event)):
-      raise PrivacyBudgetExhausted(
+      return self._stop_for_budget(server_round, (
           f'round {server_round} would take the certified epsilon above '
           f'max_epsilon={self.accountant.config.max_epsilon} (now '
-          f'{self.accountant.get_privacy_spent().epsilon:.6g}).')
+          f'{self.accountant.get_privacy_spent().epsilon:.6g}).'))
     if self.accountant.config.sampling_method == SamplingMethod.POISSON:
       rate = self.num_sampled_clients / self.num_users
       node_ids = [node for node in node_ids if self._rng.random() < rate]
     else:
-      node_ids = [int(node) for node in self._rng.choice(
-          node_ids, self.num_sampled_clients, replace=False)]
+      # Indices, not the IDs: numpy turns 64-bit node IDs on both sides of
+      # 2^63 into float64, which no longer name a node.
+      chosen = self._rng.choice(len(node_ids), self.num_sampled_clients,
+                                replace=False)
+      node_ids = [node_ids[index] for index in sorted(chosen)]
     return self._messages(server_round, arrays, config, node_ids)
 
   def aggregate_train(self, server_round: int, replies):
+    if self.budget_exhausted_at is not None:
+      return None, None
     arrived = self._arrived(
         server_round, replies, False,
         'rerun the round, or use DistributedNoiseFixedClipping(..., '

@@ -1,9 +1,15 @@
 """What the two strategy wrappers share: FedAvg, the population, the sum.
 
 `FixedClippingWrapper` is the base of `strategies.DistributedNoiseFixedClipping`
-and `strategies.SampledServerSideFixedClipping`.
+and `strategies.SampledServerSideFixedClipping`: the checks of the wrapped
+FedAvg, waiting for the population (`NotEnoughClients` after
+`connection_timeout`), the training messages, the sum of the replies, and
+the clean stop when the privacy budget is exhausted.
 """
 
+import functools
+from logging import WARNING
+import time
 from typing import Dict, List, Optional
 
 from flwr.app import Array
@@ -13,19 +19,39 @@ from flwr.app import MessageType
 from flwr.app import RecordDict
 from flwr.serverapp.strategy import FedAvg
 from flwr.serverapp.strategy import Strategy
-from flwr.serverapp.strategy.strategy_utils import sample_nodes
+from flwr.supercore import log
 from flwr.supercore.differential_privacy import compute_clip_model_update
 import numpy as np
 
 from shuffle_accountants import _validation
 
+EVALUATION_METRICS = ('refused', 'unaccounted')
+# Seconds to wait for `num_users` clients to connect: a simulation's
+# clients come up in seconds, a deployment's SuperNodes may take minutes.
+DEFAULT_CONNECTION_TIMEOUT = 300.0
+# Seconds between two looks at the connected clients while waiting for them.
+_POLL_INTERVAL = 1.0
+
+
+class NotEnoughClients(RuntimeError):
+  """Fewer clients connected than the population accounted, after the wait."""
+
 
 class FixedClippingWrapper(Strategy):
   """What the two wrappers share: a FedAvg to wrap, the whole population
-  connected, training messages, the sum of the replies' updates."""
+  connected, training messages, the sum of the replies' updates, and the
+  stop when the budget is exhausted.
+
+  Once a round is refused for the budget (`_stop_for_budget`) no message is
+  sent any more and no metric recorded: the rounds left in
+  ``strategy.start`` pass empty, and the `Result` it returns holds the
+  model and metrics of the completed rounds; `budget_exhausted_at` is the
+  first round not run.
+  """
 
   def __init__(self, strategy, noise_multiplier: float, clipping_norm: float,
-               num_users: int, train_action: str) -> None:
+               num_users: int, train_action: str, connection_timeout: float,
+               evaluation_metrics: str) -> None:
     super().__init__()
     if not isinstance(strategy, FedAvg) or (
         type(strategy).aggregate_train is not FedAvg.aggregate_train):
@@ -34,6 +60,24 @@ class FixedClippingWrapper(Strategy):
           'plain sum of the clients\' clipped updates, so the wrapped '
           'strategy must aggregate as FedAvg does (FedAvg itself; weighted '
           'aggregation and server optimizers are not what is accounted).')
+    if strategy.fraction_train != 1.0:
+      raise ValueError(
+          f'FedAvg(fraction_train={strategy.fraction_train}) would be '
+          'ignored: the wrapper samples the clients itself as accounted. '
+          'Leave fraction_train at 1.0 and set the sampling on the wrapper '
+          '(checkin_rate, or num_sampled_clients).')
+    if evaluation_metrics not in EVALUATION_METRICS:
+      raise ValueError(
+          f'evaluation_metrics must be one of {EVALUATION_METRICS}; got '
+          f'{evaluation_metrics!r}.')
+    if evaluation_metrics == 'refused' and strategy.fraction_evaluate > 0:
+      raise ValueError(
+          f'FedAvg(fraction_evaluate={strategy.fraction_evaluate}) has '
+          'clients evaluate the model and send metrics computed on their '
+          'data, which no epsilon accounts. Evaluate on the server instead '
+          '(FedAvg(fraction_evaluate=0.0) and start(..., evaluate_fn=...)), '
+          'or pass evaluation_metrics=\'unaccounted\' to send them anyway: '
+          'they are then not private.')
     if not isinstance(train_action, str) or not train_action:
       raise ValueError('train_action must be a non-empty string (the '
                        f'ClientApp train action); got {train_action!r}.')
@@ -43,6 +87,10 @@ class FixedClippingWrapper(Strategy):
     self.clipping_norm = _validation.check_real(
         'clipping_norm', clipping_norm, 0.0, min_inclusive=False)
     self.num_users = _validation.check_integer('num_users', num_users, 1)
+    self.connection_timeout = _validation.check_real(
+        'connection_timeout', connection_timeout, 0.0)
+    self.evaluation_metrics = evaluation_metrics
+    self.budget_exhausted_at: Optional[int] = None
     self._message_type = (MessageType.TRAIN if train_action == 'default'
                           else f'{MessageType.TRAIN}.{train_action}')
     self._current_arrays: Optional[ArrayRecord] = None
@@ -50,14 +98,51 @@ class FixedClippingWrapper(Strategy):
     self.num_rounds = 0  # rounds accounted
 
   def _population(self, grid) -> List[int]:
-    """The connected clients (waiting for `num_users` of them)."""
-    _, node_ids = sample_nodes(grid, self.num_users, self.num_users)
+    """The connected clients (waiting up to `connection_timeout` for
+    `num_users` of them)."""
+    deadline = time.monotonic() + self.connection_timeout
+    while len(node_ids := list(grid.get_node_ids())) < self.num_users:
+      left = deadline - time.monotonic()
+      if left <= 0:
+        raise NotEnoughClients(
+            f'{len(node_ids)} clients connected after waiting '
+            f'connection_timeout={self.connection_timeout:g} s, but '
+            f'num_users={self.num_users} is accounted. Start the missing '
+            'clients, raise connection_timeout, or set num_users to the '
+            'number of clients that take part.')
+      time.sleep(min(_POLL_INTERVAL, left))
     if len(node_ids) != self.num_users:
       raise ValueError(
           f'{len(node_ids)} clients are connected but num_users='
           f'{self.num_users} is accounted; the population must be the '
           'connected clients: set num_users to their number.')
     return node_ids
+
+  def _stop_for_budget(self, server_round: int, reason: str) -> list:
+    """No messages: training stops before `server_round`, whose release
+    would exceed the budget; the completed rounds stay in the Result."""
+    self.budget_exhausted_at = server_round
+    log(WARNING, 'Privacy budget exhausted: %s Training stops after round '
+        '%d; the model and metrics of the completed rounds are in the '
+        'Result.', reason, server_round - 1)
+    return []
+
+  def start(self, grid, initial_arrays, num_rounds: int = 3,
+            timeout: float = 3600, train_config=None, evaluate_config=None,
+            evaluate_fn=None):
+    """Flower's `Strategy.start`; the server evaluation stops with training."""
+    if self.evaluation_metrics == 'unaccounted':
+      log(WARNING, 'evaluation_metrics=\'unaccounted\': the clients\' '
+          'evaluation metrics leave them unaccounted and are not private.')
+    return super().start(
+        grid, initial_arrays, num_rounds, timeout, train_config,
+        evaluate_config, None if evaluate_fn is None else functools.partial(
+            self._evaluate_until_stop, evaluate_fn))
+
+  def _evaluate_until_stop(self, evaluate_fn, server_round: int, arrays):
+    if self.budget_exhausted_at is not None:
+      return None
+    return evaluate_fn(server_round, arrays)
 
   def _messages(self, server_round: int, arrays, config, node_ids):
     self._sent[server_round] = len(node_ids)
@@ -100,9 +185,13 @@ class FixedClippingWrapper(Strategy):
             self._current_arrays.to_numpy_ndarrays(), total, strict=True)})
 
   def configure_evaluate(self, server_round: int, arrays, config, grid):
+    if self.budget_exhausted_at is not None:
+      return []
     return self.strategy.configure_evaluate(server_round, arrays, config, grid)
 
   def aggregate_evaluate(self, server_round: int, replies):
+    if self.budget_exhausted_at is not None:
+      return None
     return self.strategy.aggregate_evaluate(server_round, replies)
 
 
