@@ -293,7 +293,9 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
           self.ledger, self.neighboring_relation, self.fresh,
           rate_one=True,
           companion=self._rdp_route, companion_from=self._rdp_cut,
-          own='PLD (connect-the-dots on its grid, TAILS-TO-INFINITY)')
+          own=('the exact Gaussian profile (GAUSS-LEDGER-EXACT)'
+               if self._closed_form() else
+               'PLD (connect-the-dots on its grid, TAILS-TO-INFINITY)'))
     return self._derived.routes
 
   def _rdp_route(self) -> Optional[rdp_accountant.ShuffleRdpAccountant]:

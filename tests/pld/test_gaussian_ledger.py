@@ -79,6 +79,8 @@ def test_a_thousand_gaussians_answer_in_closed_form_below_the_grid():
   assert accountant.get_delta(epsilon) <= 1e-6
   assert accountant.get_delta(epsilon * (1 - 1e-9)) > 1e-6
   assert accountant.contributions == ()
+  assert accountant.explain_routes(1e-6)[0]['route'] == (
+      'the exact Gaussian profile (GAUSS-LEDGER-EXACT)')
   assert accountant.get_optimistic_epsilon(1e-6) == epsilon
 
 
