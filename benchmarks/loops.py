@@ -27,22 +27,28 @@ too). Tables:
    year of table 5 with epsilon <= 1 at delta = 1e-8
    (`calibrate_local_epsilon`, in a fresh process): time, the eps0 found,
    its certified epsilon (target <= 100x the reference).
+8. Issue 41's before and after (with --before PATH, a copy of the package
+   as it was): the runs of tables 5 and 7 and the slowest documented calls
+   (`_CALLS`), each in a fresh process importing the package from PATH,
+   then from here.
 
 Run: python benchmarks/loops.py [--quick] [--epochs E] [--no-opacus]
-                                [--only 1,2,5] [--write-docs]
+                                [--only 1,2,5] [--write-docs] [--before PATH]
 --write-docs replaces the measurement block of docs/performance.md with
-this run's output.
+this run's output (table 8: its own block).
 """
 
 import argparse
 import contextlib
 import io
 import json
+import os
 import pathlib
 import resource
 import subprocess
 import sys
 import time
+from typing import Optional
 
 from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
@@ -53,11 +59,15 @@ from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
 
+# Wall-clock seconds; CPU seconds for table 8 (`--cpu-time`), which a
+# machine shared with other work distorts far less.
+_clock = time.perf_counter
+
 
 def _timed(function):
-  start = time.perf_counter()
+  start = _clock()
   value = function()
-  return value, time.perf_counter() - start
+  return value, _clock() - start
 
 
 def _reference_seconds() -> float:
@@ -199,12 +209,40 @@ def _year_populations() -> np.ndarray:
   return np.exp(np.linspace(np.log(1e5), np.log(1e7), 365)).astype(int)
 
 
+# Issue 41's slowest calls of the documented range (epsilon at 1e-6).
+_CALLS = {
+    'ShuffleEvent(18135353, 20, num_categories=3) x 1e9': (
+        lambda: ShuffleEvent(18135353, 20, num_categories=3), 10**9, {}),
+    'GaussianRandomizer(1) round, n = 1e4': (
+        lambda: ShuffleEvent(10_000, randomizer=_gaussian_randomizer()), 1,
+        {}),
+    'GaussianDpEvent(1) x 1000, accuracy 0.05': (
+        lambda: dp_event.GaussianDpEvent(1.0), 1000,
+        dict(relative_accuracy=0.05)),
+}
+
+
+def _gaussian_randomizer():
+  from shuffle_accountants import randomizers
+  return randomizers.GaussianRandomizer(1.0)
+
+
+def _call(name: str) -> dict:
+  """One of `_CALLS` in this process: seconds, epsilon, peak memory."""
+  make_event, count, options = _CALLS[name]
+  epsilon, seconds = _timed(lambda: ShufflePldAccountant(**options).compose(
+      make_event(), count).get_epsilon(1e-6))
+  return dict(seconds=seconds, epsilon=epsilon, peak_mib=_peak_mib())
+
+
 def _year_ledger(kind: str) -> dict:
   """Runs one of issue 22's ledgers in this process (see `_ledger_table`)."""
   from shuffle_accountants import randomizers
   populations = _year_populations()
   if kind == 'calibration':
     return _year_calibration(populations)
+  if kind in _CALLS:
+    return _call(kind)
   if kind == 'oue':
     unary = randomizers.OptimizedUnaryEncoding(1000, 2.0)
     make = lambda n: ShuffleEvent(int(n), randomizer=unary)
@@ -249,9 +287,7 @@ def _calibration_table():
   print(f'{"seconds":>8} {"x ref":>7} {"peak MiB":>9} {"eps0":>8} '
         f'{"certified eps":>14}')
   reference = _issue_reference_seconds()
-  result = json.loads(subprocess.run(
-      [sys.executable, __file__, '--ledger-child', 'calibration'], check=True,
-      capture_output=True, text=True).stdout)
+  result = _child('calibration')
   print(f'{result["seconds"]:8.1f} {result["seconds"] / reference:7.1f} '
         f'{result["peak_mib"]:9.0f} {result["local_epsilon"]:8.4f} '
         f'{result["epsilon"]:14.4f}', flush=True)
@@ -287,13 +323,43 @@ def _ledger_table():
         f'{"eps":>9} {"day 366 s":>10} {"x ref":>7}')
   for name, kind in _LEDGERS.items():
     reference = _issue_reference_seconds()
-    result = json.loads(subprocess.run(
-        [sys.executable, __file__, '--ledger-child', kind], check=True,
-        capture_output=True, text=True).stdout)
+    result = _child(kind)
     print(f'{name:<28} {result["seconds"]:8.1f} '
           f'{result["seconds"] / reference:7.1f} {result["peak_mib"]:9.0f} '
           f'{result["epsilon"]:9.4f} {result["day_seconds"]:10.2f} '
           f'{result["day_seconds"] / reference:7.2f}', flush=True)
+
+
+def _child(kind: str, package: Optional[str] = None) -> dict:
+  """`_year_ledger(kind)` in a fresh process, importing the package from
+  `package` (a directory) instead of this checkout's if given (then timed in
+  CPU seconds)."""
+  environment = dict(os.environ)
+  if package is not None:
+    environment['PYTHONPATH'] = package
+  return json.loads(subprocess.run(
+      [sys.executable, __file__, '--ledger-child', kind]
+      + ['--cpu-time'] * (_clock is time.process_time), check=True,
+      capture_output=True, text=True, env=environment).stdout)
+
+
+def _before_after_table(before: str):
+  print(f'\n8. Issue 41, before (the package at {before}) and after, each in '
+        'a fresh process; CPU seconds and ratios to the reference of table 5')
+  print(f'{"run":<46} {"before s":>9} {"x ref":>7} {"after s":>8} '
+        f'{"x ref":>7} {"peak MiB":>13} {"eps before / after":>20}')
+  runs = [(name, kind) for name, kind in _LEDGERS.items()]
+  runs += [('calibration of table 7 (eps0)', 'calibration')]
+  runs += [(name, name) for name in _CALLS]
+  for name, kind in runs:
+    reference = _issue_reference_seconds()
+    old, new = _child(kind, before), _child(kind, str(_CHECKOUT))
+    value = 'local_epsilon' if kind == 'calibration' else 'epsilon'
+    print(f'{name:<46} {old["seconds"]:9.1f} '
+          f'{old["seconds"] / reference:7.1f} {new["seconds"]:8.1f} '
+          f'{new["seconds"] / reference:7.1f} '
+          f'{old["peak_mib"]:6.0f}/{new["peak_mib"]:<6.0f} '
+          f'{old[value] / new[value]:20.12f}', flush=True)
 
 
 def _randomizer_table(populations):
@@ -323,17 +389,23 @@ def _randomizer_table(populations):
           f'{c:>10}' for c in cells), flush=True)
 
 
-_DOCS = pathlib.Path(__file__).resolve().parent.parent / 'docs'
-_BEGIN, _END = '<!-- loops.py output -->', '<!-- end of loops.py output -->'
+_CHECKOUT = pathlib.Path(__file__).resolve().parent.parent
+_DOCS = _CHECKOUT / 'docs'
+_BLOCKS = {
+    'tables': ('<!-- loops.py output -->', '<!-- end of loops.py output -->'),
+    'before_after': ('<!-- loops.py before/after -->',
+                     '<!-- end of loops.py before/after -->'),
+}
 
 
-def _write_docs(output: str) -> None:
-  """Replaces the measurement block of docs/performance.md by `output`."""
+def _write_docs(output: str, block: str = 'tables') -> None:
+  """Replaces a measurement block of docs/performance.md by `output`."""
+  begin, end = _BLOCKS[block]
   path = _DOCS / 'performance.md'
   text = path.read_text()
-  head, rest = text.split(_BEGIN)
-  _, tail = rest.split(_END)
-  path.write_text(f'{head}{_BEGIN}\n```\n{output.rstrip()}\n```\n{_END}'
+  head, rest = text.split(begin)
+  _, tail = rest.split(end)
+  path.write_text(f'{head}{begin}\n```\n{output.rstrip()}\n```\n{end}'
                   f'{tail}')
 
 
@@ -349,10 +421,25 @@ def main():
                       help='comma-separated table numbers to run')
   parser.add_argument('--write-docs', action='store_true',
                       help='put this run\'s output into docs/performance.md')
+  parser.add_argument('--before', default=None,
+                      help='a directory holding the package as it was: '
+                      'table 8 (before and after) only')
   parser.add_argument('--ledger-child', help=argparse.SUPPRESS)
+  parser.add_argument('--cpu-time', action='store_true',
+                      help=argparse.SUPPRESS)
   args = parser.parse_args()
+  global _clock
+  if args.cpu_time or args.before:
+    _clock = time.process_time
   if args.ledger_child:
     print(json.dumps(_year_ledger(args.ledger_child)))
+    return
+  if args.before:
+    output = io.StringIO()
+    with contextlib.redirect_stdout(_Tee(sys.stdout, output)):
+      _before_after_table(args.before)
+    if args.write_docs:
+      _write_docs(output.getvalue(), 'before_after')
     return
   tables = set(args.only.split(','))
   output = io.StringIO()

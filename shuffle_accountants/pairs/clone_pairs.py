@@ -348,19 +348,22 @@ def _table_cells(num_outputs: int, lo: int, hi: int, pmf: np.ndarray,
   components of one clone count, as one (outputs x log-odds) table."""
   a = np.arange(lo, hi + 1, dtype=np.float64)[:, None]
   b = num_outputs - a
-  # In place: this table is the pair's main cost.
-  toward_p = q * a
-  toward_p += one_minus_q * b
+  # In place, three tables in all (fresh ones cost page faults): this table
+  # is the pair's main cost.
+  spare = q * b
   toward_q = one_minus_q * a
-  toward_q += q * b
+  toward_q += spare
+  toward_p = q * a
+  toward_p += np.multiply(one_minus_q, b, out=spare)
   # L = log(toward_p / toward_q), written so that a = b gives 0 exactly.
-  loss = tilt * (a - b)
+  loss = np.multiply(tilt, a - b, out=spare)
   with np.errstate(divide='ignore'):
     loss /= toward_q
   np.log1p(loss, out=loss)
   np.minimum(loss, theta, out=loss)
-  cells = privacy_loss.grid_cell(loss, discretization).ravel()
-  scale = (pmf * (2.0 / num_outputs))[:, None] * weights
+  cells = privacy_loss.grid_cell(loss, discretization, overwrite=True).ravel()
+  scale = np.multiply((pmf * (2.0 / num_outputs))[:, None], weights,
+                      out=spare)
   toward_p *= scale
   toward_q *= scale
   # Outputs per cell: the loss's slope in a is smallest at a = b, 4 tanh

@@ -31,13 +31,18 @@ class PldAtoms:
   infinity_mass: float
 
 
-def grid_cell(losses: np.ndarray, discretization: float) -> np.ndarray:
+def grid_cell(losses: np.ndarray, discretization: float,
+              overwrite: bool = False) -> np.ndarray:
   """Index of the grid point strictly below each loss, up to rounding.
 
   The tiny shift keeps connect-the-dots' beta >= 0 when a loss sits exactly
-  on a grid point.
+  on a grid point. `overwrite` reuses `losses` (a float64 array) as the
+  scratch space.
   """
-  return np.floor(losses / discretization - 1e-9).astype(np.int64)
+  scaled = losses if overwrite else np.array(losses, dtype=np.float64)
+  scaled /= discretization
+  scaled -= 1e-9
+  return np.floor(scaled, out=scaled).astype(np.int64)
 
 
 def subsampled_orders(atoms: PldAtoms, sampling_ratio: float

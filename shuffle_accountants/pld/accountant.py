@@ -66,6 +66,7 @@ from shuffle_accountants.pld import _grid_composition
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
+from shuffle_accountants.pld import gaussian_ledger
 from shuffle_accountants.pld import grid
 from shuffle_accountants.rdp import accountant as rdp_accountant
 from shuffle_accountants.samplers import accounting as sampler_accounting
@@ -98,6 +99,8 @@ class _Derived:
   estimate: Optional[_grid_composition.GridComposition] = None
   cut: Optional[float] = None
   routes: Optional[_ledger.CertifiedRoutes] = None
+  # A long Gaussian-only ledger's closed form (False: none applies).
+  gaussian: Optional[object] = None
 
 
 class ShufflePldAccountant(checkpoints.Checkpointable,
@@ -232,6 +235,8 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
   @property
   def contributions(self) -> Tuple[ShufflePldContribution, ...]:
     """The shuffle events composed so far and the pairs used for each."""
+    if self._closed_form():
+      return ()  # a Gaussian-only ledger holds no shuffle event
     try:
       return tuple(self._composition().contributions)
     except composition.GridTooFineError:  # no PLD within budget: nothing composed
@@ -288,7 +293,9 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
           self.ledger, self.neighboring_relation, self.fresh,
           rate_one=True,
           companion=self._rdp_route, companion_from=self._rdp_cut,
-          own='PLD (connect-the-dots on its grid, TAILS-TO-INFINITY)')
+          own=('the exact Gaussian profile (GAUSS-LEDGER-EXACT)'
+               if self._closed_form() else
+               'PLD (connect-the-dots on its grid, TAILS-TO-INFINITY)'))
     return self._derived.routes
 
   def _rdp_route(self) -> Optional[rdp_accountant.ShuffleRdpAccountant]:
@@ -328,6 +335,9 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
       [_grid_composition.GridComposition], float], unavailable: float
                    ) -> float:
     """`query` of the composed PLD (closed forms), or `unavailable`."""
+    closed_form = self._closed_form()
+    if closed_form:
+      return query(closed_form)
     try:
       composed = self._composition()
     except composition.GridTooFineError:
@@ -335,6 +345,17 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
         raise
       return unavailable
     return query(composed)
+
+  def _closed_form(self):
+    """The exact profile of a long Gaussian-only ledger in automatic mode
+    (GAUSS-LEDGER-EXACT: its grid would take minutes), or False."""
+    if self._derived.gaussian is None:
+      mu = (gaussian_ledger.composed_mu(self.ledger, self.neighboring_relation)
+            if self._automatic_grid else None)
+      self._derived.gaussian = (
+          mu is not None and mu >= gaussian_ledger.CLOSED_FORM_FROM_MU
+          and gaussian_ledger.ClosedFormGaussian(mu))
+    return self._derived.gaussian
 
   def get_optimistic_epsilon(self, target_delta: float) -> float:
     """An estimate below `get_epsilon`, to show the discretization gap.
@@ -345,6 +366,8 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     keep the parent's (pessimistic) PLD. Computed only when asked for.
     """
     target_delta = _validation.check_delta('target_delta', target_delta)
+    if self._closed_form():  # exact: nothing to estimate
+      return self.get_epsilon(target_delta)
     try:
       composed = self._composition()
     except composition.GridTooFineError:

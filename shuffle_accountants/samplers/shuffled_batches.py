@@ -91,13 +91,15 @@ def gaussian_delta(mu: float, epsilon: float) -> float:
       second < 700) else 0.0
 
 
-def gaussian_epsilon(mu: float, delta: float) -> float:
-  """Smallest epsilon with delta(eps) <= delta for Gaussian mu, rounded up."""
+def gaussian_epsilon(mu: float, delta: float, allowance: float = 1e-8
+                     ) -> float:
+  """Smallest epsilon with delta(eps) <= delta for Gaussian mu, rounded up
+  (`allowance`: relative error allowed to `gaussian_delta`)."""
   if mu == 0 or delta >= 1:
     return 0.0
   if not math.isfinite(mu) or delta <= 0:
     return math.inf
-  target = delta * (1 - 1e-8)  # covers the profile's rounding
+  target = delta * (1 - allowance)  # covers the profile's rounding
   if gaussian_delta(mu, 0.0) <= target:
     return 0.0
   low, high = 0.0, max(1.0, mu * mu)
