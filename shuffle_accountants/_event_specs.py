@@ -131,3 +131,9 @@ register(events.SubsampledShuffleGaussianEvent, EventSpec(
 register(events.DistributedCheckInEvent, EventSpec(
     Kind.OWN_PARTICIPATION, lambda event: event.checkin_rate,
     grouped_by=('num_users',)))
+# A sum of reports: n users are a post-processing of fewer (the others'
+# reports are added to the sum), so it is grouped by n (SUM-OF-BITS).
+register(events.SumOfReportsEvent, EventSpec(
+    Kind.OWN_PARTICIPATION,
+    local_guarantee=lambda event: (event.local_epsilon, 0.0),
+    grouped_by=('num_users',)))

@@ -34,6 +34,7 @@ from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import continuous_blanket
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import distributed
+from shuffle_accountants.pld import sums
 
 __all__ = [
     'KRR_ADVERSARIES', 'PAIRS_CACHE_BYTES', 'PMF_CACHE_BYTES',
@@ -560,6 +561,22 @@ def _sampled_gaussian_scales(event: events.SubsampledShuffleGaussianEvent,
   return spread, reach, spread_bound
 
 
+def _sum_pmf(event: events.SumOfReportsEvent, *rest
+             ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
+  """SUM-OF-BITS; k-RR's sum is its shuffle (SUM-OF-BITS (v))."""
+  shuffle = event.as_shuffle_event()
+  if shuffle is not None:
+    return shuffle_round_pmf(shuffle, *rest)
+  return sums.sum_round_pmf(event, *rest)
+
+
+def _sum_scales(event: events.SumOfReportsEvent, *rest) -> Scales:
+  shuffle = event.as_shuffle_event()
+  if shuffle is not None:
+    return _shuffle_scales(shuffle, *rest)
+  return sums.sum_round_scales(event, *rest)
+
+
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class RoundPmf:
   """The PLD route's entry for one shuffle event type (`_event_specs`).
@@ -583,4 +600,5 @@ ROUND_PMFS = {
         _sampled_gaussian_pmf, _sampled_gaussian_scales),
     events.DistributedCheckInEvent: RoundPmf(_distributed_pmf,
                                              _distributed_scales),
+    events.SumOfReportsEvent: RoundPmf(_sum_pmf, _sum_scales),
 }

@@ -64,6 +64,7 @@ from shuffle_accountants.rdp import blanket
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import distributed
 from shuffle_accountants.rdp import shuffle_round
+from shuffle_accountants.rdp import sums
 from shuffle_accountants.samplers import accounting as sampler_accounting
 
 __all__ = [
@@ -605,6 +606,16 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
             self.orders, participation=event.participation,
             min_reporting=event.min_reporting))
 
+  def _sum_bound(self, event: events.SumOfReportsEvent
+                 ) -> shuffle_round.RdpBound:
+    """SUM-OF-BITS; k-RR's sum is its shuffle (SUM-OF-BITS (v))."""
+    shuffle = event.as_shuffle_event()
+    if shuffle is not None:
+      return self._shuffle_bound(shuffle)
+    return self._bound(event, lambda: sums.sum_rdp_upper_bound(
+        event.num_users, *event.bit_probabilities(), event.local_epsilon,
+        self.orders))
+
   def _compose_hidden_sample(self, event, count: int) -> None:
     inner = event.event
     key = ('sampled', event.source_dataset_size, event.sample_size,
@@ -623,4 +634,5 @@ ROUND_BOUNDS = {
     events.SubsampledShuffleGaussianEvent: (
         ShuffleRdpAccountant._sampled_gaussian_bound),
     events.DistributedCheckInEvent: ShuffleRdpAccountant._distributed_bound,
+    events.SumOfReportsEvent: ShuffleRdpAccountant._sum_bound,
 }

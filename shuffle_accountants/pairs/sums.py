@@ -1,0 +1,109 @@
+"""Sum-only release of independent-bit reports: one coordinate's pairs.
+
+IDs: SUM-OF-BITS, TAILS-TO-INFINITY
+
+A user holding x reports independent bits, Bern(p) at coordinate x and
+Bern(q) elsewhere; the server sees only the coordinate-wise sums of the n
+reports. Replacing the target's x by x' changes the laws of coordinates x
+and x' only, and SUM-OF-BITS (docs/mathematics.md) reduces the release to
+two independent one-coordinate pairs, each dominated by the family
+
+  P_A = PB(A) * Bern(p),  Q_A = PB(A) * Bern(q),   A = 0, ..., n - 1,
+  PB(A) = Bin(A, p) + Bin(n - 1 - A, q)
+
+(coordinate x; coordinate x' is the same family in the reverse order).
+Labels A are grouped: a group [A0, A1] is represented by the pair with A0
+users at p and n - 1 - A1 at q, of which every member of the group is a
+post-processing (the missing users' independent bits are added), so the
+group's pair dominates each member [DOM, SUM-OF-BITS (iii)]; with groups of
+one label the family is exact.
+"""
+
+import math
+from typing import List, Tuple
+
+import numpy as np
+
+from shuffle_accountants import _numerics
+from shuffle_accountants.pairs import binomial
+from shuffle_accountants.pairs import privacy_loss
+
+__all__ = ['SUM_OF_BITS', 'DEFAULT_RELATIVE_WIDTH', 'label_groups',
+           'coordinate_pair_atoms', 'coordinate_family_atoms',
+           'largest_loss']
+
+SUM_OF_BITS = 'SUM-OF-BITS two coordinates, every configuration (grouped)'
+# Relative width of the label groups (in users lost at the group's nearer
+# end of [0, n - 1]); the extremes, where epsilon is largest, stay exact.
+DEFAULT_RELATIVE_WIDTH = 0.05
+# Float error of a loss computed from a convolution of positive terms
+# (relative error below 1e-11 for windows under 10^5 points), rounded up.
+_LOSS_MARGIN = 1e-9
+
+
+def label_groups(others: int, relative_width: float
+                 ) -> List[Tuple[int, int]]:
+  """(users at p, users at q) of the pair representing each label group.
+
+  Groups cover A = 0, ..., `others`; a group starting at A0 is about
+  `relative_width` * min(A0, others - A0) wide (at least one label).
+  """
+  groups = []
+  start = 0
+  while start <= others:
+    width = max(1, int(relative_width * min(start, others - start)))
+    end = min(others, start + width - 1)
+    groups.append((start, others - end))
+    start = end + 1
+  return groups
+
+
+def _window_pmf(num_trials: int, p: float) -> Tuple[int, np.ndarray, float]:
+  """(first index, pmf normalised on a Chernoff window, tail mass bound)."""
+  if num_trials == 0:
+    return 0, np.ones(1), 0.0
+  lo, hi = binomial.chernoff_window(num_trials, p, 1 - p)
+  pmf = np.exp(_numerics.binomial_window_log_pmf(num_trials, p, 1 - p, lo,
+                                                   hi))
+  tails = 2 * math.exp(binomial.LOG_TAIL)
+  return lo, pmf, tails
+
+
+def coordinate_pair_atoms(at_p: int, at_q: int, p: float, q: float,
+                          reverse: bool = False) -> privacy_loss.PldAtoms:
+  """PLD atoms of (PB * Bern(p), PB * Bern(q)), PB = Bin(at_p, p) +
+  Bin(at_q, q); `reverse` swaps the two laws. [DOM, TAILS-TO-INFINITY]
+
+  The others' counts are conditioned on their Chernoff windows (the
+  adversary is told whether they fell inside; outside, everything goes to
+  +infinity): the atoms are the conditional pair's, the +infinity mass
+  bounds the windows' complement. Losses are raised and masses inflated
+  to cover floating point error.
+  """
+  _, first, first_tail = _window_pmf(at_p, p)
+  _, second, second_tail = _window_pmf(at_q, q)
+  noise = np.convolve(first, second)
+  before = np.concatenate([[0.0], noise])  # f(s - 1)
+  here = np.concatenate([noise, [0.0]])    # f(s)
+  with_p = p * before + (1 - p) * here
+  with_q = q * before + (1 - q) * here
+  if reverse:
+    with_p, with_q = with_q, with_p
+  losses = np.log(with_p) - np.log(with_q)
+  return privacy_loss.PldAtoms(
+      losses + _LOSS_MARGIN * (1 + np.abs(losses)),
+      with_p * (1 + _numerics.RELATIVE_SAFETY_MARGIN),
+      (first_tail + second_tail) * (1 + _numerics.RELATIVE_SAFETY_MARGIN))
+
+
+def coordinate_family_atoms(num_users: int, p: float, q: float,
+                            relative_width: float, reverse: bool = False
+                            ) -> List[privacy_loss.PldAtoms]:
+  """The atoms of every label group's pair (`label_groups`). [DOM]"""
+  return [coordinate_pair_atoms(at_p, at_q, p, q, reverse)
+          for at_p, at_q in label_groups(num_users - 1, relative_width)]
+
+
+def largest_loss(p: float, q: float) -> float:
+  """The largest |loss| of one coordinate: the bit's own log-ratio."""
+  return max(math.log(p / q), math.log((1 - q) / (1 - p)))

@@ -1,0 +1,155 @@
+"""The PLD of a sum-of-reports round, and its exact-configuration lower bound.
+
+IDs: SUM-OF-BITS, LB-SUM-CONFIGURATIONS
+
+A round of `SumOfReportsEvent` with independent-bit reports (unary
+encodings) is dominated by env ⊗ rev(env') (SUM-OF-BITS (iv)): env the
+largest profile over the label groups of coordinate x's family, env' that
+of the reversed family (coordinate x'). The two are convolved into one
+grid PMF, whose profile holds for both orders of the neighbouring pair.
+k-RR reports are the shuffle's release (SUM-OF-BITS (v)): their round is
+`ShuffleEvent`'s.
+"""
+
+import functools
+import math
+from typing import Tuple
+
+from dp_accounting.pld import privacy_loss_distribution
+import numpy as np
+
+from shuffle_accountants import _cache
+from shuffle_accountants import _numerics
+from shuffle_accountants import _validation
+from shuffle_accountants import events
+from shuffle_accountants import randomizers
+from shuffle_accountants.pairs import privacy_loss
+from shuffle_accountants.pairs import sums
+from shuffle_accountants.pld import checkin
+from shuffle_accountants.pld import discrete
+
+__all__ = ['PMF_CACHE_BYTES', 'sum_round_pmf', 'sum_round_scales',
+           'sum_release_lower_bound']
+
+PMF_CACHE_BYTES = 64 * 2**20
+
+
+@_cache.cached(PMF_CACHE_BYTES, _cache.atoms_bytes)
+def _family(num_users: int, p: float, q: float, relative_width: float,
+            reverse: bool):
+  return tuple(sums.coordinate_family_atoms(num_users, p, q, relative_width,
+                                            reverse))
+
+
+def _envelope(family, discretization: float,
+              discretize: checkin.Discretize) -> discrete.GridPmf:
+  """One PMF whose profile is at least every group pair's."""
+  return discrete.largest_profile([discretize(atoms, discretization)
+                                   for atoms in family])
+
+
+def _convolve(first: discrete.GridPmf, second: discrete.GridPmf
+              ) -> discrete.GridPmf:
+  """The PMF of the composition of two pairs (sums of positive terms)."""
+  probs = np.convolve(first.probs, second.probs)
+  margin = 1 + _numerics.RELATIVE_SAFETY_MARGIN
+  return discrete.GridPmf(first.discretization,
+                          first.lower_index + second.lower_index,
+                          probs * margin,
+                          (first.infinity_mass + second.infinity_mass)
+                          * margin)
+
+
+def sum_round_pmf(event: events.SumOfReportsEvent, sampling_ratio,
+                  discretization: float, discretize: checkin.Discretize,
+                  krr_adversary: str, relative_width: float
+                  ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
+  """One grid PMF dominating a sum-of-reports round (both orders). [DOM]
+
+  Unary encodings only (`candidates` gives k-RR its shuffle's round).
+  """
+  del sampling_ratio, krr_adversary  # a sum is never behind a hidden sample
+  p, q = event.bit_probabilities()
+  width = _group_width(relative_width)
+  forward = _envelope(_family(event.num_users, p, q, width, False),
+                      discretization, discretize)
+  backward = _envelope(_family(event.num_users, p, q, width, True),
+                       discretization, discretize)
+  return _convolve(forward, backward), (sums.SUM_OF_BITS,)
+
+
+def _group_width(relative_width: float) -> float:
+  # The accountant's relative width is tuned for clone counts (1e-3); the
+  # label groups of SUM-OF-BITS lose users only where epsilon is far below
+  # its largest value, so coarser groups cost little.
+  return max(relative_width, sums.DEFAULT_RELATIVE_WIDTH)
+
+
+def sum_round_scales(event: events.SumOfReportsEvent, ratio,
+                     krr_adversary: str, relative_width: float):
+  """(loss standard deviation, largest loss, spread bound) for `grid`.
+
+  Unary encodings only.
+  """
+  del ratio, krr_adversary, relative_width
+  p, q = event.bit_probabilities()
+  # The extreme group (everyone at p) has the widest losses of the family.
+  extreme = sums.coordinate_pair_atoms(event.num_users - 1, 0, p, q)
+  spread = math.sqrt(2) * privacy_loss.loss_spread(extreme)
+  reach = 2 * float(np.max(np.abs(extreme.losses)))
+  return spread, reach, 2 * spread
+
+
+@functools.lru_cache(maxsize=64)
+def _configuration_pld(num_users: int, p: float, q: float, at_x: int,
+                       at_other: int, discretization: float):
+  """Optimistic PLD of the exact release for one configuration."""
+  def coordinate(at_p, reverse):
+    atoms = sums.coordinate_pair_atoms(at_p, num_users - 1 - at_p, p, q,
+                                       reverse)
+    losses = atoms.losses - 2 * sums._LOSS_MARGIN * (1 + np.abs(atoms.losses))  # pylint: disable=protected-access
+    keep = atoms.masses > 1e-300
+    masses = atoms.masses[keep] / (1 + _numerics.RELATIVE_SAFETY_MARGIN)
+    # Rounded down, the masses of the window are below the truth after
+    # taking out the window's normalisation (at most the tail bound).
+    masses = masses * (1 - atoms.infinity_mass)
+    log_p = dict(enumerate(np.log(masses)))
+    log_q = dict(enumerate(np.log(masses) - losses[keep]))
+    return privacy_loss_distribution.from_two_probability_mass_functions(
+        log_p, log_q, pessimistic_estimate=False,
+        value_discretization_interval=discretization,
+        log_mass_truncation_bound=-60.0, symmetric=False)
+  return coordinate(at_x, False).compose(coordinate(at_other, True))
+
+
+def sum_release_lower_bound(event: events.SumOfReportsEvent, delta: float,
+                            rounds: int = 1,
+                            discretization: float = 1e-4) -> float:
+  """epsilon(delta) of `rounds` rounds on the worst exact configurations.
+  [LB, PAIR: LB-SUM-CONFIGURATIONS]
+
+  The configurations: every other user at x, at x', or at a third value
+  (when the domain has one); both orders of each pair. Computed with
+  dp_accounting's optimistic PLD, so numerical error only lowers it: a
+  lower bound on every certified answer, never a guarantee.
+  """
+  delta = _validation.check_real('delta', delta, 0.0, 1.0, False, False)
+  rounds = _validation.check_integer('rounds', rounds, 1)
+  shuffle = event.as_shuffle_event()
+  if shuffle is not None:
+    raise ValueError('sum_release_lower_bound is for independent-bit '
+                     f'reports; {event.randomizer!r} is k-RR, whose sum is '
+                     'its shuffle (see pld.lower_bounds).')
+  p, q = event.bit_probabilities()
+  others = event.num_users - 1
+  configurations = [(others, 0), (0, others)]
+  if event.randomizer.domain_size >= 3:
+    configurations.append((0, 0))
+  best = 0.0
+  for at_x, at_other in configurations:
+    pld = _configuration_pld(event.num_users, p, q, at_x, at_other,
+                             discretization)
+    if rounds > 1:
+      pld = pld.self_compose(rounds)
+    best = max(best, pld.get_epsilon_for_delta(delta))
+  return best
