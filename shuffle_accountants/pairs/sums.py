@@ -17,6 +17,12 @@ users at p and n - 1 - A1 at q, of which every member of the group is a
 post-processing (the missing users' independent bits are added), so the
 group's pair dominates each member [DOM, SUM-OF-BITS (iii)]; with groups of
 one label the family is exact.
+
+The noise is convolved directly (sums of positive terms, full relative
+precision), which costs about the square of its window, 19 standard
+deviations: rounds of more than `MAX_DIRECT_USERS` users are computed at
+that many users (fewer users dominate more, SUM-OF-BITS (vi)) and the
+accountants also take the per-coordinate shuffle bound at the true n.
 """
 
 import math
@@ -25,17 +31,27 @@ from typing import List, Tuple
 import numpy as np
 
 from shuffle_accountants import _numerics
+from shuffle_accountants import events
+from shuffle_accountants import randomizers
 from shuffle_accountants.pairs import binomial
 from shuffle_accountants.pairs import privacy_loss
 
-__all__ = ['SUM_OF_BITS', 'DEFAULT_RELATIVE_WIDTH', 'label_groups',
+__all__ = ['SUM_OF_BITS', 'DEFAULT_RELATIVE_WIDTH', 'MAX_DIRECT_USERS',
+           'computed_users', 'label_groups',
            'coordinate_pair_atoms', 'coordinate_family_atoms',
-           'largest_loss']
+           'largest_loss', 'PER_COORDINATE', 'coordinate_shuffle_event']
 
 SUM_OF_BITS = 'SUM-OF-BITS two coordinates, every configuration (grouped)'
+PER_COORDINATE = ('SUM-OF-BITS (vi) each coordinate as a shuffle of binary '
+                  'reports, composed')
 # Relative width of the label groups (in users lost at the group's nearer
 # end of [0, n - 1]); the extremes, where epsilon is largest, stay exact.
 DEFAULT_RELATIVE_WIDTH = 0.05
+# Groups are at least this fraction of the n - 1 others wide (their count
+# stays near 2 ln(relative width / (2 x this)) / relative width + 2 / this).
+_LEAST_GROUP_FRACTION = 1e-3
+# Rounds of more users are computed at this many (a second per round).
+MAX_DIRECT_USERS = 10**7
 # Float error of a loss computed from a convolution of positive terms
 # (relative error below 1e-11 for windows under 10^5 points), rounded up.
 _LOSS_MARGIN = 1e-9
@@ -46,12 +62,14 @@ def label_groups(others: int, relative_width: float
   """(users at p, users at q) of the pair representing each label group.
 
   Groups cover A = 0, ..., `others`; a group starting at A0 is about
-  `relative_width` * min(A0, others - A0) wide (at least one label).
+  `relative_width` * min(A0, others - A0) wide, and at least one label and
+  a thousandth of `others`.
   """
   groups = []
   start = 0
+  least = max(1, int(_LEAST_GROUP_FRACTION * others))
   while start <= others:
-    width = max(1, int(relative_width * min(start, others - start)))
+    width = max(least, int(relative_width * min(start, others - start)))
     end = min(others, start + width - 1)
     groups.append((start, others - end))
     start = end + 1
@@ -99,11 +117,35 @@ def coordinate_pair_atoms(at_p: int, at_q: int, p: float, q: float,
 def coordinate_family_atoms(num_users: int, p: float, q: float,
                             relative_width: float, reverse: bool = False
                             ) -> List[privacy_loss.PldAtoms]:
-  """The atoms of every label group's pair (`label_groups`). [DOM]"""
+  """The atoms of every label group's pair (`label_groups`). [DOM]
+
+  `num_users` is at most `MAX_DIRECT_USERS` (`computed_users`).
+  """
   return [coordinate_pair_atoms(at_p, at_q, p, q, reverse)
           for at_p, at_q in label_groups(num_users - 1, relative_width)]
+
+
+def computed_users(num_users: int) -> int:
+  """The users a round is computed at: at most `MAX_DIRECT_USERS`."""
+  return min(num_users, MAX_DIRECT_USERS)
 
 
 def largest_loss(p: float, q: float) -> float:
   """The largest |loss| of one coordinate: the bit's own log-ratio."""
   return max(math.log(p / q), math.log((1 - q) / (1 - p)))
+
+
+def coordinate_shuffle_event(event: events.SumOfReportsEvent
+                             ) -> events.ShuffleEvent:
+  """One coordinate's count as a shuffle of binary reports (SUM-OF-BITS (vi)).
+
+  Input 1 (the user's value is this coordinate) reports 1 with probability
+  p, input 0 with probability q.
+  """
+  p, q = event.bit_probabilities()
+  if isinstance(event.randomizer, randomizers.SymmetricUnaryEncoding):
+    binary = randomizers.KRandomizedResponse(
+        2, event.randomizer.local_epsilon / 2)
+  else:
+    binary = randomizers.FiniteRandomizer(((1 - q, q), (1 - p, p)))
+  return events.ShuffleEvent(num_users=event.num_users, randomizer=binary)

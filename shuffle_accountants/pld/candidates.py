@@ -30,6 +30,7 @@ from shuffle_accountants.pairs import blanket
 from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pairs import fmt21
 from shuffle_accountants.pairs import privacy_loss
+from shuffle_accountants.pairs import sums as pair_sums
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import continuous_blanket
 from shuffle_accountants.pld import discrete
@@ -567,7 +568,16 @@ def _sum_pmf(event: events.SumOfReportsEvent, *rest
   shuffle = event.as_shuffle_event()
   if shuffle is not None:
     return shuffle_round_pmf(shuffle, *rest)
-  return sums.sum_round_pmf(event, *rest)
+  pmf, names = sums.sum_round_pmf(event, *rest)
+  if event.num_users <= pair_sums.MAX_DIRECT_USERS:
+    return pmf, names
+  # Computed at fewer users: each coordinate as a shuffle at the true n
+  # may be tighter.
+  coordinate, _ = shuffle_round_pmf(pair_sums.coordinate_shuffle_event(event),
+                                    *rest)
+  return (discrete.smallest_profile([pmf, sums.composed(coordinate,
+                                                        coordinate)]),
+          names + (pair_sums.PER_COORDINATE,))
 
 
 def _sum_scales(event: events.SumOfReportsEvent, *rest) -> Scales:

@@ -28,8 +28,8 @@ from shuffle_accountants.pairs import sums
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import discrete
 
-__all__ = ['PMF_CACHE_BYTES', 'sum_round_pmf', 'sum_round_scales',
-           'sum_release_lower_bound']
+__all__ = ['PMF_CACHE_BYTES', 'composed', 'sum_round_pmf',
+           'sum_round_scales', 'sum_release_lower_bound']
 
 PMF_CACHE_BYTES = 64 * 2**20
 
@@ -48,7 +48,7 @@ def _envelope(family, discretization: float,
                                    for atoms in family])
 
 
-def _convolve(first: discrete.GridPmf, second: discrete.GridPmf
+def composed(first: discrete.GridPmf, second: discrete.GridPmf
               ) -> discrete.GridPmf:
   """The PMF of the composition of two pairs (sums of positive terms)."""
   probs = np.convolve(first.probs, second.probs)
@@ -71,11 +71,15 @@ def sum_round_pmf(event: events.SumOfReportsEvent, sampling_ratio,
   del sampling_ratio, krr_adversary  # a sum is never behind a hidden sample
   p, q = event.bit_probabilities()
   width = _group_width(relative_width)
-  forward = _envelope(_family(event.num_users, p, q, width, False),
-                      discretization, discretize)
-  backward = _envelope(_family(event.num_users, p, q, width, True),
-                       discretization, discretize)
-  return _convolve(forward, backward), (sums.SUM_OF_BITS,)
+  users = sums.computed_users(event.num_users)
+  forward = _envelope(_family(users, p, q, width, False), discretization,
+                      discretize)
+  # Symmetric unary encoding: reflecting the count (s -> n - s) maps the
+  # reversed family onto the family itself (SUM-OF-BITS (iv)).
+  backward = forward if isinstance(
+      event.randomizer, randomizers.SymmetricUnaryEncoding) else _envelope(
+          _family(users, p, q, width, True), discretization, discretize)
+  return composed(forward, backward), (sums.SUM_OF_BITS,)
 
 
 def _group_width(relative_width: float) -> float:
@@ -93,7 +97,8 @@ def sum_round_scales(event: events.SumOfReportsEvent, ratio,
   """
   del ratio, krr_adversary, relative_width
   p, q = event.bit_probabilities()
-  # The extreme group (everyone at p) has the widest losses of the family.
+  # The extreme pair (everyone at p) has the widest losses of the family
+  # (one binomial: cheap at any n).
   extreme = sums.coordinate_pair_atoms(event.num_users - 1, 0, p, q)
   spread = math.sqrt(2) * privacy_loss.loss_spread(extreme)
   reach = 2 * float(np.max(np.abs(extreme.losses)))

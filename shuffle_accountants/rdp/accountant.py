@@ -60,6 +60,7 @@ from shuffle_accountants import _validation
 from shuffle_accountants import checkpoints
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
+from shuffle_accountants.pairs import sums as pair_sums
 from shuffle_accountants.rdp import blanket
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import distributed
@@ -612,9 +613,15 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     shuffle = event.as_shuffle_event()
     if shuffle is not None:
       return self._shuffle_bound(shuffle)
-    return self._bound(event, lambda: sums.sum_rdp_upper_bound(
+    bound = self._bound(event, lambda: sums.sum_rdp_upper_bound(
         event.num_users, *event.bit_probabilities(), event.local_epsilon,
         self.orders))
+    if event.num_users <= pair_sums.MAX_DIRECT_USERS:
+      return bound
+    # Computed at fewer users: each coordinate as a shuffle at the true n.
+    coordinate = self._shuffle_bound(pair_sums.coordinate_shuffle_event(event))
+    return shuffle_round.smallest_bound(self.orders, {
+        **bound.candidates, pair_sums.PER_COORDINATE: 2 * coordinate.rdp})
 
   def _compose_hidden_sample(self, event, count: int) -> None:
     inner = event.event

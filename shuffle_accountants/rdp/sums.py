@@ -44,6 +44,7 @@ def sum_rdp_upper_bound(num_users: int, p: float, q: float,
                         ) -> shuffle_round.RdpBound:
   """Per-order RDP bound of one round (SUM-OF-BITS, PURE-DP-RDP-CAP). [UB]"""
   width = sums.DEFAULT_RELATIVE_WIDTH
+  num_users = sums.computed_users(num_users)  # SUM-OF-BITS (vi)
   largest = sums.largest_loss(p, q)
   total = sum(_largest_divergence(
       sums.coordinate_family_atoms(num_users, p, q, width, reverse),
