@@ -30,6 +30,7 @@ from typing import List, Tuple
 
 import numpy as np
 
+from shuffle_accountants import _cache
 from shuffle_accountants import _numerics
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
@@ -37,6 +38,7 @@ from shuffle_accountants.pairs import binomial
 from shuffle_accountants.pairs import privacy_loss
 
 __all__ = ['SUM_OF_BITS', 'DEFAULT_RELATIVE_WIDTH', 'MAX_DIRECT_USERS',
+           'FAMILY_CACHE_BYTES',
            'computed_users', 'label_groups',
            'coordinate_pair_atoms', 'coordinate_family_atoms',
            'largest_loss', 'PER_COORDINATE', 'coordinate_shuffle_event']
@@ -50,8 +52,9 @@ DEFAULT_RELATIVE_WIDTH = 0.05
 # Groups are at least this fraction of the n - 1 others wide (their count
 # stays near 2 ln(relative width / (2 x this)) / relative width + 2 / this).
 _LEAST_GROUP_FRACTION = 1e-3
-# Rounds of more users are computed at this many (a second per round).
-MAX_DIRECT_USERS = 10**7
+# Rounds of more users are computed at this many (about a second).
+MAX_DIRECT_USERS = 10**6
+FAMILY_CACHE_BYTES = 64 * 2**20
 # Float error of a loss computed from a convolution of positive terms
 # (relative error below 1e-11 for windows under 10^5 points), rounded up.
 _LOSS_MARGIN = 1e-9
@@ -114,15 +117,17 @@ def coordinate_pair_atoms(at_p: int, at_q: int, p: float, q: float,
       (first_tail + second_tail) * (1 + _numerics.RELATIVE_SAFETY_MARGIN))
 
 
+# Both routes read the same families (the PLD route asks the RDP route too).
+@_cache.cached(FAMILY_CACHE_BYTES, _cache.atoms_bytes)
 def coordinate_family_atoms(num_users: int, p: float, q: float,
                             relative_width: float, reverse: bool = False
-                            ) -> List[privacy_loss.PldAtoms]:
+                            ) -> Tuple[privacy_loss.PldAtoms, ...]:
   """The atoms of every label group's pair (`label_groups`). [DOM]
 
   `num_users` is at most `MAX_DIRECT_USERS` (`computed_users`).
   """
-  return [coordinate_pair_atoms(at_p, at_q, p, q, reverse)
-          for at_p, at_q in label_groups(num_users - 1, relative_width)]
+  return tuple(coordinate_pair_atoms(at_p, at_q, p, q, reverse)
+               for at_p, at_q in label_groups(num_users - 1, relative_width))
 
 
 def computed_users(num_users: int) -> int:

@@ -1,6 +1,6 @@
 """The PLD of a sum-of-reports round, and its exact-configuration lower bound.
 
-IDs: SUM-OF-BITS, LB-SUM-CONFIGURATIONS
+IDs: SUM-OF-BITS, LB-SUM-CONFIGURATIONS, ROUNDOFF-CERTIFIED
 
 A round of `SumOfReportsEvent` with independent-bit reports (unary
 encodings) is dominated by env ⊗ rev(env') (SUM-OF-BITS (iv)): env the
@@ -11,14 +11,12 @@ k-RR reports are the shuffle's release (SUM-OF-BITS (v)): their round is
 `ShuffleEvent`'s.
 """
 
-import functools
 import math
 from typing import Tuple
 
 from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 
-from shuffle_accountants import _cache
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants import events
@@ -27,18 +25,16 @@ from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pairs import sums
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import discrete
+from shuffle_accountants.pld import radix2
+from shuffle_accountants.pld import roundoff
 
-__all__ = ['PMF_CACHE_BYTES', 'composed', 'sum_round_pmf',
+__all__ = ['composed', 'sum_round_pmf',
            'sum_round_scales', 'sum_release_lower_bound']
 
-PMF_CACHE_BYTES = 64 * 2**20
-
-
-@_cache.cached(PMF_CACHE_BYTES, _cache.atoms_bytes)
-def _family(num_users: int, p: float, q: float, relative_width: float,
-            reverse: bool):
-  return tuple(sums.coordinate_family_atoms(num_users, p, q, relative_width,
-                                            reverse))
+# Convolutions of at most this many products are summed directly.
+_DIRECT_PRODUCTS = 10**8
+# Grid masses below this are moved to +infinity before a convolution.
+_NEGLIGIBLE_MASS = 1e-150
 
 
 def _envelope(family, discretization: float,
@@ -48,15 +44,44 @@ def _envelope(family, discretization: float,
                                    for atoms in family])
 
 
+def _convolve(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+  """Upper bounds on the convolution of two non-negative vectors.
+
+  Direct sums when short; else the proven radix-2 FFT with its round-off
+  bound added to every entry (ROUNDOFF-CERTIFIED (iii)).
+  """
+  if first.size * second.size <= _DIRECT_PRODUCTS:
+    return np.convolve(first, second)
+  size = first.size + second.size - 1
+  length = 1 << (size - 1).bit_length()
+  spectra = []
+  for values in (first, second):
+    padded = np.zeros(length)
+    padded[:values.size] = values
+    spectra.extend(radix2.transform(padded, np.zeros(length)))
+  product = radix2.multiply(*spectra)
+  computed = radix2.transform(*product, inverse=True)[0][:size]
+  error = roundoff.fft_convolution_error(first, second, length)
+  return np.maximum(computed, 0.0) + error
+
+
 def composed(first: discrete.GridPmf, second: discrete.GridPmf
               ) -> discrete.GridPmf:
-  """The PMF of the composition of two pairs (sums of positive terms)."""
-  probs = np.convolve(first.probs, second.probs)
+  """The PMF of the composition of two pairs (sums of positive terms).
+
+  Masses below `_NEGLIGIBLE_MASS` go to +infinity first (TAILS-TO-INFINITY):
+  their products would be subnormal, slow and imprecise.
+  """
+  firsts, seconds = (np.where(pmf.probs < _NEGLIGIBLE_MASS, 0.0, pmf.probs)
+                     for pmf in (first, second))
+  moved = math.fsum(first.probs[firsts == 0]) + math.fsum(
+      second.probs[seconds == 0])
+  probs = _convolve(firsts, seconds)
   margin = 1 + _numerics.RELATIVE_SAFETY_MARGIN
   return discrete.GridPmf(first.discretization,
                           first.lower_index + second.lower_index,
                           probs * margin,
-                          (first.infinity_mass + second.infinity_mass)
+                          (first.infinity_mass + second.infinity_mass + moved)
                           * margin)
 
 
@@ -72,13 +97,15 @@ def sum_round_pmf(event: events.SumOfReportsEvent, sampling_ratio,
   p, q = event.bit_probabilities()
   width = _group_width(relative_width)
   users = sums.computed_users(event.num_users)
-  forward = _envelope(_family(users, p, q, width, False), discretization,
-                      discretize)
+  forward = _envelope(
+      sums.coordinate_family_atoms(users, p, q, width, False),
+      discretization, discretize)
   # Symmetric unary encoding: reflecting the count (s -> n - s) maps the
   # reversed family onto the family itself (SUM-OF-BITS (iv)).
   backward = forward if isinstance(
       event.randomizer, randomizers.SymmetricUnaryEncoding) else _envelope(
-          _family(users, p, q, width, True), discretization, discretize)
+          sums.coordinate_family_atoms(users, p, q, width, True),
+          discretization, discretize)
   return composed(forward, backward), (sums.SUM_OF_BITS,)
 
 
@@ -105,7 +132,6 @@ def sum_round_scales(event: events.SumOfReportsEvent, ratio,
   return spread, reach, 2 * spread
 
 
-@functools.lru_cache(maxsize=64)
 def _configuration_pld(num_users: int, p: float, q: float, at_x: int,
                        at_other: int, discretization: float):
   """Optimistic PLD of the exact release for one configuration."""

@@ -615,7 +615,8 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
       return self._shuffle_bound(shuffle)
     bound = self._bound(event, lambda: sums.sum_rdp_upper_bound(
         event.num_users, *event.bit_probabilities(), event.local_epsilon,
-        self.orders))
+        self.orders, isinstance(event.randomizer,
+                                randomizers.SymmetricUnaryEncoding)))
     if event.num_users <= pair_sums.MAX_DIRECT_USERS:
       return bound
     # Computed at fewer users: each coordinate as a shuffle at the true n.

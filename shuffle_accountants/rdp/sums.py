@@ -40,15 +40,18 @@ def _largest_divergence(family, largest_loss: float,
 
 
 def sum_rdp_upper_bound(num_users: int, p: float, q: float,
-                        local_epsilon: float, orders: np.ndarray
-                        ) -> shuffle_round.RdpBound:
+                        local_epsilon: float, orders: np.ndarray,
+                        symmetric: bool) -> shuffle_round.RdpBound:
   """Per-order RDP bound of one round (SUM-OF-BITS, PURE-DP-RDP-CAP). [UB]"""
   width = sums.DEFAULT_RELATIVE_WIDTH
   num_users = sums.computed_users(num_users)  # SUM-OF-BITS (vi)
   largest = sums.largest_loss(p, q)
+  # Symmetric unary encoding (p + q = 1): the reversed family is the
+  # family reflected (SUM-OF-BITS (iv)), with the same divergences.
+  directions = (False,) if symmetric else (False, True)
   total = sum(_largest_divergence(
       sums.coordinate_family_atoms(num_users, p, q, width, reverse),
-      largest, orders) for reverse in (False, True))
+      largest, orders) for reverse in directions) * (3 - len(directions))
   return shuffle_round.smallest_bound(orders, {
       SUM_OF_BITS_RDP: total * (1 + _numerics.RELATIVE_SAFETY_MARGIN),
       shuffle_round.PURE_DP_CAP: generic.pure_dp_rdp_cap_unchecked(
