@@ -41,7 +41,8 @@ __all__ = ['SUM_OF_BITS', 'DEFAULT_RELATIVE_WIDTH', 'MAX_DIRECT_USERS',
            'FAMILY_CACHE_BYTES',
            'computed_users', 'label_groups',
            'coordinate_pair_atoms', 'coordinate_family_atoms',
-           'largest_loss', 'PER_COORDINATE', 'coordinate_shuffle_event']
+           'largest_loss', 'PER_COORDINATE', 'coordinate_shuffle_event',
+           'window_tail', 'loss_error']
 
 SUM_OF_BITS = 'SUM-OF-BITS two coordinates, every configuration (grouped)'
 PER_COORDINATE = ('SUM-OF-BITS (vi) each coordinate as a shuffle of binary '
@@ -79,30 +80,41 @@ def label_groups(others: int, relative_width: float
   return groups
 
 
-def _window_pmf(num_trials: int, p: float) -> Tuple[int, np.ndarray, float]:
-  """(first index, pmf normalised on a Chernoff window, tail mass bound)."""
+def window_tail() -> float:
+  """Bound on the mass of Bin(N, p) outside its window (both tails)."""
+  return 2 * math.exp(binomial.LOG_TAIL)
+
+
+def loss_error(losses: np.ndarray) -> np.ndarray:
+  """Bound on the floating point error of computed losses."""
+  return _LOSS_MARGIN * (1 + np.abs(losses))
+
+
+def _window_pmf(num_trials: int, p: float) -> Tuple[np.ndarray, float]:
+  """(pmf normalised on a Chernoff window, bound on the mass outside)."""
   if num_trials == 0:
-    return 0, np.ones(1), 0.0
+    return np.ones(1), 0.0
   lo, hi = binomial.chernoff_window(num_trials, p, 1 - p)
   pmf = np.exp(_numerics.binomial_window_log_pmf(num_trials, p, 1 - p, lo,
                                                    hi))
-  tails = 2 * math.exp(binomial.LOG_TAIL)
-  return lo, pmf, tails
+  return pmf, window_tail()
 
 
 def coordinate_pair_atoms(at_p: int, at_q: int, p: float, q: float,
-                          reverse: bool = False) -> privacy_loss.PldAtoms:
+                          reverse: bool = False, raise_losses: bool = True
+                          ) -> privacy_loss.PldAtoms:
   """PLD atoms of (PB * Bern(p), PB * Bern(q)), PB = Bin(at_p, p) +
   Bin(at_q, q); `reverse` swaps the two laws. [DOM, TAILS-TO-INFINITY]
 
   The others' counts are conditioned on their Chernoff windows (the
   adversary is told whether they fell inside; outside, everything goes to
   +infinity): the atoms are the conditional pair's, the +infinity mass
-  bounds the windows' complement. Losses are raised and masses inflated
+  bounds the windows' complement. Losses are raised (unless
+  `raise_losses` is False: the lower bound lowers them) and masses inflated
   to cover floating point error.
   """
-  _, first, first_tail = _window_pmf(at_p, p)
-  _, second, second_tail = _window_pmf(at_q, q)
+  first, first_tail = _window_pmf(at_p, p)
+  second, second_tail = _window_pmf(at_q, q)
   noise = np.convolve(first, second)
   before = np.concatenate([[0.0], noise])  # f(s - 1)
   here = np.concatenate([noise, [0.0]])    # f(s)
@@ -112,7 +124,7 @@ def coordinate_pair_atoms(at_p: int, at_q: int, p: float, q: float,
     with_p, with_q = with_q, with_p
   losses = np.log(with_p) - np.log(with_q)
   return privacy_loss.PldAtoms(
-      losses + _LOSS_MARGIN * (1 + np.abs(losses)),
+      losses + loss_error(losses) if raise_losses else losses,
       with_p * (1 + _numerics.RELATIVE_SAFETY_MARGIN),
       (first_tail + second_tail) * (1 + _numerics.RELATIVE_SAFETY_MARGIN))
 

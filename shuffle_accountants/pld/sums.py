@@ -137,13 +137,13 @@ def _configuration_pld(num_users: int, p: float, q: float, at_x: int,
   """Optimistic PLD of the exact release for one configuration."""
   def coordinate(at_p, reverse):
     atoms = sums.coordinate_pair_atoms(at_p, num_users - 1 - at_p, p, q,
-                                       reverse)
-    losses = atoms.losses - 2 * sums._LOSS_MARGIN * (1 + np.abs(atoms.losses))  # pylint: disable=protected-access
+                                       reverse, raise_losses=False)
+    losses = atoms.losses - sums.loss_error(atoms.losses)
     keep = atoms.masses > 1e-300
-    masses = atoms.masses[keep] / (1 + _numerics.RELATIVE_SAFETY_MARGIN)
-    # Rounded down, the masses of the window are below the truth after
-    # taking out the window's normalisation (at most the tail bound).
-    masses = masses * (1 - atoms.infinity_mass)
+    # The windowed (normalised) masses times the windows' least mass are
+    # below the truth.
+    masses = (atoms.masses[keep] / (1 + _numerics.RELATIVE_SAFETY_MARGIN)
+              * (1 - atoms.infinity_mass))
     log_p = dict(enumerate(np.log(masses)))
     log_q = dict(enumerate(np.log(masses) - losses[keep]))
     return privacy_loss_distribution.from_two_probability_mass_functions(
@@ -182,5 +182,9 @@ def sum_release_lower_bound(event: events.SumOfReportsEvent, delta: float,
                              discretization)
     if rounds > 1:
       pld = pld.self_compose(rounds)
-    best = max(best, pld.get_epsilon_for_delta(delta))
+    # Outside the windows (mass tau per round and coordinate) the true
+    # delta(eps) can fall below the windowed pair's by e^eps tau at most.
+    epsilon = pld.get_epsilon_for_delta(delta)
+    best = max(best, pld.get_epsilon_for_delta(
+        delta + 4 * rounds * sums.window_tail() * math.exp(epsilon)))
   return best
