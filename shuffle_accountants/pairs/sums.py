@@ -80,9 +80,9 @@ def label_groups(others: int, relative_width: float
   return groups
 
 
-def window_tail() -> float:
+def window_tail(log_tail: float = binomial.LOG_TAIL) -> float:
   """Bound on the mass of Bin(N, p) outside its window (both tails)."""
-  return 2 * math.exp(binomial.LOG_TAIL)
+  return 2 * math.exp(log_tail)
 
 
 def loss_error(losses: np.ndarray) -> np.ndarray:
@@ -90,18 +90,20 @@ def loss_error(losses: np.ndarray) -> np.ndarray:
   return _LOSS_MARGIN * (1 + np.abs(losses))
 
 
-def _window_pmf(num_trials: int, p: float) -> Tuple[np.ndarray, float]:
+def _window_pmf(num_trials: int, p: float, log_tail: float
+                ) -> Tuple[np.ndarray, float]:
   """(pmf normalised on a Chernoff window, bound on the mass outside)."""
   if num_trials == 0:
     return np.ones(1), 0.0
-  lo, hi = binomial.chernoff_window(num_trials, p, 1 - p)
+  lo, hi = binomial.chernoff_window(num_trials, p, 1 - p, log_tail)
   pmf = np.exp(_numerics.binomial_window_log_pmf(num_trials, p, 1 - p, lo,
                                                    hi))
-  return pmf, window_tail()
+  return pmf, window_tail(log_tail)
 
 
 def coordinate_pair_atoms(at_p: int, at_q: int, p: float, q: float,
-                          reverse: bool = False, raise_losses: bool = True
+                          reverse: bool = False, raise_losses: bool = True,
+                          log_tail: float = binomial.LOG_TAIL
                           ) -> privacy_loss.PldAtoms:
   """PLD atoms of (PB * Bern(p), PB * Bern(q)), PB = Bin(at_p, p) +
   Bin(at_q, q); `reverse` swaps the two laws. [DOM, TAILS-TO-INFINITY]
@@ -113,8 +115,8 @@ def coordinate_pair_atoms(at_p: int, at_q: int, p: float, q: float,
   `raise_losses` is False: the lower bound lowers them) and masses inflated
   to cover floating point error.
   """
-  first, first_tail = _window_pmf(at_p, p)
-  second, second_tail = _window_pmf(at_q, q)
+  first, first_tail = _window_pmf(at_p, p, log_tail)
+  second, second_tail = _window_pmf(at_q, q, log_tail)
   noise = np.convolve(first, second)
   before = np.concatenate([[0.0], noise])  # f(s - 1)
   here = np.concatenate([noise, [0.0]])    # f(s)

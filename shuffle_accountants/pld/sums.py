@@ -137,7 +137,8 @@ def _configuration_pld(num_users: int, p: float, q: float, at_x: int,
   """Optimistic PLD of the exact release for one configuration."""
   def coordinate(at_p, reverse):
     atoms = sums.coordinate_pair_atoms(at_p, num_users - 1 - at_p, p, q,
-                                       reverse, raise_losses=False)
+                                       reverse, raise_losses=False,
+                                       log_tail=_LOWER_BOUND_LOG_TAIL)
     losses = atoms.losses - sums.loss_error(atoms.losses)
     keep = atoms.masses > 1e-300
     # The windowed (normalised) masses times the windows' least mass are
@@ -153,6 +154,11 @@ def _configuration_pld(num_users: int, p: float, q: float, at_x: int,
   return coordinate(at_x, False).compose(coordinate(at_other, True))
 
 
+# Wide windows for the lower bound: their complement, which can lower the
+# true delta(eps) by e^eps times its mass, stays negligible at large eps.
+_LOWER_BOUND_LOG_TAIL = -200.0
+
+
 def sum_release_lower_bound(event: events.SumOfReportsEvent, delta: float,
                             rounds: int = 1,
                             discretization: Optional[float] = None) -> float:
@@ -162,7 +168,9 @@ def sum_release_lower_bound(event: events.SumOfReportsEvent, delta: float,
   The configurations: every other user at x, at x', or at a third value
   (when the domain has one); both orders of each pair. Computed with
   dp_accounting's optimistic PLD, so numerical error only lowers it: a
-  lower bound on every certified answer, never a guarantee. Losses are
+  lower bound on every certified answer, never a guarantee (0 when epsilon
+  is so large, about 190, that the windows' complement could matter).
+  Losses are
   rounded down by up to `discretization` per round; by default it is the
   loss standard deviation over 50 sqrt(rounds) (at most 1e-4), so that the
   bias stays a small fraction of epsilon.
@@ -192,6 +200,8 @@ def sum_release_lower_bound(event: events.SumOfReportsEvent, delta: float,
     # Outside the windows (mass tau per round and coordinate) the true
     # delta(eps) can fall below the windowed pair's by e^eps tau at most.
     epsilon = pld.get_epsilon_for_delta(delta)
-    best = max(best, pld.get_epsilon_for_delta(
-        delta + 4 * rounds * sums.window_tail() * math.exp(epsilon)))
+    shift = 4 * rounds * sums.window_tail(_LOWER_BOUND_LOG_TAIL) * math.exp(
+        min(epsilon, 700.0))
+    if delta + shift < 1:  # else no bound from this configuration
+      best = max(best, pld.get_epsilon_for_delta(delta + shift))
   return best
