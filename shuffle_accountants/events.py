@@ -15,7 +15,7 @@ Events are frozen `attrs` classes at module level, so that
 parameters raise at construction.
 """
 
-from typing import Optional, Tuple
+from typing import Optional, Tuple, Union
 
 import attr
 from dp_accounting import dp_event
@@ -443,7 +443,10 @@ class SumOfReportsEvent(dp_event.DpEvent):
   """
   num_users: int = attr.ib(
       converter=_validation.whole_if_integral, validator=_num_users)
-  randomizer: randomizers_.Randomizer = attr.ib(validator=_sum_randomizer)
+  randomizer: Union[randomizers_.SymmetricUnaryEncoding,
+                    randomizers_.OptimizedUnaryEncoding,
+                    randomizers_.KRandomizedResponse] = attr.ib(
+                        validator=_sum_randomizer)
 
   @property
   def local_epsilon(self) -> float:
@@ -458,4 +461,7 @@ class SumOfReportsEvent(dp_event.DpEvent):
 
   def bit_probabilities(self) -> Tuple[float, float]:
     """(p, q) of the independent bits of a unary encoding."""
+    if isinstance(self.randomizer, randomizers_.KRandomizedResponse):
+      raise ValueError(f'{self.randomizer!r} reports one value, not '
+                       'independent bits: see as_shuffle_event.')
     return self.randomizer.bit_probabilities()

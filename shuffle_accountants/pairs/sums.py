@@ -162,6 +162,7 @@ def coordinate_shuffle_event(event: events.SumOfReportsEvent
   p, input 0 with probability q.
   """
   p, q = event.bit_probabilities()
+  binary: randomizers.Randomizer
   if isinstance(event.randomizer, randomizers.SymmetricUnaryEncoding):
     binary = randomizers.KRandomizedResponse(
         2, event.randomizer.local_epsilon / 2)

@@ -12,7 +12,7 @@ k-RR reports are the shuffle's release (SUM-OF-BITS (v)): their round is
 """
 
 import math
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
@@ -54,7 +54,7 @@ def _convolve(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     return np.convolve(first, second)
   size = first.size + second.size - 1
   length = 1 << (size - 1).bit_length()
-  spectra = []
+  spectra: List[np.ndarray] = []
   for values in (first, second):
     padded = np.zeros(length)
     padded[:values.size] = values
@@ -177,8 +177,7 @@ def sum_release_lower_bound(event: events.SumOfReportsEvent, delta: float,
   """
   delta = _validation.check_real('delta', delta, 0.0, 1.0, False, False)
   rounds = _validation.check_integer('rounds', rounds, 1)
-  shuffle = event.as_shuffle_event()
-  if shuffle is not None:
+  if isinstance(event.randomizer, randomizers.KRandomizedResponse):
     raise ValueError('sum_release_lower_bound is for independent-bit '
                      f'reports; {event.randomizer!r} is k-RR, whose sum is '
                      'its shuffle (see pld.lower_bounds).')

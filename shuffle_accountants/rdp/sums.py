@@ -53,6 +53,7 @@ def sum_rdp_upper_bound(num_users: int, p: float, q: float,
       sums.coordinate_family_atoms(num_users, p, q, width, reverse),
       largest, orders) for reverse in directions) * (3 - len(directions))
   return shuffle_round.smallest_bound(orders, {
-      SUM_OF_BITS_RDP: total * (1 + _numerics.RELATIVE_SAFETY_MARGIN),
+      SUM_OF_BITS_RDP: np.asarray(total) * (
+          1 + _numerics.RELATIVE_SAFETY_MARGIN),
       shuffle_round.PURE_DP_CAP: generic.pure_dp_rdp_cap_unchecked(
           local_epsilon, orders)})
