@@ -56,6 +56,9 @@ _LEAST_GROUP_FRACTION = 1e-3
 # Rounds of more users are computed at this many (about a second).
 MAX_DIRECT_USERS = 10**6
 FAMILY_CACHE_BYTES = 64 * 2**20
+# Outcomes of smaller P-mass go to +infinity (TAILS-TO-INFINITY).
+_NEGLIGIBLE_ATOM = 1e-30
+_NEGLIGIBLE_EDGE = 1e-18
 # Float error of a loss computed from a convolution of positive terms
 # (relative error below 1e-11 for windows under 10^5 points), rounded up.
 _LOSS_MARGIN = 1e-9
@@ -124,11 +127,19 @@ def coordinate_pair_atoms(at_p: int, at_q: int, p: float, q: float,
   with_q = q * before + (1 - q) * here
   if reverse:
     with_p, with_q = with_q, with_p
+  # Outcomes of negligible mass go to +infinity, and so do the two at the
+  # window's ends when light (one of f(s - 1), f(s) is 0 there, so their
+  # loss is the bit's own +-log-ratio: they would widen the grid).
+  negligible = with_p < _NEGLIGIBLE_ATOM
+  negligible[[0, -1]] |= with_p[[0, -1]] < _NEGLIGIBLE_EDGE
+  moved = math.fsum(with_p[negligible])
+  with_p, with_q = with_p[~negligible], with_q[~negligible]
   losses = np.log(with_p) - np.log(with_q)
   return privacy_loss.PldAtoms(
       losses + loss_error(losses) if raise_losses else losses,
       with_p * (1 + _numerics.RELATIVE_SAFETY_MARGIN),
-      (first_tail + second_tail) * (1 + _numerics.RELATIVE_SAFETY_MARGIN))
+      (first_tail + second_tail + moved)
+      * (1 + _numerics.RELATIVE_SAFETY_MARGIN))
 
 
 # Both routes read the same families (the PLD route asks the RDP route too).

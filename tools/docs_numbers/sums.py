@@ -43,7 +43,7 @@ def _shuffle(randomizer, rounds=1):
           DELTA)
 
 
-@table('sums.draft')
+@table('sums.draft', slow=True)
 def _draft():
   from shuffle_accountants import randomizers
   header = ['per-bit ε0', 'IETF draft', 'lower bound (LB-SUM-CONFIGURATIONS)',
