@@ -163,3 +163,18 @@ def test_invalid_inputs_name_the_parameter():
   with pytest.raises(ValueError, match='k-RR'):
     sums.sum_release_lower_bound(events.SumOfReportsEvent(
         10, randomizers.KRandomizedResponse(3, 1.0)), 1e-6)
+
+
+@pytest.mark.parametrize('accountant', [ShufflePldAccountant,
+                                        ShuffleRdpAccountant])
+def test_rounds_above_the_direct_limit_stay_above_the_truth(accountant,
+                                                            monkeypatch):
+  # Computed at fewer users and as per-coordinate shuffles (SUM-OF-BITS 6).
+  from shuffle_accountants.pairs import sums as pair_sums
+  monkeypatch.setattr(pair_sums, 'MAX_DIRECT_USERS', 5)
+  randomizer = randomizers.OptimizedUnaryEncoding(3, 3.0)
+  epsilons = [0.5, 1.0]
+  truth = _worst_delta(7, 3, *_bits(randomizer), 1, epsilons)
+  certified = accountant().compose(events.SumOfReportsEvent(7, randomizer))
+  for epsilon, true_delta in zip(epsilons, truth):
+    assert certified.get_delta(epsilon) >= true_delta * (1 - 1e-9)

@@ -10,7 +10,7 @@ from .core import table
 DRAFT_POINTS = ((5.0, 0.317), (6.5, 0.906), (7.0, 1.528))
 DRAFT_USERS = 10**5
 DELTA = 1e-9
-TARGET_USERS = (10**4, 10**5, 10**6)
+TARGET_USERS = (10**5, 10**6)
 TARGET_BIT_EPSILONS = (0.5, 2.0, 5.0, 8.0)
 
 
