@@ -20,9 +20,10 @@ one label the family is exact.
 
 The noise is convolved directly (sums of positive terms, full relative
 precision), which costs about the square of its window, 19 standard
-deviations: rounds of more than `MAX_DIRECT_USERS` users are computed at
-that many users (fewer users dominate more, SUM-OF-BITS (vi)) and the
-accountants also take the per-coordinate shuffle bound at the true n.
+deviations: rounds whose noise variance n max(p(1 - p), q(1 - q)) exceeds
+`MAX_DIRECT_VARIANCE` are computed at fewer users (`computed_users`; fewer
+users dominate more, SUM-OF-BITS 6) and the accountants also take the
+per-coordinate shuffle bound at the true n.
 """
 
 import math
@@ -37,7 +38,7 @@ from shuffle_accountants import randomizers
 from shuffle_accountants.pairs import binomial
 from shuffle_accountants.pairs import privacy_loss
 
-__all__ = ['SUM_OF_BITS', 'DEFAULT_RELATIVE_WIDTH', 'MAX_DIRECT_USERS',
+__all__ = ['SUM_OF_BITS', 'DEFAULT_RELATIVE_WIDTH', 'MAX_DIRECT_VARIANCE',
            'FAMILY_CACHE_BYTES',
            'computed_users', 'label_groups',
            'coordinate_pair_atoms', 'coordinate_family_atoms',
@@ -53,8 +54,9 @@ DEFAULT_RELATIVE_WIDTH = 0.05
 # Groups are at least this fraction of the n - 1 others wide (their count
 # stays near 2 ln(relative width / (2 x this)) / relative width + 2 / this).
 _LEAST_GROUP_FRACTION = 1e-3
-# Rounds of more users are computed at this many (about a second).
-MAX_DIRECT_USERS = 10**6
+# Rounds whose noise has a larger variance are computed at fewer users
+# (a few seconds at most).
+MAX_DIRECT_VARIANCE = 2.5e5
 FAMILY_CACHE_BYTES = 64 * 2**20
 # Outcomes of smaller P-mass go to +infinity (TAILS-TO-INFINITY).
 _NEGLIGIBLE_ATOM = 1e-30
@@ -149,15 +151,16 @@ def coordinate_family_atoms(num_users: int, p: float, q: float,
                             ) -> Tuple[privacy_loss.PldAtoms, ...]:
   """The atoms of every label group's pair (`label_groups`). [DOM]
 
-  `num_users` is at most `MAX_DIRECT_USERS` (`computed_users`).
+  `num_users` is at most `computed_users`.
   """
   return tuple(coordinate_pair_atoms(at_p, at_q, p, q, reverse)
                for at_p, at_q in label_groups(num_users - 1, relative_width))
 
 
-def computed_users(num_users: int) -> int:
-  """The users a round is computed at: at most `MAX_DIRECT_USERS`."""
-  return min(num_users, MAX_DIRECT_USERS)
+def computed_users(num_users: int, p: float, q: float) -> int:
+  """The users a round is computed at (`MAX_DIRECT_VARIANCE`)."""
+  variance = max(p * (1 - p), q * (1 - q))
+  return min(num_users, max(2, int(MAX_DIRECT_VARIANCE / variance)))
 
 
 def largest_loss(p: float, q: float) -> float:

@@ -569,7 +569,8 @@ def _sum_pmf(event: events.SumOfReportsEvent, *rest
   if shuffle is not None:
     return shuffle_round_pmf(shuffle, *rest)
   pmf, names = sums.sum_round_pmf(event, *rest)
-  if event.num_users <= pair_sums.MAX_DIRECT_USERS:
+  if event.num_users <= pair_sums.computed_users(
+      event.num_users, *event.bit_probabilities()):
     return pmf, names
   # Computed at fewer users: each coordinate as a shuffle at the true n
   # may be tighter.

@@ -96,7 +96,7 @@ def sum_round_pmf(event: events.SumOfReportsEvent, sampling_ratio,
   del sampling_ratio, krr_adversary  # a sum is never behind a hidden sample
   p, q = event.bit_probabilities()
   width = _group_width(relative_width)
-  users = sums.computed_users(event.num_users)
+  users = sums.computed_users(event.num_users, p, q)
   forward = _envelope(
       sums.coordinate_family_atoms(users, p, q, width, False),
       discretization, discretize)

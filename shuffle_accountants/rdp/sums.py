@@ -44,7 +44,7 @@ def sum_rdp_upper_bound(num_users: int, p: float, q: float,
                         symmetric: bool) -> shuffle_round.RdpBound:
   """Per-order RDP bound of one round (SUM-OF-BITS, PURE-DP-RDP-CAP). [UB]"""
   width = sums.DEFAULT_RELATIVE_WIDTH
-  num_users = sums.computed_users(num_users)  # SUM-OF-BITS (vi)
+  num_users = sums.computed_users(num_users, p, q)  # SUM-OF-BITS 6
   largest = sums.largest_loss(p, q)
   # Symmetric unary encoding (p + q = 1): the reversed family is the
   # family reflected (SUM-OF-BITS (iv)), with the same divergences.

@@ -171,7 +171,7 @@ def test_rounds_above_the_direct_limit_stay_above_the_truth(accountant,
                                                             monkeypatch):
   # Computed at fewer users and as per-coordinate shuffles (SUM-OF-BITS 6).
   from shuffle_accountants.pairs import sums as pair_sums
-  monkeypatch.setattr(pair_sums, 'MAX_DIRECT_USERS', 5)
+  monkeypatch.setattr(pair_sums, 'MAX_DIRECT_VARIANCE', 1.0)
   randomizer = randomizers.OptimizedUnaryEncoding(3, 3.0)
   epsilons = [0.5, 1.0]
   truth = _worst_delta(7, 3, *_bits(randomizer), 1, epsilons)
