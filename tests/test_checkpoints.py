@@ -120,6 +120,9 @@ LEAVES = {
         events.DistributedCheckInEvent, st.just(n), RATE, POSITIVE,
         st.sampled_from(events.PARTICIPATION_MODELS),
         st.none() | st.integers(1, n))),
+    events.SumOfReportsEvent: st.builds(
+        events.SumOfReportsEvent, USERS, st.one_of(*[
+            RANDOMIZERS[cls] for cls in events.SUM_RANDOMIZERS])),
     sampler_events.ShuffledBatchesDpEvent: st.builds(
         sampler_events.ShuffledBatchesDpEvent, POSITIVE,
         st.integers(1, 10**6), st.integers(1, 10**4)),
