@@ -32,6 +32,7 @@ _EXPORTS = {
     'SkellamSecureSumEvent': 'shuffle_accountants.events',
     'ShuffleEvent': 'shuffle_accountants.events',
     'SubsampledShuffleGaussianEvent': 'shuffle_accountants.events',
+    'SumOfReportsEvent': 'shuffle_accountants.events',
     'checkin_rdp_upper_bound': 'shuffle_accountants.rdp.checkin',
     'shuffled_gaussian_rdp_lower_bound': 'shuffle_accountants.rdp.checkin',
     'subsampled_shuffle_gaussian_rdp_upper_bound':
@@ -60,6 +61,7 @@ if TYPE_CHECKING:  # type checkers see the names; runtime imports them lazily
   from shuffle_accountants.events import CheckInEvent
   from shuffle_accountants.events import ShuffleEvent
   from shuffle_accountants.events import SubsampledShuffleGaussianEvent
+  from shuffle_accountants.events import SumOfReportsEvent
   from shuffle_accountants.pld.accountant import KRR_ADVERSARIES
   from shuffle_accountants.pld.accountant import ShufflePldAccountant
   from shuffle_accountants.rdp.accountant import DEFAULT_ORDERS

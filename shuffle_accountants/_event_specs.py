@@ -135,3 +135,9 @@ register(events.DistributedCheckInEvent, EventSpec(
 # public): one round, never grouped (SKELLAM-SUM).
 register(events.SkellamSecureSumEvent,
          EventSpec(Kind.OWN_PARTICIPATION))
+# A sum of reports: n users are a post-processing of fewer (the others'
+# reports are added to the sum), so it is grouped by n (SUM-OF-BITS).
+register(events.SumOfReportsEvent, EventSpec(
+    Kind.OWN_PARTICIPATION,
+    local_guarantee=lambda event: (event.local_epsilon, 0.0),
+    grouped_by=('num_users',)))

@@ -16,7 +16,7 @@ parameters raise at construction.
 """
 
 import math
-from typing import Optional
+from typing import Optional, Tuple, Union
 
 import attr
 from dp_accounting import dp_event
@@ -27,7 +27,8 @@ from shuffle_accountants import randomizers as randomizers_
 __all__ = [
     'ShuffleEvent', 'CheckInEvent', 'SubsampledShuffleGaussianEvent',
     'PARTICIPATION_MODELS', 'DEFAULT_PARTICIPATION', 'check_participation',
-    'DistributedCheckInEvent', 'SkellamSecureSumEvent',
+    'DistributedCheckInEvent', 'SkellamSecureSumEvent', 'SUM_RANDOMIZERS',
+    'SumOfReportsEvent',
 ]
 
 
@@ -452,3 +453,73 @@ class SkellamSecureSumEvent(dp_event.DpEvent):
   def l1_sensitivity(self) -> float:
     """sqrt(d) times `l2_sensitivity`: a bound on the L1 norm of it."""
     return math.sqrt(self.dimension) * self.l2_sensitivity
+# The randomizers whose sum-only release `SumOfReportsEvent` accounts.
+SUM_RANDOMIZERS = (randomizers_.SymmetricUnaryEncoding,
+                   randomizers_.OptimizedUnaryEncoding,
+                   randomizers_.KRandomizedResponse)
+
+
+def _sum_randomizer(instance, attribute, value):
+  del instance
+  if not isinstance(value, SUM_RANDOMIZERS):
+    names = ', '.join(cls.__name__ for cls in SUM_RANDOMIZERS)
+    raise TypeError(
+        f'{attribute.name} must be one of {names} (reports whose bits are '
+        'independent given the value, or k-RR); got '
+        f'{value!r} of type {type(value).__name__}.')
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class SumOfReportsEvent(dp_event.DpEvent):
+  """One round in which only the coordinate-wise sum of the reports is seen.
+
+  See SUM-OF-BITS.
+
+  Each of `num_users` users holds a value in {0, ..., d - 1} and applies
+  `randomizer` to it locally; a secure aggregation protocol (Prio / DAP,
+  Apple's private federated statistics, Flower SecAgg+: trusted, the
+  server is not) releases only the sum of the n reports, and nothing else
+  about them (who reported is public: all n users, every round).
+
+  * `SymmetricUnaryEncoding` (basic one-time RAPPOR) or
+    `OptimizedUnaryEncoding`: a report is a vector of d bits, independent
+    given the value x: bit x is 1 with probability p, every other bit with
+    probability q; the release is the d per-coordinate counts of ones.
+    Symmetric RAPPOR with per-bit epsilon e (each bit flipped with
+    probability 1 / (e^e + 1)) is `SymmetricUnaryEncoding(d, 2 e)`.
+  * `KRandomizedResponse`: a report is one value, one-hot encoded; the sum
+    is the histogram of the reports, which is exactly what the shuffle of
+    the reports releases: accounted as `ShuffleEvent(num_users,
+    randomizer=randomizer)`.
+
+  Neighbouring relation: replace-one over the `num_users` users (the number
+  of users is public): one user's value x changes to x'.
+
+  Attributes:
+    num_users: number of users n, an integer >= 1.
+    randomizer: the local randomizer of every user (see above).
+  """
+  num_users: int = attr.ib(
+      converter=_validation.whole_if_integral, validator=_num_users)
+  randomizer: Union[randomizers_.SymmetricUnaryEncoding,
+                    randomizers_.OptimizedUnaryEncoding,
+                    randomizers_.KRandomizedResponse] = attr.ib(
+                        validator=_sum_randomizer)
+
+  @property
+  def local_epsilon(self) -> float:
+    """eps0 of one report (the randomizer's)."""
+    return self.randomizer.local_epsilon
+
+  def as_shuffle_event(self) -> Optional[ShuffleEvent]:
+    """The `ShuffleEvent` with the same release (k-RR), or None."""
+    if isinstance(self.randomizer, randomizers_.KRandomizedResponse):
+      return ShuffleEvent(num_users=self.num_users, randomizer=self.randomizer)
+    return None
+
+  def bit_probabilities(self) -> Tuple[float, float]:
+    """(p, q) of the independent bits of a unary encoding."""
+    if isinstance(self.randomizer, randomizers_.KRandomizedResponse):
+      raise ValueError(f'{self.randomizer!r} reports one value, not '
+                       'independent bits: see as_shuffle_event.')
+    return self.randomizer.bit_probabilities()

@@ -327,6 +327,10 @@ class _UnaryEncoding(_DomainRandomizer):
   def _bit_probabilities(self) -> Tuple[float, float]:
     raise NotImplementedError
 
+  def bit_probabilities(self) -> Tuple[float, float]:
+    """(p, q): P[bit = 1] at the user's own coordinate and elsewhere."""
+    return self._bit_probabilities()
+
   def blanket(self) -> Optional[BlanketTable]:
     if self.local_epsilon == 0:
       return None

@@ -126,6 +126,9 @@ LEAVES = {
     events.SkellamSecureSumEvent: st.builds(
         events.SkellamSecureSumEvent, st.integers(1, 10**6), POSITIVE,
         POSITIVE, POSITIVE),
+    events.SumOfReportsEvent: st.builds(
+        events.SumOfReportsEvent, USERS, st.one_of(*[
+            RANDOMIZERS[cls] for cls in events.SUM_RANDOMIZERS])),
     sampler_events.ShuffledBatchesDpEvent: st.builds(
         sampler_events.ShuffledBatchesDpEvent, POSITIVE,
         st.integers(1, 10**6), st.integers(1, 10**4)),

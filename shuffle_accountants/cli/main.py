@@ -41,7 +41,7 @@ calibration = None
 PROGRAM = 'shuffle-accountant'
 _PROTOCOL_FIELDS = ('num_users', 'delta', 'rounds', 'local_epsilon',
                     'noise_multiplier', 'num_categories', 'checkin_rate',
-                    'sample_size', 'randomizer', 'domain_size')
+                    'sample_size', 'randomizer', 'domain_size', 'release')
 _SWEEPS = ('rounds', 'num-users', 'local-epsilon')
 # Without --delta: well below 1/n (a mechanism releasing one random user's
 # record is (0, 1/n)-DP), and never above the customary 1e-6.
@@ -179,6 +179,10 @@ def _add_protocol_flags(parser, solved: Sequence[str] = ()):
   group.add_argument('--domain-size', type=_whole('domain-size'),
                      help='number of input values d of --randomizer '
                      '(2 to 1e6)')
+  group.add_argument('--release', choices=('shuffle', 'sum'),
+                     help='what the server sees of a round: the shuffled '
+                     'reports (default) or only their coordinate-wise sum '
+                     '(secure aggregation of sue/oue/krr reports)')
   sampling = group.add_mutually_exclusive_group()
   sampling.add_argument('--checkin-rate', type=_real('checkin-rate'),
                         help='each user checks in with this probability '

@@ -23,6 +23,7 @@ from shuffle_accountants import randomizers
 from shuffle_accountants.pairs import fmt21
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import lower_bounds
+from shuffle_accountants.pld import sums
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.rdp import clone
 from shuffle_accountants.rdp import girgis
@@ -30,13 +31,15 @@ from shuffle_accountants.rdp.accountant import DEFAULT_ORDERS
 from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
 
 __all__ = [
-    'UPPER', 'LOWER', 'RANDOMIZERS', 'NotApplicable', 'Protocol',
+    'RELEASES', 'UPPER', 'LOWER', 'RANDOMIZERS', 'MAX_SUM_PAIR_USERS', 'NotApplicable', 'Protocol',
     'MethodResult', 'MAX_LOWER_BOUND_ROUNDS', 'NO_SAMPLED_LOWER_BOUND',
     'MAX_CHECKIN_PAIR_PARTICIPANTS', 'METHODS', 'ACCOUNTANTS',
     'ACCOUNTANT_TYPES', 'evaluate', 'certified_epsilon', 'best_lower_bound',
     'compare',
 ]
 
+# What the server sees of a round (`Protocol.release`).
+RELEASES = ('shuffle', 'sum')
 UPPER = 'upper bound'
 LOWER = 'lower bound'
 
@@ -67,6 +70,9 @@ class Protocol:
   sample (`SampledWithoutReplacementDpEvent` of a `ShuffleEvent`); otherwise
   `ShuffleEvent`. `randomizer` (a name in `RANDOMIZERS`) with
   `domain_size` describes the local randomizer of eps0 `local_epsilon`.
+  `release` is what the server sees of a round: 'shuffle' (the shuffled
+  reports) or 'sum' (their coordinate-wise sum, `SumOfReportsEvent`:
+  unary encodings or k-RR, every user every round).
   Invalid combinations raise `ValueError` at construction.
   """
   num_users: int
@@ -79,6 +85,7 @@ class Protocol:
   sample_size: Optional[int] = None
   randomizer: Optional[str] = None
   domain_size: Optional[int] = None
+  release: str = 'shuffle'
 
   def __attrs_post_init__(self):
     _validation.check_integer('rounds', self.rounds, 1)
@@ -109,6 +116,11 @@ class Protocol:
 
   def round_event(self) -> dp_accounting.DpEvent:
     """The `DpEvent` of one round."""
+    if self.release not in RELEASES:
+      raise ValueError(f'release must be one of {", ".join(RELEASES)}; got '
+                       f'{self.release!r}.')
+    if self.release == 'sum':
+      return self._sum_event()
     if self.noise_multiplier is not None and self.sample_size is not None:
       return events.SubsampledShuffleGaussianEvent(
           self.num_users, self.sample_size, self.noise_multiplier)
@@ -135,6 +147,24 @@ class Protocol:
     return events.ShuffleEvent(self.num_users, self.local_epsilon,
                                num_categories=self.num_categories,
                                randomizer=self.local_randomizer())
+
+  def _sum_event(self) -> events.SumOfReportsEvent:
+    """The round of release='sum' (every user reports every round)."""
+    others = {name: getattr(self, name) for name in (
+        'noise_multiplier', 'checkin_rate', 'sample_size')
+              if getattr(self, name) is not None}
+    if others:
+      raise ValueError(f'release=sum accounts every user every round with '
+                       f'pure LDP reports; drop {others}.')
+    randomizer = self.local_randomizer()
+    if randomizer is None and self.num_categories is not None:
+      randomizer = randomizers.KRandomizedResponse(self.num_categories,
+                                                   self.local_epsilon)
+    if not isinstance(randomizer, events.SUM_RANDOMIZERS):
+      raise ValueError('release=sum needs randomizer sue, oue or krr (with '
+                       'domain_size) or num_categories; got randomizer='
+                       f'{self.randomizer!r}.')
+    return events.SumOfReportsEvent(self.num_users, randomizer)
 
   def replace(self, **changes) -> 'Protocol':
     return attr.evolve(self, **changes)
@@ -216,15 +246,29 @@ NO_SAMPLED_LOWER_BOUND = ('no lower bound for rounds that sample users '
 # The exact check-in pair has an atom per (participants, reports of x) in
 # wide windows: above this many expected participants it is skipped (cost).
 MAX_CHECKIN_PAIR_PARTICIPANTS = 10**5
+# The exact sum pair convolves the others' counts: skipped above this n.
+MAX_SUM_PAIR_USERS = 10**7
 
 
 def _check_lower_bound_applies(event: dp_accounting.DpEvent) -> None:
+  if isinstance(event, events.SumOfReportsEvent):
+    raise NotApplicable('see sum-configurations')
   if not isinstance(event, events.ShuffleEvent):
     raise NotApplicable(NO_SAMPLED_LOWER_BOUND)
 
 
-def _binary_rr_pair(protocol: Protocol):
+def _shuffle_view(protocol: Protocol) -> dp_accounting.DpEvent:
+  """The round, a k-RR sum as the shuffle it equals (SUM-OF-BITS (v))."""
   event = protocol.round_event()
+  if isinstance(event, events.SumOfReportsEvent):
+    return event.as_shuffle_event() or event
+  return event
+
+
+def _binary_rr_pair(protocol: Protocol):
+  event = _shuffle_view(protocol)
+  if isinstance(event, events.SumOfReportsEvent):
+    _check_lower_bound_applies(event)
   # Binary RR is one eps0-LDP randomizer: this pair bounds a generic round
   # (or binary RR itself) from below, not a round of another randomizer.
   binary_or_generic = (
@@ -257,14 +301,15 @@ def _binary_rr_pair(protocol: Protocol):
 def _pld_generic(protocol: Protocol):
   if protocol.randomizer is None and protocol.num_categories is None:
     raise NotApplicable('only with --randomizer or --num-categories')
+  # A sum is a post-processing of the shuffled reports (SUM-OF-BITS).
   generic = protocol.replace(randomizer=None, domain_size=None,
-                             num_categories=None)
+                             num_categories=None, release='shuffle')
   return (_accountant_epsilon(ShufflePldAccountant(), generic),
           'ShufflePldAccountant for a generic eps0-LDP randomizer (FMT21)')
 
 
 def _randomizer_pairs(protocol: Protocol):
-  event = protocol.round_event()
+  event = _shuffle_view(protocol)
   _check_lower_bound_applies(event)
   if event.randomizer is None and event.num_categories is None:
     raise NotApplicable('only with --randomizer or --num-categories')
@@ -279,6 +324,23 @@ def _randomizer_pairs(protocol: Protocol):
                    '(others hold x\' or a third value; specific pairs)')
 
 
+def _sum_configurations(protocol: Protocol):
+  event = protocol.round_event()
+  if (not isinstance(event, events.SumOfReportsEvent)
+      or event.as_shuffle_event() is not None):
+    raise NotApplicable('only with --release sum of sue or oue reports')
+  if protocol.rounds > MAX_LOWER_BOUND_ROUNDS:
+    raise NotApplicable(f'skipped above {MAX_LOWER_BOUND_ROUNDS} rounds (its '
+                        'cost grows with the rounds)')
+  if protocol.num_users > MAX_SUM_PAIR_USERS:
+    raise NotApplicable(f'skipped above {MAX_SUM_PAIR_USERS} users (its '
+                        'cost)')
+  return (sums.sum_release_lower_bound(event, protocol.delta,
+                                       protocol.rounds),
+          'exact epsilon of the sum release when every other user holds x, '
+          'x\' or a third value (LB-SUM-CONFIGURATIONS, specific pairs)')
+
+
 # name -> (kind, function); the order is the order of reports.
 METHODS: Dict[str, tuple] = {
     'pld': (UPPER, _pld),
@@ -290,6 +352,7 @@ METHODS: Dict[str, tuple] = {
     'pld-generic': (UPPER, _pld_generic),
     'binary-rr-pair': (LOWER, _binary_rr_pair),
     'randomizer-pairs': (LOWER, _randomizer_pairs),
+    'sum-configurations': (LOWER, _sum_configurations),
 }
 ACCOUNTANTS = ('pld', 'rdp')
 ACCOUNTANT_TYPES = {'pld': ShufflePldAccountant, 'rdp': ShuffleRdpAccountant}

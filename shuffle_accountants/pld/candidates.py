@@ -30,11 +30,13 @@ from shuffle_accountants.pairs import blanket
 from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pairs import fmt21
 from shuffle_accountants.pairs import privacy_loss
+from shuffle_accountants.pairs import sums as pair_sums
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import continuous_blanket
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import distributed
 from shuffle_accountants.pld import skellam
+from shuffle_accountants.pld import sums
 
 __all__ = [
     'KRR_ADVERSARIES', 'PAIRS_CACHE_BYTES', 'PMF_CACHE_BYTES',
@@ -561,6 +563,32 @@ def _sampled_gaussian_scales(event: events.SubsampledShuffleGaussianEvent,
   return spread, reach, spread_bound
 
 
+def _sum_pmf(event: events.SumOfReportsEvent, *rest
+             ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
+  """SUM-OF-BITS; k-RR's sum is its shuffle (SUM-OF-BITS (v))."""
+  shuffle = event.as_shuffle_event()
+  if shuffle is not None:
+    return shuffle_round_pmf(shuffle, *rest)
+  pmf, names = sums.sum_round_pmf(event, *rest)
+  if event.num_users <= pair_sums.computed_users(
+      event.num_users, *event.bit_probabilities()):
+    return pmf, names
+  # Computed at fewer users: each coordinate as a shuffle at the true n
+  # may be tighter.
+  coordinate, _ = shuffle_round_pmf(pair_sums.coordinate_shuffle_event(event),
+                                    *rest)
+  return (discrete.smallest_profile([pmf, sums.composed(coordinate,
+                                                        coordinate)]),
+          names + (pair_sums.PER_COORDINATE,))
+
+
+def _sum_scales(event: events.SumOfReportsEvent, *rest) -> Scales:
+  shuffle = event.as_shuffle_event()
+  if shuffle is not None:
+    return _shuffle_scales(shuffle, *rest)
+  return sums.sum_round_scales(event, *rest)
+
+
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class RoundPmf:
   """The PLD route's entry for one shuffle event type (`_event_specs`).
@@ -586,4 +614,5 @@ ROUND_PMFS = {
                                              _distributed_scales),
     events.SkellamSecureSumEvent: RoundPmf(skellam.round_pmf,
                                            skellam.round_scales),
+    events.SumOfReportsEvent: RoundPmf(_sum_pmf, _sum_scales),
 }

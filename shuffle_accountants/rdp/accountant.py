@@ -60,11 +60,13 @@ from shuffle_accountants import _validation
 from shuffle_accountants import checkpoints
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
+from shuffle_accountants.pairs import sums as pair_sums
 from shuffle_accountants.rdp import blanket
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import distributed
 from shuffle_accountants.rdp import shuffle_round
 from shuffle_accountants.rdp import skellam
+from shuffle_accountants.rdp import sums
 from shuffle_accountants.samplers import accounting as sampler_accounting
 
 __all__ = [
@@ -606,6 +608,24 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
             self.orders, participation=event.participation,
             min_reporting=event.min_reporting))
 
+  def _sum_bound(self, event: events.SumOfReportsEvent
+                 ) -> shuffle_round.RdpBound:
+    """SUM-OF-BITS; k-RR's sum is its shuffle (SUM-OF-BITS (v))."""
+    shuffle = event.as_shuffle_event()
+    if shuffle is not None:
+      return self._shuffle_bound(shuffle)
+    bound = self._bound(event, lambda: sums.sum_rdp_upper_bound(
+        event.num_users, *event.bit_probabilities(), event.local_epsilon,
+        self.orders, isinstance(event.randomizer,
+                                randomizers.SymmetricUnaryEncoding)))
+    if event.num_users <= pair_sums.computed_users(
+        event.num_users, *event.bit_probabilities()):
+      return bound
+    # Computed at fewer users: each coordinate as a shuffle at the true n.
+    coordinate = self._shuffle_bound(pair_sums.coordinate_shuffle_event(event))
+    return shuffle_round.smallest_bound(self.orders, {
+        **bound.candidates, pair_sums.PER_COORDINATE: 2 * coordinate.rdp})
+
   def _compose_hidden_sample(self, event, count: int) -> None:
     inner = event.event
     key = ('sampled', event.source_dataset_size, event.sample_size,
@@ -627,4 +647,5 @@ ROUND_BOUNDS = {
     events.SkellamSecureSumEvent: (
         lambda accountant, event: skellam.skellam_sum_rdp_upper_bound(
             event, accountant.orders)),
+    events.SumOfReportsEvent: ShuffleRdpAccountant._sum_bound,
 }

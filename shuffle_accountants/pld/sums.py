@@ -1,0 +1,206 @@
+"""The PLD of a sum-of-reports round, and its exact-configuration lower bound.
+
+IDs: SUM-OF-BITS, LB-SUM-CONFIGURATIONS, ROUNDOFF-CERTIFIED
+
+A round of `SumOfReportsEvent` with independent-bit reports (unary
+encodings) is dominated by env ⊗ rev(env') (SUM-OF-BITS (iv)): env the
+largest profile over the label groups of coordinate x's family, env' that
+of the reversed family (coordinate x'). The two are convolved into one
+grid PMF, whose profile holds for both orders of the neighbouring pair.
+k-RR reports are the shuffle's release (SUM-OF-BITS (v)): their round is
+`ShuffleEvent`'s.
+"""
+
+import math
+from typing import List, Optional, Tuple
+
+from dp_accounting.pld import privacy_loss_distribution
+import numpy as np
+
+from shuffle_accountants import _numerics
+from shuffle_accountants import _validation
+from shuffle_accountants import events
+from shuffle_accountants import randomizers
+from shuffle_accountants.pairs import privacy_loss
+from shuffle_accountants.pairs import sums
+from shuffle_accountants.pld import checkin
+from shuffle_accountants.pld import discrete
+from shuffle_accountants.pld import radix2
+from shuffle_accountants.pld import roundoff
+
+__all__ = ['composed', 'sum_round_pmf',
+           'sum_round_scales', 'sum_release_lower_bound']
+
+# Convolutions of at most this many products are summed directly.
+_DIRECT_PRODUCTS = 10**8
+# Grid masses below this are moved to +infinity before a convolution.
+_NEGLIGIBLE_MASS = 1e-150
+
+
+def _envelope(family, discretization: float,
+              discretize: checkin.Discretize) -> discrete.GridPmf:
+  """One PMF whose profile is at least every group pair's."""
+  return discrete.largest_profile([discretize(atoms, discretization)
+                                   for atoms in family])
+
+
+def _convolve(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+  """Upper bounds on the convolution of two non-negative vectors.
+
+  Direct sums when short; else the proven radix-2 FFT with its round-off
+  bound added to every entry (ROUNDOFF-CERTIFIED (iii)).
+  """
+  if first.size * second.size <= _DIRECT_PRODUCTS:
+    return np.convolve(first, second)
+  size = first.size + second.size - 1
+  length = 1 << (size - 1).bit_length()
+  spectra: List[np.ndarray] = []
+  for values in (first, second):
+    padded = np.zeros(length)
+    padded[:values.size] = values
+    spectra.extend(radix2.transform(padded, np.zeros(length)))
+  product = radix2.multiply(*spectra)
+  computed = radix2.transform(*product, inverse=True)[0][:size]
+  error = roundoff.fft_convolution_error(first, second, length)
+  return np.maximum(computed, 0.0) + error
+
+
+def composed(first: discrete.GridPmf, second: discrete.GridPmf
+              ) -> discrete.GridPmf:
+  """The PMF of the composition of two pairs (sums of positive terms).
+
+  Masses below `_NEGLIGIBLE_MASS` go to +infinity first (TAILS-TO-INFINITY):
+  their products would be subnormal, slow and imprecise.
+  """
+  firsts, seconds = (np.where(pmf.probs < _NEGLIGIBLE_MASS, 0.0, pmf.probs)
+                     for pmf in (first, second))
+  moved = math.fsum(first.probs[firsts == 0]) + math.fsum(
+      second.probs[seconds == 0])
+  probs = _convolve(firsts, seconds)
+  margin = 1 + _numerics.RELATIVE_SAFETY_MARGIN
+  return discrete.GridPmf(first.discretization,
+                          first.lower_index + second.lower_index,
+                          probs * margin,
+                          (first.infinity_mass + second.infinity_mass + moved)
+                          * margin)
+
+
+def sum_round_pmf(event: events.SumOfReportsEvent, sampling_ratio,
+                  discretization: float, discretize: checkin.Discretize,
+                  krr_adversary: str, relative_width: float
+                  ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
+  """One grid PMF dominating a sum-of-reports round (both orders). [DOM]
+
+  Unary encodings only (`candidates` gives k-RR its shuffle's round).
+  """
+  del sampling_ratio, krr_adversary  # a sum is never behind a hidden sample
+  p, q = event.bit_probabilities()
+  width = _group_width(relative_width)
+  users = sums.computed_users(event.num_users, p, q)
+  forward = _envelope(
+      sums.coordinate_family_atoms(users, p, q, width, False),
+      discretization, discretize)
+  # Symmetric unary encoding: reflecting the count (s -> n - s) maps the
+  # reversed family onto the family itself (SUM-OF-BITS (iv)).
+  backward = forward if isinstance(
+      event.randomizer, randomizers.SymmetricUnaryEncoding) else _envelope(
+          sums.coordinate_family_atoms(users, p, q, width, True),
+          discretization, discretize)
+  return composed(forward, backward), (sums.SUM_OF_BITS,)
+
+
+def _group_width(relative_width: float) -> float:
+  # The accountant's relative width is tuned for clone counts (1e-3); the
+  # label groups of SUM-OF-BITS lose users only where epsilon is far below
+  # its largest value, so coarser groups cost little.
+  return max(relative_width, sums.DEFAULT_RELATIVE_WIDTH)
+
+
+def sum_round_scales(event: events.SumOfReportsEvent, ratio,
+                     krr_adversary: str, relative_width: float):
+  """(loss standard deviation, largest loss, spread bound) for `grid`.
+
+  Unary encodings only.
+  """
+  del ratio, krr_adversary, relative_width
+  p, q = event.bit_probabilities()
+  # The extreme pair (everyone at p) has the widest losses of the family
+  # (one binomial: cheap at any n).
+  extreme = sums.coordinate_pair_atoms(event.num_users - 1, 0, p, q)
+  spread = math.sqrt(2) * privacy_loss.loss_spread(extreme)
+  reach = 2 * float(np.max(np.abs(extreme.losses)))
+  return spread, reach, 2 * spread
+
+
+def _configuration_pld(num_users: int, p: float, q: float, at_x: int,
+                       at_other: int, discretization: float):
+  """Optimistic PLD of the exact release for one configuration."""
+  def coordinate(at_p, reverse):
+    atoms = sums.coordinate_pair_atoms(at_p, num_users - 1 - at_p, p, q,
+                                       reverse, raise_losses=False,
+                                       log_tail=_LOWER_BOUND_LOG_TAIL)
+    losses = atoms.losses - sums.loss_error(atoms.losses)
+    keep = atoms.masses > 1e-300
+    # The windowed (normalised) masses times the windows' least mass are
+    # below the truth.
+    masses = (atoms.masses[keep] / (1 + _numerics.RELATIVE_SAFETY_MARGIN)
+              * (1 - atoms.infinity_mass))
+    log_p = dict(enumerate(np.log(masses)))
+    log_q = dict(enumerate(np.log(masses) - losses[keep]))
+    return privacy_loss_distribution.from_two_probability_mass_functions(
+        log_p, log_q, pessimistic_estimate=False,
+        value_discretization_interval=discretization,
+        log_mass_truncation_bound=-60.0, symmetric=False)
+  return coordinate(at_x, False).compose(coordinate(at_other, True))
+
+
+# Wide windows for the lower bound: their complement, which can lower the
+# true delta(eps) by e^eps times its mass, stays negligible at large eps.
+_LOWER_BOUND_LOG_TAIL = -200.0
+
+
+def sum_release_lower_bound(event: events.SumOfReportsEvent, delta: float,
+                            rounds: int = 1,
+                            discretization: Optional[float] = None) -> float:
+  """epsilon(delta) of `rounds` rounds on the worst exact configurations.
+  [LB, PAIR: LB-SUM-CONFIGURATIONS]
+
+  The configurations: every other user at x, at x', or at a third value
+  (when the domain has one); both orders of each pair. Computed with
+  dp_accounting's optimistic PLD, so numerical error only lowers it: a
+  lower bound on every certified answer, never a guarantee (0 when epsilon
+  is so large, about 190, that the windows' complement could matter).
+  Losses are
+  rounded down by up to `discretization` per round; by default it is the
+  loss standard deviation over 50 sqrt(rounds) (at most 1e-4), so that the
+  bias stays a small fraction of epsilon.
+  """
+  delta = _validation.check_real('delta', delta, 0.0, 1.0, False, False)
+  rounds = _validation.check_integer('rounds', rounds, 1)
+  if isinstance(event.randomizer, randomizers.KRandomizedResponse):
+    raise ValueError('sum_release_lower_bound is for independent-bit '
+                     f'reports; {event.randomizer!r} is k-RR, whose sum is '
+                     'its shuffle (see pld.lower_bounds).')
+  p, q = event.bit_probabilities()
+  others = event.num_users - 1
+  if discretization is None:
+    spread = privacy_loss.loss_spread(
+        sums.coordinate_pair_atoms(others, 0, p, q))
+    discretization = min(1e-4, spread / (50 * math.sqrt(rounds)))
+  configurations = [(others, 0), (0, others)]
+  if event.randomizer.domain_size >= 3:
+    configurations.append((0, 0))
+  best = 0.0
+  for at_x, at_other in configurations:
+    pld = _configuration_pld(event.num_users, p, q, at_x, at_other,
+                             discretization)
+    if rounds > 1:
+      pld = pld.self_compose(rounds)
+    # Outside the windows (mass tau per round and coordinate) the true
+    # delta(eps) can fall below the windowed pair's by e^eps tau at most.
+    epsilon = pld.get_epsilon_for_delta(delta)
+    shift = 4 * rounds * sums.window_tail(_LOWER_BOUND_LOG_TAIL) * math.exp(
+        min(epsilon, 700.0))
+    if delta + shift < 1:  # else no bound from this configuration
+      best = max(best, pld.get_epsilon_for_delta(delta + shift))
+  return best

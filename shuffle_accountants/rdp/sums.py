@@ -1,0 +1,59 @@
+"""RDP of a sum-of-reports round of independent-bit reports.
+
+IDs: SUM-OF-BITS, PURE-DP-RDP-CAP
+
+By SUM-OF-BITS (iv) the round's pair is, for every configuration, a product
+of a member of coordinate x's family and a member of the reversed family,
+and every member is a post-processing of its label group's pair. Renyi
+divergences add over a product and cannot grow under post-processing, so
+the largest group divergence of each family, summed, bounds the round at
+every order [UB]. The +infinity mass of a group pair (its truncated
+outputs) is charged the coordinate's largest loss, which bounds every
+output's.
+"""
+
+import numpy as np
+
+from shuffle_accountants import _numerics
+from shuffle_accountants.pairs import sums
+from shuffle_accountants.rdp import generic
+from shuffle_accountants.rdp import shuffle_round
+
+__all__ = ['SUM_OF_BITS_RDP', 'sum_rdp_upper_bound']
+
+SUM_OF_BITS_RDP = 'SUM-OF-BITS largest group divergence, both coordinates'
+
+
+def _largest_divergence(family, largest_loss: float,
+                        orders: np.ndarray) -> np.ndarray:
+  """max over the family of D_order(P || Q), from atoms. [UB]"""
+  best = np.zeros(orders.size)
+  for atoms in family:
+    exponents = (orders[:, None] - 1) * atoms.losses[None, :]
+    log_moment = _numerics.log_sum_exp(
+        np.concatenate([exponents + np.log(atoms.masses)[None, :],
+                        ((orders - 1) * largest_loss
+                         + np.log(max(atoms.infinity_mass, 1e-300)))[:, None]],
+                       axis=1), axis=1)
+    best = np.maximum(best, np.maximum(log_moment, 0.0) / (orders - 1))
+  return best
+
+
+def sum_rdp_upper_bound(num_users: int, p: float, q: float,
+                        local_epsilon: float, orders: np.ndarray,
+                        symmetric: bool) -> shuffle_round.RdpBound:
+  """Per-order RDP bound of one round (SUM-OF-BITS, PURE-DP-RDP-CAP). [UB]"""
+  width = sums.DEFAULT_RELATIVE_WIDTH
+  num_users = sums.computed_users(num_users, p, q)  # SUM-OF-BITS 6
+  largest = sums.largest_loss(p, q)
+  # Symmetric unary encoding (p + q = 1): the reversed family is the
+  # family reflected (SUM-OF-BITS (iv)), with the same divergences.
+  directions = (False,) if symmetric else (False, True)
+  total = sum(_largest_divergence(
+      sums.coordinate_family_atoms(num_users, p, q, width, reverse),
+      largest, orders) for reverse in directions) * (3 - len(directions))
+  return shuffle_round.smallest_bound(orders, {
+      SUM_OF_BITS_RDP: np.asarray(total) * (
+          1 + _numerics.RELATIVE_SAFETY_MARGIN),
+      shuffle_round.PURE_DP_CAP: generic.pure_dp_rdp_cap_unchecked(
+          local_epsilon, orders)})
