@@ -10,14 +10,19 @@ accountant's grid. Its dominated mode gives a lower bound
 (`epsilon_lower_bound`).
 """
 
+from importlib import metadata
+from importlib import util
 from typing import Tuple
 
+import numpy as np
+
 from shuffle_accountants import _cache
+from shuffle_accountants import _disk_cache
 from shuffle_accountants import _upstream
 
 __all__ = [
     'LOSS_DISCRETIZATION_PER_ACCURACY', 'LOSS_DISCRETIZATION', 'INSTALL_HINT',
-    'is_available', 'dominating_epoch_pmfs_unchecked', 'epsilon_lower_bound',
+    'is_available', 'dominating_epoch_fields_unchecked', 'epsilon_lower_bound',
 ]
 
 # PLD_accounting's loss discretization per unit of the accountant's
@@ -54,15 +59,60 @@ def _pmfs_bytes(pmfs) -> int:
   return sum(8 * pmf.size for pmf in pmfs)
 
 
-@_cache.cached(16 * 2**20, _pmfs_bytes)
-def dominating_epoch_pmfs_unchecked(
+DenseFields = Tuple[float, int, np.ndarray, float]
+
+
+def _fields_bytes(directions) -> int:
+  return sum(8 * probs.size for _, _, probs, _ in directions)
+
+
+@_cache.cached(16 * 2**20, _fields_bytes)
+def dominating_epoch_fields_unchecked(
     noise_multiplier: float, num_selected: int, num_steps: int,
-    loss_discretization: float) -> Tuple[object, object]:
-  """PLD_accounting's dominating PMFs (remove, add) of one epoch (the
-  callers convert the arguments; nothing is checked here)."""
-  pld = _epoch_pld(noise_multiplier, num_selected, num_steps,
-                   loss_discretization, 'DOMINATES')
-  return _upstream.pld_pmfs(pld)
+    loss_discretization: float) -> Tuple[DenseFields, DenseFields]:
+  """PLD_accounting's dominating PMFs (remove, add) of one epoch, each as
+  its dense fields (discretization, lower index, probabilities, mass at
+  +infinity); the callers convert the arguments, nothing is checked here.
+
+  They take seconds to compute (docs/performance.md), so they are also kept
+  on disk (`_disk_cache`), under the exact arguments and the versions of
+  the packages that compute them: a fresh process reads them bit for bit.
+  """
+  key = repr(('random_allocation.dominating_epoch', _versions(),
+              float(noise_multiplier).hex(), int(num_selected),
+              int(num_steps), float(loss_discretization).hex()))
+
+  def compute():
+    pld = _epoch_pld(noise_multiplier, num_selected, num_steps,
+                     loss_discretization, 'DOMINATES')
+    return tuple(
+        np.asarray(value) for pmf in _upstream.pld_pmfs(pld)
+        for value in _upstream.dense_pmf_fields(pmf.to_dense_pmf()))
+
+  stored = _disk_cache.arrays(key, compute)
+  return _dense_fields(stored[:4]), _dense_fields(stored[4:])
+
+
+def _dense_fields(arrays) -> DenseFields:
+  discretization, lower, probs, infinity = arrays
+  return float(discretization), int(lower), probs, float(infinity)
+
+
+def _versions() -> Tuple[str, ...]:
+  """The versions of the packages an epoch PMF depends on (numba is
+  optional to PLD_accounting); without PLD_accounting, its install hint.
+  Found without importing them (importing takes about a second)."""
+  if util.find_spec('PLD_accounting') is None:
+    raise ImportError(INSTALL_HINT)
+  return tuple(_version(name) for name in (
+      'PLD_accounting', 'dp-accounting', 'numpy', 'numba'))
+
+
+def _version(distribution: str) -> str:
+  try:
+    return metadata.version(distribution)
+  except metadata.PackageNotFoundError:
+    return 'absent'
 
 
 def _epoch_pld(noise_multiplier: float, num_selected: int, num_steps: int,
