@@ -145,3 +145,11 @@ def test_epoch_pmfs_read_from_disk_give_the_same_epsilon(tmp_path,
       assert probs.tobytes() == np.asarray(computed_probs).tobytes()
     assert _epsilon(event, 3, delta=1e-5) == expected
   assert len(list(tmp_path.iterdir())) == 1
+
+
+def test_noise_below_the_packages_range_is_refused_with_the_limit():
+  event = RandomAllocationDpEvent(dp_event.GaussianDpEvent(0.01), 1, 79)
+  with pytest.raises(ValueError, match=r'noise_multiplier=0\.01 is below 0\.05'):
+    _epsilon(event, delta=1e-5)
+  with pytest.raises(ValueError, match='shuffled_batches'):
+    random_allocation.epsilon_lower_bound(0.049, 1, 79, 1, 1e-5)
