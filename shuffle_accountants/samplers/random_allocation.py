@@ -22,7 +22,7 @@ from shuffle_accountants import _upstream
 
 __all__ = [
     'LOSS_DISCRETIZATION_PER_ACCURACY', 'LOSS_DISCRETIZATION', 'INSTALL_HINT',
-    'SMALLEST_NOISE_MULTIPLIER',
+    'SMALLEST_NOISE_MULTIPLIER', 'LARGEST_NOISE_MULTIPLIER',
     'is_available', 'dominating_epoch_fields_unchecked', 'epsilon_lower_bound',
 ]
 
@@ -34,10 +34,13 @@ __all__ = [
 LOSS_DISCRETIZATION_PER_ACCURACY = 15.0
 LOSS_DISCRETIZATION = LOSS_DISCRETIZATION_PER_ACCURACY * 1e-3
 
-# Below it PLD_accounting 2.0 fails (sigma = 0.03, 79 steps: its loss grid
-# leaves the range where exp is representable) or takes long (0.05: 12 s);
-# epsilon there is in the hundreds, so nothing of use is refused.
+# Outside [0.05, 1000] PLD_accounting 2.0 fails at once (sigma = 0.03 at
+# 79 steps: its loss grid leaves the range where exp is representable;
+# sigma = 10^4: too few grid points) or takes long (0.05: 12 s). Epsilon is
+# in the hundreds at 0.05 and about 0.004 at 1000 (79 steps, delta = 1e-5),
+# so nothing of use is refused.
 SMALLEST_NOISE_MULTIPLIER = 0.05
+LARGEST_NOISE_MULTIPLIER = 1000.0
 
 INSTALL_HINT = ('random allocation needs the PLD_accounting package: pip '
                  'install "shuffle-accountants[samplers]" (or '
@@ -124,16 +127,16 @@ def _version(distribution: str) -> str:
 def _epoch_pld(noise_multiplier: float, num_selected: int, num_steps: int,
                loss_discretization: float, bound_type: str):
   """PLD_accounting's PLD of one epoch (geometric convolution)."""
-  if noise_multiplier < SMALLEST_NOISE_MULTIPLIER:
+  if not (SMALLEST_NOISE_MULTIPLIER <= noise_multiplier
+          <= LARGEST_NOISE_MULTIPLIER):
     raise ValueError(
-        f'random allocation: noise_multiplier={noise_multiplier:g} is below '
-        f'{SMALLEST_NOISE_MULTIPLIER:g}, the smallest at which '
-        "PLD_accounting's epoch PLD is computed (below it its loss grid "
-        'leaves the range of exp; at 0.05 and 79 steps epsilon is already '
-        'about 280 at delta = 1e-5). Use noise_multiplier >= '
-        f'{SMALLEST_NOISE_MULTIPLIER:g}, or ShuffledBatchesDpEvent (the '
-        "'shuffled_batches' Opacus accountant), which claims no "
-        'amplification.')
+        f'random allocation: noise_multiplier={noise_multiplier:g} is '
+        f'outside [{SMALLEST_NOISE_MULTIPLIER:g}, '
+        f"{LARGEST_NOISE_MULTIPLIER:g}], where PLD_accounting's epoch PLD "
+        'is computed (outside, its loss grid leaves the range of exp or '
+        'holds too few points). Use a noise multiplier in that range, or '
+        "ShuffledBatchesDpEvent (the 'shuffled_batches' Opacus accountant), "
+        'which claims no amplification.')
   package = _package()
   config = package.AllocationSchemeConfig(
       loss_discretization=loss_discretization,
