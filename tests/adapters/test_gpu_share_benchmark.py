@@ -30,8 +30,9 @@ def test_training_reports_the_share_of_wall_time():
   result = GPU_SHARE.run_one('shuffled_batches', epochs=1, examples=32,
                              batch=16, accounting_only=False)
   assert result['device'] in ('cpu', 'cuda')
-  share = float(GPU_SHARE.table([result, result | {'name': 'prv'}],
-                                accounting_only=False).splitlines()[1].split()[1])
+  row = GPU_SHARE.table([result, result | {'name': 'prv'}],
+                        accounting_only=False).splitlines()[1]
+  share = float(row.split()[1])
   assert 0 <= share <= 100
 
 
