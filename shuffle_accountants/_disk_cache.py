@@ -60,16 +60,17 @@ def _path(key: str) -> Optional[pathlib.Path]:
 def _read(path: pathlib.Path, key: str) -> Optional[Arrays]:
   try:
     with np.load(path, allow_pickle=False) as stored:
-      if (str(stored['key']) != key
-          or int(stored['format']) != _FORMAT):
-        return None
-      arrays = tuple(stored[f'array{i}']
-                     for i in range(int(stored['count'])))
-      if str(stored['checksum']) != _checksum(key, arrays):
-        return None
-      return arrays
+      # Stored in order: the key, the format, the checksum, the arrays.
+      fields = [stored[f'arr_{i}'] for i in range(len(stored.files))]
   except (OSError, ValueError, KeyError, EOFError):
     return None
+  if len(fields) < 3 or str(fields[0]) != key or str(fields[1]) != str(
+      _FORMAT):
+    return None
+  arrays = tuple(fields[3:])
+  if str(fields[2]) != _checksum(key, arrays):
+    return None
+  return arrays
 
 
 def _write(path: pathlib.Path, key: str, arrays: Arrays) -> None:
@@ -79,10 +80,8 @@ def _write(path: pathlib.Path, key: str, arrays: Arrays) -> None:
     handle, temporary = tempfile.mkstemp(dir=path.parent, suffix='.tmp')
     try:
       with os.fdopen(handle, 'wb') as stream:
-        np.savez(stream, key=np.array(key), format=np.array(_FORMAT),
-                 count=np.array(len(arrays)),
-                 checksum=np.array(_checksum(key, arrays)),
-                 **{f'array{i}': array for i, array in enumerate(arrays)})
+        np.savez(stream, np.array(key), np.array(_FORMAT),
+                 np.array(_checksum(key, arrays)), *arrays)
       os.replace(temporary, path)
     finally:
       if os.path.exists(temporary):
