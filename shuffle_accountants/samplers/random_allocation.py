@@ -56,11 +56,10 @@ def _package():
 
 
 def is_available() -> bool:
-  try:
-    _package()
-  except ImportError:
-    return False
-  return True
+  """Whether PLD_accounting is installed, found without importing it (the
+  import, numba's included, takes about half a second; a broken install
+  raises the install hint when an epoch is computed)."""
+  return util.find_spec('PLD_accounting') is not None
 
 
 def _pmfs_bytes(pmfs) -> int:
@@ -111,7 +110,7 @@ def _versions() -> Tuple[str, ...]:
   """The versions of the packages an epoch PMF depends on (numba is
   optional to PLD_accounting); without PLD_accounting, its install hint.
   Found without importing them (importing takes about a second)."""
-  if util.find_spec('PLD_accounting') is None:
+  if not is_available():
     raise ImportError(INSTALL_HINT)
   return tuple(_version(name) for name in (
       'PLD_accounting', 'dp-accounting', 'numpy', 'numba'))
