@@ -39,9 +39,9 @@ def test_training_reports_the_share_of_wall_time():
 @pytest.mark.slow
 def test_each_accountant_trains_in_a_fresh_process(capsys):
   GPU_SHARE.main(['--epochs', '2', '--examples', '32', '--batch', '16',
-                  '--accountants', 'random_allocation'])
+                  '--accountants', 'shuffled_batches'])
   output = capsys.readouterr().out
   assert 'training device: c' in output
   rows = {line.split()[0]: line.split() for line in output.splitlines()[2:]}
-  assert set(rows) == {'random_allocation', 'prv'}
+  assert set(rows) == {'shuffled_batches', 'prv'}
   assert all(0 <= float(row[1]) <= 100 for row in rows.values())
