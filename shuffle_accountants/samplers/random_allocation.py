@@ -86,7 +86,8 @@ def dominating_epoch_fields_unchecked(
   on disk (`_disk_cache`), under the exact arguments and the versions of
   the packages that compute them: a fresh process reads them bit for bit.
   """
-  key = repr(('random_allocation.dominating_epoch', _versions(),
+  # The name says what is computed; change it with `_epoch_pld`'s settings.
+  key = repr(('random_allocation.dominating_epoch.geom.v1', _versions(),
               float(noise_multiplier).hex(), int(num_selected),
               int(num_steps), float(loss_discretization).hex()))
 
