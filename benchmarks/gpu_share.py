@@ -150,7 +150,7 @@ def table(results: list, accounting_only: bool) -> str:
     later = queries[1:] or [math.nan]
     share = ('' if accounting_only
              else f'{100 * total / r["wall"]:.1f}')
-    last_over_third = (queries[-1] / queries[2] if len(queries) >= 3
+    last_over_third = (queries[-1] / queries[2] if len(queries) > 3
                        else math.nan)
     lines.append(
         f'{r["name"]:24} {share:>8} {queries[0]:8.3f} '
