@@ -150,7 +150,7 @@ def test_epoch_pmfs_read_from_disk_give_the_same_epsilon(tmp_path,
 def test_noise_outside_the_packages_range_is_refused_with_the_limit():
   event = RandomAllocationDpEvent(dp_event.GaussianDpEvent(0.01), 1, 79)
   with pytest.raises(ValueError,
-                     match=r'noise_multiplier=0\.01 is outside \[0\.05, 1000'):
+                     match=r'noise_multiplier=0\.01 is outside \[0\.1, 1000'):
     _epsilon(event, delta=1e-5)
   with pytest.raises(ValueError, match='noise_multiplier=10000 .*shuffled'):
     random_allocation.epsilon_lower_bound(1e4, 1, 79, 1, 1e-5)
