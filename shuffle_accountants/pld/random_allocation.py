@@ -47,9 +47,15 @@ def to_grid(pmf, discretization: float) -> discrete.GridPmf:
   Raising every loss raises delta(eps) = E[(1 - e^{eps - L})_+] at every
   eps, so the result dominates the input.
   """
-  dense = pmf.to_dense_pmf()
-  discretization_in, lower_index, probs, infinity_mass = (
-      _upstream.dense_pmf_fields(dense))
+  return _fields_to_grid(_upstream.dense_pmf_fields(pmf.to_dense_pmf()),
+                         discretization)
+
+
+def _fields_to_grid(fields: random_allocation.DenseFields,
+                    discretization: float) -> discrete.GridPmf:
+  """`to_grid` of a dense PMF's (discretization, lower index, probabilities,
+  mass at +infinity)."""
+  discretization_in, lower_index, probs, infinity_mass = fields
   probs = np.maximum(np.asarray(probs, dtype=np.float64), 0.0)
   losses = (lower_index + np.arange(probs.size)) * discretization_in
   # +1e-9: the float quotient is within ~1e-10 of the true one here, so the
@@ -65,7 +71,7 @@ def to_grid(pmf, discretization: float) -> discrete.GridPmf:
 def _cached_pmf(noise_multiplier: float, num_selected: int, num_steps: int,
                 discretization: float, loss_discretization: float
                 ) -> discrete.GridPmf:
-  remove, add = random_allocation.dominating_epoch_pmfs_unchecked(
-      noise_multiplier, num_selected, num_steps, loss_discretization)
-  return discrete.largest_profile([to_grid(remove, discretization),
-                                   to_grid(add, discretization)])
+  return discrete.largest_profile([
+      _fields_to_grid(fields, discretization)
+      for fields in random_allocation.dominating_epoch_fields_unchecked(
+          noise_multiplier, num_selected, num_steps, loss_discretization)])

@@ -10,14 +10,20 @@ accountant's grid. Its dominated mode gives a lower bound
 (`epsilon_lower_bound`).
 """
 
+from importlib import metadata
+from importlib import util
 from typing import Tuple
 
+import numpy as np
+
 from shuffle_accountants import _cache
+from shuffle_accountants import _disk_cache
 from shuffle_accountants import _upstream
 
 __all__ = [
     'LOSS_DISCRETIZATION_PER_ACCURACY', 'LOSS_DISCRETIZATION', 'INSTALL_HINT',
-    'is_available', 'dominating_epoch_pmfs_unchecked', 'epsilon_lower_bound',
+    'SMALLEST_NOISE_MULTIPLIER', 'LARGEST_NOISE_MULTIPLIER',
+    'is_available', 'dominating_epoch_fields_unchecked', 'epsilon_lower_bound',
 ]
 
 # PLD_accounting's loss discretization per unit of the accountant's
@@ -27,6 +33,16 @@ __all__ = [
 # about its inverse square (docs/performance.md).
 LOSS_DISCRETIZATION_PER_ACCURACY = 15.0
 LOSS_DISCRETIZATION = LOSS_DISCRETIZATION_PER_ACCURACY * 1e-3
+
+# Outside [0.1, 1000] PLD_accounting 2.0 fails (sigma = 0.03 at 79 steps: its
+# loss grid leaves the range where exp is representable; sigma = 10^4: too
+# few grid points) or overflows in its geometric convolution (sigma = 0.05:
+# numpy warns of inf cast to bin indices, so its result is not trusted);
+# from 0.1 to 1000 it runs without a warning at 1 to 10^4 steps. Epsilon is
+# about 85 at 0.1 and 0.004 at 1000 (79 steps, delta = 1e-5), so nothing
+# of use is refused.
+SMALLEST_NOISE_MULTIPLIER = 0.1
+LARGEST_NOISE_MULTIPLIER = 1000.0
 
 INSTALL_HINT = ('random allocation needs the PLD_accounting package: pip '
                  'install "shuffle-accountants[samplers]" (or '
@@ -42,11 +58,10 @@ def _package():
 
 
 def is_available() -> bool:
-  try:
-    _package()
-  except ImportError:
-    return False
-  return True
+  """Whether PLD_accounting is installed, found without importing it (the
+  import, numba's included, takes about half a second; a broken install
+  raises the install hint when an epoch is computed)."""
+  return util.find_spec('PLD_accounting') is not None
 
 
 def _pmfs_bytes(pmfs) -> int:
@@ -54,20 +69,76 @@ def _pmfs_bytes(pmfs) -> int:
   return sum(8 * pmf.size for pmf in pmfs)
 
 
-@_cache.cached(16 * 2**20, _pmfs_bytes)
-def dominating_epoch_pmfs_unchecked(
+DenseFields = Tuple[float, int, np.ndarray, float]
+
+
+def _fields_bytes(directions) -> int:
+  return sum(8 * probs.size for _, _, probs, _ in directions)
+
+
+@_cache.cached(16 * 2**20, _fields_bytes)
+def dominating_epoch_fields_unchecked(
     noise_multiplier: float, num_selected: int, num_steps: int,
-    loss_discretization: float) -> Tuple[object, object]:
-  """PLD_accounting's dominating PMFs (remove, add) of one epoch (the
-  callers convert the arguments; nothing is checked here)."""
-  pld = _epoch_pld(noise_multiplier, num_selected, num_steps,
-                   loss_discretization, 'DOMINATES')
-  return _upstream.pld_pmfs(pld)
+    loss_discretization: float) -> Tuple[DenseFields, DenseFields]:
+  """PLD_accounting's dominating PMFs (remove, add) of one epoch, each as
+  its dense fields (discretization, lower index, probabilities, mass at
+  +infinity); the callers convert the arguments, nothing is checked here.
+
+  They take seconds to compute (docs/performance.md), so they are also kept
+  on disk (`_disk_cache`), under the exact arguments and the versions of
+  the packages that compute them: a fresh process reads them bit for bit.
+  """
+  # The name says what is computed; change it with `_epoch_pld`'s settings.
+  key = repr(('random_allocation.dominating_epoch.geom.v1', _versions(),
+              float(noise_multiplier).hex(), int(num_selected),
+              int(num_steps), float(loss_discretization).hex()))
+
+  def compute():
+    pld = _epoch_pld(noise_multiplier, num_selected, num_steps,
+                     loss_discretization, 'DOMINATES')
+    return tuple(
+        np.asarray(value) for pmf in _upstream.pld_pmfs(pld)
+        for value in _upstream.dense_pmf_fields(pmf.to_dense_pmf()))
+
+  stored = _disk_cache.arrays(key, compute)
+  return _dense_fields(stored[:4]), _dense_fields(stored[4:])
+
+
+def _dense_fields(arrays) -> DenseFields:
+  discretization, lower, probs, infinity = arrays
+  return float(discretization), int(lower), probs, float(infinity)
+
+
+def _versions() -> Tuple[str, ...]:
+  """The versions of the packages an epoch PMF depends on (numba is
+  optional to PLD_accounting); without PLD_accounting, its install hint.
+  Found without importing them (importing takes about a second)."""
+  if not is_available():
+    raise ImportError(INSTALL_HINT)
+  return tuple(_version(name) for name in (
+      'PLD_accounting', 'dp-accounting', 'numpy', 'numba'))
+
+
+def _version(distribution: str) -> str:
+  try:
+    return metadata.version(distribution)
+  except metadata.PackageNotFoundError:
+    return 'absent'
 
 
 def _epoch_pld(noise_multiplier: float, num_selected: int, num_steps: int,
                loss_discretization: float, bound_type: str):
   """PLD_accounting's PLD of one epoch (geometric convolution)."""
+  if not (SMALLEST_NOISE_MULTIPLIER <= noise_multiplier
+          <= LARGEST_NOISE_MULTIPLIER):
+    raise ValueError(
+        f'random allocation: noise_multiplier={noise_multiplier:g} is '
+        f'outside [{SMALLEST_NOISE_MULTIPLIER:g}, '
+        f"{LARGEST_NOISE_MULTIPLIER:g}], where PLD_accounting's epoch PLD "
+        'is computed without overflow (outside, its loss grid leaves the '
+        'range of exp or holds too few points). Use a noise multiplier in that range, or '
+        "ShuffledBatchesDpEvent (the 'shuffled_batches' Opacus accountant), "
+        'which claims no amplification.')
   package = _package()
   config = package.AllocationSchemeConfig(
       loss_discretization=loss_discretization,

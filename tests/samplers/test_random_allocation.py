@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import shuffle_accountants
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
 from shuffle_accountants.samplers import RandomAllocationDpEvent
@@ -121,3 +122,35 @@ def test_non_gaussian_inner_event_is_refused():
 def test_invalid_events_name_the_parameter(arguments, message):
   with pytest.raises((ValueError, TypeError), match=message):
     RandomAllocationDpEvent(*arguments)
+
+
+def test_epoch_pmfs_read_from_disk_give_the_same_epsilon(tmp_path,
+                                                         monkeypatch):
+  """A fresh process reads the epoch PMFs from disk: bit for bit the
+  computed ones, so the same epsilon to the last bit."""
+  event = RandomAllocationDpEvent(dp_event.GaussianDpEvent(2.0), 1, 6)
+  fields = random_allocation.dominating_epoch_fields_unchecked
+  monkeypatch.setenv('SHUFFLE_ACCOUNTANTS_CACHE_DIR', 'off')
+  shuffle_accountants.clear_caches()
+  computed = fields(2.0, 1, 6, random_allocation.LOSS_DISCRETIZATION)
+  expected = _epsilon(event, 3, delta=1e-5)
+  monkeypatch.setenv('SHUFFLE_ACCOUNTANTS_CACHE_DIR', str(tmp_path))
+  for _ in range(2):  # computed and stored, then read back
+    shuffle_accountants.clear_caches()
+    stored = fields(2.0, 1, 6, random_allocation.LOSS_DISCRETIZATION)
+    for (*scalars, probs, infinity), (*computed_scalars, computed_probs,
+                                      computed_infinity) in zip(stored,
+                                                                computed):
+      assert (*scalars, infinity) == (*computed_scalars, computed_infinity)
+      assert probs.tobytes() == np.asarray(computed_probs).tobytes()
+    assert _epsilon(event, 3, delta=1e-5) == expected
+  assert len(list(tmp_path.iterdir())) == 1
+
+
+def test_noise_outside_the_packages_range_is_refused_with_the_limit():
+  event = RandomAllocationDpEvent(dp_event.GaussianDpEvent(0.01), 1, 79)
+  with pytest.raises(ValueError,
+                     match=r'noise_multiplier=0\.01 is outside \[0\.1, 1000'):
+    _epsilon(event, delta=1e-5)
+  with pytest.raises(ValueError, match='noise_multiplier=10000 .*shuffled'):
+    random_allocation.epsilon_lower_bound(1e4, 1, 79, 1, 1e-5)

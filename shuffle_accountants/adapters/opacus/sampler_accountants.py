@@ -132,7 +132,8 @@ class RandomAllocationAccountant(_SamplerAccountant):
   Each epoch is `RandomAllocationDpEvent(GaussianDpEvent(sigma), 1, t)`;
   `get_epsilon` composes them in `ShufflePldAccountant` (needs the
   `samplers` extra). The first call at a new (sigma, t) takes seconds
-  (docs/performance.md); later ones are cached.
+  (docs/performance.md); later ones are cached, also on disk for the next
+  process (`_disk_cache`).
   """
 
   _mechanism_name = RANDOM_ALLOCATION
