@@ -7,7 +7,7 @@ from shuffle_accountants.reference import ID_PATTERN
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # Hyphenated upper-case words that are not IDs.
-NOT_IDS = {'DP-SGD'}
+NOT_IDS = {'DP-SGD', 'SHA-256', 'HMAC-SHA256'}
 
 
 def _anchors():
