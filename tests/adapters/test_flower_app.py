@@ -1,9 +1,13 @@
 """The Flower App examples/flower_digits_app, run as Flower users run apps
 (`flwr run`, on a local SuperLink: tests/flower_apps.py)."""
 
+import ast
 import importlib
+import importlib.metadata
 import math
 import pathlib
+import re
+import sys
 
 import pytest
 
@@ -15,11 +19,11 @@ from shuffle_accountants import ShufflePldAccountant  # noqa: E402
 
 ROOT = pathlib.Path(__file__).parents[2]
 APP = ROOT / 'examples' / 'flower_digits_app'
+APPS = (APP, ROOT / 'examples' / 'flower_secagg_app')
 DELTA = 1e-5
 
 
-@pytest.mark.parametrize('app', (APP, ROOT / 'examples' / 'flower_secagg_app'),
-                         ids=lambda app: app.name)
+@pytest.mark.parametrize('app', APPS, ids=lambda app: app.name)
 def test_the_app_is_a_valid_flower_app_whose_components_load(app,
                                                             monkeypatch):
   """What `flwr run` checks and loads before it submits the app."""
@@ -37,19 +41,31 @@ def test_the_app_is_a_valid_flower_app_whose_components_load(app,
                       kind)
 
 
-def test_the_flower_extra_brings_what_the_app_imports():
+def test_the_flower_extra_brings_what_the_apps_import():
   """Issue 39 row 9: the example needs scikit-learn, which [flower] did not
-  bring; the app's own dependency names the extras it needs."""
+  bring. Every distribution the apps' modules import is a dependency of
+  the package or of its [flower] extra, on which the apps depend."""
   tomllib = pytest.importorskip('tomllib')
-  extras = tomllib.loads((ROOT / 'pyproject.toml').read_text())['project'][
-      'optional-dependencies']
-  names = lambda extra: {
-      requirement.split('[')[0].split('>')[0].split('=')[0].strip()
-      for requirement in extras[extra]}
-  assert {'flwr', 'scikit-learn'} <= names('flower')
-  assert 'matplotlib' in names('plot')
-  app = tomllib.loads((APP / 'pyproject.toml').read_text())['project']
-  assert app['dependencies'] == ['shuffle-accountants[flower,plot]']
+  project = tomllib.loads((ROOT / 'pyproject.toml').read_text())['project']
+  normal = lambda name: re.sub(r'[-_.]+', '-', name).lower()
+  brought = {normal(re.split(r'[\[<>=~!; ]', requirement)[0])
+             for requirement in (project['dependencies']
+                                 + project['optional-dependencies']['flower'])}
+  distributions = importlib.metadata.packages_distributions()
+  for app in APPS:
+    own = {'shuffle_accountants', app.name.replace('-', '_')}
+    app_project = tomllib.loads((app / 'pyproject.toml').read_text())
+    assert app_project['project']['dependencies'] == [
+        'shuffle-accountants[flower]']
+    for module in app.rglob('*.py'):
+      for node in ast.walk(ast.parse(module.read_text())):
+        names = ([alias.name for alias in node.names]
+                 if isinstance(node, ast.Import) else
+                 [node.module] if isinstance(node, ast.ImportFrom) else [])
+        for name in {name.split('.')[0] for name in names} - own - set(
+            sys.stdlib_module_names):
+          assert {normal(d) for d in distributions[name]} & brought, (
+              module.name, name)
 
 
 def check_rounds(rows, num_clients, rounds):
