@@ -104,6 +104,11 @@ def settings_from(run_config) -> types.SimpleNamespace:
       bits=int(run_config['bits']), steps=int(run_config['steps']),
       rate=float(run_config['rate']), seeds=int(run_config['seeds']),
       out_dir=str(run_config['output-dir']))
+  for name, value, least in (('num-clients', settings.clients, 2),
+                             ('rounds', settings.rounds, 1)):
+    if value < least:
+      raise ValueError(f'run config {name!r} is {value}; allowed: an integer '
+                       f'>= {least}')
   settings.mu = (settings.noise_multiplier * (
       settings.granularity * settings.clip + math.sqrt(DIMENSION)))**2
   return settings
