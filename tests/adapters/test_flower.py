@@ -4,9 +4,6 @@ import inspect
 import json
 import logging
 import math
-import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -875,66 +872,3 @@ def test_client_evaluation_and_fraction_train_are_refused_by_name(make):
     make(FedAvg(fraction_evaluate=0.0), evaluation_metrics='private')
   with pytest.raises(ValueError, match='fraction_train=0.5.*ignored'):
     make(FedAvg(fraction_train=0.5, fraction_evaluate=0.0))
-
-
-# --- A real Flower simulation -------------------------------------------------
-
-EXAMPLE = pathlib.Path(__file__).parents[2] / 'examples' / 'flower_digits.py'
-
-
-def run_example(*arguments):
-  pytest.importorskip('ray')
-  pytest.importorskip('sklearn')
-  result = subprocess.run([sys.executable, str(EXAMPLE), *arguments],
-                          capture_output=True, text=True, timeout=900,
-                          check=False)
-  assert result.returncode == 0, result.stderr[-3000:]
-  rows = {}
-  for line in result.stdout.splitlines():
-    parts = line.split()
-    if len(parts) == 4 and parts[0] in ('central', 'secagg'):
-      rows.setdefault(parts[0], []).append(
-          (int(parts[1]), float(parts[2]), float(parts[3])))
-  return rows
-
-
-def check_simulation(rows, num_clients, rounds):
-  central = PldAccountant(config(NO_AMPLIFICATION, population=num_clients))
-  secagg = ShufflePldAccountant()
-  secagg_event = DistributedCheckInEvent(num_clients, 0.5, 1.0 / math.sqrt(
-      num_clients * 0.5))
-  for mode, ledger in (('central', central), ('secagg', secagg)):
-    assert [row[0] for row in rows[mode]] == list(range(rounds + 1))
-    for _, _, epsilon in rows[mode][1:]:
-      if mode == 'central':
-        ledger.compose(GaussianPrivacyEvent(1.0, num_clients, num_clients))
-      else:
-        ledger.compose(secagg_event)
-      assert epsilon == pytest.approx(ledger.get_epsilon(DELTA), abs=5e-7)
-    accuracies = [row[1] for row in rows[mode]]
-    assert accuracies[0] == pytest.approx(0.1, abs=0.02)  # the zero model
-    assert accuracies[-1] > accuracies[0] + 0.25
-
-
-def test_flower_simulation_both_threat_models_quick(tmp_path):
-  check_simulation(run_example('--quick', '--output', str(tmp_path)),
-                   num_clients=10, rounds=5)
-  # The per-round epsilon plot, from Flower's Result (issue 39 row 9).
-  assert (tmp_path / 'flower_digits_epsilon.png').stat().st_size > 1000
-
-
-def test_the_flower_extra_brings_what_the_example_imports():
-  """Issue 39 row 9: the example needs scikit-learn, which [flower] did not
-  bring."""
-  tomllib = pytest.importorskip('tomllib')
-  pyproject = pathlib.Path(__file__).parents[2] / 'pyproject.toml'
-  extra = tomllib.loads(pyproject.read_text())['project'][
-      'optional-dependencies']['flower']
-  names = {requirement.split('[')[0].split('>')[0].split('=')[0].strip()
-           for requirement in extra}
-  assert {'flwr', 'scikit-learn'} <= names
-
-
-@pytest.mark.slow
-def test_flower_simulation_both_threat_models_default():
-  check_simulation(run_example(), num_clients=20, rounds=10)

@@ -8,8 +8,6 @@ client uploaded.
 
 import math
 import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -38,6 +36,7 @@ from flwr.serverapp.grid import Grid  # noqa: E402
 from flwr.supercore.run import Run  # noqa: E402
 from flwr.supercore.task_identity import TaskIdentity  # noqa: E402
 
+from flower_apps import flwr_run  # noqa: E402
 from shuffle_accountants import ShuffleRdpAccountant  # noqa: E402
 from shuffle_accountants import SkellamSecureSumEvent  # noqa: E402
 from shuffle_accountants.adapters.flower import secagg  # noqa: E402
@@ -247,31 +246,26 @@ def test_the_strategy_refuses_individual_uploads():
     strategy.aggregate_fit(1, replies, [])
 
 
-EXAMPLE = pathlib.Path(__file__).parents[2] / 'examples' / (
-    'flower_secagg_digits.py')
+APP = pathlib.Path(__file__).parents[2] / 'examples' / 'flower_secagg_app'
 
 
 @pytest.mark.slow
-def test_the_example_runs_secagg_in_flowers_simulation_engine():
-  pytest.importorskip('ray')
-  pytest.importorskip('sklearn')
-  result = subprocess.run(
-      [sys.executable, str(EXAMPLE), '--quick', '--noise-multiplier', '1.0'],
-      capture_output=True, text=True, timeout=900, check=False)
-  assert result.returncode == 0, result.stderr[-3000:]
-  rounds = [line.split() for line in result.stdout.splitlines()
-            if line.startswith('skellam ')]
-  assert [int(r[1]) for r in rounds] == [0, 1, 2, 3]
+def test_the_app_runs_secagg_in_flowers_simulation_engine(tmp_path):
+  """`flwr run examples/flower_secagg_app` (tests/flower_apps.py)."""
+  metrics = flwr_run(
+      APP, tmp_path, 'num-clients=5 rounds=3 seeds=2 noise-multiplier=1.0 '
+      'output-dir={OUT}', num_supernodes=5)['flower_secagg_metrics.json']
+  rounds = metrics['rounds']
+  assert [r[0] for r in rounds] == [0, 1, 2, 3]
   # 5 clients, all summed each round: the event of (d, C, g, mu).
   mu = (1.0 * (1000.0 * 2.0 + math.sqrt(650)))**2
+  assert metrics['mu'] == pytest.approx(mu, rel=1e-12)
   reference = ShuffleRdpAccountant()
-  for _, _, _, epsilon in rounds[1:]:
+  for _, _, epsilon in rounds[1:]:
     reference.compose(SkellamSecureSumEvent(650, 2.0, 1000.0, mu))
-    assert float(epsilon) == pytest.approx(reference.get_epsilon(1e-5),
-                                           abs=5e-7)
-  assert float(rounds[-1][2]) > float(rounds[0][2]) + 0.2  # it learns
-  table = {line[2:40].strip(): line[40:].split()
-           for line in result.stdout.splitlines() if line.startswith('# ')}
-  gaussian = next(v for k, v in table.items() if k.startswith('Gaussian'))
-  # Matched: the same epsilon (the table shows 3 decimals).
-  assert float(gaussian[0]) == pytest.approx(float(rounds[-1][3]), abs=6e-4)
+    assert epsilon == pytest.approx(reference.get_epsilon(1e-5), abs=5e-7)
+  assert rounds[-1][1] > rounds[0][1] + 0.2  # it learns
+  gaussian = next(row for row in metrics['table']
+                  if row[0].startswith('Gaussian'))
+  # Matched: the same epsilon.
+  assert gaussian[1] == pytest.approx(rounds[-1][2], rel=1e-6)

@@ -1,10 +1,10 @@
-"""Federated learning on scikit-learn's digits with Flower's simulation engine, certified ε per round.
+"""The digits task of the Flower App: data, model, training, strategies, plot.
 
-Twenty clients (ten with --quick) each hold a share of
-`sklearn.datasets.load_digits` and train a multinomial logistic regression
-(numpy) for a few local gradient steps per round; the server evaluates the
-global model on a held-out public split. Two threat models, each a real
-Flower simulation (`flwr.simulation.run_simulation`):
+Each client holds a share of `sklearn.datasets.load_digits` and trains a
+multinomial logistic regression (numpy) for a few local gradient steps per
+round; the server evaluates the global model on a held-out public split
+(``evaluate_fn``: the clients' own evaluation would release unaccounted
+metrics). Two threat models:
 
 * ``central``: Flower's own ``DifferentialPrivacyServerSideFixedClipping``
   with ``accountant=PldAccountant(...)`` (trusted server, no amplification,
@@ -16,31 +16,20 @@ Flower simulation (`flwr.simulation.run_simulation`):
   `DistributedCheckInEvent` per round. Here the sum is simulated (the
   strategy warns so, and its metrics carry the ε of what this server sees).
 
-The server evaluates on a public split (``evaluate_fn``): the clients'
-own evaluation would release unaccounted metrics. Prints, per round, the
-test accuracy and the certified ε at δ = 1e-5, in lines ``mode round
-accuracy epsilon``, which tests/adapters read; with ``--output DIR`` it also
-plots each mode's ε per round from Flower's ``Result`` into
-DIR/flower_digits_epsilon.png (needs matplotlib, extra ``plot``).
-
-Run: python examples/flower_digits.py [--mode central|secagg|both] [--quick]
-  [--output DIR]
+`server_app.py` and `client_app.py` build Flower's apps from these pieces;
+run them with ``flwr run`` (README.md).
 """
 
-import argparse
-import logging
+import json
 import pathlib
-import sys
 
 from flwr.app import ArrayRecord
 from flwr.app import Message
 from flwr.app import MetricRecord
 from flwr.app import RecordDict
 from flwr.clientapp import ClientApp
-from flwr.serverapp import ServerApp
 from flwr.serverapp.strategy import DifferentialPrivacyServerSideFixedClipping
 from flwr.serverapp.strategy import FedAvg
-from flwr.simulation import run_simulation
 from flwr.supercore.privacy_accounting import NeighboringRelation
 from flwr.supercore.privacy_accounting import PrivacyConfig
 from flwr.supercore.privacy_accounting import SamplingMethod
@@ -135,91 +124,58 @@ def strategy_for(mode: str, num_clients: int, noise_multiplier: float,
   return strategy, strategy.epsilon
 
 
-def plot_epsilon(results, out_dir: str) -> pathlib.Path:
-  """Each mode's certified ε after each round, read from Flower's Result."""
+def plot_epsilon(rows, out_dir: str) -> pathlib.Path:
+  """Each mode's certified ε after each round (`run_modes`' rows)."""
   import matplotlib
   matplotlib.use('Agg')
   from matplotlib import pyplot
   figure, axes = pyplot.subplots(figsize=(5, 3.5))
-  for mode, result in results.items():
-    rounds = sorted(result.evaluate_metrics_serverapp)
-    axes.plot(rounds, [result.evaluate_metrics_serverapp[server_round]
-                       ['dp-epsilon'] for server_round in rounds],
+  for mode, mode_rows in rows.items():
+    axes.plot([row[0] for row in mode_rows], [row[2] for row in mode_rows],
               marker='o', label=mode)
   axes.set_xlabel('round')
   axes.set_ylabel(f'certified ε at δ = {DELTA:g}')
   axes.legend()
   path = pathlib.Path(out_dir) / 'flower_digits_epsilon.png'
-  path.parent.mkdir(parents=True, exist_ok=True)
   figure.savefig(path, dpi=100, bbox_inches='tight')
   pyplot.close(figure)
   return path
 
 
-def server_app(modes, num_clients: int, rounds: int, out_dir=None,
-               **settings) -> ServerApp:
-  """Runs each mode's strategy in turn on the same simulated clients."""
-  app = ServerApp()
+def run_modes(grid, modes, num_clients: int, rounds: int, out_dir: str,
+              **settings) -> dict:
+  """Runs each mode's strategy in turn on the grid's clients.
+
+  Prints, per round, the lines ``mode round accuracy epsilon``; returns
+  {mode: [[round, accuracy, epsilon], ...]} read from each Flower
+  ``Result`` and, if `out_dir` is not empty, writes it to
+  DIR/flower_digits_metrics.json and plots it (flower_digits_epsilon.png).
+  """
   _, (test_x, test_y) = digits()
+  results = {}
+  for mode in modes:
+    strategy, epsilon = strategy_for(mode, num_clients, **settings)
 
-  @app.main()
-  def main(grid, context) -> None:
-    del context
-    results = {}
-    for mode in modes:
-      strategy, epsilon = strategy_for(mode, num_clients, **settings)
+    def evaluate(server_round: int, arrays: ArrayRecord,
+                 mode=mode, epsilon=epsilon) -> MetricRecord:
+      weights, bias = arrays.to_numpy_ndarrays()
+      accuracy = float(np.mean(
+          predict(weights, bias, test_x).argmax(axis=1) == test_y))
+      print(f'{mode} {server_round} {accuracy:.4f} {epsilon():.6f}',
+            flush=True)
+      return MetricRecord({'accuracy': accuracy, 'dp-epsilon': epsilon()})
 
-      def evaluate(server_round: int, arrays: ArrayRecord, mode=mode,
-                   epsilon=epsilon) -> MetricRecord:
-        weights, bias = arrays.to_numpy_ndarrays()
-        accuracy = float(np.mean(
-            predict(weights, bias, test_x).argmax(axis=1) == test_y))
-        print(f'{mode} {server_round} {accuracy:.4f} {epsilon():.6f}',
-              flush=True)
-        return MetricRecord({'accuracy': accuracy, 'dp-epsilon': epsilon()})
-
-      results[mode] = strategy.start(
-          grid=grid, initial_arrays=initial_model(), num_rounds=rounds,
-          evaluate_fn=evaluate)
-    if out_dir is not None:
-      print(f'# plot: {plot_epsilon(results, out_dir)}', flush=True)
-
-  return app
-
-
-def run(modes, num_clients: int, rounds: int, **settings) -> None:
-  print(f'# {num_clients} clients, {rounds} rounds, {settings}; columns: '
-        f'mode round accuracy epsilon (delta={DELTA:g})', flush=True)
-  run_simulation(
-      server_app=server_app(modes, num_clients, rounds, **settings),
-      client_app=client_app(), num_supernodes=num_clients,
-      backend_config={'client_resources': {'num_cpus': 1},
-                      'init_args': {'num_cpus': 2, 'include_dashboard': False,
-                                    'logging_level': 'error'}})
-
-
-def main(argv) -> None:
-  arguments = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-  arguments.add_argument('--mode', choices=('central', 'secagg', 'both'),
-                         default='both')
-  arguments.add_argument('--clients', type=int, default=20)
-  arguments.add_argument('--rounds', type=int, default=10)
-  arguments.add_argument('--noise-multiplier', type=float, default=1.0)
-  arguments.add_argument('--clipping-norm', type=float, default=2.0)
-  arguments.add_argument('--checkin-rate', type=float, default=0.5)
-  arguments.add_argument('--quick', action='store_true',
-                         help='10 clients, 5 rounds')
-  arguments.add_argument('--output', default=None,
-                         help='directory for the per-round epsilon plot')
-  args = arguments.parse_args(argv)
-  if args.quick:
-    args.clients, args.rounds = 10, 5
-  logging.getLogger('flwr').setLevel(logging.WARNING)
-  run(('central', 'secagg') if args.mode == 'both' else (args.mode,),
-      args.clients, args.rounds, noise_multiplier=args.noise_multiplier,
-      clipping_norm=args.clipping_norm, checkin_rate=args.checkin_rate,
-      out_dir=args.output)
-
-
-if __name__ == '__main__':
-  main(sys.argv[1:])
+    results[mode] = strategy.start(
+        grid=grid, initial_arrays=initial_model(), num_rounds=rounds,
+        evaluate_fn=evaluate)
+  rows = {mode: [[server_round, metrics['accuracy'], metrics['dp-epsilon']]
+                 for server_round, metrics in sorted(
+                     result.evaluate_metrics_serverapp.items())]
+          for mode, result in results.items()}
+  if out_dir:
+    path = pathlib.Path(out_dir) / 'flower_digits_metrics.json'
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({'delta': DELTA, 'rounds': rows}, indent=1))
+    print(f'# metrics: {path}\n# plot: {plot_epsilon(rows, out_dir)}',
+          flush=True)
+  return rows

@@ -1,16 +1,16 @@
-"""Flower's real SecAgg+ with Skellam noise on scikit-learn's digits, against the Gaussian sum.
+"""The task of the SecAgg+ Flower App: Skellam noise against the Gaussian sum.
 
 Each client holds a share of `sklearn.datasets.load_digits` and trains a
 multinomial logistic regression (numpy, bias folded into the features:
 d = 65 x 10 = 650 parameters) for a few local steps per round. Two
 mechanisms, every client in every round, the same clipping norm C:
 
-* ``skellam``: a real Flower simulation (`flwr.simulation.run_simulation`)
-  of Flower's ``SecAggPlusWorkflow`` + ``secaggplus_mod``, with
-  `skellam_mod` (clip, scale by g, random rounding, Sk(mu / n) noise, mod
-  2^bits) and `SkellamSecAggFedAvg`, which decodes the modular sum and
-  accounts each round as the `SkellamSecureSumEvent` released
-  (SKELLAM-SUM, `ShuffleRdpAccountant`).
+* ``skellam``: the Flower run (`server_app.py`, `client_app.py`) of
+  Flower's ``SecAggPlusWorkflow`` + ``secaggplus_mod``, with `skellam_mod`
+  (clip, scale by g, random rounding, Sk(mu / n) noise, mod 2^bits) and
+  `SkellamSecAggFedAvg`, which decodes the modular sum and accounts each
+  round as the `SkellamSecureSumEvent` released (SKELLAM-SUM,
+  `ShuffleRdpAccountant`).
 * ``gaussian``: the continuous Gaussian sum simulated in numpy (the clipped
   updates summed plus N(0, (sigma C)^2 I)), sigma calibrated so that its
   epsilon (`ShuffleRdpAccountant`, replace-one, the same route) equals the
@@ -18,28 +18,19 @@ mechanisms, every client in every round, the same clipping norm C:
   same `encode_update` (both averaged over a few seeds, the Flower run is
   one).
 
-Prints the Flower run's per-round lines ``skellam round accuracy
+`report` prints the Flower run's per-round lines ``skellam round accuracy
 epsilon`` and a table with the settings (bits, modulus, clipping range,
 granularity, a bound on the probability that a coordinate wraps around).
-
-Run: python examples/flower_secagg_digits.py [--quick]
 """
 
-import argparse
-import logging
+import json
 import math
-import sys
+import pathlib
+import types
 
 from dp_accounting import dp_event
-from flwr.client import ClientApp
 from flwr.client import NumPyClient
-from flwr.client.mod import secaggplus_mod
 from flwr.common import ndarrays_to_parameters
-from flwr.server import LegacyContext
-from flwr.server import ServerApp
-from flwr.server import ServerConfig
-from flwr.server.workflow import DefaultWorkflow
-from flwr.simulation import run_simulation
 import numpy as np
 from scipy import optimize
 from sklearn.datasets import load_digits
@@ -51,6 +42,7 @@ from shuffle_accountants.adapters.flower import secagg
 
 DELTA = 1e-5
 CLASSES = 10
+DIMENSION = 65 * CLASSES
 SEED = 0
 
 
@@ -100,23 +92,47 @@ class DigitsClient(NumPyClient):
     return [model], len(self.labels), {}
 
 
-def skellam_run(settings):
-  """Flower's SecAgg+ with Skellam noise: (per-round accuracies, strategy)."""
-  _, _, test_x, test_y = split()
-  accuracies = []
+def settings_from(run_config) -> types.SimpleNamespace:
+  """The run config ([tool.flwr.app.config]) with mu, the Skellam noise of
+  a Gaussian sum with multiplier sigma on the rounded vectors' norm bound
+  g C + sqrt(d)."""
+  settings = types.SimpleNamespace(
+      clients=int(run_config['num-clients']),
+      rounds=int(run_config['rounds']), clip=float(run_config['clip']),
+      noise_multiplier=float(run_config['noise-multiplier']),
+      granularity=float(run_config['granularity']),
+      bits=int(run_config['bits']), steps=int(run_config['steps']),
+      rate=float(run_config['rate']), seeds=int(run_config['seeds']),
+      out_dir=str(run_config['output-dir']))
+  for name, value, least in (('num-clients', settings.clients, 2),
+                             ('rounds', settings.rounds, 1)):
+    if value < least:
+      raise ValueError(f'run config {name!r} is {value}; allowed: an integer '
+                       f'>= {least}')
+  settings.mu = (settings.noise_multiplier * (
+      settings.granularity * settings.clip + math.sqrt(DIMENSION)))**2
+  return settings
 
-  def client_fn(context):
-    features, labels = partition(int(context.node_config['partition-id']),
-                                 int(context.node_config['num-partitions']))
-    return DigitsClient(features, labels, settings.steps,
-                        settings.rate).to_client()
+
+def client(context) -> NumPyClient:
+  """The client of this node's partition (the ClientApp's client_fn)."""
+  settings = settings_from(context.run_config)
+  features, labels = partition(int(context.node_config['partition-id']),
+                               int(context.node_config['num-partitions']))
+  return DigitsClient(features, labels, settings.steps, settings.rate)
+
+
+def skellam_strategy(settings, accuracies: list):
+  """`SkellamSecAggFedAvg` evaluating on the public split into
+  `accuracies`."""
+  _, _, test_x, test_y = split()
 
   def evaluate(server_round, arrays, config):
-    del config
+    del server_round, config
     accuracies.append(accuracy(arrays[0], test_x, test_y))
     return 0.0, {'accuracy': accuracies[-1]}
 
-  strategy = secagg.SkellamSecAggFedAvg(
+  return secagg.SkellamSecAggFedAvg(
       clipping_norm=settings.clip, granularity=settings.granularity,
       noise_variance=settings.mu, modulus_bits=settings.bits,
       target_delta=DELTA, fraction_fit=1.0,
@@ -124,25 +140,6 @@ def skellam_run(settings):
       min_available_clients=settings.clients, evaluate_fn=evaluate,
       initial_parameters=ndarrays_to_parameters(
           [np.zeros((test_x.shape[1], CLASSES))]))
-  server = ServerApp()
-
-  @server.main()
-  def main(grid, context) -> None:
-    legacy = LegacyContext(context, config=ServerConfig(settings.rounds),
-                           strategy=strategy)
-    DefaultWorkflow(fit_workflow=secagg.skellam_secaggplus_workflow(
-        settings.bits, num_shares=settings.clients,
-        reconstruction_threshold=settings.clients - 1))(grid, legacy)
-
-  run_simulation(
-      server_app=server,
-      client_app=ClientApp(client_fn=client_fn,
-                           mods=[secaggplus_mod, secagg.skellam_mod]),
-      num_supernodes=settings.clients,
-      backend_config={'client_resources': {'num_cpus': 1},
-                      'init_args': {'num_cpus': 2, 'include_dashboard': False,
-                                    'logging_level': 'error'}})
-  return accuracies, strategy
 
 
 def gaussian_epsilon(noise_multiplier: float, rounds: int) -> float:
@@ -196,48 +193,21 @@ def simulated_run(settings, aggregate, seed: int):
   return accuracy(model, test_x, test_y)
 
 
-def main(argv) -> None:
-  arguments = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-  arguments.add_argument('--clients', type=int, default=20)
-  arguments.add_argument('--rounds', type=int, default=10)
-  arguments.add_argument('--clip', type=float, default=2.0)
-  arguments.add_argument('--noise-multiplier', type=float, default=3.0,
-                         help='sets mu: sqrt(mu) = sigma (g C + sqrt(d))')
-  arguments.add_argument('--granularity', type=float, default=1000.0)
-  arguments.add_argument('--bits', type=int, default=18)
-  arguments.add_argument('--steps', type=int, default=10)
-  arguments.add_argument('--rate', type=float, default=0.5)
-  arguments.add_argument('--seeds', type=int, default=5,
-                         help='runs averaged for the simulated rows')
-  arguments.add_argument('--quick', action='store_true',
-                         help='5 clients, 3 rounds, 2 seeds')
-  settings = arguments.parse_args(argv)
-  if settings.quick:
-    settings.clients, settings.rounds, settings.seeds = 5, 3, 2
-  dimension = 65 * CLASSES
-  # The Skellam noise of a Gaussian sum with multiplier sigma on the
-  # rounded vectors' norm bound g C + sqrt(d).
-  settings.mu = (settings.noise_multiplier * (
-      settings.granularity * settings.clip + math.sqrt(dimension)))**2
-  logging.getLogger('flwr').setLevel(logging.WARNING)
-
-  skellam_accuracies, strategy = skellam_run(settings)
-  epsilons = [r.epsilon for r in strategy.rounds]
+def report(settings, skellam_accuracies, strategy) -> dict:
+  """Prints the Flower run's rounds and the comparison table; returns
+  them, also written to DIR/flower_secagg_metrics.json if `out_dir`."""
+  epsilons = [0.0] + [r.epsilon for r in strategy.rounds]
   for index, value in enumerate(skellam_accuracies):
-    print(f'skellam {index} {value:.4f} '
-          f'{epsilons[index - 1] if index else 0.0:.6f}', flush=True)
+    print(f'skellam {index} {value:.4f} {epsilons[index]:.6f}', flush=True)
   sigma = matched_noise_multiplier(epsilons[-1], settings.rounds)
   seeds = range(settings.seeds)
-  mean = lambda aggregate: np.mean([simulated_run(settings, aggregate, seed)
-                                    for seed in seeds])
-  gaussian = mean(gaussian_sum(settings, sigma))
-  simulated_skellam = mean(skellam_sum(settings))
-  noiseless = mean(gaussian_sum(settings, 0.0))
+  mean = lambda aggregate: float(np.mean([
+      simulated_run(settings, aggregate, seed) for seed in seeds]))
   wrap = secagg.wraparound_probability_bound(
-      dimension, settings.clients, settings.clip, settings.granularity,
+      DIMENSION, settings.clients, settings.clip, settings.granularity,
       settings.mu, settings.bits)
   print(f'# n={settings.clients} rounds={settings.rounds} C={settings.clip} '
-        f'd={dimension} delta={DELTA:g}')
+        f'd={DIMENSION} delta={DELTA:g}')
   print(f'# SecAgg+: modulus m = 2^{settings.bits}, clipping_range = '
         f'{2**(settings.bits - 1)}, quantization_range = 2^{settings.bits}, '
         f'modulus_range = 2^32; granularity g = {settings.granularity:g}, '
@@ -247,13 +217,24 @@ def main(argv) -> None:
       ('Skellam, Flower SecAgg+ (1 run)', epsilons[-1],
        skellam_accuracies[-1]),
       (f'Skellam, simulated ({len(seeds)} seeds)', epsilons[-1],
-       simulated_skellam),
+       mean(skellam_sum(settings))),
       (f'Gaussian sum sigma={sigma:.3f} ({len(seeds)} seeds)',
-       gaussian_epsilon(sigma, settings.rounds), gaussian),
-      ('no noise', math.inf, noiseless)]
+       gaussian_epsilon(sigma, settings.rounds),
+       mean(gaussian_sum(settings, sigma))),
+      ('no noise', math.inf, mean(gaussian_sum(settings, 0.0)))]
   print(f'# {"mechanism":<38} {"epsilon":>8} {"accuracy":>9}')
   for name, epsilon, value in rows:
     print(f'# {name:<38} {epsilon:>8.3f} {value:>9.4f}')
-
-if __name__ == '__main__':
-  main(sys.argv[1:])
+  results = {
+      'delta': DELTA, 'mu': settings.mu, 'wraparound_bound': wrap,
+      'rounds': [[index, value, epsilons[index]]
+                 for index, value in enumerate(skellam_accuracies)],
+      'gaussian_noise_multiplier': sigma,
+      'table': [[name, None if math.isinf(epsilon) else epsilon, value]
+                for name, epsilon, value in rows]}
+  if settings.out_dir:
+    path = pathlib.Path(settings.out_dir) / 'flower_secagg_metrics.json'
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results))
+    print(f'# metrics: {path}', flush=True)
+  return results

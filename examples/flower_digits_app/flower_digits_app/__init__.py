@@ -1,0 +1,1 @@
+"""A Flower App: federated digits with certified ε per round (README.md)."""
