@@ -155,6 +155,10 @@ def compose_parent_rdp_event(
   with quiet_upstream():
     if not (do_compose and isinstance(event, _SAMPLED_EVENTS)):
       return maybe_compose(accountant, event, count, do_compose)
+    try:
+      hash(event)
+    except TypeError:  # e.g. a ComposedDpEvent's list: nothing to key on
+      return maybe_compose(accountant, event, count, do_compose)
     error = maybe_compose(accountant, event, count, False)
     if error is None:
       accountant._rdp += count * _sampled_rdp(

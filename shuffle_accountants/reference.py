@@ -24,8 +24,8 @@ import attr
 from shuffle_accountants import _cache
 
 __all__ = [
-    'PAGE', 'COMMAND', 'ID_PATTERN', 'UnknownIdError', 'Entry', 'identifiers',
-    'entry', 'near_matches', 'used_in',
+    'PAGE', 'COMMAND', 'ID_PATTERN', 'NOT_IDS', 'UnknownIdError', 'Entry',
+    'identifiers', 'entry', 'near_matches', 'used_in',
 ]
 
 PAGE = 'mathematics.md'
@@ -34,6 +34,8 @@ COMMAND = 'shuffle-accountant reference'
 # GIRGIS-UB1 or FMT-EQ10-11.
 ID_PATTERN = re.compile(r'(?<![\w-])(W\d{1,2}|D\d{1,2}|[A-Z][A-Z0-9]*\d*'
                         r'(?:-[A-Z0-9]+)+)(?![\w-])')
+# Names of that shape that are not IDs.
+NOT_IDS = frozenset({'DP-SGD', 'SHA-256', 'HMAC-SHA256'})
 # `### ID — title {#anchor}`, then, for an entry that was renumbered,
 # `<a id="d33"></a>(formerly D33)`: its old ID still resolves.
 _HEADING = re.compile(r'^### (\S+)(?: — (.+?))? \{#([a-z0-9-]+)\}[ \t]*$',
@@ -222,6 +224,8 @@ def _citations() -> Dict[str, Tuple[str, ...]]:
                                    ast.ClassDef))]
     for number, line in enumerate(text.splitlines(), start=1):
       for match in ID_PATTERN.finditer(line):
+        if match.group(1) in NOT_IDS:
+          continue
         enclosing = sorted(s for s in scopes if s[0] <= number <= s[1])
         name = '.'.join([module] + [scope[2] for scope in enclosing])
         places = cited.setdefault(match.group(1), [])

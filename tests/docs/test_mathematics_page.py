@@ -4,10 +4,9 @@ import pathlib
 import re
 
 from shuffle_accountants.reference import ID_PATTERN
+from shuffle_accountants.reference import NOT_IDS
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-# Hyphenated upper-case words that are not IDs.
-NOT_IDS = {'DP-SGD', 'SHA-256', 'HMAC-SHA256'}
 
 
 def _anchors():
