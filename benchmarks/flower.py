@@ -14,9 +14,9 @@ Table 2, the accountant's time per round at round 1000 as Flower's
 wrappers spend it (``would_exceed`` of the next round, ``compose``, ε),
 in milliseconds and as a ratio to dp_accounting's own PLD of 1000
 Poisson-subsampled Gaussians (q = 0.01, σ = 1) computed in the same run;
-the target is at most 50 ms. For the distributed strategy, the
-`ShufflePldAccountant` steps its round takes (a projected ledger, compose,
-ε).
+the target is at most 50 ms. For the distributed strategy, what its round
+takes: one `ShufflePldAccountant` of the ledger with the round, asked ε
+(the budget check; it then serves as the accountant).
 
 Without replacement Flower's backend reads σ against the replace-one
 sensitivity (dp_accounting's RDP convention); the release our σ describes
@@ -121,11 +121,13 @@ def _flower_round(accountant, event):
 
 
 def _distributed_round(accountant, event):
-  """The accounting steps of one round of `DistributedNoiseFixedClipping`."""
-  projected = ShufflePldAccountant().compose(accountant.ledger)
-  projected.compose(event).get_epsilon(DELTA)
-  accountant.compose(event)
-  return accountant.get_epsilon(DELTA)
+  """The accounting of one round of `DistributedNoiseFixedClipping` with
+  max_epsilon: one accountant of the ledger with the round, asked ε (the
+  budget check, then the round's reported ε, its cached answer)."""
+  projected = accountant.fresh().compose(accountant.ledger).compose(event)
+  epsilon = projected.get_epsilon(DELTA)
+  accountant.compose(event)  # the ledger the next round extends
+  return epsilon
 
 
 def _timed_round(accountant, event, one_round):
