@@ -117,6 +117,28 @@ def _spectrum(values: np.ndarray, length: int) -> Tuple[np.ndarray,
   return radix2.transform(padded, np.zeros(length))
 
 
+# Transforms of the last powered vectors (speed only: a ledger rebuilt with
+# one round more raises the same tilted round to count + 1). Each entry
+# keeps its vector and is used only for an equal one.
+_SPECTRA = _cache.Lru(64 * 2**20, lambda entry: 2 * entry[1][0].nbytes,
+                      'pld.roundoff.spectra')
+
+
+def _kept_spectrum(values: np.ndarray, length: int
+                   ) -> Tuple[np.ndarray, np.ndarray]:
+  """`_spectrum(values, length)`, read-only, kept for the next caller."""
+  def compute():
+    spectrum = _spectrum(values, length)
+    for part in spectrum:
+      part.flags.writeable = False
+    return values.copy(), spectrum
+  held, spectrum = _SPECTRA.get(
+      (values.size, hash(values.tobytes()), length), compute)
+  if not np.array_equal(held, values):
+    return _spectrum(values, length)  # a hash collision
+  return spectrum
+
+
 def _fft_convolve(first: np.ndarray, second: np.ndarray, window: int
                   ) -> Tuple[np.ndarray, int]:
   """Convolution by proven radix-2 FFTs (`radix2`): linear, or cyclic
@@ -134,7 +156,8 @@ def _fft_power(values: np.ndarray, count: int, window: int
   (cyclic modulo `window` when longer)."""
   size = count * (values.size - 1) + 1
   length = min(_transform_length(size), window)
-  base = _spectrum(values, length)
+  # Copied: squared in place below.
+  base = tuple(part.copy() for part in _kept_spectrum(values, length))
   result: Optional[Tuple[np.ndarray, np.ndarray]] = None
   while count:
     if count & 1:
