@@ -5,14 +5,18 @@ Chernoff orders' log-MGFs, the PMF's transform) across counts; the PMF it
 returns must be the one dp_accounting computes from scratch.
 """
 
+from dp_accounting import dp_event
 from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 import pytest
 
+from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import _upstream
+from shuffle_accountants import cache_bytes
 from shuffle_accountants import clear_caches
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
+from shuffle_accountants.pld.accountant import NeighboringRelation
 
 
 def poisson_halves():
@@ -45,3 +49,22 @@ def test_equals_dp_accountings_self_composition_at_every_count(make):
       ours = composition.self_compose(pld, count)
       theirs = pld.self_compose(count, composition._TAIL_MASS_TRUNCATION)
       assert fields(ours) == fields(theirs)
+
+
+def test_a_ledger_one_round_longer_answers_as_with_every_cache_cleared():
+  """Flower's accountant rebuilds the ledger with one round more every
+  round; with the kept transforms its answers are those of a cold start."""
+  event = dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0))
+
+  def epsilon(rounds):
+    return ShufflePldAccountant(
+        NeighboringRelation.ADD_OR_REMOVE_ONE, 2.0**-13).compose(
+            event, rounds).get_epsilon(1e-5)
+
+  clear_caches()
+  warm = [epsilon(rounds) for rounds in (150, 151, 152)]
+  kept = cache_bytes()
+  assert kept['pld.composition.mgfs'] and kept['pld.roundoff.powers']
+  for rounds, answer in zip((150, 151, 152), warm):
+    clear_caches()
+    assert epsilon(rounds) == answer
