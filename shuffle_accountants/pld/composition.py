@@ -234,9 +234,9 @@ class _KeptTransform:
 
 # The last PMFs self-composed and their transforms (speed only). Each
 # entry keeps its PMF and is used only for equal masses.
-_TRANSFORMS = _cache.Lru(16 * 2**20, lambda entry: entry[0].nbytes + 400,
+_TRANSFORMS = _cache.Lru(8 * 2**20, lambda entry: entry[0].nbytes + 400,
                          'pld.composition.mgfs')
-_SPECTRA = _cache.Lru(64 * 2**20, lambda entry: entry[1].nbytes,
+_SPECTRA = _cache.Lru(16 * 2**20, lambda entry: entry[1].nbytes,
                       'pld.composition.spectra')
 
 

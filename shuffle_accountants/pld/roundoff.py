@@ -120,7 +120,7 @@ def _spectrum(values: np.ndarray, length: int) -> Tuple[np.ndarray,
 # The transforms of the last powered vectors and their squares (speed only:
 # a ledger rebuilt with one round more raises the same tilted round to
 # count + 1). Each entry keeps its vector and is used only for an equal one.
-_POWERS = _cache.Lru(96 * 2**20, lambda entry: sum(
+_POWERS = _cache.Lru(64 * 2**20, lambda entry: sum(
     part.nbytes for power in entry[1] for part in power),
                      'pld.roundoff.powers')
 
