@@ -15,6 +15,7 @@ dp_accounting 0.6 has no public accessor for a PLD's PMF; `_grid_of` and
 `_pmfs` are the only places that read its private fields.
 """
 
+import math
 from typing import Dict, List, Optional, Sequence, Tuple, TypeAlias
 
 from dp_accounting.pld import common
@@ -22,7 +23,9 @@ from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 from scipy import fft
+from scipy import special
 
+from shuffle_accountants import _cache
 from shuffle_accountants import _numerics
 from shuffle_accountants import _upstream
 from shuffle_accountants.pld import discrete
@@ -153,13 +156,17 @@ def self_compose(pld: Pld, count: int) -> Pld:
   finite = float(np.sum(grid.probs))
   if finite <= 0 or count * np.log(finite) < np.log(_TAIL_MASS_TRUNCATION):
     return all_at_infinity(grid.discretization)
-  lower, upper = common.compute_self_convolve_bounds(grid.probs, count,
-                                                     _TAIL_MASS_TRUNCATION)
+  transform = _kept_transform(grid.probs) if isinstance(pld, GridPld) else None
+  lower, upper = (common.compute_self_convolve_bounds(
+      grid.probs, count, _TAIL_MASS_TRUNCATION) if transform is None
+                  else transform.bounds(count))
   if upper - lower < MAX_COMPOSED_BUCKETS:
     # A PMF of mass slightly above 1 (`profile_to_pmf`) overflows when raised
     # to a huge count; `compose_all` turns that into all +infinity, quietly.
     with np.errstate(over='ignore', invalid='ignore'):
-      return pld.self_compose(count, _TAIL_MASS_TRUNCATION)
+      if transform is None:
+        return pld.self_compose(count, _TAIL_MASS_TRUNCATION)
+      return transform.self_compose(grid, count, lower, upper)
   result, power = None, pld
   while count:
     if _grid_of(power).probs.size > MAX_COMPOSED_BUCKETS:
@@ -174,6 +181,77 @@ def self_compose(pld: Pld, count: int) -> Pld:
     if count:
       power = compose(power, power)
   return result
+
+
+class _KeptTransform:
+  """dp_accounting's `self_compose` of one dense PMF, bit for bit, with
+  what does not depend on the count kept (Flower's ledger grows by the same
+  round every round: the same PMF raised to T, then T + 1, ...).
+
+  dp_accounting sizes the FFT from Chernoff bounds at 40 fixed orders
+  (`common.compute_self_convolve_bounds`) and raises the PMF's transform
+  of that size to the count; the orders' log-MGFs, and the transform while
+  its size stays, are the same for every count. The result is only the
+  FFT estimate that locates epsilon (the certificate recomputes the
+  composition, ROUNDOFF-CERTIFIED); tests/pld/test_composition.py checks
+  it against dp_accounting's own.
+  """
+
+  def __init__(self, probs: np.ndarray, key: Tuple[int, int]):
+    self._probs, self._key = probs, key
+    self._orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))
+                                  ) / probs.size
+    self._log_mgfs = [special.logsumexp(np.arange(probs.size) * order,
+                                        b=probs) for order in self._orders]
+
+  def bounds(self, count: int) -> Tuple[int, int]:
+    """`common.compute_self_convolve_bounds(probs, count, truncation)`."""
+    upper, lower = (self._probs.size - 1) * count, 0
+    for order, log_mgf in zip(self._orders, self._log_mgfs):
+      bound = (count * log_mgf
+               + math.log(2 / _TAIL_MASS_TRUNCATION)) / order
+      if math.isfinite(bound):
+        if order > 0:
+          upper = min(upper, math.ceil(bound))
+        else:
+          lower = max(lower, math.floor(bound))
+    return lower, upper
+
+  def self_compose(self, grid: discrete.GridPmf, count: int, lower: int,
+                   upper: int) -> Pld:
+    """The PLD `GridPld(grid).self_compose(count, truncation)` returns."""
+    size = upper - lower + 1
+    length = fft.next_fast_len(max(size, self._probs.size))
+    spectrum = _kept(_SPECTRA, (self._key, length), self._probs,
+                     lambda: fft.fft(self._probs, length))
+    composed = np.roll(np.real(fft.ifft(spectrum**count)), -lower)[:size]
+    infinity = (_TAIL_MASS_TRUNCATION
+                - math.expm1(count * math.log1p(-grid.infinity_mass)))
+    return Pld(pld_pmf.DensePLDPmf(
+        grid.discretization, grid.lower_index * count + lower,
+        np.array(composed), infinity, True))
+
+
+# The last PMFs self-composed and their transforms (speed only). Each
+# entry keeps its PMF and is used only for equal masses.
+_TRANSFORMS = _cache.Lru(8 * 2**20, lambda entry: entry[0].nbytes + 400,
+                         'pld.composition.mgfs')
+_SPECTRA = _cache.Lru(16 * 2**20, lambda entry: entry[1].nbytes,
+                      'pld.composition.spectra')
+
+
+def _kept(cache: _cache.Lru, key, probs: np.ndarray, compute):
+  """`compute()`, kept in `cache` under `key` with the PMF it is of."""
+  held, value = cache.get(key, lambda: (probs, compute()))
+  if held is not probs and not np.array_equal(held, probs):
+    return compute()  # a hash collision: never another PMF's value
+  return value
+
+
+def _kept_transform(probs: np.ndarray) -> _KeptTransform:
+  probs = np.asarray(probs, dtype=np.float64)
+  key = (probs.size, hash(probs.tobytes()))
+  return _kept(_TRANSFORMS, key, probs, lambda: _KeptTransform(probs, key))
 
 
 def all_at_infinity(discretization: float) -> GridPld:

@@ -117,6 +117,35 @@ def _spectrum(values: np.ndarray, length: int) -> Tuple[np.ndarray,
   return radix2.transform(padded, np.zeros(length))
 
 
+# The transforms of the last powered vectors and their squares (speed only:
+# a ledger rebuilt with one round more raises the same tilted round to
+# count + 1). Each entry keeps its vector and is used only for an equal one.
+_POWERS = _cache.Lru(64 * 2**20, lambda entry: sum(
+    part.nbytes for power in entry[1] for part in power),
+                     'pld.roundoff.powers')
+
+
+def _kept_powers(values: np.ndarray, length: int, levels: int
+                 ) -> Tuple[Tuple[np.ndarray, np.ndarray], ...]:
+  """The transform of `values` (`_spectrum`) squared 0 ... levels - 1
+  times (`radix2.square`), read-only."""
+  def compute():
+    power = _spectrum(values, length)
+    powers = []
+    for level in range(levels):
+      if level:
+        power = radix2.square(*(part.copy() for part in power))
+      for part in power:
+        part.flags.writeable = False
+      powers.append(power)
+    return values.copy(), tuple(powers)
+  key = (values.size, hash(values.tobytes()), length, levels)
+  held, powers = _POWERS.get(key, compute)
+  if not np.array_equal(held, values):
+    return compute()[1]  # a hash collision
+  return powers
+
+
 def _fft_convolve(first: np.ndarray, second: np.ndarray, window: int
                   ) -> Tuple[np.ndarray, int]:
   """Convolution by proven radix-2 FFTs (`radix2`): linear, or cyclic
@@ -134,16 +163,13 @@ def _fft_power(values: np.ndarray, count: int, window: int
   (cyclic modulo `window` when longer)."""
   size = count * (values.size - 1) + 1
   length = min(_transform_length(size), window)
-  base = _spectrum(values, length)
+  powers = _kept_powers(values, length, count.bit_length())
   result: Optional[Tuple[np.ndarray, np.ndarray]] = None
-  while count:
-    if count & 1:
-      # tuple() of the pair `base` is a pair (mypy: Tuple[ndarray, ...]).
-      result = (tuple(part.copy() for part in base)  # type: ignore[assignment]
-                if result is None else radix2.multiply(*result, *base))
-    count >>= 1
-    if count:
-      base = radix2.square(*base)  # in place
+  for level, power in enumerate(powers):
+    if count >> level & 1:
+      # Copied: the kept powers are shared. (tuple() of a pair is a pair.)
+      result = (tuple(part.copy() for part in power)  # type: ignore[assignment]
+                if result is None else radix2.multiply(*result, *power))
   assert result is not None  # count >= 1
   return radix2.transform(*result, inverse=True)[0][:size], length
 

@@ -354,6 +354,26 @@ def test_every_round_is_one_event_in_the_ledger(server_identity, participation,
     assert (len(messages) == 20) == (participation == 'hidden')
 
 
+@pytest.mark.parametrize('max_epsilon', [None, 1e3])
+def test_a_round_composes_its_ledger_once_and_reports_a_fresh_answer(
+    server_identity, monkeypatch, max_epsilon):
+  """The budget check's accountant becomes the round's: one composition of
+  the ledger per round, and the epsilon of a fresh accountant, bit for bit."""
+  built = []
+  composed = ShufflePldAccountant._composed_grouped_ledger
+  monkeypatch.setattr(
+      ShufflePldAccountant, '_composed_grouped_ledger',
+      lambda self, *args: built.append(1) or composed(self, *args))
+  strategy = wrapper(max_epsilon=max_epsilon)
+  for server_round in (1, 2, 3):
+    built.clear()
+    *_, (_, metrics) = one_round(strategy, server_round, np.full(4, 0.1))
+    assert len(built) == 1
+    fresh = ShufflePldAccountant().compose(strategy.event, server_round)
+    assert metrics['dp-epsilon'] == fresh.get_epsilon(DELTA)
+    assert strategy.accountant.ledger == fresh.ledger
+
+
 def test_hidden_non_participants_send_a_zero_update(server_identity):
   strategy = wrapper(participation='hidden', checkin_rate=0.25)
   counts = []

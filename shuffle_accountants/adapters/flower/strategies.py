@@ -12,6 +12,7 @@ from logging import INFO
 from logging import WARNING
 from typing import Dict, Optional
 
+from dp_accounting import dp_event
 from dp_accounting.privacy_accountant import NeighboringRelation
 from flwr.app import MetricRecord
 from flwr.app import MetricRecordValues
@@ -170,6 +171,16 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
         self.event.noise_multiplier, self.num_rounds, self.target_delta,
         NeighboringRelation.REPLACE_ONE) if self.num_rounds else 0.0
 
+  def _with_round(self) -> ShufflePldAccountant:
+    """A new accountant of `accountant`'s configuration holding its ledger
+    and one more round (the same ledger as `accountant.compose(event)`)."""
+    projected = self.accountant.fresh()
+    ledger = self.accountant.ledger
+    for event in (ledger.events if isinstance(ledger, dp_event.ComposedDpEvent)
+                  else [ledger]):
+      projected.compose(event)
+    return projected.compose(self.event)
+
   def summary(self) -> None:
     log(WARNING, 'No secure aggregation runs: this server sums the replies '
         'and sees each client\'s clipped update with only its noise share '
@@ -190,8 +201,10 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
       return []
     node_ids = self._population(grid)
     if self.max_epsilon is not None:
-      projected = ShufflePldAccountant().compose(self.accountant.ledger)
-      projected.compose(self.event)
+      # Built once: it answers the budget check and, if the round runs,
+      # becomes the accountant, whose answers (a function of the ledger)
+      # this round then reports without composing again.
+      projected = self._with_round()
       if projected.get_epsilon(self.target_delta) > self.max_epsilon:
         return self._stop_for_budget(server_round, (
             f'round {server_round} would take the certified epsilon above '
@@ -200,7 +213,10 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
     if self.event.participation == 'revealed':
       node_ids = [node for node in node_ids
                   if self._rng.random() < self.checkin_rate]
-    self.accountant.compose(self.event)
+    if self.max_epsilon is None:
+      self.accountant.compose(self.event)
+    else:
+      self.accountant = projected
     self.num_rounds += 1
     config[KEY_CLIPPING_NORM] = self.clipping_norm
     config[KEY_NOISE_SHARE] = self.noise_share_stdv

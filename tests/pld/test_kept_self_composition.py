@@ -1,0 +1,70 @@
+"""`composition.self_compose` of a round PMF: dp_accounting's, bit for bit.
+
+It keeps the count-free parts of dp_accounting's FFT self-composition (the
+Chernoff orders' log-MGFs, the PMF's transform) across counts; the PMF it
+returns must be the one dp_accounting computes from scratch.
+"""
+
+from dp_accounting import dp_event
+from dp_accounting.pld import privacy_loss_distribution
+import numpy as np
+import pytest
+
+from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants import _upstream
+from shuffle_accountants import cache_bytes
+from shuffle_accountants import clear_caches
+from shuffle_accountants.pld import composition
+from shuffle_accountants.pld import discrete
+from shuffle_accountants.pld.accountant import NeighboringRelation
+
+
+def poisson_halves():
+  """The two halves of a Poisson-subsampled Gaussian (asymmetric)."""
+  pld = privacy_loss_distribution.from_gaussian_mechanism(
+      1.0, sampling_prob=0.05, value_discretization_interval=1e-3)
+  return [composition._half(composition.exact_input(pld), index)
+          for index in (0, 1)]
+
+
+def random_round():
+  probs = np.random.default_rng(3).random(300)
+  return composition.to_privacy_loss_distribution(discrete.GridPmf(
+      0.01, -120, probs / probs.sum() * (1 - 1e-6), 1e-6))
+
+
+def fields(pld):
+  discretization, lower, probs, infinity = _upstream.dense_pmf_fields(
+      _upstream.pld_pmfs(pld)[0])
+  return discretization, lower, probs.tolist(), infinity
+
+
+@pytest.mark.parametrize('make', [poisson_halves, lambda: [random_round()]])
+def test_equals_dp_accountings_self_composition_at_every_count(make):
+  clear_caches()
+  for pld in make():
+    assert isinstance(pld, composition.GridPld)
+    # Counts that share a transform size and counts that change it, twice.
+    for count in (2, 40, 41, 42, 400, 41):
+      ours = composition.self_compose(pld, count)
+      theirs = pld.self_compose(count, composition._TAIL_MASS_TRUNCATION)
+      assert fields(ours) == fields(theirs)
+
+
+def test_a_ledger_one_round_longer_answers_as_with_every_cache_cleared():
+  """Flower's accountant rebuilds the ledger with one round more every
+  round; with the kept transforms its answers are those of a cold start."""
+  event = dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0))
+
+  def epsilon(rounds):
+    return ShufflePldAccountant(
+        NeighboringRelation.ADD_OR_REMOVE_ONE, 2.0**-13).compose(
+            event, rounds).get_epsilon(1e-5)
+
+  clear_caches()
+  warm = [epsilon(rounds) for rounds in (150, 151, 152)]
+  kept = cache_bytes()
+  assert kept['pld.composition.mgfs'] and kept['pld.roundoff.powers']
+  for rounds, answer in zip((150, 151, 152), warm):
+    clear_caches()
+    assert epsilon(rounds) == answer
