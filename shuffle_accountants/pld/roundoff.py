@@ -17,7 +17,7 @@ docs/mathematics.md ROUNDOFF-CERTIFIED gives the argument.
 """
 
 import math
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 from scipy import special
@@ -120,7 +120,8 @@ def _spectrum(values: np.ndarray, length: int) -> Tuple[np.ndarray,
 # The transforms of the last powered vectors and their squares (speed only:
 # a ledger rebuilt with one round more raises the same tilted round to
 # count + 1). Each entry keeps its vector and is used only for an equal one.
-_POWERS = _cache.Lru(64 * 2**20, lambda entry: sum(
+_POWERS_BYTES = 64 * 2**20
+_POWERS = _cache.Lru(_POWERS_BYTES, lambda entry: sum(
     part.nbytes for power in entry[1] for part in power),
                      'pld.roundoff.powers')
 
@@ -146,6 +147,15 @@ def _kept_powers(values: np.ndarray, length: int, levels: int
   return powers
 
 
+def _squared_in_place(power: Tuple[np.ndarray, np.ndarray], levels: int
+                      ) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+  """`power`, then squared in place 1 ... levels - 1 times (one held)."""
+  for level in range(levels):
+    if level:
+      power = radix2.square(*power)  # in place
+    yield power
+
+
 def _fft_convolve(first: np.ndarray, second: np.ndarray, window: int
                   ) -> Tuple[np.ndarray, int]:
   """Convolution by proven radix-2 FFTs (`radix2`): linear, or cyclic
@@ -163,7 +173,13 @@ def _fft_power(values: np.ndarray, count: int, window: int
   (cyclic modulo `window` when longer)."""
   size = count * (values.size - 1) + 1
   length = min(_transform_length(size), window)
-  powers = _kept_powers(values, length, count.bit_length())
+  levels = count.bit_length()
+  # Two float64 parts per power; above the cache's budget the powers are
+  # not kept, and are squared in place one at a time (same operations).
+  if levels * 2 * length * 8 <= _POWERS_BYTES:
+    powers = iter(_kept_powers(values, length, levels))
+  else:
+    powers = _squared_in_place(_spectrum(values, length), levels)
   result: Optional[Tuple[np.ndarray, np.ndarray]] = None
   for level, power in enumerate(powers):
     if count >> level & 1:
