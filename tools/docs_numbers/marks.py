@@ -131,6 +131,19 @@ def stale(text: str, include: Callable[[Entry], bool]) -> List[str]:
 RESULT_LIKE = re.compile(r'(?<![\w.#/-])(\d+\.\d*[1-9]\d*)(?:·10[⁻⁰-⁹]+)?'
                          r'(?![\w-])')
 # Numbers on these pages that are not this library's results, with why.
+# Counterexamples and history cited on both errata.md and mathematics.md.
+_WANG24 = ('WANG24-REFUTED counterexample, tests/cross_route/test_randomizer_'
+           'accounting.py (exact pair / as Wang et al.)')
+_COUNTEREXAMPLES = {
+    '0.04321': 'FMT23 clones as the public code computes them (cited)',
+    **dict.fromkeys(('2.357', '3.686', '0.08013', '0.08009'), _WANG24),
+    **dict.fromkeys(('0.001484', '0.002215', '0.004696'),
+                    'exact by enumeration, tests/cross_route/test_subsampled_'
+                    'brute_force.py (rtol 2e-3)'),
+    **dict.fromkeys(('0.001114', '0.001827', '0.004412'),
+                    'what an earlier version reported (history)'),
+}
+
 EXEMPT = {
     'federated.md': {'1.42': 'the first Flower version with the protocol'},
     'results.md': {'0.547': "Koskela et al.'s code, as printed",
@@ -154,18 +167,9 @@ EXEMPT = {
                          '0.839185', '0.735326', '0.895883'),
                         'APPROX-LDP-NO-RDP counterexample, '
                         'tests/cross_route/test_checkin.py (rel 1e-4)'),
-        '0.04321': 'FMT23 clones as the public code computes them (cited)',
-        **dict.fromkeys(('2.357', '3.686', '0.08013', '0.08009', '0.023252',
-                         '0.023253', '0.02325'),
-                        'WANG24-REFUTED counterexample, '
-                        'tests/cross_route/test_randomizer_'
-                        'accounting.py (exact pair / as Wang et al.)'),
-        **dict.fromkeys(('0.001484', '0.002215', '0.004696'),
-                        'exact by enumeration, '
-                        'tests/cross_route/test_subsampled_brute_'
-                        'force.py (rtol 2e-3)'),
-        **dict.fromkeys(('0.001114', '0.001827', '0.004412'),
-                        'what an earlier version reported (history)')},
+        **_COUNTEREXAMPLES,
+        **dict.fromkeys(('0.023252', '0.023253', '0.02325'),
+                        _WANG24)},
     'mathematics.md': {
         '2504.07414': 'an arXiv identifier',
         '2602.17284': 'an arXiv identifier',
@@ -190,17 +194,7 @@ EXEMPT = {
         **dict.fromkeys(('0.03922', '0.10536'),
                         'APPROX-LDP-NO-RDP counterexample, '
                         'tests/cross_route/test_checkin.py (rel 1e-4)'),
-        '0.04321': 'FMT23 clones as the public code computes them (cited)',
-        **dict.fromkeys(('2.357', '3.686', '0.08013', '0.08009'),
-                        'WANG24-REFUTED counterexample, '
-                        'tests/cross_route/test_randomizer_'
-                        'accounting.py (exact pair / as Wang et al.)'),
-        **dict.fromkeys(('0.001484', '0.002215', '0.004696'),
-                        'exact by enumeration, '
-                        'tests/cross_route/test_subsampled_brute_'
-                        'force.py (rtol 2e-3)'),
-        **dict.fromkeys(('0.001114', '0.001827', '0.004412'),
-                        'what an earlier version reported (history)'),
+        **_COUNTEREXAMPLES,
         '3.29': 'ROUNDOFF-CERTIFIED (v): the certificate before the '
                 'saddle-point fix '
                 '(history; tests/pld/test_candidates.py pins the fix)',
