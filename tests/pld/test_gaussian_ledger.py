@@ -85,6 +85,7 @@ def test_a_thousand_gaussians_answer_in_closed_form_below_the_grid():
 
 
 def test_short_gaussian_ledgers_keep_the_grid():
-  # mu = 2 sqrt(3): the grid's answer (recorded before the closed form).
+  # mu = 2 sqrt(3): the grid's answer (recorded before the closed form; the
+  # safety margin on dp_accounting's masses then raised it 3e-12 relative).
   accountant = ShufflePldAccountant().compose(dp_event.GaussianDpEvent(1.0), 3)
-  assert accountant.get_epsilon(1e-6) == 21.839216405543745
+  assert accountant.get_epsilon(1e-6) == 21.83921640561457
