@@ -8,6 +8,9 @@ import numpy as np
 import pytest
 
 from shuffle_accountants import _numerics
+from shuffle_accountants import clear_caches
+from shuffle_accountants.rdp import clone
+from shuffle_accountants.rdp import girgis
 
 
 def _plain_block_starts(num_trials, relative_width, exact_below=512):
@@ -63,3 +66,20 @@ def test_blocks_above_are_the_full_comparison():
         axis=1))[0]
     np.testing.assert_array_equal(
         _numerics._blocks_above(log_weights, log_values, thresholds), full)
+
+
+@pytest.mark.parametrize('bound', ['girgis_ub_mix', 'girgis_ub1', 'clone'])
+def test_a_round_is_the_same_after_its_neighbours_filled_the_caches(bound):
+  orders = np.array([2.0, 3.0, 5.0, 8.0, 16.0, 64.0, 256.0, 1024.0])
+  compute = {
+      'girgis_ub_mix': lambda n: girgis.girgis_ub_mix(n, 1.0, orders),
+      'girgis_ub1': lambda n: girgis.girgis_ub1(n, 1.0, orders),
+      'clone': lambda n: clone.clone_pair_rdp(n, 1.0, orders,
+                                              relative_block_width=1e-2),
+  }[bound]
+  clear_caches()
+  alone = compute(123_457)
+  clear_caches()
+  for neighbour in (118_000, 121_000, 126_000, 130_000):
+    compute(neighbour)
+  np.testing.assert_array_equal(compute(123_457), alone)
