@@ -180,14 +180,23 @@ def _log_worst_excess(local_epsilon: float, orders: np.ndarray) -> np.ndarray:
 def _shared_mix_log_excess(users: int, local_epsilon: float,
                            orders_bytes: bytes) -> np.ndarray:
   """log(E_m - 1) of GIRGIS-UB-MIX for m + 1 = `users`, read-only."""
-  orders = np.frombuffer(orders_bytes)
-  log_b6_excess = _numerics.log_expm1(
-      orders**2 * np.expm1(local_epsilon)**2 / users)
+  log_b5_excess, b6_numerator, log_worst = _mix_row_terms(local_epsilon,
+                                                          orders_bytes)
   excess = np.minimum(np.minimum(
-      _log_b5_excess_fn(local_epsilon, orders)(users), log_b6_excess),
-                      _log_worst_excess(local_epsilon, orders))
+      log_b5_excess(users), _numerics.log_expm1(b6_numerator / users)),
+                      log_worst)
   excess.setflags(write=False)
   return excess
+
+
+# What every E_m row of one eps0 and order grid shares (entries counted).
+@_cache.cached(256, lambda value: 1)
+def _mix_row_terms(local_epsilon: float, orders_bytes: bytes):
+  """(users -> log(B5 - 1), B6's exponent times users, log worst excess)."""
+  orders = np.frombuffer(orders_bytes)
+  return (_log_b5_excess_fn(local_epsilon, orders),
+          orders**2 * np.expm1(local_epsilon)**2,
+          _log_worst_excess(local_epsilon, orders))
 
 
 def _capped(raw, local_epsilon: float, orders: np.ndarray) -> np.ndarray:
