@@ -189,8 +189,9 @@ def _shared_mix_log_excess(users: int, local_epsilon: float,
   return excess
 
 
-# What every E_m row of one eps0 and order grid shares (entries counted).
-@_cache.cached(256, lambda value: 1)
+# What every E_m row of one eps0 and order grid shares (B5's matrices are
+# counted in `_b5_terms`).
+@_cache.cached(2**20, lambda value: _cache.atoms_bytes(value[1:]))
 def _mix_row_terms(local_epsilon: float, orders_bytes: bytes):
   """(users -> log(B5 - 1), B6's exponent times users, log worst excess)."""
   orders = np.frombuffer(orders_bytes)
