@@ -19,6 +19,8 @@ from typing import Callable, Tuple, Union
 import numpy as np
 from scipy import special
 
+from shuffle_accountants import _cache
+
 # Relative safety margin applied to final RDP values: covers the floating point
 # error of the sums and logarithms (which is orders of magnitude smaller).
 RELATIVE_SAFETY_MARGIN = 1e-10
@@ -140,6 +142,45 @@ def binomial_windows_log_pmf(num_trials: np.ndarray, p: float,
   return log_pmf - np.log(totals)[window]
 
 
+def _block_steps(num_trials: int, relative_width: float,
+                 exact_below: int) -> int:
+  """How many geometric starts `block_starts` computes for num_trials."""
+  return int(np.ceil(np.log(num_trials / exact_below)
+                     / np.log1p(relative_width))) + 2
+
+
+def _geometric_starts(steps: int, relative_width: float,
+                      exact_below: int) -> np.ndarray:
+  """floor(exact_below (1 + relative_width)^i) for i < steps, as integers."""
+  return np.floor(exact_below * np.exp(
+      np.arange(steps) * np.log1p(relative_width))).astype(np.int64)
+
+
+# Every label law of a ledger takes a prefix of one lattice of block starts,
+# which reaches this many labels (no int64 overflow) in at most this many
+# steps (else each law computes its own starts).
+_SHARED_LATTICE_TOP = 2**40
+_SHARED_LATTICE_STEPS = 1 << 16
+
+
+@_cache.cached(16 * 2**20, lambda value: value[1].nbytes)
+def _shared_block_lattice(relative_width: float, exact_below: int,
+                          steps: int) -> Tuple[np.ndarray, np.ndarray]:
+  """(geometric starts, sorted distinct labels with the singles), read-only.
+
+  The geometric starts are non-decreasing: a decrease would make the lattice
+  unusable as a shared prefix (`block_starts` then computes its own).
+  """
+  geometric = _geometric_starts(steps, relative_width, exact_below)
+  labels = np.unique(np.concatenate([
+      np.arange(exact_below, dtype=np.int64), geometric]))
+  if np.any(np.diff(geometric) < 0):
+    geometric = geometric[:0]
+  for array in (geometric, labels):
+    array.setflags(write=False)
+  return geometric, labels
+
+
 def block_starts(num_trials: int, relative_width: float,
                  exact_below: int = 512) -> np.ndarray:
   """Start labels of blocks covering {0, ..., num_trials}.
@@ -147,14 +188,24 @@ def block_starts(num_trials: int, relative_width: float,
   Labels below `exact_below` are blocks of their own; above, a block spans a
   relative width `relative_width`, so representing it by its first label
   changes a 1/label-like quantity by at most that fraction.
+
+  The starts are the labels up to num_trials of one lattice shared by every
+  num_trials (cached), identical to computing them for num_trials alone:
+  the geometric starts are elementwise the same and non-decreasing, and the
+  first one left out already exceeds num_trials.
   """
   singles = np.arange(min(exact_below, num_trials + 1), dtype=np.int64)
   if num_trials < exact_below:
     return singles
-  steps = int(np.ceil(np.log(num_trials / exact_below)
-                      / np.log1p(relative_width))) + 2
-  geometric = np.floor(exact_below * np.exp(
-      np.arange(steps) * np.log1p(relative_width))).astype(np.int64)
+  steps = _block_steps(num_trials, relative_width, exact_below)
+  shared_steps = _block_steps(_SHARED_LATTICE_TOP, relative_width,
+                              exact_below)
+  if steps < shared_steps <= _SHARED_LATTICE_STEPS:
+    geometric, labels = _shared_block_lattice(relative_width, exact_below,
+                                              shared_steps)
+    if geometric.size > steps and geometric[steps] > num_trials:
+      return labels[:np.searchsorted(labels, num_trials, side='right')]
+  geometric = _geometric_starts(steps, relative_width, exact_below)
   geometric = geometric[geometric <= num_trials]
   return np.unique(np.concatenate([singles, geometric]))
 
@@ -214,6 +265,49 @@ def _lattice_anchors(reference: int, first: int, last: int,
                          if bottom <= a <= top), dtype=np.int64)
 
 
+def _blocks_above(log_weights: np.ndarray, log_values: np.ndarray,
+                  thresholds: np.ndarray) -> np.ndarray:
+  """Blocks b with log_weights[b] + log_values[o] > thresholds[o] at some o.
+
+  The same float comparisons as on the whole matrix, made only for blocks
+  that can pass: a block's largest sum is within float rounding (far below
+  the slack) of its weight plus the largest value.
+  """
+  possible = np.arange(log_weights.size)
+  if np.all(np.isfinite(log_values)) and not np.any(np.isnan(thresholds)):
+    largest = np.max(log_values)
+    slack = 1.0 + 1e-12 * (np.abs(log_weights) + abs(largest))
+    with np.errstate(invalid='ignore'):  # -inf weights: never passing
+      possible = np.nonzero(log_weights + largest
+                            > np.min(thresholds) - slack)[0]
+  passing = np.any(log_weights[possible, None] + log_values[None, :]
+                   > thresholds[None, :], axis=1)
+  return possible[passing]
+
+
+# exp of a shifted log below this is 0.0 exactly (below -745.2 in binary64).
+_EXP_UNDERFLOW = -1000.0
+
+
+def _log_sum_exp_crude(log_weights: np.ndarray,
+                       log_values: np.ndarray) -> np.ndarray:
+  """log_sum_exp(log_weights[:, None] + log_values[None, :], axis=0), the same
+  floats, summing only the rows whose terms are not all exactly 0.
+
+  Every column's peak lies on the row of the largest weight, and a row whose
+  weight is 1000 below it has every shifted term below -745.2, so exp makes
+  it 0.0. numpy sums the rows of a matrix of several columns one after the
+  other (pairwise summation runs only along a contiguous axis), and adding
+  0.0 leaves a partial sum unchanged, so dropping those rows changes no bit
+  (tests/test_numerics.py compares both).
+  """
+  peak = np.max(log_weights)  # NaN if any is
+  if (log_values.size > 1 and np.all(np.isfinite(log_values))
+      and np.isfinite(peak)):
+    log_weights = log_weights[log_weights >= peak + _EXP_UNDERFLOW]
+  return log_sum_exp(log_weights[:, None] + log_values[None, :], axis=0)
+
+
 def log_binomial_mixture_excess(
     num_trials: int, p: float, one_minus_p: float, orders: np.ndarray,
     log_excess: Callable[[int, np.ndarray], np.ndarray],
@@ -237,7 +331,9 @@ def log_binomial_mixture_excess(
   """
   starts = block_starts(num_trials, relative_width)
   log_weights = binomial_block_log_weights(num_trials, p, one_minus_p, starts)
-  crude = log_weights[:, None] + log_worst_excess[None, :]
+  # Crude bounds per block and order are formed only for the blocks that
+  # need them (there are thousands of blocks and a few dozen orders).
+  crude = lambda blocks: log_weights[blocks, None] + log_worst_excess[None, :]
   mode = int(np.clip(np.floor((num_trials + 1) * p), 0, num_trials))
   # Anchors lie on a lattice shared by nearby label laws (blocks are global),
   # so that a ledger of rounds with similar populations evaluates mostly the
@@ -252,10 +348,10 @@ def log_binomial_mixture_excess(
   if not np.all(np.isfinite(reference_row) | (reference_row == -np.inf)):
     raise FloatingPointError(f'non-finite excess {reference_row} at label '
                              f'{starts[reference_block]}')
-  relevant = np.nonzero(np.any(
-      crude > reference[None, :] + np.log(NEGLIGIBLE_FRACTION), axis=1))[0]
+  relevant = _blocks_above(log_weights, log_worst_excess,
+                           reference + np.log(NEGLIGIBLE_FRACTION))
   if relevant.size == 0:  # every crude bound vanishes (eps0 -> 0): sum them
-    return special.logsumexp(crude, axis=0)
+    return special.logsumexp(crude(slice(None)), axis=0)
   first, last = int(relevant.min()), int(relevant.max())
   considered = np.arange(first, last + 1)
   rows = {reference_block: reference_row}
@@ -274,15 +370,16 @@ def log_binomial_mixture_excess(
   # non-negligible part of the total.
   anchors = _lattice_anchors(reference_block, first, last, starts.size - 1)
   # Blocks outside [first, last] keep their crude bounds: summed once.
-  outside = np.ones(crude.shape[0], dtype=bool)
+  outside = np.ones(starts.size, dtype=bool)
   outside[considered] = False
-  log_outside = (log_sum_exp(crude[outside], axis=0) if np.any(outside)
-                 else np.full(orders.size, -np.inf))
+  log_outside = (_log_sum_exp_crude(log_weights[outside], log_worst_excess)
+                 if np.any(outside) else np.full(orders.size, -np.inf))
+  crude_considered = crude(considered)
   while True:
     anchor_rows = np.stack([row(block) for block in anchors])
     below = np.searchsorted(anchors, considered, side='right') - 1
     upper = np.minimum(log_weights[considered, None] + anchor_rows[below],
-                       crude[considered])
+                       crude_considered)
     total = np.logaddexp(log_outside, log_sum_exp(upper, axis=0))
     above = np.minimum(below + 1, anchors.size - 1)
     lower = log_weights[considered, None] + anchor_rows[above]

@@ -21,9 +21,12 @@ is unsound (docs/mathematics.md POISSON-UNSOUND) and deliberately not
 implemented.
 """
 
+from typing import Tuple
+
 import numpy as np
 from scipy import special
 
+from shuffle_accountants import _cache
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants.rdp import generic
@@ -54,6 +57,25 @@ def _log_comb(n, k):
       n - k + 1)
 
 
+# The order/index matrix of B5 depends on the orders only: every round of a
+# ledger (and GIRGIS-UB1 and GIRGIS-UB-MIX) shares it.
+@_cache.cached(16 * 2**20, _cache.atoms_bytes)
+def _b5_terms(orders_bytes: bytes
+              ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+  """(summed, i, kept, log of the i-th B5 coefficient per order), read-only."""
+  orders = np.frombuffer(orders_bytes)
+  summed = orders <= MAX_SUMMED_ORDER
+  largest = int(orders[summed].max()) if np.any(summed) else 2
+  i = np.arange(3, largest + 1, dtype=np.float64)[None, :]
+  kept = np.where(summed, orders, 2.0)[:, None]
+  with np.errstate(invalid='ignore'):
+    fixed = np.where(i <= kept, _log_comb(kept, i) + np.log(i)
+                     + special.gammaln(i / 2), -np.inf)
+  for array in (summed, i, kept, fixed):
+    array.setflags(write=False)
+  return summed, i, kept, fixed
+
+
 def _log_b5_excess_fn(local_epsilon: float, orders: np.ndarray):
   """Returns users -> log(B5(users, order) - 1) for each integer order (Thm 5).
 
@@ -63,13 +85,8 @@ def _log_b5_excess_fn(local_epsilon: float, orders: np.ndarray):
   The order/index matrix is built once, so each user count costs one
   vectorised pass. Orders above MAX_SUMMED_ORDER give +inf.
   """
-  summed = orders <= MAX_SUMMED_ORDER
-  largest = int(orders[summed].max()) if np.any(summed) else 2
-  i = np.arange(3, largest + 1, dtype=np.float64)[None, :]
-  kept = np.where(summed, orders, 2.0)[:, None]
-  with np.errstate(invalid='ignore'):
-    fixed = np.where(i <= kept, _log_comb(kept, i) + np.log(i)
-                     + special.gammaln(i / 2), -np.inf)
+  summed, i, kept, fixed = _b5_terms(
+      np.ascontiguousarray(orders, np.float64).tobytes())
   log_second_fixed = (_log_comb(kept[:, 0], 2.0)
                       + 2 * _numerics.log_expm1(local_epsilon) - local_epsilon)
   log_base_fixed = (2 * _numerics.log_expm1(2 * local_epsilon) - np.log(2.0)
@@ -140,24 +157,47 @@ def girgis_ub_mix(num_users: int, local_epsilon: float, orders,
   orders = _validation.check_integer_orders(orders)
   if local_epsilon == 0:
     return np.zeros(orders.size)
-  cap = generic.pure_dp_rdp_cap_unchecked(local_epsilon, orders)
-  log_worst = _numerics.log_expm1((orders - 1) * cap)
-  log_b5_excess = _log_b5_excess_fn(local_epsilon, orders)
-  log_b6_excess = lambda users: _numerics.log_expm1(
-      orders**2 * np.expm1(local_epsilon)**2 / users)
-
-  def log_excess(count, block_orders):
-    del block_orders  # always `orders`
-    users = count + 1
-    return np.minimum(np.minimum(log_b5_excess(users), log_b6_excess(users)),
-                      log_worst)
-
+  orders_bytes = np.ascontiguousarray(orders, np.float64).tobytes()
   log_excess_total = _numerics.log_binomial_mixture_excess(
       num_users - 1, np.exp(-local_epsilon), -np.expm1(-local_epsilon),
-      orders, log_excess, log_worst, relative_block_width,
+      orders, lambda count, block_orders: _shared_mix_log_excess(
+          count + 1, local_epsilon, orders_bytes),
+      _log_worst_excess(local_epsilon, orders), relative_block_width,
       gap_tolerance=1e-6)
   raw = np.logaddexp(0.0, log_excess_total) / (orders - 1)
   return _capped(raw, local_epsilon, orders)
+
+
+def _log_worst_excess(local_epsilon: float, orders: np.ndarray) -> np.ndarray:
+  """log(e^{(order - 1) cap} - 1): the moment's excess at zero clones."""
+  cap = generic.pure_dp_rdp_cap_unchecked(local_epsilon, orders)
+  return _numerics.log_expm1((orders - 1) * cap)
+
+
+# Rounds with similar populations share most anchor labels of the mixture
+# (`_numerics.log_binomial_mixture_excess`); each entry is one float per order.
+@_cache.cached(16 * 2**20, _cache.atoms_bytes)
+def _shared_mix_log_excess(users: int, local_epsilon: float,
+                           orders_bytes: bytes) -> np.ndarray:
+  """log(E_m - 1) of GIRGIS-UB-MIX for m + 1 = `users`, read-only."""
+  log_b5_excess, b6_numerator, log_worst = _mix_row_terms(local_epsilon,
+                                                          orders_bytes)
+  excess = np.minimum(np.minimum(
+      log_b5_excess(users), _numerics.log_expm1(b6_numerator / users)),
+                      log_worst)
+  excess.setflags(write=False)
+  return excess
+
+
+# What every E_m row of one eps0 and order grid shares (B5's matrices are
+# counted in `_b5_terms`).
+@_cache.cached(2**20, lambda value: _cache.atoms_bytes(value[1:]))
+def _mix_row_terms(local_epsilon: float, orders_bytes: bytes):
+  """(users -> log(B5 - 1), B6's exponent times users, log worst excess)."""
+  orders = np.frombuffer(orders_bytes)
+  return (_log_b5_excess_fn(local_epsilon, orders),
+          orders**2 * np.expm1(local_epsilon)**2,
+          _log_worst_excess(local_epsilon, orders))
 
 
 def _capped(raw, local_epsilon: float, orders: np.ndarray) -> np.ndarray:
