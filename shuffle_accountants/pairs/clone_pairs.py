@@ -126,6 +126,14 @@ def _hoeffding_window(num_outputs: np.ndarray, log_tail: float
   return lo, num_outputs - lo
 
 
+def _misplaced(start: np.ndarray, level: np.ndarray, theta: np.ndarray,
+               num_outputs: np.ndarray, cell) -> np.ndarray:
+  """Whether output `start` is not the first whose `cell` is `level`."""
+  return ((cell(start.astype(np.float64), theta, num_outputs) < level)
+          | (cell((start - 1).astype(np.float64), theta, num_outputs)
+             >= level))
+
+
 def _cell_segments(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
                    log_odds: np.ndarray, first: np.ndarray, total: int,
                    discretization: Optional[float]) -> np.ndarray:
@@ -165,12 +173,22 @@ def _cell_segments(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
     share = np.expm1(loss + t) / (np.expm1(t) * (1 + np.exp(loss)))
   start = np.clip(np.ceil(mm * np.nan_to_num(share)), lo[owner] + 1,
                   hi[owner]).astype(np.int64)
-  for _ in range(3):  # the inverse is off by at most one output
-    start -= (cell((start - 1).astype(np.float64), t, mm) >= level)
-    start += (cell(start.astype(np.float64), t, mm) < level)
-    start = np.clip(start, lo[owner] + 1, hi[owner])
-  wrong = ((cell(start.astype(np.float64), t, mm) < level)
-           | (cell((start - 1).astype(np.float64), t, mm) >= level))
+  # The inverse is off by at most one output: up to three steps of one,
+  # each only where the start is not yet right (a right one stays put).
+  wrong = np.arange(start.size)
+  for _ in range(3):
+    wrong = wrong[_misplaced(start[wrong], level[wrong], t[wrong],
+                             mm[wrong], cell)]
+    if not wrong.size:
+      break
+    moved = start[wrong]
+    moved -= (cell((moved - 1).astype(np.float64), t[wrong], mm[wrong])
+              >= level[wrong])
+    moved += (cell(moved.astype(np.float64), t[wrong], mm[wrong])
+              < level[wrong])
+    start[wrong] = np.clip(moved, lo[owner[wrong]] + 1, hi[owner[wrong]])
+  wrong = wrong[_misplaced(start[wrong], level[wrong], t[wrong], mm[wrong],
+                           cell)]
   merged[owner[wrong]] = False
   if not merged.any():
     return every
@@ -346,23 +364,28 @@ def _table_cells(num_outputs: int, lo: int, hi: int, pmf: np.ndarray,
                  discretization: float):
   """(cells, P-masses, Q-masses, a bound on the terms per cell) of the
   components of one clone count, as one (outputs x log-odds) table."""
-  a = np.arange(lo, hi + 1, dtype=np.float64)[:, None]
+  # Built as (log-odds x outputs), long rows for numpy's inner loops, and
+  # handed out in (outputs x log-odds) order: the order `_cell_sums` adds
+  # each cell's terms in.
+  a = np.arange(lo, hi + 1, dtype=np.float64)
   b = num_outputs - a
+  q, one_minus_q = q[:, None], one_minus_q[:, None]
   # In place, three tables in all (fresh ones cost page faults): this table
   # is the pair's main cost.
   spare = q * b
   toward_q = one_minus_q * a
   toward_q += spare
-  toward_p = q * a
-  toward_p += np.multiply(one_minus_q, b, out=spare)
+  # The window is symmetric (hi = m - lo): output a's q a + (1 - q) b is
+  # output m - a's toward_q bit for bit (float sums commute).
+  toward_p = toward_q[:, ::-1].copy()
   # L = log(toward_p / toward_q), written so that a = b gives 0 exactly.
-  loss = np.multiply(tilt, a - b, out=spare)
+  loss = np.multiply(tilt[:, None], a - b, out=spare)
   with np.errstate(divide='ignore'):
     loss /= toward_q
   np.log1p(loss, out=loss)
-  np.minimum(loss, theta, out=loss)
-  cells = privacy_loss.grid_cell(loss, discretization, overwrite=True).ravel()
-  scale = np.multiply((pmf * (2.0 / num_outputs))[:, None], weights,
+  np.minimum(loss, theta[:, None], out=loss)
+  cells = privacy_loss.grid_cell(loss, discretization, overwrite=True).T
+  scale = np.multiply(weights[:, None], pmf * (2.0 / num_outputs),
                       out=spare)
   toward_p *= scale
   toward_q *= scale
@@ -370,7 +393,7 @@ def _table_cells(num_outputs: int, lo: int, hi: int, pmf: np.ndarray,
   # (theta / 2) / m, so a cell holds at most d m / (4 tanh) + 1 of them.
   terms = float(theta.size) * (
       discretization * num_outputs / (4 * np.tanh(theta.min() / 2)) + 1)
-  return cells, toward_p.ravel(), toward_q.ravel(), terms
+  return cells.ravel(), toward_p.T.ravel(), toward_q.T.ravel(), terms
 
 
 def _cell_sums(cells, p_mass, q_mass, terms
