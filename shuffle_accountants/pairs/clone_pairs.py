@@ -306,15 +306,19 @@ def _cell_runs(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
   for begin, end in zip(blocks[:-1], blocks[1:]):  # one clone count each
     index = count_of[begin]
     runs = slice(*np.searchsorted(owner, [begin, end]))
-    union = np.unique(local[runs])
     outputs = np.arange(lo[index], hi[index] + 1, dtype=np.float64)
+    # The sorted union of the run starts and each start's place in it, by a
+    # mask (no sort).
+    is_start = np.zeros(outputs.size, dtype=bool)
+    is_start[local[runs]] = True
+    union = np.flatnonzero(is_start)
+    place = np.cumsum(is_start) - 1
     pmf = pmfs[index]
     segment_a = np.add.reduceat(outputs * pmf, union)
     segment_b = np.add.reduceat((num_outputs[index] - outputs) * pmf, union)
     segment_length = np.diff(np.append(union, outputs.size)).astype(float)
     # Each component's runs are consecutive unions of segments.
-    flat = ((owner[runs] - begin) * union.size
-            + np.searchsorted(union, local[runs]))
+    flat = (owner[runs] - begin) * union.size + place[local[runs]]
     copies = end - begin
     run_a[runs] = np.add.reduceat(np.tile(segment_a, copies), flat)
     run_b[runs] = np.add.reduceat(np.tile(segment_b, copies), flat)
@@ -377,23 +381,27 @@ def _table_cells(num_outputs: int, lo: int, hi: int, pmf: np.ndarray,
   toward_q += spare
   # The window is symmetric (hi = m - lo): output a's q a + (1 - q) b is
   # output m - a's toward_q bit for bit (float sums commute).
-  toward_p = toward_q[:, ::-1].copy()
+  toward_p = toward_q[:, ::-1]
   # L = log(toward_p / toward_q), written so that a = b gives 0 exactly.
   loss = np.multiply(tilt[:, None], a - b, out=spare)
   with np.errstate(divide='ignore'):
     loss /= toward_q
   np.log1p(loss, out=loss)
   np.minimum(loss, theta[:, None], out=loss)
-  cells = privacy_loss.grid_cell(loss, discretization, overwrite=True).T
+  # Each output table is written transposed, in one pass.
+  cells = np.empty((a.size, theta.size), dtype=np.int64)
+  privacy_loss.grid_cell(loss, discretization, overwrite=True, out=cells.T)
   scale = np.multiply(weights[:, None], pmf * (2.0 / num_outputs),
                       out=spare)
-  toward_p *= scale
-  toward_q *= scale
+  p_mass, q_mass = np.empty_like(cells, dtype=np.float64), np.empty_like(
+      cells, dtype=np.float64)
+  np.multiply(toward_p, scale, out=p_mass.T)
+  np.multiply(toward_q, scale, out=q_mass.T)
   # Outputs per cell: the loss's slope in a is smallest at a = b, 4 tanh
   # (theta / 2) / m, so a cell holds at most d m / (4 tanh) + 1 of them.
   terms = float(theta.size) * (
       discretization * num_outputs / (4 * np.tanh(theta.min() / 2)) + 1)
-  return cells.ravel(), toward_p.T.ravel(), toward_q.T.ravel(), terms
+  return cells.ravel(), p_mass.ravel(), q_mass.ravel(), terms
 
 
 def _cell_sums(cells, p_mass, q_mass, terms
