@@ -300,29 +300,38 @@ def _cell_runs(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
                           log_odds, first, int(np.sum(sizes)), discretization)
   owner = np.searchsorted(first, starts, side='right') - 1
   local = starts - first[owner]
-  run_a, run_b = np.empty(starts.size), np.empty(starts.size)
-  lengths = np.empty(starts.size)
+  # All counts at once, on one flat array of each count's outputs (no loop
+  # over counts: k-RR's weak pair has thousands).
   blocks = np.flatnonzero(np.diff(count_of, prepend=-1, append=-1))
-  for begin, end in zip(blocks[:-1], blocks[1:]):  # one clone count each
-    index = count_of[begin]
-    runs = slice(*np.searchsorted(owner, [begin, end]))
-    outputs = np.arange(lo[index], hi[index] + 1, dtype=np.float64)
-    # The sorted union of the run starts and each start's place in it, by a
-    # mask (no sort).
-    is_start = np.zeros(outputs.size, dtype=bool)
-    is_start[local[runs]] = True
-    union = np.flatnonzero(is_start)
-    place = np.cumsum(is_start) - 1
-    pmf = pmfs[index]
-    segment_a = np.add.reduceat(outputs * pmf, union)
-    segment_b = np.add.reduceat((num_outputs[index] - outputs) * pmf, union)
-    segment_length = np.diff(np.append(union, outputs.size)).astype(float)
-    # Each component's runs are consecutive unions of segments.
-    flat = (owner[runs] - begin) * union.size + place[local[runs]]
-    copies = end - begin
-    run_a[runs] = np.add.reduceat(np.tile(segment_a, copies), flat)
-    run_b[runs] = np.add.reduceat(np.tile(segment_b, copies), flat)
-    lengths[runs] = np.add.reduceat(np.tile(segment_length, copies), flat)
+  block_count = count_of[blocks[:-1]]
+  block_of = np.repeat(np.arange(block_count.size), np.diff(blocks))
+  count_size = (hi - lo + 1)[block_count]
+  count_first = np.concatenate([[0], np.cumsum(count_size)[:-1]])
+  outputs = (np.repeat(lo[block_count] - count_first, count_size)
+             + np.arange(int(np.sum(count_size)))).astype(np.float64)
+  pmf = np.concatenate([pmfs[index] for index in block_count])
+  # The sorted union of each count's run starts cuts its outputs into
+  # segments (each count's first output starts one), by a mask (no sort).
+  position = count_first[block_of[owner]] + local
+  is_start = np.zeros(outputs.size, dtype=bool)
+  is_start[position] = True
+  union = np.flatnonzero(is_start)
+  place = np.cumsum(is_start) - 1
+  segment_a = np.add.reduceat(outputs * pmf, union)
+  segment_b = np.add.reduceat(
+      (np.repeat(num_outputs[block_count], count_size) - outputs) * pmf, union)
+  segment_length = np.diff(np.append(union, outputs.size)).astype(float)
+  # Each component's runs are consecutive segments of its count: the count's
+  # segments are laid out once per component, and each run sums its own.
+  count_segment = place[count_first]
+  segments = np.diff(np.append(count_segment, union.size))[block_of]
+  laid_first = np.concatenate([[0], np.cumsum(segments)[:-1]])
+  laid = (np.repeat(count_segment[block_of] - laid_first, segments)
+          + np.arange(int(np.sum(segments))))
+  flat = laid_first[owner] + place[position] - count_segment[block_of[owner]]
+  run_a = np.add.reduceat(segment_a[laid], flat)
+  run_b = np.add.reduceat(segment_b[laid], flat)
+  lengths = np.add.reduceat(segment_length[laid], flat)
   first_output = (lo[count_of] + 0.0)[owner] + local
   cell = privacy_loss.grid_cell(_conditional_loss(
       first_output, num_outputs[count_of][owner] - first_output,
