@@ -126,6 +126,14 @@ def _hoeffding_window(num_outputs: np.ndarray, log_tail: float
   return lo, num_outputs - lo
 
 
+def _misplaced(start: np.ndarray, level: np.ndarray, theta: np.ndarray,
+               num_outputs: np.ndarray, cell) -> np.ndarray:
+  """Whether output `start` is not the first whose `cell` is `level`."""
+  return ((cell(start.astype(np.float64), theta, num_outputs) < level)
+          | (cell((start - 1).astype(np.float64), theta, num_outputs)
+             >= level))
+
+
 def _cell_segments(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
                    log_odds: np.ndarray, first: np.ndarray, total: int,
                    discretization: Optional[float]) -> np.ndarray:
@@ -165,12 +173,22 @@ def _cell_segments(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
     share = np.expm1(loss + t) / (np.expm1(t) * (1 + np.exp(loss)))
   start = np.clip(np.ceil(mm * np.nan_to_num(share)), lo[owner] + 1,
                   hi[owner]).astype(np.int64)
-  for _ in range(3):  # the inverse is off by at most one output
-    start -= (cell((start - 1).astype(np.float64), t, mm) >= level)
-    start += (cell(start.astype(np.float64), t, mm) < level)
-    start = np.clip(start, lo[owner] + 1, hi[owner])
-  wrong = ((cell(start.astype(np.float64), t, mm) < level)
-           | (cell((start - 1).astype(np.float64), t, mm) >= level))
+  # The inverse is off by at most one output: up to three steps of one,
+  # each only where the start is not yet right (a right one stays put).
+  wrong = np.arange(start.size)
+  for _ in range(3):
+    wrong = wrong[_misplaced(start[wrong], level[wrong], t[wrong],
+                             mm[wrong], cell)]
+    if not wrong.size:
+      break
+    moved = start[wrong]
+    moved -= (cell((moved - 1).astype(np.float64), t[wrong], mm[wrong])
+              >= level[wrong])
+    moved += (cell(moved.astype(np.float64), t[wrong], mm[wrong])
+              < level[wrong])
+    start[wrong] = np.clip(moved, lo[owner[wrong]] + 1, hi[owner[wrong]])
+  wrong = wrong[_misplaced(start[wrong], level[wrong], t[wrong], mm[wrong],
+                           cell)]
   merged[owner[wrong]] = False
   if not merged.any():
     return every
@@ -282,25 +300,38 @@ def _cell_runs(lo: np.ndarray, hi: np.ndarray, num_outputs: np.ndarray,
                           log_odds, first, int(np.sum(sizes)), discretization)
   owner = np.searchsorted(first, starts, side='right') - 1
   local = starts - first[owner]
-  run_a, run_b = np.empty(starts.size), np.empty(starts.size)
-  lengths = np.empty(starts.size)
+  # All counts at once, on one flat array of each count's outputs (no loop
+  # over counts: k-RR's weak pair has thousands).
   blocks = np.flatnonzero(np.diff(count_of, prepend=-1, append=-1))
-  for begin, end in zip(blocks[:-1], blocks[1:]):  # one clone count each
-    index = count_of[begin]
-    runs = slice(*np.searchsorted(owner, [begin, end]))
-    union = np.unique(local[runs])
-    outputs = np.arange(lo[index], hi[index] + 1, dtype=np.float64)
-    pmf = pmfs[index]
-    segment_a = np.add.reduceat(outputs * pmf, union)
-    segment_b = np.add.reduceat((num_outputs[index] - outputs) * pmf, union)
-    segment_length = np.diff(np.append(union, outputs.size)).astype(float)
-    # Each component's runs are consecutive unions of segments.
-    flat = ((owner[runs] - begin) * union.size
-            + np.searchsorted(union, local[runs]))
-    copies = end - begin
-    run_a[runs] = np.add.reduceat(np.tile(segment_a, copies), flat)
-    run_b[runs] = np.add.reduceat(np.tile(segment_b, copies), flat)
-    lengths[runs] = np.add.reduceat(np.tile(segment_length, copies), flat)
+  block_count = count_of[blocks[:-1]]
+  block_of = np.repeat(np.arange(block_count.size), np.diff(blocks))
+  count_size = (hi - lo + 1)[block_count]
+  count_first = np.concatenate([[0], np.cumsum(count_size)[:-1]])
+  outputs = (np.repeat(lo[block_count] - count_first, count_size)
+             + np.arange(int(np.sum(count_size)))).astype(np.float64)
+  pmf = np.concatenate([pmfs[index] for index in block_count])
+  # The sorted union of each count's run starts cuts its outputs into
+  # segments (each count's first output starts one), by a mask (no sort).
+  position = count_first[block_of[owner]] + local
+  is_start = np.zeros(outputs.size, dtype=bool)
+  is_start[position] = True
+  union = np.flatnonzero(is_start)
+  place = np.cumsum(is_start) - 1
+  segment_a = np.add.reduceat(outputs * pmf, union)
+  segment_b = np.add.reduceat(
+      (np.repeat(num_outputs[block_count], count_size) - outputs) * pmf, union)
+  segment_length = np.diff(np.append(union, outputs.size)).astype(float)
+  # Each component's runs are consecutive segments of its count: the count's
+  # segments are laid out once per component, and each run sums its own.
+  count_segment = place[count_first]
+  segments = np.diff(np.append(count_segment, union.size))[block_of]
+  laid_first = np.concatenate([[0], np.cumsum(segments)[:-1]])
+  laid = (np.repeat(count_segment[block_of] - laid_first, segments)
+          + np.arange(int(np.sum(segments))))
+  flat = laid_first[owner] + place[position] - count_segment[block_of[owner]]
+  run_a = np.add.reduceat(segment_a[laid], flat)
+  run_b = np.add.reduceat(segment_b[laid], flat)
+  lengths = np.add.reduceat(segment_length[laid], flat)
   first_output = (lo[count_of] + 0.0)[owner] + local
   cell = privacy_loss.grid_cell(_conditional_loss(
       first_output, num_outputs[count_of][owner] - first_output,
@@ -346,31 +377,40 @@ def _table_cells(num_outputs: int, lo: int, hi: int, pmf: np.ndarray,
                  discretization: float):
   """(cells, P-masses, Q-masses, a bound on the terms per cell) of the
   components of one clone count, as one (outputs x log-odds) table."""
-  a = np.arange(lo, hi + 1, dtype=np.float64)[:, None]
+  # Built as (log-odds x outputs), long rows for numpy's inner loops, and
+  # handed out in (outputs x log-odds) order: the order `_cell_sums` adds
+  # each cell's terms in.
+  a = np.arange(lo, hi + 1, dtype=np.float64)
   b = num_outputs - a
+  q, one_minus_q = q[:, None], one_minus_q[:, None]
   # In place, three tables in all (fresh ones cost page faults): this table
   # is the pair's main cost.
   spare = q * b
   toward_q = one_minus_q * a
   toward_q += spare
-  toward_p = q * a
-  toward_p += np.multiply(one_minus_q, b, out=spare)
+  # The window is symmetric (hi = m - lo): output a's q a + (1 - q) b is
+  # output m - a's toward_q bit for bit (float sums commute).
+  toward_p = toward_q[:, ::-1]
   # L = log(toward_p / toward_q), written so that a = b gives 0 exactly.
-  loss = np.multiply(tilt, a - b, out=spare)
+  loss = np.multiply(tilt[:, None], a - b, out=spare)
   with np.errstate(divide='ignore'):
     loss /= toward_q
   np.log1p(loss, out=loss)
-  np.minimum(loss, theta, out=loss)
-  cells = privacy_loss.grid_cell(loss, discretization, overwrite=True).ravel()
-  scale = np.multiply((pmf * (2.0 / num_outputs))[:, None], weights,
+  np.minimum(loss, theta[:, None], out=loss)
+  # Each output table is written transposed, in one pass.
+  cells = np.empty((a.size, theta.size), dtype=np.int64)
+  privacy_loss.grid_cell(loss, discretization, overwrite=True, out=cells.T)
+  scale = np.multiply(weights[:, None], pmf * (2.0 / num_outputs),
                       out=spare)
-  toward_p *= scale
-  toward_q *= scale
+  p_mass, q_mass = np.empty_like(cells, dtype=np.float64), np.empty_like(
+      cells, dtype=np.float64)
+  np.multiply(toward_p, scale, out=p_mass.T)
+  np.multiply(toward_q, scale, out=q_mass.T)
   # Outputs per cell: the loss's slope in a is smallest at a = b, 4 tanh
   # (theta / 2) / m, so a cell holds at most d m / (4 tanh) + 1 of them.
   terms = float(theta.size) * (
       discretization * num_outputs / (4 * np.tanh(theta.min() / 2)) + 1)
-  return cells, toward_p.ravel(), toward_q.ravel(), terms
+  return cells.ravel(), p_mass.ravel(), q_mass.ravel(), terms
 
 
 def _cell_sums(cells, p_mass, q_mass, terms

@@ -8,7 +8,7 @@ finite atoms (loss L = log P/Q, P-mass) plus a mass at +infinity
 it on a grid (`pld.discrete.connect_the_dots`).
 """
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 import attr
 import numpy as np
@@ -32,16 +32,20 @@ class PldAtoms:
 
 
 def grid_cell(losses: np.ndarray, discretization: float,
-              overwrite: bool = False) -> np.ndarray:
+              overwrite: bool = False,
+              out: Optional[np.ndarray] = None) -> np.ndarray:
   """Index of the grid point strictly below each loss, up to rounding.
 
   The tiny shift keeps connect-the-dots' beta >= 0 when a loss sits exactly
   on a grid point. `overwrite` reuses `losses` (a float64 array) as the
-  scratch space.
+  scratch space; `out`, an int64 array of their shape (any strides), takes
+  the indices.
   """
   scaled = losses if overwrite else np.array(losses, dtype=np.float64)
   scaled /= discretization
   scaled -= 1e-9
+  if out is not None:
+    return np.floor(scaled, out=out, casting='unsafe')
   return np.floor(scaled, out=scaled).astype(np.int64)
 
 

@@ -20,6 +20,10 @@ def _pairs(num_users, discretization):
                                         discretization=discretization)),
       (blanket.blanket_pld_atoms(num_users, table, 1e-3),
        blanket.blanket_pld_atoms(num_users, table, 1e-3, discretization)),
+      # Thousands of clone counts, one log-odds each.
+      (clone_pairs.krr_weak_pld_atoms(num_users, 2.0, 10, 1e-3),
+       clone_pairs.krr_weak_pld_atoms(num_users, 2.0, 10, 1e-3,
+                                      discretization)),
   ]
 
 
@@ -45,9 +49,9 @@ def test_merged_atoms_discretize_to_the_same_pmf(num_users, discretization):
     assert second_pmf.infinity_mass == pytest.approx(
         first_pmf.infinity_mass, rel=1e-12, abs=1e-18)
   # The test must exercise merging: the clone pair's where outputs are
-  # dense on the grid, the blanket's across its log-odds (GRID-PAIRS-FAST)
-  # always.
-  assert fewer == [num_users == 10**6, True]
+  # dense on the grid, the blanket's and weak k-RR's across their log-odds
+  # (GRID-PAIRS-FAST) always.
+  assert fewer == [num_users == 10**6, True, True]
 
 
 def test_runs_whose_binomial_underflows_are_dropped_not_nan():
