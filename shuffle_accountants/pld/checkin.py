@@ -605,11 +605,21 @@ def loss_spread(num_users: int, sampling_ratio: float,
   outputs merged on a grid far finer than the clone pair's spread (about
   2 tanh(eps0 / 2) / sqrt(users)) give it to a fraction of a percent.
   """
-  ratio = sampling_ratio
+  return _loss_spread(num_users, sampling_ratio, local_epsilon,
+                      noise_multiplier,
+                      max(relative_width, SCALE_RELATIVE_WIDTH))
+
+
+# The grid policy and the PMF of a check-in round both ask (one float).
+@_cache.cached(2**16, lambda spread: 1)
+def _loss_spread(num_users: int, ratio: float, local_epsilon: Optional[float],
+                 noise_multiplier: Optional[float], relative_width: float
+                 ) -> float:
+  """`loss_spread` at groups `relative_width` wide (at least the scale's)."""
   if local_epsilon is not None:
     users = max(1, int(round(num_users * ratio)))
     atoms = clone_pairs.clone_pair_pld_atoms(
-        users, local_epsilon, max(relative_width, SCALE_RELATIVE_WIDTH),
+        users, local_epsilon, relative_width,
         discretization=scale_resolution(local_epsilon, users))
     return privacy_loss.loss_spread(
         privacy_loss.subsampled_orders(atoms, ratio)[0])
