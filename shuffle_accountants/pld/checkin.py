@@ -42,7 +42,7 @@ dominates both orders of the replace-one relation, also under composition.
 """
 
 import math
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, List, Optional
 
 import attr
 from dp_accounting.pld import privacy_loss_distribution
@@ -123,12 +123,11 @@ def gaussian_profile(shift: float, epsilons: np.ndarray) -> np.ndarray:
                  + _PROFILE_ABSOLUTE_ERROR, 0.0, 1.0)
 
 
-def _base_epsilon(epsilons: np.ndarray, sampling_ratio) -> np.ndarray:
+def _base_epsilon(epsilons: np.ndarray, sampling_ratio: float) -> np.ndarray:
   """log(1 + (e^eps - 1) / r) for eps > log(1 - r), without overflow.
 
   For eps > 0 it is eps - log r + log1p(-(1 - r) e^-eps): e^eps itself would
   overflow above 709 (tiny noise gives such losses) and turn the profile NaN.
-  `sampling_ratio` is a number or one ratio per epsilon.
   """
   r = sampling_ratio
   with np.errstate(over='ignore'):
@@ -149,53 +148,21 @@ def subsampled_profile(base_profile: Callable[[np.ndarray], np.ndarray],
                   if a (1 - r) < 1, else 0;
   and H(Q || P) = H(P || Q) for a symmetric base pair.
   """
-  return _subsampled_profiles(
-      lambda unused_rows, base_epsilons: base_profile(base_epsilons),
-      np.array([sampling_ratio], dtype=np.float64), epsilons)[0]
-
-
-# Elements of one vectorized evaluation of subsampled profiles (memory only).
-_PROFILE_CHUNK = 2**20
-
-
-def _subsampled_profiles(base_profiles: Callable[[np.ndarray, np.ndarray],
-                                                 np.ndarray],
-                         ratios: np.ndarray, epsilons: np.ndarray
-                         ) -> np.ndarray:
-  """`subsampled_profile` of several pairs at once, one row per ratio.
-
-  `base_profiles(rows, epsilons)` is the profile of pair rows[j] at
-  epsilons[j]. Every element is computed by the same operations as one
-  pair alone (a round's groups at once: the same numbers, less overhead).
-  """
+  r = sampling_ratio
   epsilons = np.asarray(epsilons, dtype=np.float64)
-  step = max(1, _PROFILE_CHUNK // max(1, epsilons.size))
-  if ratios.size > step:
-    return np.concatenate([
-        _subsampled_profiles(
-            lambda rows, values, first=first: base_profiles(rows + first,
-                                                            values),
-            ratios[first:first + step], epsilons)
-        for first in range(0, ratios.size, step)])
-  r = ratios[:, None]
   with np.errstate(over='ignore'):  # a = inf above eps = 709: second is 0
     a = np.exp(epsilons)
   first = np.where(a <= 1 - r, -np.expm1(np.minimum(epsilons, 0.0)), 0.0)
   upper = a > 1 - r
-  rows, columns = np.nonzero(upper)
   with np.errstate(divide='ignore'):  # a -> 1 - r gives -inf: profile 1
-    first[upper] = ratios[rows] * base_profiles(
-        rows, _base_epsilon(epsilons[columns], ratios[rows]))
-  second = np.zeros_like(first)
-  with np.errstate(invalid='ignore'):  # r = 1 rows: a (1 - r) is not used
-    remaining = np.where(r < 1, 1 - a * (1 - r), 1.0)
+    first[upper] = r * base_profile(_base_epsilon(epsilons[upper], r))
+  second = np.zeros_like(epsilons)
+  remaining = 1 - a * (1 - r) if r < 1 else np.ones_like(a)
   open_ = remaining > 0
-  rows, columns = np.nonzero(open_)
   # log(a r / remaining) in log space: a r / remaining under- or overflows
   # for very negative eps or remaining near 0 (log 0 = -inf, inf - inf).
-  second[open_] = remaining[open_] * base_profiles(
-      rows, epsilons[columns] + np.log(ratios[rows])
-      - np.log(remaining[open_]))
+  second[open_] = remaining[open_] * base_profile(
+      epsilons[open_] + np.log(r) - np.log(remaining[open_]))
   return np.maximum(first, second)
 
 
@@ -378,7 +345,7 @@ def _global_blocks(trials: int, relative_width: float) -> np.ndarray:
 def _clone_pair_profile(num_users: int, local_epsilon: float,
                         relative_width: float, discretization: float,
                         discretize: Discretize):
-  """(grid PMF, `_chord_tables`) of the clone pair of `num_users` users.
+  """(grid PMF, chord profile) of the clone pair of `num_users` users.
 
   Clone counts in blocks at least `LATTICE_STEP` wide (CLONE-MONOTONE, as the
   users).
@@ -386,7 +353,7 @@ def _clone_pair_profile(num_users: int, local_epsilon: float,
   pmf = _clone_pair_grid_pmf(
       num_users, local_epsilon, max(relative_width, LATTICE_STEP),
       discretization, discretize)
-  return pmf, _chord_tables(pmf)
+  return pmf, discrete.pmf_profile(pmf)
 
 
 def clone_pair_pmf(num_users: int, local_epsilon: float,
@@ -568,65 +535,21 @@ def higher_rates(num_users: int, checkin_rate: float,
           if 2.0**j * clones_per_rate <= 4 * FEW_CLONES]
 
 
-class _ChordProfiles:
-  """`discrete.pmf_profile` of several grid PMFs, evaluated together.
-
-  Called with (rows, epsilons): the chord profile of PMF rows[j] at
-  epsilons[j], by the same operations as `discrete.pmf_profile` (the same
-  numbers) on the PMFs' tables laid end to end.
-  """
-
-  def __init__(self, pmfs: List[discrete.GridPmf],
-               tables: List[Tuple[np.ndarray, np.ndarray]]):
-    self._discretization = np.array([pmf.discretization for pmf in pmfs])
-    self._lower = np.array([pmf.lower_index for pmf in pmfs], dtype=np.int64)
-    self._size = np.array([pmf.probs.size for pmf in pmfs], dtype=np.int64)
-    self._offset = np.cumsum(self._size) - self._size
-    self._infinity = np.array([pmf.infinity_mass for pmf in pmfs])
-    self._deltas = np.concatenate([deltas for deltas, _ in tables])
-    self._decaying = np.concatenate([decaying for _, decaying in tables])
-
-  def __call__(self, rows: np.ndarray, epsilons: np.ndarray) -> np.ndarray:
-    d, lower, size = (self._discretization[rows], self._lower[rows],
-                      self._size[rows])
-    # The first grid point at or above each epsilon.
-    index = np.ceil(epsilons / d - lower - 1e-9).astype(np.int64)
-    inside = index < size
-    index = np.clip(index, 0, size - 1)
-    losses = (lower + index) * d
-    flat = self._offset[rows] + index
-    with np.errstate(over='ignore'):
-      values = self._deltas[flat] + self._decaying[flat] * np.maximum(
-          -np.expm1(epsilons - losses), 0.0)
-    return np.minimum(np.where(inside, values, self._infinity[rows]), 1.0)
-
-
-def _chord_tables(pmf: discrete.GridPmf) -> Tuple[np.ndarray, np.ndarray]:
-  """(profile at the grid points, U_i) of a grid PMF (`discrete.pmf_profile`)."""
-  tail, decaying = discrete.finite_profile(np.asarray(pmf.probs, np.float64),
-                                           pmf.discretization)
-  return pmf.infinity_mass + tail, decaying
-
-
 @attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
 class _Mixture:
-  """The Bin(n, gamma) mixture of a round's groups (see `checkin_pmf`).
-
-  `bases(rows, epsilons)` is the profile of group rows[j]'s base pair at
-  epsilons[j].
-  """
+  """The Bin(n, gamma) mixture of a round's groups (see `checkin_pmf`)."""
   groups: binomial.LabelGroups
   ratios: np.ndarray
-  bases: Callable[[np.ndarray, np.ndarray], np.ndarray]
+  bases: List[Callable[[np.ndarray], np.ndarray]]
   reach: float
 
   def profile(self, epsilons: np.ndarray) -> np.ndarray:
     """Both orders' larger profile at `epsilons` (upper bound)."""
     profile = (self.groups.identical * -np.expm1(np.minimum(epsilons, 0.0))
                + self.groups.tails)
-    for weight, group in zip(self.groups.weights, _subsampled_profiles(
-        self.bases, self.ratios, epsilons)):
-      profile += weight * group
+    for base, ratio, weight in zip(self.bases, self.ratios,
+                                   self.groups.weights):
+      profile += weight * subsampled_profile(base, ratio, epsilons)
     return profile
 
 
@@ -641,7 +564,7 @@ def _mixture(num_users: int, checkin_rate: float, discretization: float,
   ratios = groups.ends / n
   if noise_multiplier is not None:
     shift = gaussian_shift(noise_multiplier)
-    bases = lambda unused_rows, eps: gaussian_profile(shift, eps)
+    bases = [lambda eps: gaussian_profile(shift, eps)] * ratios.size
     reach = largest_loss(_base_largest(local_epsilon, noise_multiplier),
                          ratios[-1])
   else:
@@ -650,8 +573,7 @@ def _mixture(num_users: int, checkin_rate: float, discretization: float,
         lattice_users(int(start)), local_epsilon, relative_width,
         base_grid(discretization, ratio, local_epsilon), discretize)
              for start, ratio in zip(groups.starts, ratios)]
-    bases = _ChordProfiles([pmf for pmf, _ in pairs],
-                           [tables for _, tables in pairs])
+    bases = [profile for _, profile in pairs]
     reach = max(_subsampled_reach(pmf, ratio)
                 for (pmf, _), ratio in zip(pairs, ratios))
   return _Mixture(groups, ratios, bases, reach)
