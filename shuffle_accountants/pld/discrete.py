@@ -243,12 +243,14 @@ def _common_range(pmfs: Sequence[GridPmf]) -> Tuple[int, int]:
 def lower_convex_envelope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
   """Largest convex function of x (x increasing) below the points (x, y),
   evaluated at x."""
+  # Python floats: the same double arithmetic as numpy's scalars, 3x faster.
+  xs, ys = x.tolist(), y.tolist()
   hull: List[int] = []
-  for i in range(x.size):
+  for i, (x_i, y_i) in enumerate(zip(xs, ys)):
     while len(hull) >= 2:
       a, b = hull[-2], hull[-1]
       # Drop b if it lies on or above the segment from a to i.
-      if ((y[b] - y[a]) * (x[i] - x[a]) >= (y[i] - y[a]) * (x[b] - x[a])):
+      if ((ys[b] - ys[a]) * (x_i - xs[a]) >= (y_i - ys[a]) * (xs[b] - xs[a])):
         hull.pop()
       else:
         break
