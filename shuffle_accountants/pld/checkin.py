@@ -274,7 +274,7 @@ def _clone_pair_grid_pmf(num_users: int, local_epsilon: float,
   lo, hi = binomial.chernoff_window(trials, p, one_minus_p)
   window = np.exp(_numerics.binomial_window_log_pmf(trials, p, one_minus_p,
                                                     lo, hi))
-  blocks = _numerics.block_starts(trials, relative_width)
+  blocks = _global_blocks(trials, relative_width)
   starts = blocks[np.searchsorted(blocks, lo, side='right') - 1:
                   np.searchsorted(blocks, hi, side='right')]
   weights = np.bincount(
@@ -316,6 +316,28 @@ def _clone_pair_grid_pmf(num_users: int, local_epsilon: float,
     offset = part.lower_index - first
     probs[offset:offset + part.probs.size] += weight * part.probs
   return discrete.GridPmf(discretization, first, probs, infinity_mass)
+
+
+@_cache.cached(2**22, _cache.atoms_bytes)
+def _blocks_below(bound: int, relative_width: float) -> np.ndarray:
+  """`_numerics.block_starts(bound, relative_width)`, kept (a few kB)."""
+  return _numerics.block_starts(bound, relative_width)
+
+
+def _global_blocks(trials: int, relative_width: float) -> np.ndarray:
+  """`_numerics.block_starts(trials, relative_width)` (the same array).
+
+  Read off the kept blocks up to the next power of two: those blocks are
+  the same numbers (computed by the same elementwise operations) and the
+  ones beyond `trials` start above it (the first geometric start not
+  computed for `trials` exceeds trials (1 + w)^2 >= trials + 2 when
+  trials >= 512 and w >= 1 / 512), so the rounds of a ledger do not build
+  them again. Finer widths are built as asked.
+  """
+  if relative_width * 512 < 1:
+    return _numerics.block_starts(trials, relative_width)
+  blocks = _blocks_below(1 << int(trials).bit_length(), relative_width)
+  return blocks[:np.searchsorted(blocks, trials, side='right')]
 
 
 @_cache.cached(CLONE_PROFILE_CACHE_BYTES, lambda value: _cache.atoms_bytes(
@@ -605,11 +627,21 @@ def loss_spread(num_users: int, sampling_ratio: float,
   outputs merged on a grid far finer than the clone pair's spread (about
   2 tanh(eps0 / 2) / sqrt(users)) give it to a fraction of a percent.
   """
-  ratio = sampling_ratio
+  return _loss_spread(num_users, sampling_ratio, local_epsilon,
+                      noise_multiplier,
+                      max(relative_width, SCALE_RELATIVE_WIDTH))
+
+
+# The grid policy and the PMF of a check-in round both ask (one float).
+@_cache.cached(2**16, lambda spread: 1)
+def _loss_spread(num_users: int, ratio: float, local_epsilon: Optional[float],
+                 noise_multiplier: Optional[float], relative_width: float
+                 ) -> float:
+  """`loss_spread` at groups `relative_width` wide (at least the scale's)."""
   if local_epsilon is not None:
     users = max(1, int(round(num_users * ratio)))
     atoms = clone_pairs.clone_pair_pld_atoms(
-        users, local_epsilon, max(relative_width, SCALE_RELATIVE_WIDTH),
+        users, local_epsilon, relative_width,
         discretization=scale_resolution(local_epsilon, users))
     return privacy_loss.loss_spread(
         privacy_loss.subsampled_orders(atoms, ratio)[0])

@@ -202,7 +202,9 @@ def pmf_profile(pmf: GridPmf):
     # The first grid point at or above each epsilon.
     index = np.ceil(epsilons / d - pmf.lower_index - 1e-9).astype(np.int64)
     inside = index < pmf.probs.size
-    index = np.clip(index, 0, pmf.probs.size - 1)
+    # np.clip's checks cost more than the two comparisons (daily check-in
+    # rounds evaluate ~30000 such profiles on short grids).
+    index = np.minimum(np.maximum(index, 0), pmf.probs.size - 1)
     losses = (pmf.lower_index + index) * d
     with np.errstate(over='ignore'):
       values = grid_deltas[index] + decaying[index] * np.maximum(
@@ -243,12 +245,14 @@ def _common_range(pmfs: Sequence[GridPmf]) -> Tuple[int, int]:
 def lower_convex_envelope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
   """Largest convex function of x (x increasing) below the points (x, y),
   evaluated at x."""
+  # Python floats: the same double arithmetic as numpy's scalars, 3x faster.
+  xs, ys = x.tolist(), y.tolist()
   hull: List[int] = []
-  for i in range(x.size):
+  for i, (x_i, y_i) in enumerate(zip(xs, ys)):
     while len(hull) >= 2:
       a, b = hull[-2], hull[-1]
       # Drop b if it lies on or above the segment from a to i.
-      if ((y[b] - y[a]) * (x[i] - x[a]) >= (y[i] - y[a]) * (x[b] - x[a])):
+      if ((ys[b] - ys[a]) * (x_i - xs[a]) >= (y_i - ys[a]) * (xs[b] - xs[a])):
         hull.pop()
       else:
         break
