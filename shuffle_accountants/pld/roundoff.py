@@ -133,7 +133,8 @@ def _kept_powers(values: np.ndarray, length: int, levels: int
   ledger grown past a power of two) are extended, not computed again."""
   key = (values.size, hash(values.tobytes()), length)
 
-  def compute():
+  def compute() -> Tuple[np.ndarray, Tuple[Tuple[np.ndarray, np.ndarray],
+                                            ...]]:
     fewer = next((kept for kept in range(levels - 1, 0, -1)
                   if key + (kept,) in _POWERS), 0)
     powers: List[Tuple[np.ndarray, np.ndarray]] = []
