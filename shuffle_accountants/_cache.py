@@ -35,6 +35,9 @@ class Lru:
     """Bytes held (as counted by `size_of`)."""
     return self._size
 
+  def __contains__(self, key: Hashable) -> bool:
+    return key in self._entries
+
   def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
     """The value for `key`, computed by `compute()` if not kept."""
     if key in self._entries:
@@ -59,7 +62,8 @@ class Lru:
 def cached(capacity: float, size_of: Callable[[Any], float]):
   """Decorator: memoizes a function of hashable arguments in an `Lru`.
 
-  The wrapper has `cache_clear()` like `functools.lru_cache`.
+  The wrapper has `cache_clear()` like `functools.lru_cache`, and
+  `holds(*args, **kwargs)`: whether the value of those arguments is kept.
   """
   def decorate(function):
     cache = Lru(capacity, size_of, f'{function.__module__}.{function.__name__}')
@@ -70,6 +74,8 @@ def cached(capacity: float, size_of: Callable[[Any], float]):
       return cache.get(key, lambda: function(*args, **kwargs))
 
     wrapper.cache_clear = cache.clear
+    wrapper.holds = lambda *args, **kwargs: (
+        args, tuple(sorted(kwargs.items()))) in cache
     wrapper.cache = cache
     return wrapper
   return decorate

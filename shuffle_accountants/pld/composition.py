@@ -412,16 +412,26 @@ def _product(first: np.ndarray, second: np.ndarray) -> np.ndarray:
 
 class _PmfProfile:
   """delta(eps) of one grid PMF as a sum of non-negative terms, and its
-  inverse in closed form (see `DirectProfile`)."""
+  inverse in closed form (see `DirectProfile`).
+
+  The inverse reads the profile from the top down, only as far as the
+  answer (`discrete.profile_below`: bit for bit the whole profile's), so
+  a query near the top of a long FFT result skips the rest.
+  """
 
   def __init__(self, discretization: float, lower_index: int,
                probs: np.ndarray, infinity_mass: float):
-    probs = np.asarray(probs, dtype=np.float64)
-    self._probs = np.maximum(probs, 0.0)
+    self._raw = np.asarray(probs, dtype=np.float64)
     self._discretization = discretization
-    self._losses = (lower_index + np.arange(probs.size)) * discretization
+    self._lower_index = lower_index
     self._infinity = float(infinity_mass)
-    self._grid: Optional[Tuple[np.ndarray, np.ndarray]] = None
+    # The masses (negatives zeroed) and losses, for `delta`.
+    self._whole: Optional[Tuple[np.ndarray, np.ndarray]] = None
+    # delta(L_i) and U_i for i >= _start, read so far; what carries below.
+    self._start = self._raw.size
+    self._grid_deltas = np.empty(self._raw.size)
+    self._decaying = np.empty(self._raw.size)
+    self._carried = (0.0, 0.0)
 
   @classmethod
   def estimated(cls, pmf: discrete.GridPmf, allowance: bool = True
@@ -436,36 +446,58 @@ class _PmfProfile:
     return cls(pmf.discretization, pmf.lower_index, probs,
                pmf.infinity_mass + 2 * negative)
 
+  def _loss(self, index: int) -> np.float64:
+    """L_index, as the whole array of losses holds it."""
+    return np.float64(self._lower_index + index) * self._discretization
+
   def delta(self, epsilon: float) -> float:
-    start = int(np.searchsorted(self._losses, epsilon, side='right'))
-    terms = self._probs[start:] * -np.expm1(epsilon - self._losses[start:])
+    if self._whole is None:
+      self._whole = (np.maximum(self._raw, 0.0), (
+          self._lower_index + np.arange(self._raw.size)) * self._discretization)
+    probs, losses = self._whole
+    start = int(np.searchsorted(losses, epsilon, side='right'))
+    terms = probs[start:] * -np.expm1(epsilon - losses[start:])
     return float(min(1.0, self._infinity + np.sum(terms)))
+
+  def _read_down(self) -> None:
+    """Reads the profile further down: as much again as read (at least
+    2^16 points)."""
+    stop = self._start
+    start = max(0, stop - max(2**16, self._raw.size - stop))
+    tail, decaying, self._carried = discrete.profile_below(
+        np.maximum(self._raw[start:stop], 0.0), self._discretization,
+        self._carried)
+    self._grid_deltas[start:stop] = self._infinity + tail
+    self._decaying[start:stop] = decaying
+    self._start = start
 
   def epsilon(self, delta: float) -> float:
     if delta < self._infinity:
       return np.inf
-    if not self._probs.size:
+    if not self._raw.size:
       return 0.0
-    if self._grid is None:
-      tail, decaying = discrete.finite_profile(self._probs,
-                                               self._discretization)
-      self._grid = (self._infinity + tail, decaying)
-    grid_deltas, decaying = self._grid
-    # delta(L_i) is non-increasing and delta(L_last) = the +infinity mass.
-    index = int(np.argmax(grid_deltas <= delta))
+    # delta(L_i) is non-increasing and delta(L_last) = the +infinity mass:
+    # the first i with delta(L_i) <= delta lies above the read part's first
+    # point once that one's delta exceeds the target.
+    while self._start == self._raw.size or (
+        self._start and not self._grid_deltas[self._start] > delta):
+      self._read_down()
+    index = self._start + int(np.argmax(
+        self._grid_deltas[self._start:] <= delta))
+    grid_deltas, decaying = self._grid_deltas, self._decaying
     # A subnormal decaying sum overflows the ratio: past 1 it is cut to 1.
     with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
       shortfall = (delta - grid_deltas[index]) / decaying[index]
-      solved = self._losses[index] + np.log1p(-min(shortfall, 1.0))
+      solved = self._loss(index) + np.log1p(-min(shortfall, 1.0))
     if not solved == solved:  # 0 / 0: no finite mass at or above L_index
       solved = -np.inf
     # Rounded up (the sums carry relative errors of ~1e-13), but never past
     # the grid point, where delta <= target holds by the sums themselves.
-    rounded = (min(self._losses[index],
+    rounded = (min(self._loss(index),
                    solved + 1e-12 * max(1.0, abs(solved)))
                if np.isfinite(solved) else solved)
     if index > 0:
-      rounded = max(rounded, self._losses[index - 1])
+      rounded = max(rounded, self._loss(index - 1))
     return float(max(0.0, rounded))
 
 

@@ -175,13 +175,32 @@ def grid_profile(pmf: GridPmf, lower_index: int, upper_index: int
 def finite_profile(probs: np.ndarray, discretization: float
                     ) -> Tuple[np.ndarray, np.ndarray]:
   """(sum_{j > i} m_j (1 - e^{(i - j) d}), U_i) for every grid point i."""
+  tail, decaying, _ = profile_below(probs, discretization, (0.0, 0.0))
+  return tail, decaying
+
+
+def profile_below(probs: np.ndarray, discretization: float,
+                  above: Tuple[float, float]
+                  ) -> Tuple[np.ndarray, np.ndarray, Tuple[float, float]]:
+  """`finite_profile` of the grid points just below others already summed.
+
+  `above` is (U, tail sum) carried from the grid point above the last of
+  `probs` ((0, 0) at the top); returns the tail sums, U, and the pair to
+  carry further down. Both sums run from the top, one term at a time, and
+  the carried values enter as their first terms, so a profile read from
+  the top down in pieces is bit for bit the whole one's (the recursive
+  filter's state after an input y is 0 y - a_1 y, as after the input U).
+  """
+  decaying_above, tail_above = above
   # U_i = m_i + e^{-d} U_{i+1}: a first-order recursive filter run backwards.
   decaying = signal.lfilter([1.0], [1.0, -np.exp(-discretization)],
-                            probs[::-1])[::-1]
+                            np.concatenate([[decaying_above],
+                                            probs[::-1]]))[:0:-1]
   steps = -np.expm1(-discretization) * decaying
   # delta_i - inf = sum_{j > i} (1 - e^{-d}) U_j
-  tail = np.concatenate([np.cumsum(steps[::-1])[::-1][1:], [0.0]])
-  return tail, decaying
+  sums = np.cumsum(np.concatenate([[tail_above], steps[::-1]]))
+  carried = (float(decaying[0]), float(sums[-1])) if probs.size else above
+  return sums[-2::-1], decaying, carried
 
 
 def pmf_profile(pmf: GridPmf):

@@ -129,19 +129,27 @@ _POWERS = _cache.Lru(_POWERS_BYTES, lambda entry: sum(
 def _kept_powers(values: np.ndarray, length: int, levels: int
                  ) -> Tuple[Tuple[np.ndarray, np.ndarray], ...]:
   """The transform of `values` (`_spectrum`) squared 0 ... levels - 1
-  times (`radix2.square`), read-only."""
-  def compute():
-    power = _spectrum(values, length)
-    powers = []
-    for level in range(levels):
-      if level:
-        power = radix2.square(*(part.copy() for part in power))
+  times (`radix2.square`), read-only. Powers kept for fewer levels (a
+  ledger grown past a power of two) are extended, not computed again."""
+  key = (values.size, hash(values.tobytes()), length)
+
+  def compute() -> Tuple[np.ndarray, Tuple[Tuple[np.ndarray, np.ndarray],
+                                            ...]]:
+    fewer = next((kept for kept in range(levels - 1, 0, -1)
+                  if key + (kept,) in _POWERS), 0)
+    powers: List[Tuple[np.ndarray, np.ndarray]] = []
+    if fewer:
+      held, kept_powers = _POWERS.get(key + (fewer,), tuple)
+      if np.array_equal(held, values):
+        powers = list(kept_powers)
+    for level in range(len(powers), levels):
+      power = (radix2.square(*(part.copy() for part in powers[-1])) if level
+               else _spectrum(values, length))
       for part in power:
         part.flags.writeable = False
       powers.append(power)
     return values.copy(), tuple(powers)
-  key = (values.size, hash(values.tobytes()), length, levels)
-  held, powers = _POWERS.get(key, compute)
+  held, powers = _POWERS.get(key + (levels,), compute)
   if not np.array_equal(held, values):
     return compute()[1]  # a hash collision
   return powers

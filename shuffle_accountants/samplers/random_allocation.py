@@ -10,9 +10,11 @@ accountant's grid. Its dominated mode gives a lower bound
 (`epsilon_lower_bound`).
 """
 
+from concurrent import futures
 from importlib import metadata
 from importlib import util
-from typing import Tuple
+import threading
+from typing import Dict, Tuple
 
 import numpy as np
 
@@ -23,7 +25,8 @@ from shuffle_accountants import _upstream
 __all__ = [
     'LOSS_DISCRETIZATION_PER_ACCURACY', 'LOSS_DISCRETIZATION', 'INSTALL_HINT',
     'SMALLEST_NOISE_MULTIPLIER', 'LARGEST_NOISE_MULTIPLIER',
-    'is_available', 'dominating_epoch_fields_unchecked', 'epsilon_lower_bound',
+    'is_available', 'dominating_epoch_fields_unchecked', 'prefetch_epoch',
+    'epsilon_lower_bound',
 ]
 
 # PLD_accounting's loss discretization per unit of the accountant's
@@ -87,12 +90,35 @@ def dominating_epoch_fields_unchecked(
   They take seconds to compute (docs/performance.md), so they are also kept
   on disk (`_disk_cache`), under the exact arguments and the versions of
   the packages that compute them: a fresh process reads them bit for bit.
+  An epoch `prefetch_epoch` started is taken from its thread (the same
+  computation).
   """
-  # The name says what is computed; change it with `_epoch_pld`'s settings.
-  key = repr(('random_allocation.dominating_epoch.geom.v1', _versions(),
-              float(noise_multiplier).hex(), int(num_selected),
-              int(num_steps), float(loss_discretization).hex()))
+  arguments = (noise_multiplier, num_selected, num_steps, loss_discretization)
+  with _PREFETCH_LOCK:
+    started = _PREFETCHED.pop(_epoch_key(*arguments), None)
+  stored = None
+  if started is not None:
+    try:
+      stored = started.result()
+    except Exception:  # pylint: disable=broad-except
+      pass  # computed again below, so the error is raised here
+  if stored is None:
+    stored = _stored_epoch(*arguments)
+  return _dense_fields(stored[:4]), _dense_fields(stored[4:])
 
+
+def _epoch_key(noise_multiplier: float, num_selected: int, num_steps: int,
+               loss_discretization: float) -> str:
+  # The name says what is computed; change it with `_epoch_pld`'s settings.
+  return repr(('random_allocation.dominating_epoch.geom.v1', _versions(),
+               float(noise_multiplier).hex(), int(num_selected),
+               int(num_steps), float(loss_discretization).hex()))
+
+
+def _stored_epoch(noise_multiplier: float, num_selected: int,
+                  num_steps: int, loss_discretization: float
+                  ) -> Tuple[np.ndarray, ...]:
+  """The arrays of both PMFs' dense fields, from disk or computed."""
   def compute():
     pld = _epoch_pld(noise_multiplier, num_selected, num_steps,
                      loss_discretization, 'DOMINATES')
@@ -100,8 +126,46 @@ def dominating_epoch_fields_unchecked(
         np.asarray(value) for pmf in _upstream.pld_pmfs(pld)
         for value in _upstream.dense_pmf_fields(pmf.to_dense_pmf()))
 
-  stored = _disk_cache.arrays(key, compute)
-  return _dense_fields(stored[:4]), _dense_fields(stored[4:])
+  return _disk_cache.arrays(
+      _epoch_key(noise_multiplier, num_selected, num_steps,
+                 loss_discretization), compute)
+
+
+# Epochs whose computation `prefetch_epoch` started, by key (at most
+# _MAX_PREFETCHED waiting to be taken; speed only).
+_PREFETCHED: Dict[str, futures.Future] = {}
+_PREFETCH_LOCK = threading.Lock()
+_MAX_PREFETCHED = 4
+
+
+def prefetch_epoch(noise_multiplier: float, num_selected: int,
+                   num_steps: int, loss_discretization: float) -> None:
+  """Starts computing `dominating_epoch_fields_unchecked(...)` (the same
+  arguments) in a background thread, so that a training loop's first
+  query finds it done: importing PLD_accounting and its convolutions take
+  seconds the first time on a machine (docs/performance.md). Does nothing
+  if PLD_accounting is missing, the epoch is kept or already started, or
+  _MAX_PREFETCHED wait to be taken; any error is left to the query.
+  """
+  arguments = (float(noise_multiplier), int(num_selected), int(num_steps),
+               float(loss_discretization))
+  if not is_available() or dominating_epoch_fields_unchecked.holds(*arguments):
+    return
+  key = _epoch_key(*arguments)
+  with _PREFETCH_LOCK:
+    if key in _PREFETCHED or len(_PREFETCHED) >= _MAX_PREFETCHED:
+      return
+    started: futures.Future = futures.Future()
+    _PREFETCHED[key] = started
+
+  def compute():
+    try:
+      started.set_result(_stored_epoch(*arguments))
+    except BaseException as error:  # pylint: disable=broad-except
+      started.set_exception(error)
+
+  threading.Thread(target=compute, name='random allocation epoch',
+                   daemon=True).start()
 
 
 def _dense_fields(arrays) -> DenseFields:

@@ -136,6 +136,22 @@ def test_random_allocation_trains_with_central_noise(engine_class):
   assert 0 < epsilon < unamplified
 
 
+def test_random_allocation_starts_its_epoch_at_the_first_step(monkeypatch):
+  """The step hook starts the epoch's PMF in the background, once per
+  (sigma, t), for the event and accuracy the query composes."""
+  from shuffle_accountants.pld import random_allocation
+  started = []
+  monkeypatch.setattr(random_allocation, 'prefetch',
+                      lambda *arguments: started.append(arguments))
+  accountant = create_accountant('random_allocation')
+  for _ in range(2 * STEPS):
+    accountant.step(noise_multiplier=2.0, sample_rate=1 / STEPS)
+  accountant.step(noise_multiplier=1.5, sample_rate=1 / STEPS)
+  assert [(event.event.noise_multiplier, event.num_steps, accuracy)
+          for event, accuracy in started] == [(2.0, STEPS, 1e-3),
+                                               (1.5, STEPS, 1e-3)]
+
+
 def test_noise_is_sigma_times_clipping_norm_on_the_sum():
   # Zero gradients, summed loss, lr 1: the update is the noise, std sigma C.
   engine = PrivacyEngine(accountant='shuffled_batches')

@@ -9,6 +9,7 @@ import pytest
 from shuffle_accountants import events
 from shuffle_accountants.pld import accountant as pld_accountant
 from shuffle_accountants.pld import composition
+from shuffle_accountants.pld import discrete
 
 
 def _composed(event, count, grid=1e-3):
@@ -78,3 +79,47 @@ def test_an_asymmetric_pld_keeps_both_relations_in_a_batch():
   for epsilon in (0.0, 0.01, 0.03, 0.05):
     assert batched.delta(epsilon) >= expected.get_delta_for_epsilon(
         epsilon) * (1 - 1e-9)
+
+
+def test_profile_read_in_pieces_from_the_top_is_the_whole_one():
+  """`discrete.profile_below` carried down piece by piece gives the whole
+  profile bit for bit, and both match the sums written out directly."""
+  rng = np.random.default_rng(3)
+  probs = rng.random(1500)**8 * (rng.random(1500) < 0.7)
+  d = 0.01
+  tail, decaying = discrete.finite_profile(probs, d)
+  index = np.arange(probs.size)
+  gaps = index[None, :] - index[:, None]  # j - i
+  terms = np.where(gaps > 0, probs[None, :] * -np.expm1(-gaps * d), 0.0)
+  np.testing.assert_allclose(tail, terms.sum(axis=1), rtol=1e-12)
+  carried, pieces = (0.0, 0.0), []
+  for start, stop in ((1000, 1500), (999, 1000), (0, 999)):
+    piece_tail, piece_decaying, carried = discrete.profile_below(
+        probs[start:stop], d, carried)
+    pieces.append((piece_tail, piece_decaying))
+  assert np.concatenate([t for t, _ in pieces[::-1]]).tobytes() == (
+      tail.tobytes())
+  assert np.concatenate([u for _, u in pieces[::-1]]).tobytes() == (
+      decaying.tobytes())
+
+
+@pytest.mark.parametrize('delta', [0.5, 1e-3, 1e-9, 1e-30])
+def test_epsilon_read_from_the_top_is_the_grid_search(delta):
+  """The inverse reads only the top of a long PMF (2^16 points and up):
+  its answer is the smallest grid epsilon with delta at most the target, up
+  to the closed form between grid points, checked by brute force."""
+  rng = np.random.default_rng(5)
+  size, d = 300_000, 1e-4
+  losses = (-150_000 + np.arange(size)) * d
+  probs = np.exp(-0.5 * (losses / 2)**2) * (1 + 0.1 * rng.random(size))
+  probs /= probs.sum()
+  profile = composition._PmfProfile(d, -150_000, probs, 0.0)
+  epsilon = profile.epsilon(delta)
+  def exact_delta(x):
+    above = losses > x
+    return np.sum(probs[above] * -np.expm1(x - losses[above]))
+  assert exact_delta(epsilon) <= delta * (1 + 1e-9)
+  if epsilon > 0:
+    assert exact_delta(epsilon - 1e-9 - 1e-9 * epsilon) > delta
+  assert profile.delta(epsilon) == pytest.approx(exact_delta(epsilon),
+                                                 rel=1e-9)

@@ -388,3 +388,16 @@ def test_pure_ledger_has_a_finite_epsilon_at_delta_zero():
   assert 3 * math.log(3) <= epsilon <= 3 * math.log(3) + 3e-3 + 1e-9
   assert accountant.get_delta(epsilon) == 0.0
   assert accountant.get_delta(epsilon - 2e-3) > 0.0
+
+
+def test_kept_powers_extended_to_more_levels_are_the_computed_ones():
+  """A count past a power of two extends the kept squarings: bit for bit
+  the powers computed afresh, so the same certified masses."""
+  values = np.random.default_rng(2).random(300)
+  roundoff._POWERS.clear()
+  fresh = roundoff._fft_power(values, 7, 4096)[0]
+  roundoff._POWERS.clear()
+  roundoff._fft_power(values, 3, 4096)  # two levels kept
+  extended = roundoff._fft_power(values, 7, 4096)[0]
+  assert extended.tobytes() == fresh.tobytes()
+  assert len(roundoff._kept_powers(values, 4096, 3)) == 3

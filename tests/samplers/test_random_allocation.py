@@ -5,6 +5,7 @@ package's lower bound.
 """
 
 import math
+import threading
 
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
@@ -145,6 +146,38 @@ def test_epoch_pmfs_read_from_disk_give_the_same_epsilon(tmp_path,
       assert probs.tobytes() == np.asarray(computed_probs).tobytes()
     assert _epsilon(event, 3, delta=1e-5) == expected
   assert len(list(tmp_path.iterdir())) == 1
+
+
+def test_an_epoch_prefetched_in_a_thread_is_the_computed_one(monkeypatch):
+  """prefetch_epoch computes in another thread, once, what the query then
+  takes, bit for bit; an error there is raised by the query itself."""
+  fields = random_allocation.dominating_epoch_fields_unchecked
+  arguments = (2.0, 1, 6, random_allocation.LOSS_DISCRETIZATION)
+  monkeypatch.setenv('SHUFFLE_ACCOUNTANTS_CACHE_DIR', 'off')
+  shuffle_accountants.clear_caches()
+  computed = fields(*arguments)
+  shuffle_accountants.clear_caches()
+  threads = []
+  compute = random_allocation._epoch_pld
+
+  def recorded(*args):
+    threads.append(threading.current_thread())
+    return compute(*args)
+
+  monkeypatch.setattr(random_allocation, '_epoch_pld', recorded)
+  random_allocation.prefetch_epoch(*arguments)
+  prefetched = fields(*arguments)
+  assert len(threads) == 1 and threads[0] is not threading.main_thread()
+  for (*scalars, probs, infinity), (*computed_scalars, computed_probs,
+                                    computed_infinity) in zip(prefetched,
+                                                              computed):
+    assert (*scalars, infinity) == (*computed_scalars, computed_infinity)
+    assert probs.tobytes() == np.asarray(computed_probs).tobytes()
+  random_allocation.prefetch_epoch(*arguments)  # kept: nothing started
+  assert len(threads) == 1
+  random_allocation.prefetch_epoch(0.01, 1, 79, 0.015)
+  with pytest.raises(ValueError, match=r'noise_multiplier=0\.01 is outside'):
+    fields(0.01, 1, 79, 0.015)
 
 
 def test_noise_outside_the_packages_range_is_refused_with_the_limit():

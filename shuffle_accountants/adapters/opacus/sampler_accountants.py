@@ -37,6 +37,7 @@ from shuffle_accountants.adapters.opacus.samplers import RANDOM_ALLOCATION
 from shuffle_accountants.adapters.opacus.samplers import SHUFFLED_BATCHES
 from shuffle_accountants.adapters.opacus.samplers import EpochCounter
 from shuffle_accountants.adapters.opacus.samplers import sampler_kind
+from shuffle_accountants.pld import random_allocation
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.samplers import shuffled_batches
 from shuffle_accountants.samplers.events import RandomAllocationDpEvent
@@ -138,9 +139,26 @@ class RandomAllocationAccountant(_SamplerAccountant):
 
   _mechanism_name = RANDOM_ALLOCATION
 
+  def __init__(self):
+    super().__init__()
+    self._prefetched = set()  # (sigma, t) whose epoch was started
+
   def _event(self, noise_multiplier, steps_per_epoch):
     return RandomAllocationDpEvent(dp_event.GaussianDpEvent(noise_multiplier),
                                    1, steps_per_epoch)
+
+  def step(self, *, noise_multiplier: float, sample_rate: float):
+    """Records the step; a new (sigma, t) starts its epoch's PMF in a
+    background thread, so that the query after the epoch finds it
+    computed (its first computation on a machine takes seconds)."""
+    super().step(noise_multiplier=noise_multiplier, sample_rate=sample_rate)
+    for noise_multiplier, t, _ in self._groups():
+      if noise_multiplier > 0 and (noise_multiplier, t) not in self._prefetched:
+        self._prefetched.add((noise_multiplier, t))
+        # The accuracy `_certified_epsilon`'s accountant composes at.
+        accuracy = ShufflePldAccountant(
+            ADD_OR_REMOVE_ONE).configuration()['relative_accuracy']
+        random_allocation.prefetch(self._event(noise_multiplier, t), accuracy)
 
   def _loader_to_train(self, data_loader, batch_first: bool):
     sampler = data_loader.batch_sampler
