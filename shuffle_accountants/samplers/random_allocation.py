@@ -100,7 +100,7 @@ def dominating_epoch_fields_unchecked(
   if started is not None:
     try:
       stored = started.result()
-    except Exception:  # pylint: disable=broad-except
+    except Exception:  # any error: recomputed below
       pass  # computed again below, so the error is raised here
   if stored is None:
     stored = _stored_epoch(*arguments)
@@ -161,7 +161,7 @@ def prefetch_epoch(noise_multiplier: float, num_selected: int,
   def compute():
     try:
       started.set_result(_stored_epoch(*arguments))
-    except BaseException as error:  # pylint: disable=broad-except
+    except BaseException as error:  # any error is the query's
       started.set_exception(error)
 
   threading.Thread(target=compute, name='random allocation epoch',

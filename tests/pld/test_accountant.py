@@ -312,7 +312,7 @@ def _subsampled_gaussian_delta(rate: float, sigma: float, epsilon: float):
   """Exact delta(eps) of one Poisson-subsampled Gaussian, larger of both
   orders, by 40-digit quadrature (written from the mechanism, not the
   library): P = rate N(1, s^2) + (1 - rate) N(0, s^2), Q = N(0, s^2)."""
-  import mpmath  # pylint: disable=import-outside-toplevel
+  import mpmath  # only this reference needs it
   with mpmath.workdps(40):
     shift, rate = 1 / mpmath.mpf(sigma), mpmath.mpf(rate)
     scale = mpmath.e**mpmath.mpf(epsilon)
