@@ -299,7 +299,7 @@ def _log_sum_exp_crude(log_weights: np.ndarray,
   it 0.0. numpy sums the rows of a matrix of several columns one after the
   other (pairwise summation runs only along a contiguous axis), and adding
   0.0 leaves a partial sum unchanged, so dropping those rows changes no bit
-  (tests/test_numerics.py compares both).
+  (tests/rdp/test_shared_numerics.py compares both).
   """
   peak = np.max(log_weights)  # NaN if any is
   if (log_values.size > 1 and np.all(np.isfinite(log_values))

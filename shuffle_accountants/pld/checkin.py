@@ -274,7 +274,7 @@ def _clone_pair_grid_pmf(num_users: int, local_epsilon: float,
   lo, hi = binomial.chernoff_window(trials, p, one_minus_p)
   window = np.exp(_numerics.binomial_window_log_pmf(trials, p, one_minus_p,
                                                     lo, hi))
-  blocks = _global_blocks(trials, relative_width)
+  blocks = _numerics.block_starts(trials, relative_width)
   starts = blocks[np.searchsorted(blocks, lo, side='right') - 1:
                   np.searchsorted(blocks, hi, side='right')]
   weights = np.bincount(
@@ -316,28 +316,6 @@ def _clone_pair_grid_pmf(num_users: int, local_epsilon: float,
     offset = part.lower_index - first
     probs[offset:offset + part.probs.size] += weight * part.probs
   return discrete.GridPmf(discretization, first, probs, infinity_mass)
-
-
-@_cache.cached(2**22, _cache.atoms_bytes)
-def _blocks_below(bound: int, relative_width: float) -> np.ndarray:
-  """`_numerics.block_starts(bound, relative_width)`, kept (a few kB)."""
-  return _numerics.block_starts(bound, relative_width)
-
-
-def _global_blocks(trials: int, relative_width: float) -> np.ndarray:
-  """`_numerics.block_starts(trials, relative_width)` (the same array).
-
-  Read off the kept blocks up to the next power of two: those blocks are
-  the same numbers (computed by the same elementwise operations) and the
-  ones beyond `trials` start above it (the first geometric start not
-  computed for `trials` exceeds trials (1 + w)^2 >= trials + 2 when
-  trials >= 512 and w >= 1 / 512), so the rounds of a ledger do not build
-  them again. Finer widths are built as asked.
-  """
-  if relative_width * 512 < 1:
-    return _numerics.block_starts(trials, relative_width)
-  blocks = _blocks_below(1 << int(trials).bit_length(), relative_width)
-  return blocks[:np.searchsorted(blocks, trials, side='right')]
 
 
 @_cache.cached(CLONE_PROFILE_CACHE_BYTES, lambda value: _cache.atoms_bytes(

@@ -16,7 +16,6 @@ import pytest
 
 from shuffle_accountants import CheckInEvent
 from shuffle_accountants import ShufflePldAccountant
-from shuffle_accountants import _numerics
 from shuffle_accountants import clear_caches
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import discrete
@@ -151,19 +150,6 @@ def test_a_year_of_daily_rounds_shares_clone_pairs():
   second = _pmf(100_100, 0.01, 1.0, d)
   assert checkin._clone_pair_profile.cache.size < 1.5 * kept
   assert first.probs.size > 0 and second.probs.size > 0
-
-
-@given(st.integers(min_value=0, max_value=10**10),
-       st.sampled_from([0.002, checkin.LATTICE_STEP, 0.01, 0.1]))
-@settings(max_examples=300, deadline=None, derandomize=True, database=None)
-def test_global_blocks_are_the_blocks_of_the_count(trials, relative_width):
-  # The kept blocks of the next power of two, cut at the count, must be the
-  # very array block_starts builds for the count (the clone pairs' weights
-  # are bincounts over it).
-  kept = checkin._global_blocks(trials, relative_width)
-  built = _numerics.block_starts(trials, relative_width)
-  assert kept.dtype == built.dtype
-  np.testing.assert_array_equal(kept, built)
 
 
 def _brute_force_envelope(x, y):

@@ -9,6 +9,7 @@ import pytest
 
 from shuffle_accountants import _numerics
 from shuffle_accountants import clear_caches
+from shuffle_accountants.pld import checkin
 from shuffle_accountants.rdp import clone
 from shuffle_accountants.rdp import girgis
 
@@ -25,7 +26,8 @@ def _plain_block_starts(num_trials, relative_width, exact_below=512):
                                    geometric[geometric <= num_trials]]))
 
 
-@pytest.mark.parametrize('relative_width', [1e-3, 1e-2, 0.1, 3.7e-3])
+@pytest.mark.parametrize('relative_width',
+                         [1e-3, 2e-3, checkin.LATTICE_STEP, 1e-2, 0.1, 3.7e-3])
 def test_block_starts_are_those_of_the_population_alone(relative_width):
   rng = np.random.default_rng(7)
   populations = np.concatenate([
