@@ -388,8 +388,10 @@ def _table_cells(num_outputs: int, lo: int, hi: int, pmf: np.ndarray,
   spare = q * b
   toward_q = one_minus_q * a
   toward_q += spare
-  # The window is symmetric (hi = m - lo): output a's q a + (1 - q) b is
-  # output m - a's toward_q bit for bit (float sums commute).
+  # The window is symmetric (hi = m - lo, `_hoeffding_window`): output a's
+  # q a + (1 - q) b is output m - a's toward_q bit for bit (float sums
+  # commute). Another window would make toward_p wrong, so it is refused.
+  assert hi == num_outputs - lo, (lo, hi, num_outputs)
   toward_p = toward_q[:, ::-1]
   # L = log(toward_p / toward_q), written so that a = b gives 0 exactly.
   loss = np.multiply(tilt[:, None], a - b, out=spare)
