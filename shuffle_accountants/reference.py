@@ -172,10 +172,15 @@ def entry(identifier: str) -> Entry:
     raise TypeError(f'identifier must be a string such as '
                     f'"POISSON-UNSOUND"; got '
                     f'{identifier!r} of type {type(identifier).__name__}.')
-  entries = _entries()
   wanted = identifier.strip().upper()
-  for known, found in entries.items():
-    if wanted in (known.upper(), found.former.upper()) or (
+  if not wanted:
+    # An empty name would match the first entry without a former number.
+    raise UnknownIdError(f'identifier (the ID) must name an entry such as '
+                         f'"POISSON-UNSOUND"; got {identifier!r} (`{COMMAND}` '
+                         'lists them all).')
+  for known, found in _entries().items():
+    if wanted == known.upper() or (found.former and
+                                   wanted == found.former.upper()) or (
         found.anchor == wanted.lower()):
       return found
   raise UnknownIdError(

@@ -205,20 +205,49 @@ def _add_accountant_flag(parser):
                       'of both)')
 
 
+_DESCRIPTION = """\
+How private is a shuffle-model protocol? Describe it with flags (users,
+their local randomizer, rounds) and get the certified epsilon: a proven
+upper bound on the central (epsilon, delta)-DP of everything the server
+sees, with only the shuffler (or secure aggregation) trusted."""
+
+_EXAMPLES = """\
+examples:
+  # 1,000,000 users, each sending one eps0 = 1 report a day for 1,000 days:
+  shuffle-accountant epsilon --num-users 1000000 --local-epsilon 1 --rounds 1000
+
+  # the same with optimized unary encoding over 100 values, every method:
+  shuffle-accountant compare --num-users 1000000 --local-epsilon 1 \\
+      --randomizer oue --domain-size 100 --rounds 1000
+
+  # the largest eps0 each user may spend to stay within epsilon = 1:
+  shuffle-accountant calibrate --num-users 1000000 --rounds 1000 \\
+      --target-epsilon 1 --solve local-epsilon
+
+`shuffle-accountant COMMAND --help` lists a command's flags; without
+--delta, delta = min(1e-6, 1/(10 n)), printed with the result."""
+
+
 def _build_parser() -> argparse.ArgumentParser:
-  parser = _Parser(prog=PROGRAM, description=__doc__.split('\n\n')[0])
+  parser = _Parser(prog=PROGRAM, description=_DESCRIPTION, epilog=_EXAMPLES,
+                   formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument('--version', action='version',
                       version=f'%(prog)s {_version()}')
   commands = parser.add_subparsers(dest='command', required=True,
                                    parser_class=_Parser)
-  epsilon = commands.add_parser('epsilon', help='certified epsilon')
+  epsilon = commands.add_parser(
+      'epsilon', help='the certified epsilon of a protocol and its best '
+      'lower bound, in words')
   _add_protocol_flags(epsilon)
   _add_accountant_flag(epsilon)
-  compare = commands.add_parser('compare', help='all methods side by side')
+  compare = commands.add_parser(
+      'compare', help='every upper and lower bound side by side')
   _add_protocol_flags(compare)
   compare.add_argument('--methods', help='comma-separated method names '
                        '(default: all of them, as listed by compare)')
-  calibrate = commands.add_parser('calibrate', help='meet a target epsilon')
+  calibrate = commands.add_parser(
+      'calibrate', help='the largest eps0, smallest sigma or most rounds '
+      'that meet a target epsilon')
   _add_protocol_flags(calibrate)
   _add_accountant_flag(calibrate)
   calibrate.add_argument('--target-epsilon', type=_real('target-epsilon'),
@@ -227,7 +256,8 @@ def _build_parser() -> argparse.ArgumentParser:
                          choices=('local-epsilon', 'noise-multiplier',
                                   'rounds'),
                          help='the parameter to choose')
-  plot = commands.add_parser('plot', help='PNG of epsilon against a sweep')
+  plot = commands.add_parser(
+      'plot', help='a figure of epsilon against rounds, users or eps0')
   _add_protocol_flags(plot, solved=('num_users',))
   plot.add_argument('--x', default='rounds', choices=tuple(_SWEEPS),
                     help='the swept parameter (default: rounds)')
@@ -279,9 +309,62 @@ def _methods(text: Optional[str]) -> Optional[List[str]]:
   return names
 
 
+# --randomizer names in words.
+_RANDOMIZER_WORDS = {
+    'krr': 'k-ary randomized response', 'sue': 'symmetric unary encoding',
+    'oue': 'optimized unary encoding', 'olh': 'optimized local hashing',
+    'blh': 'binary local hashing', 'hadamard': 'Hadamard response',
+    'subset': 'subset selection'}
+_RELATION = ('Neighbouring datasets differ in one user\'s data (replace-one).')
+
+
+def _report_words(protocol: 'protocols.Protocol') -> str:
+  """What one user sends in a round, in words."""
+  if protocol.noise_multiplier is not None:
+    return (f'its clipped vector (norm at most C) plus its own Gaussian '
+            f'noise N(0, ({protocol.noise_multiplier:g} C)^2)')
+  epsilon = f'eps0 = {protocol.local_epsilon:g}'
+  if protocol.randomizer is not None:
+    return (f'one report of {_RANDOMIZER_WORDS[protocol.randomizer]} over '
+            f'{protocol.domain_size:,} values ({epsilon})')
+  if protocol.num_categories is not None:
+    return (f'one report of {protocol.num_categories}-ary randomized '
+            f'response ({epsilon})')
+  return f'one report through any {epsilon} local randomizer (pure LDP)'
+
+
+def _protocol_words(protocol: 'protocols.Protocol') -> List[str]:
+  """The protocol as sentences: who takes part, who is trusted, the relation."""
+  users = f'{protocol.num_users:,} users'
+  rounds = (f'in each of {protocol.rounds:,} rounds' if protocol.rounds > 1
+            else 'in one round')
+  sends = _report_words(protocol)
+  if protocol.release == 'sum':
+    who = (f'Each of {users} sends {sends} {rounds}; only a '
+           'secure aggregation protocol is trusted: the server sees the '
+           'coordinate-wise sum of the reports, nothing else.')
+  elif protocol.sample_size is not None:
+    who = (f'{rounds.capitalize()}, a hidden uniform sample of '
+           f'{protocol.sample_size:,} of {users} each sends {sends}; only '
+           'the shuffler is trusted: it hides who was sampled and who sent '
+           'which report, and the server sees the shuffled reports.')
+  elif protocol.checkin_rate is not None or (
+      protocol.noise_multiplier is not None):
+    rate = 1.0 if protocol.checkin_rate is None else protocol.checkin_rate
+    who = (f'{rounds.capitalize()}, each of {users} checks in with '
+           f'probability {rate:g} and then sends {sends}; only the '
+           'shuffler is trusted: it hides who sent which report, and the '
+           'server sees the shuffled reports and how many there are.')
+  else:
+    who = (f'Each of {users} sends {sends} {rounds}; only the '
+           'shuffler is trusted: it hides who sent which report, and the '
+           'server sees the shuffled reports.')
+  return [who, _RELATION]
+
+
 def _describe(protocol: 'protocols.Protocol', args) -> str:
-  return (f'{protocol.rounds} round(s) of {protocol.round_event()}, '
-          f'delta = {protocol.delta:g}{_delta_note(args)}')
+  return ' '.join(_protocol_words(protocol)) + (
+      f' delta = {protocol.delta:g}{_delta_note(args)}.')
 
 
 def _number(value: Optional[float]) -> str:
@@ -301,13 +384,47 @@ def _epsilon(args) -> dict:
   _progress(2, 2, 'done             ')
   return dict(protocol=attr.asdict(protocol), certified=_as_dict(certified),
               lower_bound=_as_dict(lower), text=[
-                  _describe(protocol, args),
+                  *_protocol_words(protocol), '',
                   f'  certified epsilon (upper bound): '
-                  f'{_number(certified.epsilon):>10}   {certified.method}: '
-                  f'{certified.detail}   ({certified.seconds:.2f} s)',
+                  f'{_number(certified.epsilon):>10}   at delta = '
+                  f'{protocol.delta:g}',
                   f'  best lower bound:                '
-                  f'{_number(lower.epsilon):>10}   {lower.method}: '
-                  f'{lower.detail}   ({lower.seconds:.2f} s)'])
+                  f'{_number(lower.epsilon):>10}', '',
+                  f'epsilon is central (epsilon, delta)-DP of everything the '
+                  f'server sees over {_rounds_words(protocol)}, proven by '
+                  f'{_ACCOUNTANT_WORDS[certified.method]} '
+                  f'({certified.seconds:.2f} s).',
+                  _lower_bound_words(protocol, lower),
+                  *([] if args.delta is not None else [
+                      f'delta = {protocol.delta:g} is the default '
+                      f'{DELTA_RULE}; choose another with --delta.'])])
+
+
+_ACCOUNTANT_WORDS = {'pld': 'the PLD accountant (ShufflePldAccountant)',
+                     'rdp': 'the RDP accountant (ShuffleRdpAccountant)'}
+
+
+def _rounds_words(protocol: 'protocols.Protocol') -> str:
+  return (f'all {protocol.rounds:,} rounds' if protocol.rounds > 1
+          else 'the round')
+
+
+def _lower_bound_words(protocol: 'protocols.Protocol',
+                       lower: 'protocols.MethodResult') -> str:
+  """What the best lower bound means, or why there is none."""
+  if lower.epsilon is None:
+    return f'Lower bound n/a: {lower.detail}.'
+  if lower.method == 'binary-rr-pair' and protocol.randomizer is None and (
+      protocol.num_categories is None):
+    which = ('for any eps0-LDP randomizer: binary randomized response is one '
+             'of them, and this is its exact epsilon on one pair of datasets')
+  else:
+    released = ('this randomizer\'s sum' if protocol.release == 'sum'
+                else 'this randomizer')
+    which = (f'for {released}: this is its exact epsilon on specific pairs '
+             'of datasets')
+  return (f'The lower bound means: no accountant can certify less {which} '
+          f'({lower.seconds:.2f} s).')
 
 
 def _compare(args) -> dict:
@@ -321,14 +438,15 @@ def _compare(args) -> dict:
             if r.kind == protocols.UPPER and r.epsilon is not None]
   best = min(uppers) if uppers else None
   rows = []
+  width = max(len(name) for name in protocols.METHODS)
   text = [_describe(protocol, args),
-          f'  {"method":<16} {"kind":<12} {"epsilon":>10} {"ratio":>7} '
+          f'  {"method":<{width}} {"kind":<12} {"epsilon":>10} {"ratio":>7} '
           f'{"s":>6}  detail']
   for result in results:
     ratio = (None if result.epsilon is None or not best
              else result.epsilon / best)
     rows.append(dict(_as_dict(result), ratio_to_best_upper=ratio))
-    text.append(f'  {result.method:<16} {result.kind:<12} '
+    text.append(f'  {result.method:<{width}} {result.kind:<12} '
                 f'{_number(result.epsilon):>10} '
                 f'{"" if ratio is None else f"{ratio:.3f}":>7} '
                 f'{result.seconds:>6.2f}  {result.detail}')
@@ -525,8 +643,14 @@ _COMMANDS = {'epsilon': _epsilon, 'compare': _compare,
 def main(argv: Optional[Sequence[str]] = None) -> int:
   """Runs the CLI; returns the exit status (0; 1 impossible; 2 usage; 130)."""
   global protocols, calibration
+  arguments = sys.argv[1:] if argv is None else list(argv)
+  if not arguments:
+    # No command: the usage line and where to read more, not only an error.
+    sys.stderr.write(_build_parser().format_usage())
+    return _fail(f'give a command; `{PROGRAM} --help` explains them with '
+                 'examples', 2)
   try:
-    args = _build_parser().parse_args(argv)
+    args = _build_parser().parse_args(arguments)
     _PROGRESS_SHOWN[0] = sys.stderr.isatty() and not args.json
     if args.command == 'reference':
       report = _reference(args)

@@ -3,6 +3,7 @@
 import json
 import os
 import pty
+import re
 import select
 import signal
 import subprocess
@@ -56,10 +57,28 @@ def test_epsilon_for_checkin_with_gaussian_noise():
   assert report['lower_bound']['epsilon'] is None
 
 
-def test_default_scenario_prints_the_certified_epsilon():
+def test_default_scenario_says_the_protocol_and_the_bounds_in_words():
+  # Issue 48: it printed `ShuffleEvent(num_users=1000000, ...)` and
+  # "binary-rr-pair ... (specific pair)", at delta 1e-6 where the README's
+  # first CLI line (the same scenario) used the default 1e-7.
+  untimed = lambda text: re.sub(r'\(\d+\.\d+ s\)', '', text)
   output = _run().stdout
-  assert 'certified epsilon (upper bound)' in output
-  assert 'ShuffleEvent(num_users=1000000, local_epsilon=1.0' in output
+  assert untimed(output) == untimed(_run(
+      'epsilon', '--num-users', '1000000', '--local-epsilon', '1', '--rounds',
+      '1000').stdout)
+  for words in ('Each of 1,000,000 users sends one report',
+                'in each of 1,000 rounds', 'only the shuffler is trusted',
+                'the server sees the shuffled reports',
+                "differ in one user's data (replace-one)",
+                'certified epsilon (upper bound)',
+                'central (epsilon, delta)-DP of everything the server sees',
+                'no accountant can certify less for any eps0-LDP randomizer: '
+                'binary randomized response is one of them',
+                'delta = 1e-07 is the default min(1e-6, 1/(10 n))'):
+    assert words in output, words
+  for jargon in ('ShuffleEvent(', 'randomizer=None', 'binary-rr-pair',
+                 'specific pair)'):
+    assert jargon not in output, jargon
 
 
 def test_compare_lists_every_method_with_ratios():
@@ -301,8 +320,8 @@ def test_delta_defaults_from_n_and_the_rule_is_printed():
   assert report['delta_rule'] == 'min(1e-6, 1/(10 n))'
   text = _run('epsilon', '--num-users', '1e7', '--local-epsilon', '1',
               '--accountant', 'rdp').stdout
-  assert 'delta = 1e-08 (default min(1e-6, 1/(10 n)); choose with --delta)' in (
-      text)
+  assert ('delta = 1e-08 is the default min(1e-6, 1/(10 n)); choose another '
+          'with --delta.') in text
   given = _json('epsilon', '--num-users', '1e7', '--local-epsilon', '1',
                 '--accountant', 'rdp', '--delta', '1e-6')
   assert given['protocol']['delta'] == 1e-6 and 'delta_rule' not in given
@@ -412,3 +431,37 @@ def test_calibrate_names_the_conflicting_flag_not_the_solvers_trial(
   assert named in result.stderr and '--solve' in result.stderr
   assert '100000' not in result.stderr  # the solver's trial value
   assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_no_arguments_print_the_usage_and_help_has_examples():
+  # Issue 48: `shuffle-accountant` alone printed no usage.
+  result = subprocess.run([sys.executable, '-c', 'from shuffle_accountants.'
+                           'cli.main import entry_point; entry_point()'],
+                          capture_output=True, text=True, cwd='/', check=False)
+  assert result.returncode == 2 and result.stdout == ''
+  assert result.stderr.startswith('usage: shuffle-accountant ')
+  assert '--help' in result.stderr and 'Traceback' not in result.stderr
+  help_text = _run('--help').stdout
+  examples = help_text.split('examples:', 1)[1]
+  assert examples.count('\n  shuffle-accountant ') == 3
+  assert 'everything the server' in help_text
+
+
+@pytest.mark.parametrize('identifier', ['', '   '])
+def test_reference_of_an_empty_id_is_an_error_not_the_first_entry(identifier):
+  result = _run('reference', identifier, check=False)
+  assert result.returncode == 2 and result.stdout == ''
+  assert 'identifier (the ID) must name an entry' in result.stderr
+
+
+def test_compare_columns_line_up_on_every_row():
+  # Issue 48: `sum-configurations` is longer than the method column was.
+  text = _run('compare', '--num-users', '100', '--local-epsilon', '1',
+              '--randomizer', 'oue', '--domain-size', '4', '--release', 'sum',
+              '--methods', 'pld,sum-configurations').stdout.splitlines()
+  header, *rows = [line for line in text if line.startswith('  ')][:3]
+  for row in rows:
+    assert row.index(' bound') - len('upper') == header.index('kind'), row
+    epsilon = row.split()[3]
+    assert row.index(f' {epsilon} ') + 1 + len(epsilon) == (
+        header.index('epsilon') + len('epsilon')), row
