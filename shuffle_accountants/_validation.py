@@ -142,3 +142,37 @@ def positive_integer_field(instance, attribute, value) -> None:
   """attrs validator: a whole number >= 1, named after its field."""
   del instance
   check_integer(attribute.name, value, 1)
+
+
+def install_hint(extra: str) -> str:
+  """How to install the optional dependencies of `extra` (pyproject's name).
+
+  The extra from a checkout, or the extra's own requirements as the
+  installed metadata lists them: shuffle-accountants is not on PyPI, so
+  `pip install "shuffle-accountants[extra]"` would fail.
+  """
+  from importlib import metadata
+  try:
+    requirements = metadata.requires('shuffle-accountants') or []
+  except metadata.PackageNotFoundError:
+    requirements = []
+  marker = f'extra == "{extra}"'
+  own = [line.split(';')[0].strip() for line in requirements
+         if marker in line]
+  quoted = ' '.join(f"'{name}'" for name in own)
+  direct = f', or pip install {quoted}' if own else ''
+  return f'pip install ".[{extra}]" from a checkout of shuffle-accountants{direct}'
+
+
+def missing_extra(error: ImportError, extra: str,
+                  feature: str) -> ModuleNotFoundError:
+  """The error to raise when `feature` cannot import what `extra` installs.
+
+  `feature` names what needs it ("shuffle_accountants.adapters.opacus");
+  `error` is the ImportError of the missing module. A ModuleNotFoundError,
+  so `pytest.importorskip` and `except ImportError` still see it.
+  """
+  module = getattr(error, 'name', None) or 'a dependency'
+  return ModuleNotFoundError(
+      f'{feature} needs {module}, which is not installed: '
+      f'{install_hint(extra)}.', name=getattr(error, 'name', None))

@@ -573,8 +573,8 @@ def _plot(args) -> dict:
     matplotlib.use('Agg')
     from matplotlib import pyplot
   except ImportError:
-    raise ValueError('plot needs matplotlib: pip install '
-                     '"shuffle-accountants[plot]"') from None
+    raise UsageError('plot needs matplotlib: '
+                     f'{_validation.install_hint("plot")}') from None
   series = {name: [] for name in methods}
   total = len(sweep) * len(methods)
   for index, protocol in enumerate(sweep):

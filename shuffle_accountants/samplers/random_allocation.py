@@ -21,6 +21,7 @@ import numpy as np
 from shuffle_accountants import _cache
 from shuffle_accountants import _disk_cache
 from shuffle_accountants import _upstream
+from shuffle_accountants import _validation
 
 __all__ = [
     'LOSS_DISCRETIZATION_PER_ACCURACY', 'LOSS_DISCRETIZATION', 'INSTALL_HINT',
@@ -47,9 +48,8 @@ LOSS_DISCRETIZATION = LOSS_DISCRETIZATION_PER_ACCURACY * 1e-3
 SMALLEST_NOISE_MULTIPLIER = 0.1
 LARGEST_NOISE_MULTIPLIER = 1000.0
 
-INSTALL_HINT = ('random allocation needs the PLD_accounting package: pip '
-                 'install "shuffle-accountants[samplers]" (or '
-                 '"PLD_accounting[performance]>=2,<3").')
+INSTALL_HINT = ('random allocation needs the PLD_accounting package: '
+                f'{_validation.install_hint("samplers")}.')
 
 
 def _package():

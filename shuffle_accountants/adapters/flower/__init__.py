@@ -30,6 +30,14 @@ What the accountant certifies for Flower's Gaussian release, and against
 whom, is in `accountant`; `wrapper` holds what the two strategies share.
 """
 
+# Without the extra: an install hint, not a bare ModuleNotFoundError from
+# deep inside a submodule.
+try:
+  import flwr as _flwr  # noqa: F401
+except ImportError as missing:
+  from shuffle_accountants import _validation
+  raise _validation.missing_extra(missing, 'flower', __name__) from missing
+
 from shuffle_accountants.adapters.flower.accountant import ACCOUNTING_METHOD
 from shuffle_accountants.adapters.flower.accountant import STATE_SCHEMA_VERSION
 from shuffle_accountants.adapters.flower.accountant import GaussianPrivacyEvent

@@ -71,6 +71,15 @@ contract), `optimizers` (local noise), `engine` (`ShufflePrivacyEngine`,
 the data loader check), `registration`.
 """
 
+# Without the extra: an install hint, not a bare ModuleNotFoundError from
+# deep inside a submodule.
+try:
+  import opacus as _opacus  # noqa: F401
+  import torch as _torch  # noqa: F401
+except ImportError as missing:
+  from shuffle_accountants import _validation
+  raise _validation.missing_extra(missing, 'opacus', __name__) from missing
+
 from shuffle_accountants.adapters.opacus.accountants import (
     DEFAULT_PARTICIPATION,
 )
