@@ -30,6 +30,7 @@ from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
 from shuffle_accountants import _progress
 from shuffle_accountants import _upstream
+from shuffle_accountants.pairs import sums as pair_sums
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import random_allocation
@@ -221,7 +222,7 @@ class GridComposition:
     ratio = (leaf.sampling_ratio if leaf.kind is _ledger.Kind.HIDDEN_SAMPLE
              else None)
     pmf, names = candidates.event_pmf(
-        inner, ratio, self.interval, self._discretize, self._krr_adversary,
+        pair_sums.accounted_under(inner, self._relation), ratio, self.interval, self._discretize, self._krr_adversary,
         self._relative_width)
     self._progress.step()
     if count > 0:
