@@ -573,8 +573,14 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     rounded = pair_sums.accounted_under(
         _dominating.accounted_round(self._representative(event, count)),
         self.neighboring_relation)
-    bound = _event_specs.route_entry(ROUND_BOUNDS, rounded)
-    self._add(event, count, bound(self, rounded), rounded)
+    bound = _event_specs.route_entry(ROUND_BOUNDS, rounded)(self, rounded)
+    if (self.neighboring_relation is NeighboringRelation.REPLACE_SPECIAL
+        and not isinstance(rounded, pair_sums.SumUnderDeletion)):
+      # Every name says the bound is replace-one's, read under deletion.
+      bound = shuffle_round.smallest_bound(self.orders, {
+          f'{name}; {pair_sums.DELETION_AS_REPLACE_ONE}': rdp
+          for name, rdp in bound.candidates.items()})
+    self._add(event, count, bound, rounded)
 
   def _checkin_bound(self, event: events.CheckInEvent
                      ) -> shuffle_round.RdpBound:
