@@ -201,3 +201,19 @@ def test_rounds_above_the_direct_limit_stay_above_the_truth(accountant,
       events.SumOfReportsEvent(5, randomizer))
   for epsilon, true_delta in zip(epsilons, truth):
     assert certified.get_delta(epsilon) >= true_delta * (1 - 1e-9)
+
+
+def test_every_contribution_names_how_deletion_was_accounted():
+  summed = events.SumOfReportsEvent(200, randomizers.OptimizedUnaryEncoding(
+      3, 2.0))
+  shuffled = events.ShuffleEvent(200, local_epsilon=1.0)
+  pld = ShufflePldAccountant(DELETION).compose(summed).compose(shuffled)
+  pld.get_epsilon(1e-6)
+  names = [' '.join(c.pairs) for c in pld.contributions]
+  assert 'SUM-OF-BITS-DELETION' in names[0]
+  assert 'DELETION-AS-REPLACE-ONE' in names[1]
+  rdp = ShuffleRdpAccountant(neighboring_relation=DELETION).compose(
+      summed).compose(shuffled)
+  bounds = [row['bound'] for row in rdp.explain(1e-6)]
+  assert 'SUM-OF-BITS-DELETION' in bounds[0]
+  assert 'DELETION-AS-REPLACE-ONE' in bounds[1]
