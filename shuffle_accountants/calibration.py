@@ -26,7 +26,7 @@ stated tolerance.
 """
 
 import math
-from typing import Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple, cast
 
 import attr
 from dp_accounting import dp_event
@@ -342,7 +342,8 @@ def release_event(num_users: int, randomizer: Optional[randomizers.Randomizer],
     if randomizer is None:
       raise ValueError("release='sum' needs a randomizer (symmetric or "
                        'optimized unary encoding, or k-RR); got None.')
-    return events.SumOfReportsEvent(num_users, randomizer)
+    # The event's validator refuses any randomizer but its three kinds.
+    return events.SumOfReportsEvent(num_users, cast(Any, randomizer))
   return events.ShuffleEvent(num_users, local_epsilon, randomizer=randomizer)
 
 
@@ -352,7 +353,9 @@ def _with_relation(make_fresh_accountant, relation) -> MakeAccountant:
     return lambda: ShufflePldAccountant(relation)
   if isinstance(make_fresh_accountant, type) and issubclass(
       make_fresh_accountant, _ledger.ShuffleAccountant):
-    return lambda: make_fresh_accountant(neighboring_relation=relation)
+    # Both accountants take the relation by this keyword.
+    kind: Any = make_fresh_accountant
+    return lambda: kind(neighboring_relation=relation)
 
   def checked():
     accountant = make_fresh_accountant()
@@ -557,7 +560,7 @@ def calibrate_local_epsilon(
     make_fresh_accountant = _with_relation(make_fresh_accountant, relation)
   make = _round_factory(make_event, num_users, lambda n, eps0: release_event(
       n, None if randomizer is None else attr.evolve(
-          randomizer, local_epsilon=eps0), release, eps0))
+          cast(Any, randomizer), local_epsilon=eps0), release, eps0))
   maximum = _validation.check_real('max_local_epsilon', max_local_epsilon,
                                    0.0, _validation.MAX_LOCAL_EPSILON,
                                    min_inclusive=False)

@@ -475,7 +475,9 @@ def _sum_randomizer(instance, attribute, value):
         f'{value!r} of type {type(value).__name__}.')
 
 
-def _domain_size(randomizer: randomizers_.Randomizer) -> int:
+def _domain_size(randomizer: Union[randomizers_.SymmetricUnaryEncoding,
+                                   randomizers_.OptimizedUnaryEncoding,
+                                   randomizers_.KRandomizedResponse]) -> int:
   if isinstance(randomizer, randomizers_.KRandomizedResponse):
     return randomizer.num_categories
   return randomizer.domain_size
