@@ -133,3 +133,10 @@ def test_cli_refuses_num_users_without_delta(capsys):
   status, _, err = _cli(capsys, 'calibrate', '--solve', 'rounds',
                         '--target-epsilon', '1', '--local-epsilon', '1')
   assert status != 0 and '--num-users' in err
+
+
+def test_cli_refuses_deletion_for_rounds_defined_under_replace_one(capsys):
+  status, _, err = _cli(capsys, 'epsilon', '--num-users', '1000',
+                        '--local-epsilon', '1', '--checkin-rate', '0.5',
+                        '--relation', 'deletion', '--delta', '1e-6')
+  assert status == 2 and 'replace-one only' in err

@@ -18,6 +18,7 @@ import dp_accounting
 from dp_accounting.rdp import rdp_privacy_accountant
 import numpy as np
 
+from shuffle_accountants import _event_checks
 from shuffle_accountants import _validation
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
@@ -109,7 +110,13 @@ class Protocol:
           f'give checkin_rate ({self.checkin_rate}) or sample_size '
           f'({self.sample_size}), not both: a round either lets every user '
           'check in independently or samples a fixed number of them.')
-    self.round_event()  # validates the remaining fields
+    event = self.round_event()  # validates the remaining fields
+    if self.deletion and not isinstance(
+        event, _event_checks.DELETION_EVENTS):
+      raise ValueError(
+          f'relation=deletion accounts a shuffle or a sum of every user\'s '
+          f'report; {type(event).__name__} (checkin_rate, sample_size or '
+          'noise_multiplier) is defined under replace-one only.')
 
   def local_randomizer(self) -> Optional[randomizers.Randomizer]:
     """The catalogue randomizer named by `randomizer`, or None."""
