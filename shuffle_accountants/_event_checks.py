@@ -1,6 +1,7 @@
 """Checks of shuffle events shared by both accountants, with their messages.
 
-IDs: APPROX-LDP-NO-RDP, POISSON-UNSOUND, REPLACE-ONE-ONLY
+IDs: APPROX-LDP-NO-RDP, POISSON-UNSOUND, REPLACE-ONE-ONLY,
+DELETION-AS-REPLACE-ONE, SUM-OF-BITS-DELETION
 
 Each returns None when the event is acceptable, or the
 `CompositionErrorDetails` that `PrivacyAccountant.compose` turns into an
@@ -23,10 +24,25 @@ def error(event: dp_event.DpEvent, message: str) -> CompositionErrorDetails:
   return CompositionErrorDetails(invalid_event=event, error_message=message)
 
 
+# The events accounted under REPLACE_SPECIAL (deletion): a sum of reports
+# (SUM-OF-BITS-DELETION) and a shuffle round (DELETION-AS-REPLACE-ONE).
+DELETION_EVENTS = (events.ShuffleEvent, events.SumOfReportsEvent)
+
+
 def check_relation(relation: NeighboringRelation, reported: dp_event.DpEvent
                    ) -> Optional[CompositionErrorDetails]:
   if relation is NeighboringRelation.REPLACE_ONE:
     return None
+  if relation is NeighboringRelation.REPLACE_SPECIAL:
+    if isinstance(reported, DELETION_EVENTS):
+      return None
+    return error(reported, (
+        'under NeighboringRelation.REPLACE_SPECIAL (deletion: one report '
+        'replaced by the randomizer\'s output on a reference input) only '
+        'ShuffleEvent and SumOfReportsEvent are accounted; '
+        f'{type(reported).__name__} is defined under REPLACE_ONE. Construct '
+        'the accountant with neighboring_relation='
+        'NeighboringRelation.REPLACE_ONE.'))
   return error(reported, (
       'shuffle-model guarantees hold only under '
       'NeighboringRelation.REPLACE_ONE (the number of shuffled reports '

@@ -1,6 +1,6 @@
-"""Finds the eps0, noise or rounds whose certified epsilon meets a target.
+"""Finds the eps0, noise, rounds or users whose certified epsilon meets a target.
 
-IDs: KHH-DOM, LIEW-THM2
+IDs: KHH-DOM, LIEW-THM2, BATCH-MONOTONE
 
 In the style of `dp_accounting.mechanism_calibration`: a function builds the
 round's `DpEvent` from the parameter, a fresh accountant composes it
@@ -26,8 +26,9 @@ stated tolerance.
 """
 
 import math
-from typing import Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple, cast
 
+import attr
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
 import numpy as np
@@ -37,6 +38,7 @@ from shuffle_accountants import _ledger
 from shuffle_accountants import _validation
 from shuffle_accountants import checkpoints
 from shuffle_accountants import events
+from shuffle_accountants import randomizers
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     'MAX_ROUNDS', 'DEFAULT_RELATIVE_TOLERANCE', 'SEARCH_GROUPING',
     'UnreachableTargetError', 'certified_epsilon', 'calibrate_parameter',
     'calibrate_local_epsilon', 'calibrate_noise_multiplier', 'calibrate_rounds',
+    'RELEASES', 'MAX_NUM_USERS', 'calibrate_num_users', 'release_event',
 ]
 
 MakeAccountant = Callable[[], privacy_accountant.PrivacyAccountant]
@@ -51,6 +54,9 @@ MakeAccountant = Callable[[], privacy_accountant.PrivacyAccountant]
 MAX_LOCAL_EPSILON = 20.0
 NOISE_MULTIPLIER_RANGE = (1e-3, 1e5)
 MAX_ROUNDS = 10**9
+MAX_NUM_USERS = 10**10
+# What the server sees of a round: the shuffled reports or their sum.
+RELEASES = ('shuffle', 'sum')
 DEFAULT_RELATIVE_TOLERANCE = 0.01
 # The search runs first with the accountant's rounds grouped this coarsely
 # (GROUPING: each bin's most pessimistic round, sound, a few times fewer
@@ -320,19 +326,212 @@ def _round_factory(make_event: Optional[Callable[[float], dp_event.DpEvent]],
   return lambda value: build(num_users, value)
 
 
+def release_event(num_users: int, randomizer: Optional[randomizers.Randomizer],
+                  release: str = 'shuffle',
+                  local_epsilon: Optional[float] = None) -> dp_event.DpEvent:
+  """One round of `num_users` reports of `randomizer` as the server sees it.
+
+  release 'shuffle': `ShuffleEvent` (randomizer None: a generic
+  `local_epsilon`-LDP randomizer); 'sum': `SumOfReportsEvent` (unary
+  encodings or k-RR; the empty reference input under deletion).
+  """
+  if release not in RELEASES:
+    raise ValueError(f'release must be one of {", ".join(RELEASES)}; got '
+                     f'{release!r}.')
+  if release == 'sum':
+    if randomizer is None:
+      raise ValueError("release='sum' needs a randomizer (symmetric or "
+                       'optimized unary encoding, or k-RR); got None.')
+    # The event's validator refuses any randomizer but its three kinds.
+    return events.SumOfReportsEvent(num_users, cast(Any, randomizer))
+  return events.ShuffleEvent(num_users, local_epsilon, randomizer=randomizer)
+
+
+def _with_relation(make_fresh_accountant, relation) -> MakeAccountant:
+  """An accountant factory under `relation` (ours get it passed)."""
+  if make_fresh_accountant is None:
+    return lambda: ShufflePldAccountant(relation)
+  if isinstance(make_fresh_accountant, type) and issubclass(
+      make_fresh_accountant, _ledger.ShuffleAccountant):
+    # Both accountants take the relation by this keyword.
+    kind: Any = make_fresh_accountant
+    return lambda: kind(neighboring_relation=relation)
+
+  def checked():
+    accountant = make_fresh_accountant()
+    used = getattr(accountant, 'neighboring_relation', None)
+    if used is not relation:
+      raise ValueError(f'make_fresh_accountant builds an accountant under '
+                       f'{used}, but relation={relation}; make them equal.')
+    return accountant
+  return checked
+
+
+def calibrate_num_users(
+    target_epsilon: float, target_delta: float,
+    randomizer: Optional[randomizers.Randomizer] = None, rounds: int = 1, *,
+    release: str = 'shuffle',
+    relation: privacy_accountant.NeighboringRelation = (
+        privacy_accountant.NeighboringRelation.REPLACE_ONE),
+    local_epsilon: Optional[float] = None,
+    make_event: Optional[Callable[[int], dp_event.DpEvent]] = None,
+    make_fresh_accountant: Optional[MakeAccountant] = None,
+    max_num_users: int = MAX_NUM_USERS) -> int:
+  """The smallest batch n in [1, max_num_users] meeting the target.
+
+  BATCH-MONOTONE: the release of n users is a post-processing of that of
+  n' < n (the n - n' other users' reports, independent and of known
+  values, are added to the sum or to the shuffle), in every relation here,
+  so the true epsilon never grows with n, and every batch of at least the
+  returned n meets the target (its certified epsilon bounds theirs). The
+  certificate itself is searched (ceil in log space, then bisection) and
+  both ends are certified: n meets the target and n - 1 does not.
+
+  Args:
+    target_epsilon: epsilon > 0 to meet after all rounds.
+    target_delta: delta in (0, 1).
+    randomizer: every user's randomizer (None: a generic `local_epsilon`-
+      LDP randomizer, shuffle release only).
+    rounds: how many rounds are composed (>= 1).
+    release: 'shuffle' (`ShuffleEvent`) or 'sum' (`SumOfReportsEvent`).
+    relation: the accountant's `NeighboringRelation`: REPLACE_ONE, or
+      REPLACE_SPECIAL (deletion; the sum's reference the empty input).
+    local_epsilon: eps0 of the generic randomizer (randomizer None).
+    make_event: instead, any round built from n (then randomizer, release
+      and local_epsilon are not used).
+    make_fresh_accountant: `ShufflePldAccountant` (default) or
+      `ShuffleRdpAccountant` (given the relation), or any callable returning
+      an empty accountant under `relation`.
+    max_num_users: the largest batch searched (>= 2).
+
+  Returns:
+    n whose certified epsilon is at most the target, n - 1 certifying more
+    (or 1, if one user meets it).
+
+  Raises:
+    UnreachableTargetError: (a ValueError) naming the target and the
+      smallest epsilon certified in the range (at max_num_users).
+  """
+  max_num_users = _validation.check_integer('max_num_users', max_num_users,
+                                            2, MAX_NUM_USERS)
+  if not isinstance(relation, privacy_accountant.NeighboringRelation):
+    raise TypeError(f'relation must be a NeighboringRelation; got '
+                    f'{relation!r}.')
+  if make_event is None:
+    release_event(1, randomizer, release, local_epsilon)  # validates
+    make = lambda n: release_event(int(n), randomizer, release, local_epsilon)
+  elif callable(make_event):
+    make = lambda n: make_event(int(n))
+  else:
+    raise TypeError(f'make_event must be callable (n -> DpEvent); got '
+                    f'{make_event!r}.')
+  target_epsilon, target_delta = _check_targets(target_epsilon, target_delta)
+  rounds = _validation.check_integer('rounds', rounds, 1)
+  accountant = _with_relation(make_fresh_accountant, relation)
+  seen: Dict[int, float] = {}
+
+  def epsilon_at(num_users: int) -> float:
+    if num_users not in seen:
+      seen[num_users] = certified_epsilon(make(num_users), rounds,
+                                          target_delta, accountant)
+    return seen[num_users]
+
+  return _smallest_batch(epsilon_at, target_epsilon, target_delta,
+                         max_num_users)
+
+
+# The first batch tried, and the factor of the steps to a bracket.
+_FIRST_BATCH = 1024
+_BATCH_STEP = 8
+
+
+def _smallest_batch(epsilon_at: Callable[[int], float], target: float,
+                    target_delta: float, max_num_users: int) -> int:
+  """The n in [1, max_num_users] with epsilon_at(n) <= target <
+  epsilon_at(n - 1), found from a bracket by Illinois steps on log epsilon
+  against log n (epsilon falls about as a power of n) with bisection as the
+  fallback; large batches, the costly ones, are tried only when needed."""
+  meets = lambda n: epsilon_at(n) <= target
+  good, bad = None, None
+  start = min(_FIRST_BATCH, max_num_users)
+  if meets(start):
+    good = start
+    while good > 1 and bad is None:
+      smaller = max(1, good // _BATCH_STEP)
+      if meets(smaller):
+        good = smaller
+      else:
+        bad = smaller
+    if bad is None:
+      return 1
+  else:
+    bad = start
+    while good is None:
+      if bad == max_num_users:
+        raise UnreachableTargetError(
+            f'target_epsilon={target:g} is unreachable: even num_users='
+            f'{max_num_users} (max_num_users) certifies epsilon '
+            f'{epsilon_at(max_num_users):.6g} at target_delta='
+            f'{target_delta:g}, the smallest epsilon in [1, '
+            f'{max_num_users}] (it falls with n, BATCH-MONOTONE).')
+      larger = min(max_num_users, bad * _BATCH_STEP)
+      if meets(larger):
+        good = larger
+      else:
+        bad = larger
+  weights = [1.0, 1.0]  # Illinois: the retained end's gap is halved
+  kept, slow = None, 0
+  while good - bad > 1:
+    gaps = [math.log(epsilon_at(n) / target) if 0 < epsilon_at(n) < math.inf
+            else math.nan for n in (bad, good)]
+    ends = (math.log(bad), math.log(good))
+    middle = (bad + good) // 2
+    guess = middle
+    if all(math.isfinite(g) for g in gaps) and gaps[0] > gaps[1]:
+      low, high = gaps[0] * weights[0], gaps[1] * weights[1]
+      guess = round(math.exp(ends[0] + low * (ends[1] - ends[0])
+                             / (low - high)))
+    guess = min(max(guess, bad + 1), good - 1)
+    width = good - bad
+    if meets(guess):
+      good, moved = guess, 'good'
+    else:
+      bad, moved = guess, 'bad'
+    weights = ([0.5 * weights[0], 1.0] if moved == kept == 'good' else
+               [1.0, 0.5 * weights[1]] if moved == kept == 'bad' else
+               [1.0, 1.0])
+    kept = moved
+    slow = slow + 1 if good - bad > width / 2 else 0
+    if slow >= 2 and good - bad > 1:
+      # Two slow steps: bisect once, so the bracket keeps shrinking.
+      slow = 0
+      middle = (bad + good) // 2
+      if meets(middle):
+        good = middle
+      else:
+        bad = middle
+  return good
+
+
 def calibrate_local_epsilon(
     target_epsilon: float, target_delta: float,
     num_users: Optional[int] = None, rounds: int = 1, *,
     make_event: Optional[Callable[[float], dp_event.DpEvent]] = None,
     make_fresh_accountant: MakeAccountant = ShufflePldAccountant,
     max_local_epsilon: float = MAX_LOCAL_EPSILON,
-    relative_tolerance: float = DEFAULT_RELATIVE_TOLERANCE) -> float:
+    relative_tolerance: float = DEFAULT_RELATIVE_TOLERANCE,
+    release: str = 'shuffle',
+    randomizer: Optional[randomizers.Randomizer] = None,
+    relation: Optional[privacy_accountant.NeighboringRelation] = None
+    ) -> float:
   """The largest eps0 in [0, max_local_epsilon] meeting the target.
 
   Args:
     target_epsilon: epsilon > 0 to meet after all rounds.
     target_delta: delta in (0, 1).
-    num_users: n for the default round, `ShuffleEvent(num_users, eps0)`.
+    num_users: n for the default round, `release_event(num_users,
+      randomizer with eps0, release)`: `ShuffleEvent(num_users, eps0)` when
+      randomizer is None.
     rounds: how many rounds are composed (>= 1).
     make_event: instead of num_users, any round built from eps0, e.g.
       `lambda eps0: CheckInEvent(10**5, 0.01, local_epsilon=eps0)`.
@@ -340,12 +539,28 @@ def calibrate_local_epsilon(
       `ShuffleRdpAccountant`.
     max_local_epsilon: largest eps0 searched, in (0, 700].
     relative_tolerance: see `calibrate_parameter`.
+    release: of the default round: 'shuffle' or 'sum' (`SumOfReportsEvent`,
+      which needs `randomizer`).
+    randomizer: of the default round, a catalogue randomizer whose
+      local_epsilon is the value searched (e.g.
+      `SymmetricUnaryEncoding(16, 1.0)`: basic RAPPOR over 16 values).
+    relation: the accountant's relation (None: the accountant's default);
+      REPLACE_SPECIAL is deletion.
 
   Returns:
     eps0 whose certified epsilon is in [(1 - relative_tolerance) target,
     target] (or max_local_epsilon, if even that meets the target).
   """
-  make = _round_factory(make_event, num_users, events.ShuffleEvent)
+  if randomizer is not None and not isinstance(randomizer,
+                                               randomizers.Randomizer):
+    raise TypeError(f'randomizer must be a catalogue randomizer (e.g. '
+                    f'SymmetricUnaryEncoding(16, 1.0)); got {randomizer!r}.')
+  release_event(1, randomizer, release, 1.0)  # validates
+  if relation is not None:
+    make_fresh_accountant = _with_relation(make_fresh_accountant, relation)
+  make = _round_factory(make_event, num_users, lambda n, eps0: release_event(
+      n, None if randomizer is None else attr.evolve(
+          cast(Any, randomizer), local_epsilon=eps0), release, eps0))
   maximum = _validation.check_real('max_local_epsilon', max_local_epsilon,
                                    0.0, _validation.MAX_LOCAL_EPSILON,
                                    min_inclusive=False)

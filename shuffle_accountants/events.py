@@ -124,7 +124,13 @@ class ShuffleEvent(dp_event.DpEvent):
     besides the generic one.
 
   Neighbouring relation: replace-one over the `num_users` users (the number of
-  users is public).
+  users is public). Under the accountant's
+  `NeighboringRelation.REPLACE_SPECIAL` (deletion, as the DAP draft states
+  eps0): one user's report is replaced by the randomizer's output on a fixed
+  reference input of its domain, chosen before the release (any one: the
+  bound holds for each). Such neighbours are replace-one neighbours (the
+  target's value x becomes the reference), so the replace-one bound is what
+  is reported (DELETION-AS-REPLACE-ONE), labelled as such.
 
   Attributes:
     num_users: number of users n whose reports are shuffled, an integer >= 1.
@@ -469,6 +475,28 @@ def _sum_randomizer(instance, attribute, value):
         f'{value!r} of type {type(value).__name__}.')
 
 
+def _domain_size(randomizer: Union[randomizers_.SymmetricUnaryEncoding,
+                                   randomizers_.OptimizedUnaryEncoding,
+                                   randomizers_.KRandomizedResponse]) -> int:
+  if isinstance(randomizer, randomizers_.KRandomizedResponse):
+    return randomizer.num_categories
+  return randomizer.domain_size
+
+
+def _reference_input(instance, attribute, value):
+  if value is None:
+    return
+  size = _domain_size(instance.randomizer)
+  if isinstance(value, bool) or not isinstance(value, int):
+    raise TypeError(f'{attribute.name} must be None (the empty input) or a '
+                    f'value in {{0, ..., {size - 1}}}; got {value!r} of type '
+                    f'{type(value).__name__}.')
+  if not 0 <= value < size:
+    raise ValueError(f'{attribute.name}={value} is outside the domain '
+                     f'{{0, ..., {size - 1}}} of {instance.randomizer!r}; '
+                     'give a value of the domain or None (the empty input).')
+
+
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class SumOfReportsEvent(dp_event.DpEvent):
   """One round in which only the coordinate-wise sum of the reports is seen.
@@ -492,12 +520,27 @@ class SumOfReportsEvent(dp_event.DpEvent):
     the reports releases: accounted as `ShuffleEvent(num_users,
     randomizer=randomizer)`.
 
-  Neighbouring relation: replace-one over the `num_users` users (the number
-  of users is public): one user's value x changes to x'.
+  Neighbouring relation: that of the accountant, over the `num_users` users
+  (the number of users is public, all report every round).
+
+  * `NeighboringRelation.REPLACE_ONE`: one user's value x changes to x'
+    (SUM-OF-BITS).
+  * `NeighboringRelation.REPLACE_SPECIAL` (deletion, the relation of the
+    DAP draft's eps0): one user's report is replaced by the randomizer's
+    output on the reference input `reference_input`. None (the default) is
+    the empty input: for the unary encodings the all-zero vector, whose
+    report is d independent Bern(q) bits, so that only the target's
+    coordinate x changes (SUM-OF-BITS-DELETION); k-RR has no empty input,
+    and None means a fixed value of its domain (any one). A value r of the
+    domain makes the neighbours replace-one neighbours with x' = r, and the
+    replace-one bound is reported (DELETION-AS-REPLACE-ONE).
 
   Attributes:
     num_users: number of users n, an integer >= 1.
     randomizer: the local randomizer of every user (see above).
+    reference_input: the reference input of the deletion relation: None
+      (the empty input) or a value in {0, ..., d - 1}; read only under
+      REPLACE_SPECIAL.
   """
   num_users: int = attr.ib(
       converter=_validation.whole_if_integral, validator=_num_users)
@@ -505,6 +548,9 @@ class SumOfReportsEvent(dp_event.DpEvent):
                     randomizers_.OptimizedUnaryEncoding,
                     randomizers_.KRandomizedResponse] = attr.ib(
                         validator=_sum_randomizer)
+  reference_input: Optional[int] = attr.ib(
+      default=None, converter=_validation.whole_if_integral,
+      validator=_reference_input)
 
   @property
   def local_epsilon(self) -> float:

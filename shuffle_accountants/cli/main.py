@@ -41,7 +41,8 @@ calibration = None
 PROGRAM = 'shuffle-accountant'
 _PROTOCOL_FIELDS = ('num_users', 'delta', 'rounds', 'local_epsilon',
                     'noise_multiplier', 'num_categories', 'checkin_rate',
-                    'sample_size', 'randomizer', 'domain_size', 'release')
+                    'sample_size', 'randomizer', 'domain_size', 'release',
+                    'relation')
 _SWEEPS = ('rounds', 'num-users', 'local-epsilon')
 # Without --delta: well below 1/n (a mechanism releasing one random user's
 # record is (0, 1/n)-DP), and never above the customary 1e-6.
@@ -183,6 +184,12 @@ def _add_protocol_flags(parser, solved: Sequence[str] = ()):
                      help='what the server sees of a round: the shuffled '
                      'reports (default) or only their coordinate-wise sum '
                      '(secure aggregation of sue/oue/krr reports)')
+  group.add_argument('--relation', choices=('replace-one', 'deletion'),
+                     help='neighbouring datasets: one user\'s value '
+                     'replaced (default), or deletion (REPLACE_SPECIAL: one '
+                     'report replaced by the randomizer\'s output on a '
+                     'reference input; a sum\'s is the all-zero vector, as '
+                     'in the DAP draft)')
   sampling = group.add_mutually_exclusive_group()
   sampling.add_argument('--checkin-rate', type=_real('checkin-rate'),
                         help='each user checks in with this probability '
@@ -246,15 +253,15 @@ def _build_parser() -> argparse.ArgumentParser:
   compare.add_argument('--methods', help='comma-separated method names '
                        '(default: all of them, as listed by compare)')
   calibrate = commands.add_parser(
-      'calibrate', help='the largest eps0, smallest sigma or most rounds '
-      'that meet a target epsilon')
-  _add_protocol_flags(calibrate)
+      'calibrate', help='the largest eps0, smallest sigma, most rounds or '
+      'fewest users that meet a target epsilon')
+  _add_protocol_flags(calibrate, solved=('num_users',))
   _add_accountant_flag(calibrate)
   calibrate.add_argument('--target-epsilon', type=_real('target-epsilon'),
                          required=True)
   calibrate.add_argument('--solve', required=True,
                          choices=('local-epsilon', 'noise-multiplier',
-                                  'rounds'),
+                                  'rounds', 'num-users'),
                          help='the parameter to choose')
   plot = commands.add_parser(
       'plot', help='a figure of epsilon against rounds, users or eps0')
@@ -315,7 +322,6 @@ _RANDOMIZER_WORDS = {
     'oue': 'optimized unary encoding', 'olh': 'optimized local hashing',
     'blh': 'binary local hashing', 'hadamard': 'Hadamard response',
     'subset': 'subset selection'}
-_RELATION = ('Neighbouring datasets differ in one user\'s data (replace-one).')
 
 
 def _report_words(protocol: 'protocols.Protocol') -> str:
@@ -331,6 +337,15 @@ def _report_words(protocol: 'protocols.Protocol') -> str:
     return (f'one report of {protocol.num_categories}-ary randomized '
             f'response ({epsilon})')
   return f'one report through any {epsilon} local randomizer (pure LDP)'
+
+
+def _relation_words(protocol: 'protocols.Protocol') -> str:
+  """The neighbouring relation in words."""
+  if not protocol.deletion:
+    return 'Neighbouring datasets differ in one user\'s data (replace-one).'
+  return ('Neighbouring datasets: one user\'s report is replaced by the '
+          'randomizer\'s output on a fixed reference input (deletion), '
+          f'accounted as {protocol.relation_label()}.')
 
 
 def _protocol_words(protocol: 'protocols.Protocol') -> List[str]:
@@ -359,7 +374,7 @@ def _protocol_words(protocol: 'protocols.Protocol') -> List[str]:
     who = (f'Each of {users} sends {sends} {rounds}; only the '
            'shuffler is trusted: it hides who sent which report, and the '
            'server sees the shuffled reports.')
-  return [who, _RELATION]
+  return [who, _relation_words(protocol)]
 
 
 def _describe(protocol: 'protocols.Protocol', args) -> str:
@@ -383,7 +398,8 @@ def _epsilon(args) -> dict:
   lower = protocols.best_lower_bound(protocol)
   _progress(2, 2, 'done             ')
   return dict(protocol=attr.asdict(protocol), certified=_as_dict(certified),
-              lower_bound=_as_dict(lower), text=[
+              lower_bound=_as_dict(lower),
+              relation=protocol.relation_label(), text=[
                   *_protocol_words(protocol), '',
                   f'  certified epsilon (upper bound): '
                   f'{_number(certified.epsilon):>10}   at delta = '
@@ -451,7 +467,8 @@ def _compare(args) -> dict:
                 f'{"" if ratio is None else f"{ratio:.3f}":>7} '
                 f'{result.seconds:>6.2f}  {result.detail}')
   text.append('  ratio = epsilon / smallest certified upper bound')
-  return dict(protocol=attr.asdict(protocol), methods=rows, text=text)
+  return dict(protocol=attr.asdict(protocol), methods=rows,
+              relation=protocol.relation_label(), text=text)
 
 
 def _calibrate(args) -> dict:
@@ -464,13 +481,22 @@ def _calibrate(args) -> dict:
   delta = args.delta or default_delta(args.num_users)
   names = (protocols.ACCOUNTANTS if args.accountant == 'best'
            else (args.accountant,))
+  relation = protocols.RELATIONS[args.relation or 'replace-one']
   values, unreachable = [], []
   for index, name in enumerate(names):
     _progress(index, len(names), f'calibrating ({name})')
-    options = dict(make_fresh_accountant=protocols.ACCOUNTANT_TYPES[name])
+    options = dict(make_fresh_accountant=(
+        lambda kind=protocols.ACCOUNTANT_TYPES[name]: kind(
+            neighboring_relation=relation)))
     make_event = lambda value: _protocol(args, **{solve: value}).round_event()
     try:
-      if solve == 'rounds':
+      if solve == 'num_users':
+        values.append(calibration.calibrate_num_users(
+            target, delta, rounds=args.rounds or 1, relation=relation,
+            make_event=lambda n: _protocol(args, num_users=n, delta=delta
+                                           ).round_event(),
+            max_num_users=LIMITS['num-users'][1], **options))
+      elif solve == 'rounds':
         values.append(calibration.calibrate_rounds(
             make_event(None), target, delta,
             max_rounds=LIMITS['rounds'][1], **options))
@@ -488,14 +514,17 @@ def _calibrate(args) -> dict:
   if not values:
     raise Impossible(f'impossible: {unreachable[0]}')
   verb = 'most' if solve in ('local_epsilon', 'rounds') else 'least'
+  if solve == 'num_users':
+    args.num_users = min(values)  # the protocol described below
   value = max(values) if verb == 'most' else min(values)
   end = LIMITS[args.solve][1 if verb == 'most' else 0]
   at_limit = (' (the end of the search range; more would do too)'
-              if value == end else '')
+              if value == end and solve != 'num_users' else '')
   protocol = _protocol(args, **{solve: value})
   achieved = protocols.certified_epsilon(protocol, args.accountant)
   return dict(protocol=attr.asdict(protocol), solved=solve, value=value,
-              certified=_as_dict(achieved), text=[
+              certified=_as_dict(achieved),
+              relation=protocol.relation_label(), text=[
                   _describe(protocol, args),
                   f'  {verb} {solve} meeting epsilon <= {target:g}: '
                   f'{value:.6g}{at_limit}',
@@ -515,6 +544,12 @@ def _check_solvable(args, solve: str) -> None:
   Found later, such a conflict would be reported with the solver's trial
   value (`--noise-multiplier=100000.0`), which the user never passed.
   """
+  if solve != 'num_users' and args.num_users is None:
+    raise UsageError('calibrate needs --num-users (unless --solve '
+                     'num-users)')
+  if solve == 'num_users' and args.delta is None:
+    raise UsageError('--solve num-users needs --delta (its default depends '
+                     'on n)')
   if solve == 'noise_multiplier':
     given = [f'--{name.replace("_", "-")}' for name in _PURE_LDP_FLAGS
              if getattr(args, name) is not None]

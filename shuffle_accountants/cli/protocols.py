@@ -1,6 +1,7 @@
 """The method table behind the CLI: one protocol, every bound.
 
-IDs: GIRGIS-UB1, GIRGIS-UB2, FMT21-CLOSED, GIRGIS-LB-BINOMIAL
+IDs: GIRGIS-UB1, GIRGIS-UB2, FMT21-CLOSED, GIRGIS-LB-BINOMIAL,
+SUM-OF-BITS-DELETION, DELETION-AS-REPLACE-ONE, LB-SUM-DELETION
 
 A `Protocol` describes T identical rounds with the event fields' names; the
 `METHODS` table maps a method name to a function giving its ε at the
@@ -17,10 +18,12 @@ import dp_accounting
 from dp_accounting.rdp import rdp_privacy_accountant
 import numpy as np
 
+from shuffle_accountants import _event_checks
 from shuffle_accountants import _validation
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
 from shuffle_accountants.pairs import fmt21
+from shuffle_accountants.pairs import sums as pair_sums
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import lower_bounds
 from shuffle_accountants.pld import sums
@@ -31,15 +34,22 @@ from shuffle_accountants.rdp.accountant import DEFAULT_ORDERS
 from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
 
 __all__ = [
-    'RELEASES', 'UPPER', 'LOWER', 'RANDOMIZERS', 'MAX_SUM_PAIR_USERS', 'NotApplicable', 'Protocol',
+    'RELEASES', 'RELATIONS', 'UPPER', 'LOWER', 'RANDOMIZERS', 'MAX_SUM_PAIR_USERS', 'NotApplicable', 'Protocol',
     'MethodResult', 'MAX_LOWER_BOUND_ROUNDS', 'NO_SAMPLED_LOWER_BOUND',
     'MAX_CHECKIN_PAIR_PARTICIPANTS', 'METHODS', 'ACCOUNTANTS',
     'ACCOUNTANT_TYPES', 'evaluate', 'certified_epsilon', 'best_lower_bound',
-    'compare',
+    'compare', 'make_accountant',
 ]
 
 # What the server sees of a round (`Protocol.release`).
 RELEASES = ('shuffle', 'sum')
+# --relation names: the accountant's neighbouring relation. Deletion is
+# dp_accounting's REPLACE_SPECIAL: one report replaced by the randomizer's
+# output on a reference input (a sum's: the all-zero vector).
+RELATIONS = {
+    'replace-one': dp_accounting.NeighboringRelation.REPLACE_ONE,
+    'deletion': dp_accounting.NeighboringRelation.REPLACE_SPECIAL,
+}
 UPPER = 'upper bound'
 LOWER = 'lower bound'
 
@@ -72,7 +82,8 @@ class Protocol:
   `domain_size` describes the local randomizer of eps0 `local_epsilon`.
   `release` is what the server sees of a round: 'shuffle' (the shuffled
   reports) or 'sum' (their coordinate-wise sum, `SumOfReportsEvent`:
-  unary encodings or k-RR, every user every round).
+  unary encodings or k-RR, every user every round). `relation` is a name
+  in `RELATIONS`: 'replace-one' or 'deletion' (REPLACE_SPECIAL).
   Invalid combinations raise `ValueError` at construction.
   """
   num_users: int
@@ -86,8 +97,12 @@ class Protocol:
   randomizer: Optional[str] = None
   domain_size: Optional[int] = None
   release: str = 'shuffle'
+  relation: str = 'replace-one'
 
   def __attrs_post_init__(self):
+    if self.relation not in RELATIONS:
+      raise ValueError(f'relation must be one of {", ".join(RELATIONS)}; '
+                       f'got {self.relation!r}.')
     _validation.check_integer('rounds', self.rounds, 1)
     _validation.check_real('delta', self.delta, 0.0, 1.0, False, False)
     if self.checkin_rate is not None and self.sample_size is not None:
@@ -95,7 +110,13 @@ class Protocol:
           f'give checkin_rate ({self.checkin_rate}) or sample_size '
           f'({self.sample_size}), not both: a round either lets every user '
           'check in independently or samples a fixed number of them.')
-    self.round_event()  # validates the remaining fields
+    event = self.round_event()  # validates the remaining fields
+    if self.deletion and not isinstance(
+        event, _event_checks.DELETION_EVENTS):
+      raise ValueError(
+          f'relation=deletion accounts a shuffle or a sum of every user\'s '
+          f'report; {type(event).__name__} (checkin_rate, sample_size or '
+          'noise_multiplier) is defined under replace-one only.')
 
   def local_randomizer(self) -> Optional[randomizers.Randomizer]:
     """The catalogue randomizer named by `randomizer`, or None."""
@@ -170,6 +191,19 @@ class Protocol:
     return attr.evolve(self, **changes)
 
   @property
+  def neighboring_relation(self) -> dp_accounting.NeighboringRelation:
+    return RELATIONS[self.relation]
+
+  @property
+  def deletion(self) -> bool:
+    return self.relation == 'deletion'
+
+  def relation_label(self) -> str:
+    """How the round is accounted under the relation, in words."""
+    return pair_sums.relation_label(self.round_event(),
+                                    self.neighboring_relation)
+
+  @property
   def is_plain_shuffle(self) -> bool:
     """A `ShuffleEvent` of a generic pure-LDP randomizer."""
     event = self.round_event()
@@ -192,17 +226,39 @@ def _accountant_epsilon(accountant, protocol: Protocol) -> float:
   return float(accountant.get_epsilon(protocol.delta))
 
 
+def make_accountant(name: str, protocol: Protocol):
+  """An empty accountant `name` ('pld' or 'rdp') under the protocol's
+  relation."""
+  return ACCOUNTANT_TYPES[name](
+      neighboring_relation=protocol.neighboring_relation)
+
+
+def _relation_note(protocol: Protocol) -> str:
+  return f' under {protocol.relation_label()}' if protocol.deletion else ''
+
+
 def _pld(protocol: Protocol):
-  return (_accountant_epsilon(ShufflePldAccountant(), protocol),
-          'ShufflePldAccountant (certified PLD)')
+  return (_accountant_epsilon(make_accountant('pld', protocol), protocol),
+          f'ShufflePldAccountant (certified PLD){_relation_note(protocol)}')
+
+
+def _check_replace_one_method(protocol: Protocol) -> None:
+  """A replace-one upper bound of the shuffle is sound under deletion to a
+  value of the domain (DELETION-AS-REPLACE-ONE); a sum's reference (the
+  all-zero vector) is not one."""
+  if protocol.deletion and isinstance(protocol.round_event(),
+                                      events.SumOfReportsEvent):
+    raise NotApplicable('not under deletion of a sum (its reference, the '
+                        'all-zero vector, is no input of the domain)')
 
 
 def _rdp(protocol: Protocol):
-  accountant = ShuffleRdpAccountant()
+  accountant = make_accountant('rdp', protocol)
   epsilon = _accountant_epsilon(accountant, protocol)
   explanation = accountant.explain(protocol.delta)
   winner = explanation[0]['bound'] if explanation else 'RDP'
-  return epsilon, f'ShuffleRdpAccountant, winning bound {winner}'
+  return epsilon, (f'ShuffleRdpAccountant, winning bound {winner}'
+                   f'{_relation_note(protocol)}')
 
 
 def _rdp_curve(bound: Callable, integer_orders: bool = False):
@@ -217,7 +273,8 @@ def _rdp_curve(bound: Callable, integer_orders: bool = False):
     rdp = bound(protocol.num_users, protocol.local_epsilon, orders)
     epsilon, order = rdp_privacy_accountant.compute_epsilon(
         orders, protocol.rounds * rdp, protocol.delta)
-    return float(epsilon), f'optimal order {order:g}'
+    return float(epsilon), (f'optimal order {order:g}'
+                            f'{_relation_note(protocol)}')
 
   return method
 
@@ -231,7 +288,8 @@ def _fmt21_closed(protocol: Protocol):
         protocol.delta)
   except ValueError as error:  # its composed PLD would not fit in memory
     raise NotApplicable(f'skipped: {error}') from None
-  return epsilon, 'FMT21-CLOSED at delta/(2T) per round, composed by PLD'
+  return epsilon, ('FMT21-CLOSED at delta/(2T) per round, composed by PLD'
+                   f'{_relation_note(protocol)}')
 
 
 # The pair's PLD is composed by repeated squaring on a fine grid: beyond
@@ -248,6 +306,19 @@ NO_SAMPLED_LOWER_BOUND = ('no lower bound for rounds that sample users '
 MAX_CHECKIN_PAIR_PARTICIPANTS = 10**5
 # The exact sum pair convolves the others' counts: skipped above this n.
 MAX_SUM_PAIR_USERS = 10**7
+
+
+def _check_deletion_lower_bound(protocol: Protocol,
+                                event: dp_accounting.DpEvent) -> None:
+  """Under deletion a replace-one pair (x, x') is a deletion pair with the
+  reference x' only for randomizers whose inputs are interchangeable
+  (generic, binary RR, k-RR): other randomizers' pairs are not claimed."""
+  symmetric = (getattr(event, 'randomizer', None) is None
+               or isinstance(event.randomizer,
+                             randomizers.KRandomizedResponse))
+  if protocol.deletion and not symmetric:
+    raise NotApplicable('under deletion only for generic, binary or k-RR '
+                        'randomizers (interchangeable inputs)')
 
 
 def _check_lower_bound_applies(event: dp_accounting.DpEvent) -> None:
@@ -280,6 +351,7 @@ def _binary_rr_pair(protocol: Protocol):
   if not binary_or_generic:
     raise NotApplicable('binary RR bounds only a generic or binary round '
                         '(see randomizer-pairs)')
+  _check_deletion_lower_bound(protocol, event)
   if protocol.rounds > MAX_LOWER_BOUND_ROUNDS:
     raise NotApplicable(f'skipped above {MAX_LOWER_BOUND_ROUNDS} rounds (its '
                         'cost grows with the rounds)')
@@ -301,11 +373,13 @@ def _binary_rr_pair(protocol: Protocol):
 def _pld_generic(protocol: Protocol):
   if protocol.randomizer is None and protocol.num_categories is None:
     raise NotApplicable('only with --randomizer or --num-categories')
+  _check_replace_one_method(protocol)
   # A sum is a post-processing of the shuffled reports (SUM-OF-BITS).
   generic = protocol.replace(randomizer=None, domain_size=None,
                              num_categories=None, release='shuffle')
-  return (_accountant_epsilon(ShufflePldAccountant(), generic),
-          'ShufflePldAccountant for a generic eps0-LDP randomizer (FMT21)')
+  return (_accountant_epsilon(make_accountant('pld', generic), generic),
+          'ShufflePldAccountant for a generic eps0-LDP randomizer (FMT21)'
+          f'{_relation_note(generic)}')
 
 
 def _randomizer_pairs(protocol: Protocol):
@@ -313,6 +387,7 @@ def _randomizer_pairs(protocol: Protocol):
   _check_lower_bound_applies(event)
   if event.randomizer is None and event.num_categories is None:
     raise NotApplicable('only with --randomizer or --num-categories')
+  _check_deletion_lower_bound(protocol, event)
   if protocol.rounds > MAX_LOWER_BOUND_ROUNDS:
     raise NotApplicable(f'skipped above {MAX_LOWER_BOUND_ROUNDS} rounds (its '
                         'cost grows with the rounds)')
@@ -335,6 +410,12 @@ def _sum_configurations(protocol: Protocol):
   if protocol.num_users > MAX_SUM_PAIR_USERS:
     raise NotApplicable(f'skipped above {MAX_SUM_PAIR_USERS} users (its '
                         'cost)')
+  if protocol.deletion:
+    return (sums.sum_release_lower_bound(event, protocol.delta,
+                                         protocol.rounds, deletion=True),
+            'exact epsilon of the sum release under deletion (to the '
+            'all-zero vector) when every other user holds x or none does '
+            '(LB-SUM-DELETION, specific pairs)')
   return (sums.sum_release_lower_bound(event, protocol.delta,
                                        protocol.rounds),
           'exact epsilon of the sum release when every other user holds x, '

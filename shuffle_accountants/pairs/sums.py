@@ -1,6 +1,7 @@
 """Sum-only release of independent-bit reports: one coordinate's pairs.
 
-IDs: SUM-OF-BITS, TAILS-TO-INFINITY
+IDs: SUM-OF-BITS, SUM-OF-BITS-DELETION, DELETION-AS-REPLACE-ONE,
+TAILS-TO-INFINITY
 
 A user holding x reports independent bits, Bern(p) at coordinate x and
 Bern(q) elsewhere; the server sees only the coordinate-wise sums of the n
@@ -16,7 +17,10 @@ Labels A are grouped: a group [A0, A1] is represented by the pair with A0
 users at p and n - 1 - A1 at q, of which every member of the group is a
 post-processing (the missing users' independent bits are added), so the
 group's pair dominates each member [DOM, SUM-OF-BITS (iii)]; with groups of
-one label the family is exact.
+one label the family is exact. Under deletion (the target's report replaced
+by the empty input's, every bit Bern(q)) only coordinate x changes, and
+its family alone, in both orders, dominates the release
+(SUM-OF-BITS-DELETION): `SumUnderDeletion` is such a round as accounted.
 
 The noise is convolved directly (sums of positive terms, full relative
 precision), which costs about the square of its window, 19 standard
@@ -29,6 +33,9 @@ per-coordinate shuffle bound at the true n.
 import math
 from typing import List, Tuple
 
+import attr
+from dp_accounting import dp_event
+from dp_accounting import privacy_accountant
 import numpy as np
 
 from shuffle_accountants import _cache
@@ -43,11 +50,19 @@ __all__ = ['SUM_OF_BITS', 'DEFAULT_RELATIVE_WIDTH', 'MAX_DIRECT_VARIANCE',
            'computed_users', 'label_groups',
            'coordinate_pair_atoms', 'coordinate_family_atoms',
            'largest_loss', 'PER_COORDINATE', 'coordinate_shuffle_event',
-           'window_tail', 'loss_error']
+           'window_tail', 'loss_error', 'SUM_OF_BITS_DELETION',
+           'PER_COORDINATE_DELETION', 'DELETION_AS_REPLACE_ONE',
+           'SumUnderDeletion', 'accounted_under', 'relation_label']
 
 SUM_OF_BITS = 'SUM-OF-BITS two coordinates, every configuration (grouped)'
 PER_COORDINATE = ('SUM-OF-BITS (vi) each coordinate as a shuffle of binary '
                   'reports, composed')
+SUM_OF_BITS_DELETION = ('SUM-OF-BITS-DELETION coordinate x only, both '
+                        'orders, every configuration (grouped)')
+PER_COORDINATE_DELETION = ('SUM-OF-BITS-DELETION coordinate x as a shuffle '
+                           'of binary reports')
+DELETION_AS_REPLACE_ONE = ('DELETION-AS-REPLACE-ONE: deletion neighbours are '
+                           'replace-one neighbours; the replace-one bound')
 # Relative width of the label groups (in users lost at the group's nearer
 # end of [0, n - 1]); the extremes, where epsilon is largest, stay exact.
 DEFAULT_RELATIVE_WIDTH = 0.05
@@ -183,3 +198,43 @@ def coordinate_shuffle_event(event: events.SumOfReportsEvent
   else:
     binary = randomizers.FiniteRandomizer(((1 - q, q), (1 - p, p)))
   return events.ShuffleEvent(num_users=event.num_users, randomizer=binary)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class SumUnderDeletion(events.SumOfReportsEvent):
+  """A unary-encoding `SumOfReportsEvent` as accounted under deletion.
+
+  REPLACE_SPECIAL with the empty reference input: the target's report is
+  replaced by d independent Bern(q) bits (SUM-OF-BITS-DELETION). Made by
+  `accounted_under`, never by users; a distinct type so that caches and
+  the routes' tables tell it from the replace-one round.
+  """
+
+
+def accounted_under(event: dp_event.DpEvent,
+                    relation: privacy_accountant.NeighboringRelation
+                    ) -> dp_event.DpEvent:
+  """The round the accountants compute for `event` under `relation`.
+
+  Under REPLACE_SPECIAL a unary-encoding sum with the empty reference is
+  `SumUnderDeletion`; every other event (a reference in the domain, k-RR,
+  shuffle rounds) keeps its replace-one bound (DELETION-AS-REPLACE-ONE).
+  """
+  if (relation is privacy_accountant.NeighboringRelation.REPLACE_SPECIAL
+      and type(event) is events.SumOfReportsEvent
+      and event.reference_input is None
+      and event.as_shuffle_event() is None):
+    return SumUnderDeletion(event.num_users, event.randomizer)
+  return event
+
+
+def relation_label(event: dp_event.DpEvent,
+                   relation: privacy_accountant.NeighboringRelation) -> str:
+  """How `event` is accounted under `relation`, in words (for outputs)."""
+  if relation is not privacy_accountant.NeighboringRelation.REPLACE_SPECIAL:
+    return relation.name
+  if isinstance(accounted_under(event, relation), SumUnderDeletion):
+    return ('REPLACE_SPECIAL (deletion: the report replaced by the all-zero '
+            'vector\'s, SUM-OF-BITS-DELETION)')
+  return ('REPLACE_SPECIAL (deletion to a fixed input of the domain, '
+          'DELETION-AS-REPLACE-ONE)')

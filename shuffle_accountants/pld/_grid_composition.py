@@ -30,6 +30,7 @@ from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
 from shuffle_accountants import _progress
 from shuffle_accountants import _upstream
+from shuffle_accountants.pairs import sums as pair_sums
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import random_allocation
@@ -220,9 +221,13 @@ class GridComposition:
       reported = inner = self._grouping.representative(inner)
     ratio = (leaf.sampling_ratio if leaf.kind is _ledger.Kind.HIDDEN_SAMPLE
              else None)
+    accounted = pair_sums.accounted_under(inner, self._relation)
     pmf, names = candidates.event_pmf(
-        inner, ratio, self.interval, self._discretize, self._krr_adversary,
-        self._relative_width)
+        accounted, ratio, self.interval, self._discretize,
+        self._krr_adversary, self._relative_width)
+    if (self._relation is privacy_accountant.NeighboringRelation
+        .REPLACE_SPECIAL and accounted is inner):
+      names += (pair_sums.DELETION_AS_REPLACE_ONE,)
     self._progress.step()
     if count > 0:
       self._pending.append((composition.to_privacy_loss_distribution(pmf), count))

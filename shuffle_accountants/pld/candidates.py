@@ -569,14 +569,20 @@ def _sum_pmf(event: events.SumOfReportsEvent, *rest
   shuffle = event.as_shuffle_event()
   if shuffle is not None:
     return shuffle_round_pmf(shuffle, *rest)
-  pmf, names = sums.sum_round_pmf(event, *rest)
+  deletion = isinstance(event, pair_sums.SumUnderDeletion)
+  pmf, names = (sums.deletion_round_pmf if deletion
+                else sums.sum_round_pmf)(event, *rest)
   if event.num_users <= pair_sums.computed_users(
       event.num_users, *event.bit_probabilities()):
     return pmf, names
-  # Computed at fewer users: each coordinate as a shuffle at the true n
-  # may be tighter.
+  # Computed at fewer users: each changing coordinate as a shuffle at the
+  # true n may be tighter (one coordinate under deletion, two composed
+  # under replace-one).
   coordinate, _ = shuffle_round_pmf(pair_sums.coordinate_shuffle_event(event),
                                     *rest)
+  if deletion:
+    return (discrete.smallest_profile([pmf, coordinate]),
+            names + (pair_sums.PER_COORDINATE_DELETION,))
   return (discrete.smallest_profile([pmf, sums.composed(coordinate,
                                                         coordinate)]),
           names + (pair_sums.PER_COORDINATE,))

@@ -1,6 +1,7 @@
 """The PLD of a sum-of-reports round, and its exact-configuration lower bound.
 
-IDs: SUM-OF-BITS, LB-SUM-CONFIGURATIONS, ROUNDOFF-CERTIFIED
+IDs: SUM-OF-BITS, SUM-OF-BITS-DELETION, LB-SUM-CONFIGURATIONS,
+LB-SUM-DELETION, ROUNDOFF-CERTIFIED
 
 A round of `SumOfReportsEvent` with independent-bit reports (unary
 encodings) is dominated by env ⊗ rev(env') (SUM-OF-BITS (iv)): env the
@@ -8,7 +9,9 @@ largest profile over the label groups of coordinate x's family, env' that
 of the reversed family (coordinate x'). The two are convolved into one
 grid PMF, whose profile holds for both orders of the neighbouring pair.
 k-RR reports are the shuffle's release (SUM-OF-BITS (v)): their round is
-`ShuffleEvent`'s.
+`ShuffleEvent`'s. Under deletion (`pairs.sums.SumUnderDeletion`) the round
+is dominated by one PMF whose profile is the largest of env and env'
+(SUM-OF-BITS-DELETION): one coordinate, both orders.
 """
 
 import math
@@ -28,7 +31,7 @@ from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import radix2
 from shuffle_accountants.pld import roundoff
 
-__all__ = ['composed', 'sum_round_pmf',
+__all__ = ['composed', 'sum_round_pmf', 'deletion_round_pmf',
            'sum_round_scales', 'sum_release_lower_bound']
 
 # Convolutions of at most this many products are summed directly.
@@ -109,6 +112,28 @@ def sum_round_pmf(event: events.SumOfReportsEvent, sampling_ratio,
   return composed(forward, backward), (sums.SUM_OF_BITS,)
 
 
+def deletion_round_pmf(event: events.SumOfReportsEvent, sampling_ratio,
+                       discretization: float, discretize: checkin.Discretize,
+                       krr_adversary: str, relative_width: float
+                       ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
+  """One grid PMF dominating a round under deletion, both orders. [DOM]
+
+  SUM-OF-BITS-DELETION: coordinate x's family (target to the empty input)
+  and the reversed family (the other order), one envelope.
+  """
+  del sampling_ratio, krr_adversary
+  p, q = event.bit_probabilities()
+  width = _group_width(relative_width)
+  users = sums.computed_users(event.num_users, p, q)
+  # Symmetric unary encoding: the reversed family is the family reflected.
+  directions = (False,) if isinstance(
+      event.randomizer, randomizers.SymmetricUnaryEncoding) else (False, True)
+  return _envelope(
+      [atoms for reverse in directions for atoms in
+       sums.coordinate_family_atoms(users, p, q, width, reverse)],
+      discretization, discretize), (sums.SUM_OF_BITS_DELETION,)
+
+
 def _group_width(relative_width: float) -> float:
   # The accountant's relative width is tuned for clone counts (1e-3); the
   # label groups of SUM-OF-BITS lose users only where epsilon is far below
@@ -132,26 +157,32 @@ def sum_round_scales(event: events.SumOfReportsEvent, ratio,
   return spread, reach, 2 * spread
 
 
+def _coordinate_pld(num_users: int, p: float, q: float, at_p: int,
+                    reverse: bool, discretization: float):
+  """Optimistic PLD of one coordinate's exact pair, `at_p` others at x."""
+  atoms = sums.coordinate_pair_atoms(at_p, num_users - 1 - at_p, p, q,
+                                     reverse, raise_losses=False,
+                                     log_tail=_LOWER_BOUND_LOG_TAIL)
+  losses = atoms.losses - sums.loss_error(atoms.losses)
+  keep = atoms.masses > 1e-300
+  # The windowed (normalised) masses times the windows' least mass are
+  # below the truth.
+  masses = (atoms.masses[keep] / (1 + _numerics.RELATIVE_SAFETY_MARGIN)
+            * (1 - atoms.infinity_mass))
+  log_p = dict(enumerate(np.log(masses)))
+  log_q = dict(enumerate(np.log(masses) - losses[keep]))
+  return privacy_loss_distribution.from_two_probability_mass_functions(
+      log_p, log_q, pessimistic_estimate=False,
+      value_discretization_interval=discretization,
+      log_mass_truncation_bound=-60.0, symmetric=False)
+
+
 def _configuration_pld(num_users: int, p: float, q: float, at_x: int,
                        at_other: int, discretization: float):
   """Optimistic PLD of the exact release for one configuration."""
-  def coordinate(at_p, reverse):
-    atoms = sums.coordinate_pair_atoms(at_p, num_users - 1 - at_p, p, q,
-                                       reverse, raise_losses=False,
-                                       log_tail=_LOWER_BOUND_LOG_TAIL)
-    losses = atoms.losses - sums.loss_error(atoms.losses)
-    keep = atoms.masses > 1e-300
-    # The windowed (normalised) masses times the windows' least mass are
-    # below the truth.
-    masses = (atoms.masses[keep] / (1 + _numerics.RELATIVE_SAFETY_MARGIN)
-              * (1 - atoms.infinity_mass))
-    log_p = dict(enumerate(np.log(masses)))
-    log_q = dict(enumerate(np.log(masses) - losses[keep]))
-    return privacy_loss_distribution.from_two_probability_mass_functions(
-        log_p, log_q, pessimistic_estimate=False,
-        value_discretization_interval=discretization,
-        log_mass_truncation_bound=-60.0, symmetric=False)
-  return coordinate(at_x, False).compose(coordinate(at_other, True))
+  return _coordinate_pld(num_users, p, q, at_x, False, discretization
+                         ).compose(_coordinate_pld(num_users, p, q, at_other,
+                                                   True, discretization))
 
 
 # Wide windows for the lower bound: their complement, which can lower the
@@ -161,12 +192,15 @@ _LOWER_BOUND_LOG_TAIL = -200.0
 
 def sum_release_lower_bound(event: events.SumOfReportsEvent, delta: float,
                             rounds: int = 1,
-                            discretization: Optional[float] = None) -> float:
+                            discretization: Optional[float] = None,
+                            deletion: bool = False) -> float:
   """epsilon(delta) of `rounds` rounds on the worst exact configurations.
-  [LB, PAIR: LB-SUM-CONFIGURATIONS]
+  [LB, PAIR: LB-SUM-CONFIGURATIONS; deletion: LB-SUM-DELETION]
 
   The configurations: every other user at x, at x', or at a third value
-  (when the domain has one); both orders of each pair. Computed with
+  (when the domain has one); both orders of each pair. With `deletion`
+  (REPLACE_SPECIAL, the target's report replaced by the all-zero vector's):
+  coordinate x alone, every other user at x or none, both orders. Computed with
   dp_accounting's optimistic PLD, so numerical error only lowers it: a
   lower bound on every certified answer, never a guarantee (0 when epsilon
   is so large, about 190, that the windows' complement could matter).
@@ -187,20 +221,36 @@ def sum_release_lower_bound(event: events.SumOfReportsEvent, delta: float,
     spread = privacy_loss.loss_spread(
         sums.coordinate_pair_atoms(others, 0, p, q))
     discretization = min(1e-4, spread / (50 * math.sqrt(rounds)))
-  configurations = [(others, 0), (0, others)]
-  if event.randomizer.domain_size >= 3:
-    configurations.append((0, 0))
+  configurations: List[Tuple[int, Optional[int]]]
+  if deletion:
+    # (users at x, None): one coordinate, in the order given by reversing.
+    configurations = [(others, None), (0, None)]
+  else:
+    configurations = [(others, 0), (0, others)]
+    if event.randomizer.domain_size >= 3:
+      configurations.append((0, 0))
   best = 0.0
   for at_x, at_other in configurations:
-    pld = _configuration_pld(event.num_users, p, q, at_x, at_other,
-                             discretization)
-    if rounds > 1:
-      pld = pld.self_compose(rounds)
-    # Outside the windows (mass tau per round and coordinate) the true
-    # delta(eps) can fall below the windowed pair's by e^eps tau at most.
-    epsilon = pld.get_epsilon_for_delta(delta)
-    shift = 4 * rounds * sums.window_tail(_LOWER_BOUND_LOG_TAIL) * math.exp(
-        min(epsilon, 700.0))
-    if delta + shift < 1:  # else no bound from this configuration
-      best = max(best, pld.get_epsilon_for_delta(delta + shift))
+    if at_other is None:
+      plds = [_coordinate_pld(event.num_users, p, q, at_x, reverse,
+                              discretization) for reverse in (False, True)]
+    else:
+      plds = [_configuration_pld(event.num_users, p, q, at_x, at_other,
+                                 discretization)]
+    for pld in plds:
+      best = max(best, _rounds_epsilon(pld, rounds, delta))
   return best
+
+
+def _rounds_epsilon(pld, rounds: int, delta: float) -> float:
+  """The lower bound's epsilon of `rounds` compositions of `pld`, or 0."""
+  if rounds > 1:
+    pld = pld.self_compose(rounds)
+  # Outside the windows (mass tau per round and coordinate) the true
+  # delta(eps) can fall below the windowed pair's by e^eps tau at most.
+  epsilon = pld.get_epsilon_for_delta(delta)
+  shift = 4 * rounds * sums.window_tail(_LOWER_BOUND_LOG_TAIL) * math.exp(
+      min(epsilon, 700.0))
+  if delta + shift < 1:  # else no bound from this configuration
+    return pld.get_epsilon_for_delta(delta + shift)
+  return 0.0

@@ -570,9 +570,17 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
 
     As accounted: RATE-ONE-DOMINATES.
     """
-    rounded = _dominating.accounted_round(self._representative(event, count))
-    bound = _event_specs.route_entry(ROUND_BOUNDS, rounded)
-    self._add(event, count, bound(self, rounded), rounded)
+    rounded = pair_sums.accounted_under(
+        _dominating.accounted_round(self._representative(event, count)),
+        self.neighboring_relation)
+    bound = _event_specs.route_entry(ROUND_BOUNDS, rounded)(self, rounded)
+    if (self.neighboring_relation is NeighboringRelation.REPLACE_SPECIAL
+        and not isinstance(rounded, pair_sums.SumUnderDeletion)):
+      # Every name says the bound is replace-one's, read under deletion.
+      bound = shuffle_round.smallest_bound(self.orders, {
+          f'{name}; {pair_sums.DELETION_AS_REPLACE_ONE}': rdp
+          for name, rdp in bound.candidates.items()})
+    self._add(event, count, bound, rounded)
 
   def _checkin_bound(self, event: events.CheckInEvent
                      ) -> shuffle_round.RdpBound:
@@ -614,15 +622,22 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     shuffle = event.as_shuffle_event()
     if shuffle is not None:
       return self._shuffle_bound(shuffle)
+    # Under deletion one coordinate changes (SUM-OF-BITS-DELETION).
+    deletion = isinstance(event, pair_sums.SumUnderDeletion)
     bound = self._bound(event, lambda: sums.sum_rdp_upper_bound(
         event.num_users, *event.bit_probabilities(), event.local_epsilon,
         self.orders, isinstance(event.randomizer,
-                                randomizers.SymmetricUnaryEncoding)))
+                                randomizers.SymmetricUnaryEncoding),
+        deletion=deletion))
     if event.num_users <= pair_sums.computed_users(
         event.num_users, *event.bit_probabilities()):
       return bound
     # Computed at fewer users: each coordinate as a shuffle at the true n.
     coordinate = self._shuffle_bound(pair_sums.coordinate_shuffle_event(event))
+    if deletion:
+      return shuffle_round.smallest_bound(self.orders, {
+          **bound.candidates,
+          pair_sums.PER_COORDINATE_DELETION: coordinate.rdp})
     return shuffle_round.smallest_bound(self.orders, {
         **bound.candidates, pair_sums.PER_COORDINATE: 2 * coordinate.rdp})
 

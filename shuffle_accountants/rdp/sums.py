@@ -1,6 +1,6 @@
 """RDP of a sum-of-reports round of independent-bit reports.
 
-IDs: SUM-OF-BITS, PURE-DP-RDP-CAP
+IDs: SUM-OF-BITS, SUM-OF-BITS-DELETION, PURE-DP-RDP-CAP
 
 By SUM-OF-BITS (iv) the round's pair is, for every configuration, a product
 of a member of coordinate x's family and a member of the reversed family,
@@ -9,7 +9,8 @@ divergences add over a product and cannot grow under post-processing, so
 the largest group divergence of each family, summed, bounds the round at
 every order [UB]. The +infinity mass of a group pair (its truncated
 outputs) is charged the coordinate's largest loss, which bounds every
-output's.
+output's. Under deletion (SUM-OF-BITS-DELETION) one coordinate changes, in
+either order: the larger of the two families' divergences bounds it.
 """
 
 import numpy as np
@@ -19,9 +20,12 @@ from shuffle_accountants.pairs import sums
 from shuffle_accountants.rdp import generic
 from shuffle_accountants.rdp import shuffle_round
 
-__all__ = ['SUM_OF_BITS_RDP', 'sum_rdp_upper_bound']
+__all__ = ['SUM_OF_BITS_RDP', 'SUM_OF_BITS_DELETION_RDP',
+           'sum_rdp_upper_bound']
 
 SUM_OF_BITS_RDP = 'SUM-OF-BITS largest group divergence, both coordinates'
+SUM_OF_BITS_DELETION_RDP = ('SUM-OF-BITS-DELETION largest group divergence, '
+                            'coordinate x, both orders')
 
 
 def _largest_divergence(family, largest_loss: float,
@@ -41,19 +45,29 @@ def _largest_divergence(family, largest_loss: float,
 
 def sum_rdp_upper_bound(num_users: int, p: float, q: float,
                         local_epsilon: float, orders: np.ndarray,
-                        symmetric: bool) -> shuffle_round.RdpBound:
-  """Per-order RDP bound of one round (SUM-OF-BITS, PURE-DP-RDP-CAP). [UB]"""
+                        symmetric: bool, deletion: bool = False
+                        ) -> shuffle_round.RdpBound:
+  """Per-order RDP bound of one round (SUM-OF-BITS, PURE-DP-RDP-CAP). [UB]
+
+  `deletion`: under REPLACE_SPECIAL with the all-zero reference
+  (SUM-OF-BITS-DELETION), the larger family's divergence, not the sum.
+  """
   width = sums.DEFAULT_RELATIVE_WIDTH
   num_users = sums.computed_users(num_users, p, q)  # SUM-OF-BITS 6
   largest = sums.largest_loss(p, q)
   # Symmetric unary encoding (p + q = 1): the reversed family is the
   # family reflected (SUM-OF-BITS (iv)), with the same divergences.
   directions = (False,) if symmetric else (False, True)
-  total = sum(_largest_divergence(
+  divergences = [_largest_divergence(
       sums.coordinate_family_atoms(num_users, p, q, width, reverse),
-      largest, orders) for reverse in directions) * (3 - len(directions))
+      largest, orders) for reverse in directions]
+  if deletion:
+    total = np.max(divergences, axis=0)
+  else:
+    total = sum(divergences) * (3 - len(directions))
   return shuffle_round.smallest_bound(orders, {
-      SUM_OF_BITS_RDP: np.asarray(total) * (
+      (SUM_OF_BITS_DELETION_RDP if deletion else SUM_OF_BITS_RDP):
+      np.asarray(total) * (
           1 + _numerics.RELATIVE_SAFETY_MARGIN),
       shuffle_round.PURE_DP_CAP: generic.pure_dp_rdp_cap_unchecked(
           local_epsilon, orders)})

@@ -32,6 +32,7 @@ marked numbers of a page. Run it from the repository's root.
 # Importing a page's module registers its numbers.
 from . import checkin
 from . import cli
+from . import dap
 from . import errata
 from . import federated
 from . import limits
@@ -61,8 +62,8 @@ from .marks import printed_values
 from .marks import stale
 from .marks import unmarked_numbers
 
-PAGE_MODULES = (checkin, cli, errata, federated, limits, mathematics, numeric,
-                opacus, pld_accountant, performance, randomizers,
+PAGE_MODULES = (checkin, cli, dap, errata, federated, limits, mathematics,
+                numeric, opacus, pld_accountant, performance, randomizers,
                 rdp_accountant, readme, results, samplers, tf_privacy,
                 training)
 
