@@ -19,17 +19,29 @@ the target is at most 50 ms. For the distributed strategy, what its round
 takes: one `ShufflePldAccountant` of the ledger with the round, asked ε
 (the budget check; it then serves as the accountant).
 
+Table 3, the issue-49 setting (n = 1000, q = 0.1, σ = 5, the docs'),
+every mode run for 1000 rounds in a process of its own as a run has it
+(one call per round): the accountant's milliseconds of round 1000 (the
+median of rounds 1000 to 1004), the mean over rounds 1 to 1000, and the
+process's peak resident memory, each also as a ratio to Flower's own
+``RdpAccountant`` run the same way in the same run (the target is at most
+50 ms and memory that stays flat).
+
 Without replacement Flower's backend reads σ against the replace-one
 sensitivity (dp_accounting's RDP convention); the release our σ describes
 (noise σC on updates clipped to C, sensitivity 2C) is Flower's σ/2, so
 Flower's accountant gets σ/2 there
 (shuffle_accountants/adapters/flower/accountant.py).
 
-Run: python benchmarks/flower.py [--quick]
+Run: python benchmarks/flower.py [--quick] [--round-cost]
 """
 
 import functools
+import json
+import resource
+import subprocess
 import sys
+import time
 
 from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
@@ -171,7 +183,80 @@ def time_table(sample_sizes, reference):
             f'{seconds / reference:>7.3f}')
 
 
+COST_SETTING = {'population': POPULATION, 'sample_size': 100, 'sigma': 5.0}
+COST_MODES = ('flower-rdp no-amplification', 'flower-rdp poisson',
+              'no-amplification', 'poisson', 'without-replacement',
+              'distributed revealed', 'distributed hidden')
+
+
+def _cost_accountant(mode: str):
+  """(accountant, event, one round) of `mode` in the Table 3 setting."""
+  n, m, sigma = (COST_SETTING[key]
+                 for key in ('population', 'sample_size', 'sigma'))
+  if mode.startswith('distributed '):
+    rate = m / n
+    event = DistributedCheckInEvent(
+        n, rate, participant_noise_multiplier(sigma, n, rate),
+        participation=mode.split()[1])
+    return ShufflePldAccountant(), event, _distributed_round
+  name = mode.split()[-1]
+  sampling = SamplingMethod(name)
+  relation = (NeighboringRelation.REPLACE_ONE
+              if sampling == SamplingMethod.WITHOUT_REPLACEMENT
+              else NeighboringRelation.ADD_OR_REMOVE_ONE)
+  config = PrivacyConfig(DELTA, n, relation, sampling, max_epsilon=1e9)
+  backend = RdpAccountant if mode.startswith('flower-rdp') else PldAccountant
+  return backend(config), GaussianPrivacyEvent(sigma, m, n), _flower_round
+
+
+def round_cost(mode: str, rounds: int = TIMED_ROUND) -> dict:
+  """Runs `mode` for `rounds` + 4 rounds, one call each: ε after round
+  `rounds`, its ms (median of rounds `rounds` ... `rounds` + 4), the mean
+  ms of rounds 1 ... `rounds` and the peak resident MiB."""
+  accountant, event, one_round = _cost_accountant(mode)
+  seconds, epsilons = [], []
+  for _ in range(rounds + 4):
+    start = time.perf_counter()
+    epsilons.append(one_round(accountant, event))
+    seconds.append(time.perf_counter() - start)
+  return {'mode': mode, 'epsilon': float(epsilons[rounds - 1]),
+          'ms': 1000 * float(np.median(seconds[rounds - 1:])),
+          'mean_ms': 1000 * float(np.mean(seconds[:rounds])),
+          'peak_mib': resource.getrusage(
+              resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def cost_table(rounds: int) -> None:
+  """Table 3: each mode in a fresh process (its own peak memory)."""
+  results = [json.loads(subprocess.run(
+      [sys.executable, __file__, '--one-cost', mode, str(rounds)],
+      check=True, capture_output=True, text=True).stdout.splitlines()[-1])
+             for mode in COST_MODES]
+  base = {result['mode'].split()[-1]: result for result in results[:2]}
+  print(f'n={COST_SETTING["population"]}, q='
+        f'{COST_SETTING["sample_size"] / COST_SETTING["population"]:g}, '
+        f'σ={COST_SETTING["sigma"]:g}, round {rounds}; ratios to Flower\'s '
+        'RdpAccountant (Poisson for the distributed modes)\n')
+  header = (f'{"mode":>28} | {"eps":>8} {"ms":>8} {"mean ms":>8} '
+            f'{"/RDP":>7} | {"peak MiB":>8} {"/RDP":>6}')
+  print(header)
+  print('-' * len(header))
+  for result in results:
+    reference = base.get(result['mode'].split()[-1], base['poisson'])
+    print(f'{result["mode"]:>28} | {result["epsilon"]:>8.4g} '
+          f'{result["ms"]:>8.1f} {result["mean_ms"]:>8.1f} '
+          f'{result["ms"] / reference["ms"]:>7.0f} | '
+          f'{result["peak_mib"]:>8.0f} '
+          f'{result["peak_mib"] / reference["peak_mib"]:>6.2f}')
+
+
 def main(argv) -> None:
+  if argv[:1] == ['--one-cost']:
+    print(json.dumps(round_cost(argv[1], int(argv[2]))))
+    return
+  if '--round-cost' in argv:
+    cost_table(100 if '--quick' in argv else TIMED_ROUND)
+    return
   quick = '--quick' in argv
   reference = _reference_seconds()
   print(f'reference: dp_accounting PLD of 1000 Poisson Gaussians '
