@@ -392,3 +392,85 @@ def test_the_example_reports_a_round_that_released_nothing(monkeypatch,
   assert [row[2] for row in results['rounds']] == [0.0, 1.5, 1.5, 2.5]
   assert results['released_rounds'] == [1, 3] and not results['useful']
   assert 'SMOKE TEST' in capsys.readouterr().out
+
+
+def new_api_run(num_rounds=2, drop_node=None, **options):
+  """`SkellamNoiseFixedClipping.start` on the in-process grid: a ClientApp
+  of Flower's current API with `skellam_noise_mod`; the uploads recorded
+  per round."""
+  from flwr.app import ArrayRecord  # pylint: disable=import-outside-toplevel
+  from flwr.app import MetricRecord  # pylint: disable=import-outside-toplevel
+  from flwr.clientapp import ClientApp as CurrentClientApp  # pylint: disable=import-outside-toplevel
+  from flwr.serverapp.strategy import FedAvg  # pylint: disable=import-outside-toplevel
+  uploads = {}
+  steps = {node: 0.01 * (i + 1) for i, node in enumerate(NODE_IDS)}
+  app = CurrentClientApp()
+
+  def record(msg, ctxt, call_next):
+    reply = call_next(msg, ctxt)
+    uploads.setdefault(msg.content['config']['server-round'], {})[
+        ctxt.node_id] = reply.content['arrays'].to_numpy_ndarrays()
+    return reply
+
+  @app.train(mods=[record, secagg.skellam_noise_mod])
+  def train(msg, ctxt):
+    if ctxt.node_id == drop_node and msg.content['config'][
+        'server-round'] == 1:
+      raise DroppedOut('lost in round 1')
+    model = msg.content['arrays'].to_numpy_ndarrays()
+    return Message(RecordDict({
+        'arrays': ArrayRecord(numpy_ndarrays=[
+            array + steps[ctxt.node_id] for array in model]),
+        'metrics': MetricRecord({'num-examples': 3, 'loss': 0.25})}),
+                   reply_to=msg)
+
+  strategy = secagg.SkellamNoiseFixedClipping(
+      FedAvg(fraction_evaluate=0.0), clipping_norm=CLIP,
+      granularity=GRANULARITY, noise_variance=MU,
+      num_users=len(NODE_IDS), **{'modulus_bits': BITS, **options})
+  result = strategy.start(
+      InProcessGrid(app, NODE_IDS),
+      ArrayRecord(numpy_ndarrays=[np.zeros(shape) for shape in SHAPES]),
+      num_rounds=num_rounds)
+  return strategy, uploads, result
+
+
+@pytest.mark.usefixtures('identity')
+def test_the_current_api_strategy_releases_and_accounts_the_uploads_sum():
+  strategy, uploads, result = new_api_run(num_rounds=2,
+                                          drop_node=NODE_IDS[0])
+  dimension = sum(math.prod(shape) for shape in SHAPES)
+  assert [len(uploads[r]) for r in (1, 2)] == [3, 4]
+  reference, view = ShuffleRdpAccountant(), ShuffleRdpAccountant()
+  for released in strategy.rounds:
+    sent = [(node, arrays, 1, {}) for node, arrays in
+            uploads[released.server_round].items()]
+    assert released.num_sampled == 4
+    assert_released_what_arrived(released, sent)
+    reference.compose(released.event)
+    view.compose(SkellamSecureSumEvent(dimension, CLIP, GRANULARITY, MU / 4))
+    metrics = result.train_metrics_clientapp[released.server_round]
+    assert metrics['dp-epsilon'] == released.epsilon == (
+        reference.get_epsilon(1e-5))
+    # What this server sees: each upload with its own share alone.
+    assert metrics['dp-epsilon-server-view'] == view.get_epsilon(1e-5)
+    assert metrics['dp-epsilon-server-view'] > metrics['dp-epsilon']
+  # The model moved by the decoded sums over g k'.
+  expected = [np.zeros(shape) for shape in SHAPES]
+  for released in strategy.rounds:
+    expected = [old + residue / (GRANULARITY * released.num_summed)
+                for old, residue in zip(expected, released.residues)]
+  for got, want in zip(result.arrays.to_numpy_ndarrays(), expected):
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.usefixtures('identity')
+def test_the_current_api_strategy_stops_at_the_budget_with_a_result():
+  one = ShuffleRdpAccountant().compose(SkellamSecureSumEvent(
+      sum(math.prod(shape) for shape in SHAPES), CLIP, GRANULARITY, MU))
+  strategy, uploads, result = new_api_run(
+      num_rounds=3, max_epsilon=one.get_epsilon(1e-5) * 1.2)
+  assert strategy.budget_exhausted_at == 2 and sorted(uploads) == [1]
+  assert sorted(result.train_metrics_clientapp) == [1]
+  with pytest.raises(ValueError, match='modulus_bits=12 is the smallest'):
+    new_api_run(num_rounds=1, modulus_bits=11)

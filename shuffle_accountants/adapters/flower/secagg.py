@@ -2,6 +2,11 @@
 
 IDs: SKELLAM-SUM
 
+On Flower's current API (``strategy.start``), where Flower 1.42 has no
+SecAgg+, `SkellamNoiseFixedClipping` with the client mod
+`skellam_noise_mod` runs the same encoding and accounting with the secure
+sum simulated (the server adds the uploads mod m), and says so.
+
 Three pieces, used together with Flower's legacy-compatible workflow
 (``LegacyContext`` + ``DefaultWorkflow(fit_workflow=SecAggPlusWorkflow)``),
 the only way Flower 1.42 runs SecAgg+:
@@ -30,6 +35,7 @@ from typing import Dict, List, Optional, Tuple
 import attr
 from flwr.app import Message
 from flwr.app import MessageType
+from flwr.app import MetricRecord
 from flwr.common import FitIns
 from flwr.common import FitRes
 from flwr.common import Parameters
@@ -49,6 +55,11 @@ from flwr.supercore import log
 import numpy as np
 
 from shuffle_accountants import _validation
+from shuffle_accountants.adapters.flower import mod as noise_mods
+from shuffle_accountants.adapters.flower.wrapper import (
+  DEFAULT_CONNECTION_TIMEOUT,
+)
+from shuffle_accountants.adapters.flower.wrapper import FixedClippingWrapper
 from shuffle_accountants.events import SkellamSecureSumEvent
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
@@ -57,7 +68,8 @@ __all__ = [
     'KEY_SKELLAM_CLIPPING_NORM', 'KEY_SKELLAM_GRANULARITY',
     'KEY_SKELLAM_NOISE_SHARE', 'KEY_SKELLAM_MODULUS',
     'DEFAULT_DROPOUT_TOLERANCE', 'DEFAULT_WRAPAROUND_TOLERANCE',
-    'SkellamRound', 'SkellamSecAggFedAvg', 'encode_update', 'skellam_mod',
+    'SkellamNoiseFixedClipping', 'SkellamRound', 'SkellamSecAggFedAvg',
+    'encode_update', 'skellam_mod', 'skellam_noise_mod',
     'skellam_secaggplus_workflow', 'smallest_safe_modulus_bits',
     'wraparound_probability_bound',
 ]
@@ -126,11 +138,9 @@ def skellam_mod(msg, ctxt, call_next):
   if msg.metadata.message_type.split('.')[0] != MessageType.TRAIN:
     return call_next(msg, ctxt)
   fitins = compat.recorddict_to_fitins(msg.content, keep_input=True)
-  missing = [key for key in _KEYS if key not in fitins.config]
-  if missing:
-    raise KeyError(f'skellam_mod needs {missing} in the training config; '
-                   'use SkellamSecAggFedAvg as the server strategy.')
-  _check_secaggplus(msg, ctxt, int(fitins.config[KEY_SKELLAM_MODULUS]))
+  clipping_norm, granularity, share, modulus = _skellam_config(
+      fitins.config, 'skellam_mod (SkellamSecAggFedAvg)')
+  _check_secaggplus(msg, ctxt, modulus)
   out_msg = call_next(msg, ctxt)
   if out_msg.has_error():
     return out_msg
@@ -138,15 +148,50 @@ def skellam_mod(msg, ctxt, call_next):
   local = parameters_to_ndarrays(fitres.parameters)
   update = [np.asarray(model, dtype=np.float64) - old for model, old in zip(
       local, parameters_to_ndarrays(fitins.parameters), strict=True)]
-  config = fitins.config
-  encoded = encode_update(
-      update, float(config[KEY_SKELLAM_CLIPPING_NORM]),
-      float(config[KEY_SKELLAM_GRANULARITY]),
-      float(config[KEY_SKELLAM_NOISE_SHARE]),
-      int(config[KEY_SKELLAM_MODULUS]), np.random.default_rng())
+  encoded = encode_update(update, clipping_norm, granularity, share,
+                          modulus, np.random.default_rng())
   reply = FitRes(fitres.status, ndarrays_to_parameters(encoded), 1, {})
   return Message(compat.fitres_to_recorddict(reply, keep_input=True),
                  reply_to=msg)
+
+
+def _skellam_config(config, needed_by: str):
+  """(C, g, mu / k, m) from a training config, or KeyError naming them."""
+  missing = [key for key in _KEYS if key not in config]
+  if missing:
+    raise KeyError(f'{needed_by} needs {missing} in the training config; '
+                   'use its server strategy.')
+  return (float(config[KEY_SKELLAM_CLIPPING_NORM]),
+          float(config[KEY_SKELLAM_GRANULARITY]),
+          float(config[KEY_SKELLAM_NOISE_SHARE]),
+          int(config[KEY_SKELLAM_MODULUS]))
+
+
+def skellam_noise_mod(msg, ctxt, call_next):
+  """Client mod of `SkellamNoiseFixedClipping` (Flower's current API).
+
+  On a training message it reads C, g, the noise share mu / k and m from
+  the config, runs the inner app and replies with `encode_update` of
+  (model - global) in place of the model (the operating system's
+  randomness), with FedAvg's weight 1 and no other client metric.
+  """
+  if msg.metadata.message_type.split('.')[0] != MessageType.TRAIN:
+    return call_next(msg, ctxt)
+  key = noise_mods._only_array_record(msg.content, 'the training message')
+  config = next(iter(msg.content.config_records.values()), {})
+  clipping_norm, granularity, share, modulus = _skellam_config(
+      config, 'skellam_noise_mod (SkellamNoiseFixedClipping)')
+  record = msg.content[key]
+  out_msg = call_next(msg, ctxt)
+  if out_msg.has_error():
+    return out_msg
+  local = out_msg.content[noise_mods._only_array_record(
+      out_msg.content, 'the training reply')].to_numpy_ndarrays()
+  update = [np.asarray(new, dtype=np.float64) - old for new, old in zip(
+      local, record.to_numpy_ndarrays(), strict=True)]
+  encoded = encode_update(update, clipping_norm, granularity, share,
+                          modulus, np.random.default_rng())
+  return noise_mods._reply(msg, key, record.keys(), encoded, participant=None)
 
 
 def _check_secaggplus(msg, ctxt, modulus: int) -> None:
@@ -306,6 +351,33 @@ def smallest_safe_modulus_bits(dimension: int, num_clients: int,
   return None
 
 
+def check_wraparound(strategy, dimension: int, num_clients: int) -> None:
+  """Refuses `strategy`'s round of `num_clients` if its wrap-around bound
+  exceeds its ``wraparound_tolerance``, naming the smallest safe bits."""
+  settings = (dimension, num_clients, strategy.clipping_norm,
+              strategy.granularity, strategy.noise_variance)
+  bound = wraparound_probability_bound(*settings, strategy.modulus_bits)
+  if bound <= strategy.wraparound_tolerance:
+    return
+  safe = smallest_safe_modulus_bits(*settings, strategy.wraparound_tolerance)
+  fix = (f'modulus_bits={safe} is the smallest that meets it'
+         if safe is not None and num_clients * 2**safe < SECAGG_MODULUS
+         else 'no modulus_bits SecAgg+ can sum meets it: lower granularity '
+         'or the cohort')
+  raise ValueError(
+      f'modulus_bits={strategy.modulus_bits} with {num_clients} clients, d='
+      f'{dimension}: a coordinate of the sum wraps around mod '
+      f'2^{strategy.modulus_bits} with probability up to {bound:.3g} per '
+      'round (wraparound_probability_bound), above wraparound_tolerance='
+      f'{strategy.wraparound_tolerance:g}; {fix}.')
+
+
+def _centred(residue: np.ndarray, modulus: int) -> np.ndarray:
+  """An integer array mod `modulus`, centred in [-m/2, m/2)."""
+  residue = np.mod(residue, modulus)
+  return np.where(residue >= modulus // 2, residue - modulus, residue)
+
+
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class SkellamRound:
   """What one round released and what was accounted for it.
@@ -430,7 +502,7 @@ class SkellamSecAggFedAvg(FedAvg):
           'modulus_bits or fraction_fit.')
     self._global = parameters_to_ndarrays(parameters)
     dimension = int(sum(array.size for array in self._global))
-    self._check_wraparound(dimension, k)
+    check_wraparound(self, dimension, k)
     if self.max_epsilon is not None and k:
       projected = copy.deepcopy(self.accountant)
       projected.compose(self._event(dimension, k, k))
@@ -448,26 +520,6 @@ class SkellamSecAggFedAvg(FedAvg):
               KEY_SKELLAM_MODULUS: self.modulus}
     return [(proxy, FitIns(fitins.parameters, {**fitins.config, **shared}))
             for proxy, fitins in pairs]
-
-  def _check_wraparound(self, dimension: int, num_clients: int) -> None:
-    bound = wraparound_probability_bound(
-        dimension, num_clients, self.clipping_norm, self.granularity,
-        self.noise_variance, self.modulus_bits)
-    if bound <= self.wraparound_tolerance:
-      return
-    safe = smallest_safe_modulus_bits(
-        dimension, num_clients, self.clipping_norm, self.granularity,
-        self.noise_variance, self.wraparound_tolerance)
-    fix = (f'modulus_bits={safe} is the smallest that meets it'
-           if safe is not None and num_clients * 2**safe < SECAGG_MODULUS
-           else 'no modulus_bits SecAgg+ can sum meets it: lower granularity '
-           'or the cohort')
-    raise ValueError(
-        f'modulus_bits={self.modulus_bits} with {num_clients} clients, d='
-        f'{dimension}: a coordinate of the sum wraps around mod '
-        f'2^{self.modulus_bits} with probability up to {bound:.3g} per round '
-        f'(wraparound_probability_bound), above wraparound_tolerance='
-        f'{self.wraparound_tolerance:g}; {fix}.')
 
   def _event(self, dimension: int, num_sampled: int, num_summed: int
              ) -> SkellamSecureSumEvent:
@@ -497,8 +549,7 @@ class SkellamSecAggFedAvg(FedAvg):
     for array in aggregated:
       total = np.rint(np.asarray(array, dtype=np.float64) * count
                       + count * (m // 2)).astype(np.int64)
-      residue = np.mod(total, m)
-      residues.append(np.where(residue >= m // 2, residue - m, residue))
+      residues.append(_centred(total, m))
     return residues
 
   def aggregate_fit(self, server_round: int,
@@ -532,3 +583,169 @@ class SkellamSecAggFedAvg(FedAvg):
     return self.final_parameters, {
         'dp-epsilon': epsilon, 'dp-delta': self.target_delta,
         'dp-participants': count}
+
+
+class SkellamNoiseFixedClipping(FixedClippingWrapper):
+  """Skellam noise shares on Flower's current API: secure sum simulated.
+
+  See SKELLAM-SUM.
+
+  The release of `SkellamSecAggFedAvg` with ``strategy.start`` (Flower
+  1.42 runs SecAgg+ only in its legacy API): each round all n =
+  `num_users` connected clients are asked; each (`skellam_noise_mod`)
+  uploads `encode_update` of its update, noise share mu / n; the server
+  adds the k' uploads that arrive mod m, centres the sum and moves the
+  model by it over g k'. Each round is accounted as
+  ``SkellamSecureSumEvent(d, C, g, mu k' / n)`` (the noise that arrived;
+  a round with no upload releases and composes nothing) in `accountant`
+  (a `ShuffleRdpAccountant` by default), and ``dp-epsilon`` at
+  `target_delta` is the round's training metric.
+
+  **Secure aggregation is simulated**: this server adds up the uploads and
+  sees each client's rounded update with only its own share Sk(mu / n)
+  on it. The strategy says so at start (a warning) and reports, next to
+  ``dp-epsilon`` (what a real secure sum would release),
+  ``dp-epsilon-server-view``: the ε of what this server sees, each
+  round ``SkellamSecureSumEvent(d, C, g, mu / n)`` (one client's upload is
+  that release with one participant), an upper bound. For a server that
+  must not see the uploads use `SkellamSecAggFedAvg` with Flower's
+  SecAgg+.
+
+  Refused as `SkellamSecAggFedAvg` refuses (k m at or above 2^32, a
+  wrap-around bound above `wraparound_tolerance` with the smallest safe
+  ``modulus_bits``), and as the other wrappers (a wrapped strategy that is
+  not FedAvg, the population, client evaluation). With `max_epsilon`, a
+  round that would take ε above it is not run: ``strategy.start`` returns
+  Flower's ``Result`` of the completed rounds (`budget_exhausted_at`). The
+  clients need ``ClientApp(mods=[skellam_noise_mod])``.
+  """
+
+  def __init__(self, strategy, *, clipping_norm: float, granularity: float,
+               noise_variance: float, modulus_bits: int, num_users: int,
+               target_delta: float = 1e-5,
+               accountant: Optional[ShuffleRdpAccountant] = None,
+               max_epsilon: Optional[float] = None,
+               wraparound_tolerance: float = DEFAULT_WRAPAROUND_TOLERANCE,
+               train_action: str = 'default',
+               connection_timeout: float = DEFAULT_CONNECTION_TIMEOUT,
+               evaluation_metrics: str = 'refused') -> None:
+    granularity = _validation.check_real('granularity', granularity, 0.0,
+                                         min_inclusive=False)
+    noise_variance = _validation.check_real(
+        'noise_variance', noise_variance, 0.0, min_inclusive=False)
+    # The Gaussian's multiplier of the same noise (sqrt(mu) / (g C)).
+    super().__init__(strategy, math.sqrt(noise_variance) / (
+        granularity * _validation.check_real(
+            'clipping_norm', clipping_norm, 0.0, min_inclusive=False)),
+                     clipping_norm, num_users, train_action,
+                     connection_timeout, evaluation_metrics)
+    self.granularity = granularity
+    self.noise_variance = noise_variance
+    self.modulus_bits = _validation.check_integer(
+        'modulus_bits', modulus_bits, 2, MAX_MODULUS_BITS)
+    self.target_delta = _validation.check_delta('target_delta', target_delta)
+    self.max_epsilon = (None if max_epsilon is None else _validation.check_real(
+        'max_epsilon', max_epsilon, 0.0, min_inclusive=False))
+    self.wraparound_tolerance = _validation.check_real(
+        'wraparound_tolerance', wraparound_tolerance, 0.0, 1.0,
+        min_inclusive=False)
+    if accountant is not None and not isinstance(
+        accountant, (ShuffleRdpAccountant, ShufflePldAccountant)):
+      raise TypeError(
+          'accountant must be a ShuffleRdpAccountant (tighter here) or a '
+          f'ShufflePldAccountant; got {type(accountant).__name__}.')
+    self.accountant = accountant or ShuffleRdpAccountant()
+    self.server_view = ShuffleRdpAccountant()
+    self.rounds: List[SkellamRound] = []
+    self._dimension = 0
+
+  @property
+  def modulus(self) -> int:
+    return 2**self.modulus_bits
+
+  def __repr__(self) -> str:
+    return ('Skellam noise shares (secure aggregation simulated, fixed '
+            'clipping)')
+
+  def _event(self, num_summed: int, num_sampled: int
+             ) -> SkellamSecureSumEvent:
+    return SkellamSecureSumEvent(
+        self._dimension, self.clipping_norm, self.granularity,
+        self.noise_variance * num_summed / num_sampled)
+
+  def epsilon(self) -> float:
+    """Certified ε at `target_delta` of the rounds released so far."""
+    return float(self.accountant.get_epsilon(self.target_delta))
+
+  def summary(self) -> None:
+    log(WARNING, 'No secure aggregation runs: this server sums the uploads '
+        'and sees each client\'s rounded update with only its noise share '
+        '(variance %.4g) on it. dp-epsilon is what a real secure sum would '
+        'release; dp-epsilon-server-view is what this server sees.',
+        self.noise_variance / self.num_users)
+    log(INFO, '\t├──> Skellam noise shares (secure aggregation simulated): '
+        'C=%s, g=%s, mu=%.6g, modulus 2^%d', self.clipping_norm,
+        self.granularity, self.noise_variance, self.modulus_bits)
+    self.strategy.summary()
+
+  def configure_train(self, server_round: int, arrays, config, grid):
+    if self.budget_exhausted_at is not None:
+      return []
+    node_ids = self._population(grid)
+    k = len(node_ids)
+    if k * self.modulus >= SECAGG_MODULUS:
+      raise ValueError(
+          f'{k} clients with modulus_bits={self.modulus_bits}: k m must be '
+          f'below 2^32 (as SecAgg+ needs), k below '
+          f'{SECAGG_MODULUS // self.modulus}; lower modulus_bits.')
+    self._dimension = int(sum(array.size
+                              for array in arrays.to_numpy_ndarrays()))
+    check_wraparound(self, self._dimension, k)
+    if self.max_epsilon is not None:
+      projected = copy.deepcopy(self.accountant)
+      projected.compose(self._event(k, k))
+      if projected.get_epsilon(self.target_delta) > self.max_epsilon:
+        return self._stop_for_budget(server_round, (
+            f'round {server_round} would take the certified epsilon above '
+            f'max_epsilon={self.max_epsilon} (now {self.epsilon():.6g} at '
+            f'delta={self.target_delta:g}).'))
+    config[KEY_SKELLAM_CLIPPING_NORM] = self.clipping_norm
+    config[KEY_SKELLAM_GRANULARITY] = self.granularity
+    config[KEY_SKELLAM_NOISE_SHARE] = self.noise_variance / k
+    config[KEY_SKELLAM_MODULUS] = self.modulus
+    return self._messages(server_round, arrays, config, node_ids)
+
+  def aggregate_train(self, server_round: int, replies):
+    """The uploads' sum mod m (secure aggregation's output), decoded."""
+    if self.budget_exhausted_at is not None:
+      return None, None
+    sampled = self._sent[server_round]
+    arrived = self._arrived(server_round, replies, True, '')
+    if not arrived:
+      log(WARNING, 'Skellam round %s: no upload arrived, nothing released '
+          'or accounted', server_round)
+      return None, None
+    m = self.modulus
+    uploads = [reply.content[noise_mods._only_array_record(
+        reply.content, 'a training reply')].to_numpy_ndarrays()
+               for reply in arrived]
+    residues = [_centred(sum(np.rint(upload[index]).astype(np.int64) + m // 2
+                             for upload in uploads), m)
+                for index in range(len(uploads[0]))]
+    count = len(arrived)
+    event = self._event(count, sampled)
+    self.accountant.compose(event)
+    self.server_view.compose(self._event(1, sampled))
+    self.num_rounds += 1
+    epsilon = self.epsilon()
+    self.rounds.append(SkellamRound(server_round, sampled, count,
+                                    tuple(residues), event, epsilon))
+    server_view = float(self.server_view.get_epsilon(self.target_delta))
+    log(INFO, 'aggregate_train: %s of %s uploads summed mod 2^%d; certified '
+        'epsilon=%.6f at delta=%g after %d rounds (of what this server sees: '
+        '%.6f)', count, sampled, self.modulus_bits, epsilon,
+        self.target_delta, self.num_rounds, server_view)
+    return (self._moved_by(residues, self.granularity * count),
+            MetricRecord({'dp-epsilon': epsilon, 'dp-delta': self.target_delta,
+                          'dp-participants': count,
+                          'dp-epsilon-server-view': server_view}))
