@@ -20,15 +20,15 @@ takes: one `ShufflePldAccountant` of the ledger with the round, asked ε
 (the budget check; it then serves as the accountant).
 
 Table 3, the issue-49 setting (n = 1000, q = 0.1, σ = 5, the docs'),
-every mode run for 1000 rounds in a process of its own as a run has it
-(one call per round): the accountant's milliseconds of round 1000 (the
-median of rounds 1000 to 1004), the mean over rounds 1 to 1000, and the
-process's peak resident memory, each also as a ratio to Flower's own
-``RdpAccountant`` in the same run (the target is at most 50 ms and memory
-that stays flat). Flower's accountant recomputes every entry of its ledger
-for each ε (about 0.2 s per entry: seconds a round after a few dozen
-one-round entries), so its reference holds rounds 1 to 999 in one entry
-and times rounds 1000 to 1004 as a run has them.
+every mode in a process of its own: the accountant's milliseconds of
+round 1000 (the median of rounds 1000 to 1004, one call each, after rounds
+1 to 999 composed in one call: the same ledger) and the process's peak
+resident memory, each also as a ratio to Flower's own ``RdpAccountant``
+in the same run (the target is at most 50 ms and memory that stays flat).
+``--one-by-one`` composes rounds 1 to 999 one call each, as a run has
+them (and reports their mean ms; slow), except for Flower's accountant,
+which recomputes every entry of its ledger for each ε (about 0.2 s per
+entry).
 
 Without replacement Flower's backend reads σ against the replace-one
 sensitivity (dp_accounting's RDP convention); the release our σ describes
@@ -36,11 +36,12 @@ sensitivity (dp_accounting's RDP convention); the release our σ describes
 Flower's accountant gets σ/2 there
 (shuffle_accountants/adapters/flower/accountant.py).
 
-Run: python benchmarks/flower.py [--quick] [--round-cost]
+Run: python benchmarks/flower.py [--quick] [--round-cost [--one-by-one]]
 """
 
 import functools
 import json
+import math
 import resource
 import subprocess
 import sys
@@ -212,18 +213,23 @@ def _cost_accountant(mode: str):
   return backend(config), GaussianPrivacyEvent(sigma, m, n), _flower_round
 
 
-def round_cost(mode: str, rounds: int = TIMED_ROUND) -> dict:
-  """Runs `mode` for `rounds` + 4 rounds, one call each: ε after round
-  `rounds`, its ms (median of rounds `rounds` ... `rounds` + 4), the mean
-  ms of rounds 1 ... `rounds` and the peak resident MiB."""
+def round_cost(mode: str, rounds: int = TIMED_ROUND,
+               one_by_one: bool = False) -> dict:
+  """Round `rounds` of `mode`: ε after it, its ms (median of rounds
+  `rounds` ... `rounds` + 4, one call each) and the peak resident MiB.
+
+  Rounds 1 ... `rounds` - 1 are composed in one call, the same ledger
+  (every accountant here answers from its ledger of distinct events and
+  counts), unless `one_by_one`: then each is a round of its own, as a run
+  has them, and their mean ms is reported too (Flower's RdpAccountant
+  keeps one entry per call and recomputes them all for each ε, about
+  0.2 s per entry: it always gets the one call).
+  """
   accountant, event, one_round = _cost_accountant(mode)
   seconds, epsilons = [], []
-  if mode.startswith('flower-rdp'):
-    # Flower's RdpAccountant recomputes every entry of its ledger per ε
-    # (seconds a round after a few hundred one-round entries): its
-    # reference is the first `rounds` - 1 rounds in one entry.
+  if mode.startswith('flower-rdp') or not one_by_one:
     accountant.compose(event, rounds - 1)
-    seconds, epsilons = [0.0] * (rounds - 1), [0.0] * (rounds - 1)
+    seconds, epsilons = [math.nan] * (rounds - 1), [math.nan] * (rounds - 1)
   for _ in range(rounds + 4 - len(seconds)):
     start = time.perf_counter()
     epsilons.append(one_round(accountant, event))
@@ -231,17 +237,16 @@ def round_cost(mode: str, rounds: int = TIMED_ROUND) -> dict:
   return {'mode': mode, 'epsilon': float(epsilons[rounds - 1]),
           'ms': 1000 * float(np.median(seconds[rounds - 1:])),
           'mean_ms': 1000 * float(np.mean(seconds[:rounds])),
-          'rounds_timed': len(seconds),
           'peak_mib': resource.getrusage(
               resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-def cost_table(rounds: int) -> None:
+def cost_table(rounds: int, one_by_one: bool) -> None:
   """Table 3: each mode in a fresh process (its own peak memory)."""
   results = [json.loads(subprocess.run(
-      [sys.executable, __file__, '--one-cost', mode, str(rounds)],
-      check=True, capture_output=True, text=True).stdout.splitlines()[-1])
-             for mode in COST_MODES]
+      [sys.executable, __file__, '--one-cost', mode, str(rounds),
+       str(int(one_by_one))], check=True, capture_output=True,
+      text=True).stdout.splitlines()[-1]) for mode in COST_MODES]
   base = {result['mode'].split()[-1]: result for result in results[:2]}
   print(f'n={COST_SETTING["population"]}, q='
         f'{COST_SETTING["sample_size"] / COST_SETTING["population"]:g}, '
@@ -262,10 +267,11 @@ def cost_table(rounds: int) -> None:
 
 def main(argv) -> None:
   if argv[:1] == ['--one-cost']:
-    print(json.dumps(round_cost(argv[1], int(argv[2]))))
+    print(json.dumps(round_cost(argv[1], int(argv[2]), argv[3] == '1')))
     return
   if '--round-cost' in argv:
-    cost_table(100 if '--quick' in argv else TIMED_ROUND)
+    cost_table(100 if '--quick' in argv else TIMED_ROUND,
+               '--one-by-one' in argv)
     return
   quick = '--quick' in argv
   reference = _reference_seconds()

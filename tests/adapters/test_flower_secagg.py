@@ -133,7 +133,8 @@ def dropper(nodes, stage):
 
 
 def run(num_rounds=2, drop_node=None, fit_workflow=None, mods=None,
-        drop_nodes=(), drop_stage=None, bits=BITS, **strategy_options):
+        drop_nodes=(), drop_stage=None, bits=BITS, nodes=tuple(NODE_IDS),
+        **strategy_options):
   """Runs Flower's SecAgg+ workflow with the Skellam strategy and mod."""
   uploads = []
 
@@ -146,16 +147,16 @@ def run(num_rounds=2, drop_node=None, fit_workflow=None, mods=None,
                       fitres.num_examples, fitres.metrics))
     return reply
 
-  steps = {node: 0.01 * (i + 1) for i, node in enumerate(NODE_IDS)}
+  steps = {node: 0.01 * (i + 1) for i, node in enumerate(nodes)}
   app = ClientApp(client_fn=lambda context: Client(
       steps[context.node_id], context.node_id == drop_node).to_client(),
                   mods=mods or [dropper(drop_nodes, drop_stage), secaggplus_mod,
                                 recorder, secagg.skellam_mod])
-  grid = InProcessGrid(app, NODE_IDS)
+  grid = InProcessGrid(app, nodes)
   strategy = secagg.SkellamSecAggFedAvg(
       clipping_norm=CLIP, granularity=GRANULARITY, noise_variance=MU,
       modulus_bits=bits, target_delta=1e-5, fraction_fit=1.0,
-      min_fit_clients=len(NODE_IDS), min_available_clients=len(NODE_IDS),
+      min_fit_clients=len(nodes), min_available_clients=len(nodes),
       on_fit_config_fn=lambda server_round: {'round': server_round},
       initial_parameters=ndarrays_to_parameters(
           [np.zeros(shape) for shape in SHAPES]), **strategy_options)
@@ -269,6 +270,31 @@ def test_one_dropout_at_each_stage_releases_the_sum_that_arrived(stage,
   assert_released_what_arrived(released, uploads)
   reference = ShuffleRdpAccountant().compose(released.event)
   assert released.epsilon == reference.get_epsilon(1e-5)
+
+
+@pytest.mark.usefixtures('identity')
+def test_a_share_keys_loss_and_a_later_dropout_release_the_right_sum():
+  """Six clients, one lost before dealing its shares and one after: Flower
+  1.42 would unmask the later dropout against every neighbour, the first
+  included, whose pairwise mask no upload holds (a wrong sum)."""
+  nodes = tuple(NODE_IDS) + (5_000_000_000_000_000_001,
+                             7_000_000_000_000_000_003)
+  uploads = []
+
+  def recorder(msg, ctxt, call_next):
+    reply = call_next(msg, ctxt)
+    fitres = compat.recorddict_to_fitres(reply.content, keep_input=True)
+    uploads.append((ctxt.node_id, parameters_to_ndarrays(fitres.parameters)))
+    return reply
+
+  strategy, _ = run(num_rounds=1, nodes=nodes, mods=[
+      dropper({nodes[1]}, Stage.SHARE_KEYS),
+      dropper({nodes[2]}, Stage.COLLECT_MASKED_VECTORS), secaggplus_mod,
+      recorder, secagg.skellam_mod], fit_workflow=(
+          secagg.skellam_secaggplus_workflow(BITS, dropout_tolerance=0.34)))
+  (released,) = strategy.rounds
+  assert (released.num_sampled, released.num_summed) == (6, 4)
+  assert_released_what_arrived(released, uploads)
 
 
 @pytest.mark.usefixtures('identity')
