@@ -19,17 +19,34 @@ the target is at most 50 ms. For the distributed strategy, what its round
 takes: one `ShufflePldAccountant` of the ledger with the round, asked ε
 (the budget check; it then serves as the accountant).
 
+Table 3, the issue-49 setting (n = 1000, q = 0.1, σ = 5, the docs'),
+every mode in a process of its own: the accountant's milliseconds of
+round 1000 (CPU time, the median of rounds 1000 to 1004, one call each,
+after rounds 1 to 999 composed in one call: the same ledger) and the
+process's peak
+resident memory, each also as a ratio to Flower's own ``RdpAccountant``
+in the same run (the target is at most 50 ms and memory that stays flat).
+``--one-by-one`` composes rounds 1 to 999 one call each, as a run has
+them (and reports their mean ms; slow), except for Flower's accountant,
+which recomputes every entry of its ledger for each ε (about 0.2 s per
+entry).
+
 Without replacement Flower's backend reads σ against the replace-one
 sensitivity (dp_accounting's RDP convention); the release our σ describes
 (noise σC on updates clipped to C, sensitivity 2C) is Flower's σ/2, so
 Flower's accountant gets σ/2 there
 (shuffle_accountants/adapters/flower/accountant.py).
 
-Run: python benchmarks/flower.py [--quick]
+Run: python benchmarks/flower.py [--quick] [--round-cost [--one-by-one]]
 """
 
 import functools
+import json
+import math
+import resource
+import subprocess
 import sys
+import time
 
 from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
@@ -171,7 +188,94 @@ def time_table(sample_sizes, reference):
             f'{seconds / reference:>7.3f}')
 
 
+COST_SETTING = {'population': POPULATION, 'sample_size': 100, 'sigma': 5.0}
+COST_MODES = ('flower-rdp no-amplification', 'flower-rdp poisson',
+              'no-amplification', 'poisson', 'without-replacement',
+              'distributed revealed', 'distributed hidden')
+
+
+def _cost_accountant(mode: str):
+  """(accountant, event, one round) of `mode` in the Table 3 setting."""
+  n, m, sigma = (COST_SETTING[key]
+                 for key in ('population', 'sample_size', 'sigma'))
+  if mode.startswith('distributed '):
+    rate = m / n
+    event = DistributedCheckInEvent(
+        n, rate, participant_noise_multiplier(sigma, n, rate),
+        participation=mode.split()[1])
+    return ShufflePldAccountant(), event, _distributed_round
+  name = mode.split()[-1]
+  sampling = SamplingMethod(name)
+  relation = (NeighboringRelation.REPLACE_ONE
+              if sampling == SamplingMethod.WITHOUT_REPLACEMENT
+              else NeighboringRelation.ADD_OR_REMOVE_ONE)
+  config = PrivacyConfig(DELTA, n, relation, sampling, max_epsilon=1e9)
+  backend = RdpAccountant if mode.startswith('flower-rdp') else PldAccountant
+  return backend(config), GaussianPrivacyEvent(sigma, m, n), _flower_round
+
+
+def round_cost(mode: str, rounds: int = TIMED_ROUND,
+               one_by_one: bool = False) -> dict:
+  """Round `rounds` of `mode`: ε after it, its ms (median of rounds
+  `rounds` ... `rounds` + 4, one call each) and the peak resident MiB.
+
+  Rounds 1 ... `rounds` - 1 are composed in one call, the same ledger
+  (every accountant here answers from its ledger of distinct events and
+  counts), unless `one_by_one`: then each is a round of its own, as a run
+  has them, and their mean ms is reported too (Flower's RdpAccountant
+  keeps one entry per call and recomputes them all for each ε, about
+  0.2 s per entry: it always gets the one call).
+  """
+  accountant, event, one_round = _cost_accountant(mode)
+  seconds, epsilons = [], []
+  if mode.startswith('flower-rdp') or not one_by_one:
+    accountant.compose(event, rounds - 1)
+    seconds, epsilons = [math.nan] * (rounds - 1), [math.nan] * (rounds - 1)
+  for _ in range(rounds + 4 - len(seconds)):
+    # CPU seconds of this process (single-threaded FFTs): a shared
+    # machine's other load does not count.
+    start = time.process_time()
+    epsilons.append(one_round(accountant, event))
+    seconds.append(time.process_time() - start)
+  return {'mode': mode, 'epsilon': float(epsilons[rounds - 1]),
+          'ms': 1000 * float(np.median(seconds[rounds - 1:])),
+          'mean_ms': 1000 * float(np.mean(seconds[:rounds])),
+          'peak_mib': resource.getrusage(
+              resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def cost_table(rounds: int, one_by_one: bool) -> None:
+  """Table 3: each mode in a fresh process (its own peak memory)."""
+  results = [json.loads(subprocess.run(
+      [sys.executable, __file__, '--one-cost', mode, str(rounds),
+       str(int(one_by_one))], check=True, capture_output=True,
+      text=True).stdout.splitlines()[-1]) for mode in COST_MODES]
+  base = {result['mode'].split()[-1]: result for result in results[:2]}
+  print(f'n={COST_SETTING["population"]}, q='
+        f'{COST_SETTING["sample_size"] / COST_SETTING["population"]:g}, '
+        f'σ={COST_SETTING["sigma"]:g}, round {rounds}; ratios to Flower\'s '
+        'RdpAccountant (Poisson for the distributed modes)\n')
+  header = (f'{"mode":>28} | {"eps":>8} {"ms":>8} {"mean ms":>8} '
+            f'{"/RDP":>7} | {"peak MiB":>8} {"/RDP":>6}')
+  print(header)
+  print('-' * len(header))
+  for result in results:
+    reference = base.get(result['mode'].split()[-1], base['poisson'])
+    print(f'{result["mode"]:>28} | {result["epsilon"]:>8.4g} '
+          f'{result["ms"]:>8.1f} {result["mean_ms"]:>8.1f} '
+          f'{result["ms"] / reference["ms"]:>7.3g} | '
+          f'{result["peak_mib"]:>8.0f} '
+          f'{result["peak_mib"] / reference["peak_mib"]:>6.2f}')
+
+
 def main(argv) -> None:
+  if argv[:1] == ['--one-cost']:
+    print(json.dumps(round_cost(argv[1], int(argv[2]), argv[3] == '1')))
+    return
+  if '--round-cost' in argv:
+    cost_table(100 if '--quick' in argv else TIMED_ROUND,
+               '--one-by-one' in argv)
+    return
   quick = '--quick' in argv
   reference = _reference_seconds()
   print(f'reference: dp_accounting PLD of 1000 Poisson Gaussians '

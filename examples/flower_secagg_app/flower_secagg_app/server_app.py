@@ -31,7 +31,7 @@ def main(grid: Grid, context: Context) -> None:
   strategy = skellam_strategy(settings, accuracies)
   legacy = LegacyContext(context, config=ServerConfig(settings.rounds),
                          strategy=strategy)
+  # SecAgg+ tolerates a fifth of the cohort dropping out (the default).
   DefaultWorkflow(fit_workflow=secagg.skellam_secaggplus_workflow(
-      settings.bits, num_shares=settings.clients,
-      reconstruction_threshold=settings.clients - 1))(grid, legacy)
+      settings.bits))(grid, legacy)
   report(settings, accuracies, strategy)

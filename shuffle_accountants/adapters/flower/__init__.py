@@ -24,7 +24,9 @@ Needs the extra ``[flower]`` (``flwr[simulation]>=1.42,<2``).
 * `SkellamSecAggFedAvg` with `skellam_mod` and `skellam_secaggplus_workflow`
   (`secagg`): Flower's real SecAgg+ summing clipped, randomly rounded
   updates with Skellam noise, each round accounted as the
-  `SkellamSecureSumEvent` it releases (SKELLAM-SUM).
+  `SkellamSecureSumEvent` it releases (SKELLAM-SUM); on Flower's current
+  API (``strategy.start``) `SkellamNoiseFixedClipping` with
+  `skellam_noise_mod`, the same release with the secure sum simulated.
 
 What the accountant certifies for Flower's Gaussian release, and against
 whom, is in `accountant`; `wrapper` holds what the two strategies share.
@@ -54,8 +56,10 @@ from shuffle_accountants.adapters.flower.mod import KEY_PARTICIPATION
 from shuffle_accountants.adapters.flower.mod import distributed_noise_mod
 from shuffle_accountants.adapters.flower.mod import participant_noise_multiplier
 from shuffle_accountants.adapters.flower.mod import uploader_noise_multiplier
+from shuffle_accountants.adapters.flower.secagg import SkellamNoiseFixedClipping
 from shuffle_accountants.adapters.flower.secagg import SkellamSecAggFedAvg
 from shuffle_accountants.adapters.flower.secagg import skellam_mod
+from shuffle_accountants.adapters.flower.secagg import skellam_noise_mod
 from shuffle_accountants.adapters.flower.secagg import (
     skellam_secaggplus_workflow,
 )
@@ -73,7 +77,9 @@ __all__ = [
     'KEY_NOISE_SHARE', 'KEY_PARTICIPANT', 'KEY_PARTICIPATION',
     'NeighboringRelation', 'NotEnoughClients', 'PldAccountant',
     'PrivacyConfig', 'PrivacySpent', 'STATE_SCHEMA_VERSION',
-    'SampledServerSideFixedClipping', 'SamplingMethod', 'SkellamSecAggFedAvg',
+    'SampledServerSideFixedClipping', 'SamplingMethod',
+    'SkellamNoiseFixedClipping', 'SkellamSecAggFedAvg',
     'distributed_noise_mod', 'participant_noise_multiplier', 'skellam_mod',
-    'skellam_secaggplus_workflow', 'uploader_noise_multiplier',
+    'skellam_noise_mod', 'skellam_secaggplus_workflow',
+    'uploader_noise_multiplier',
 ]

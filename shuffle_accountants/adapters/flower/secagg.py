@@ -2,6 +2,11 @@
 
 IDs: SKELLAM-SUM
 
+On Flower's current API (``strategy.start``), where Flower 1.42 has no
+SecAgg+, `SkellamNoiseFixedClipping` with the client mod
+`skellam_noise_mod` runs the same encoding and accounting with the secure
+sum simulated (the server adds the uploads mod m), and says so.
+
 Three pieces, used together with Flower's legacy-compatible workflow
 (``LegacyContext`` + ``DefaultWorkflow(fit_workflow=SecAggPlusWorkflow)``),
 the only way Flower 1.42 runs SecAgg+:
@@ -21,13 +26,16 @@ the only way Flower 1.42 runs SecAgg+:
   `ShuffleRdpAccountant` by default.
 """
 
+import copy
 from logging import INFO
+from logging import WARNING
 import math
 from typing import Dict, List, Optional, Tuple
 
 import attr
 from flwr.app import Message
 from flwr.app import MessageType
+from flwr.app import MetricRecord
 from flwr.common import FitIns
 from flwr.common import FitRes
 from flwr.common import Parameters
@@ -47,15 +55,23 @@ from flwr.supercore import log
 import numpy as np
 
 from shuffle_accountants import _validation
+from shuffle_accountants.adapters.flower import mod as noise_mods
+from shuffle_accountants.adapters.flower.wrapper import (
+  DEFAULT_CONNECTION_TIMEOUT,
+)
+from shuffle_accountants.adapters.flower.wrapper import FixedClippingWrapper
 from shuffle_accountants.events import SkellamSecureSumEvent
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
 
 __all__ = [
     'KEY_SKELLAM_CLIPPING_NORM', 'KEY_SKELLAM_GRANULARITY',
-    'KEY_SKELLAM_NOISE_SHARE', 'KEY_SKELLAM_MODULUS', 'SkellamRound',
-    'SkellamSecAggFedAvg', 'encode_update', 'skellam_mod',
-    'skellam_secaggplus_workflow', 'wraparound_probability_bound',
+    'KEY_SKELLAM_NOISE_SHARE', 'KEY_SKELLAM_MODULUS',
+    'DEFAULT_DROPOUT_TOLERANCE', 'DEFAULT_WRAPAROUND_TOLERANCE',
+    'SkellamNoiseFixedClipping', 'SkellamRound', 'SkellamSecAggFedAvg',
+    'encode_update', 'skellam_mod', 'skellam_noise_mod',
+    'skellam_secaggplus_workflow', 'smallest_safe_modulus_bits',
+    'wraparound_probability_bound',
 ]
 
 # Keys of the training config the strategy sends to `skellam_mod`.
@@ -70,6 +86,10 @@ _KEYS = (KEY_SKELLAM_CLIPPING_NORM, KEY_SKELLAM_GRANULARITY,
 SECAGG_MODULUS = 2**32
 # Flower quantizes to int32: m - 1 must fit.
 MAX_MODULUS_BITS = 31
+# The fraction of a round's cohort SecAgg+ tolerates losing by default.
+DEFAULT_DROPOUT_TOLERANCE = 0.2
+# The largest per-round wrap-around bound `SkellamSecAggFedAvg` accepts.
+DEFAULT_WRAPAROUND_TOLERANCE = 1e-6
 
 
 def _clipped(update: List[np.ndarray], clipping_norm: float
@@ -118,11 +138,9 @@ def skellam_mod(msg, ctxt, call_next):
   if msg.metadata.message_type.split('.')[0] != MessageType.TRAIN:
     return call_next(msg, ctxt)
   fitins = compat.recorddict_to_fitins(msg.content, keep_input=True)
-  missing = [key for key in _KEYS if key not in fitins.config]
-  if missing:
-    raise KeyError(f'skellam_mod needs {missing} in the training config; '
-                   'use SkellamSecAggFedAvg as the server strategy.')
-  _check_secaggplus(msg, ctxt, int(fitins.config[KEY_SKELLAM_MODULUS]))
+  clipping_norm, granularity, share, modulus = _skellam_config(
+      fitins.config, 'skellam_mod (SkellamSecAggFedAvg)')
+  _check_secaggplus(msg, ctxt, modulus)
   out_msg = call_next(msg, ctxt)
   if out_msg.has_error():
     return out_msg
@@ -130,15 +148,50 @@ def skellam_mod(msg, ctxt, call_next):
   local = parameters_to_ndarrays(fitres.parameters)
   update = [np.asarray(model, dtype=np.float64) - old for model, old in zip(
       local, parameters_to_ndarrays(fitins.parameters), strict=True)]
-  config = fitins.config
-  encoded = encode_update(
-      update, float(config[KEY_SKELLAM_CLIPPING_NORM]),
-      float(config[KEY_SKELLAM_GRANULARITY]),
-      float(config[KEY_SKELLAM_NOISE_SHARE]),
-      int(config[KEY_SKELLAM_MODULUS]), np.random.default_rng())
+  encoded = encode_update(update, clipping_norm, granularity, share,
+                          modulus, np.random.default_rng())
   reply = FitRes(fitres.status, ndarrays_to_parameters(encoded), 1, {})
   return Message(compat.fitres_to_recorddict(reply, keep_input=True),
                  reply_to=msg)
+
+
+def _skellam_config(config, needed_by: str):
+  """(C, g, mu / k, m) from a training config, or KeyError naming them."""
+  missing = [key for key in _KEYS if key not in config]
+  if missing:
+    raise KeyError(f'{needed_by} needs {missing} in the training config; '
+                   'use its server strategy.')
+  return (float(config[KEY_SKELLAM_CLIPPING_NORM]),
+          float(config[KEY_SKELLAM_GRANULARITY]),
+          float(config[KEY_SKELLAM_NOISE_SHARE]),
+          int(config[KEY_SKELLAM_MODULUS]))
+
+
+def skellam_noise_mod(msg, ctxt, call_next):
+  """Client mod of `SkellamNoiseFixedClipping` (Flower's current API).
+
+  On a training message it reads C, g, the noise share mu / k and m from
+  the config, runs the inner app and replies with `encode_update` of
+  (model - global) in place of the model (the operating system's
+  randomness), with FedAvg's weight 1 and no other client metric.
+  """
+  if msg.metadata.message_type.split('.')[0] != MessageType.TRAIN:
+    return call_next(msg, ctxt)
+  key = noise_mods._only_array_record(msg.content, 'the training message')
+  config = next(iter(msg.content.config_records.values()), {})
+  clipping_norm, granularity, share, modulus = _skellam_config(
+      config, 'skellam_noise_mod (SkellamNoiseFixedClipping)')
+  record = msg.content[key]
+  out_msg = call_next(msg, ctxt)
+  if out_msg.has_error():
+    return out_msg
+  local = out_msg.content[noise_mods._only_array_record(
+      out_msg.content, 'the training reply')].to_numpy_ndarrays()
+  update = [np.asarray(new, dtype=np.float64) - old for new, old in zip(
+      local, record.to_numpy_ndarrays(), strict=True)]
+  encoded = encode_update(update, clipping_norm, granularity, share,
+                          modulus, np.random.default_rng())
+  return noise_mods._reply(msg, key, record.keys(), encoded, participant=None)
 
 
 def _check_secaggplus(msg, ctxt, modulus: int) -> None:
@@ -166,24 +219,87 @@ def _check_secaggplus(msg, ctxt, modulus: int) -> None:
         f'skellam_secaggplus_workflow({modulus.bit_length() - 1}).')
 
 
-def skellam_secaggplus_workflow(modulus_bits: int, num_shares=1.0,
-                                reconstruction_threshold=1.0,
-                                timeout: Optional[float] = None
-                                ) -> SecAggPlusWorkflow:
+class _SkellamSecAggPlusWorkflow(SecAggPlusWorkflow):
+  """Flower's ``SecAggPlusWorkflow``, its key shares dealt by the cohort
+  and the nodes lost before dealing theirs left out of the unmasking.
+
+  Flower 1.42 lists every node sampled at setup that is not active at the
+  unmask stage as dead, and asks the survivors for its share of sk1; a
+  node lost at the setup or share-keys stage never dealt shares (no
+  survivor holds one, and none masked its vector with it), so every
+  survivor's ``secaggplus_mod`` raises ``KeyError`` and the round releases
+  nothing (and were it unmasked, the masks between a later dropout and
+  such a node, which no upload holds, would be removed from the sum).
+  After the share-keys stage the nodes whose shares were forwarded are the
+  ones the masks involve: only they are kept as sampled and as neighbours.
+  """
+
+  def __init__(self, *args, dropout_tolerance: Optional[float], **kwargs):
+    super().__init__(*args, **kwargs)
+    self.dropout_tolerance = dropout_tolerance
+
+  def setup_stage(self, grid, context, state) -> bool:
+    proceed = super().setup_stage(grid, context, state)
+    if state.num_shares:
+      log(INFO, 'SecAgg+ round: %d clients, each key in %d shares, %d '
+          'needed to rebuild one: up to %d of a client\'s share holders may '
+          'drop out (dropout_tolerance=%s)', len(state.sampled_node_ids),
+          state.num_shares, state.threshold,
+          state.num_shares - state.threshold, self.dropout_tolerance)
+    return proceed
+
+  def share_keys_stage(self, grid, context, state) -> bool:
+    proceed = super().share_keys_stage(grid, context, state)
+    lost = state.sampled_node_ids - state.active_node_ids
+    if lost:
+      log(WARNING, 'SecAgg+: %d clients dropped out before dealing their key '
+          'shares; the sum leaves them out', len(lost))
+    dealers = set(state.active_node_ids)
+    state.sampled_node_ids = dealers
+    for node in list(state.nid_to_neighbours):
+      state.nid_to_neighbours[node] &= dealers
+    return proceed
+
+
+def skellam_secaggplus_workflow(
+    modulus_bits: int,
+    dropout_tolerance: float = DEFAULT_DROPOUT_TOLERANCE, *,
+    num_shares: Optional[float] = None,
+    reconstruction_threshold: Optional[float] = None,
+    timeout: Optional[float] = None) -> SecAggPlusWorkflow:
   """Flower's ``SecAggPlusWorkflow`` set to sum `skellam_mod`'s integers.
 
   clipping_range m/2, quantization_range m = 2^bits, max_weight 1 (every
   client sends weight 1) and modulus 2^32: Flower's clip is the identity on
   [-m/2, m/2), its scale is 1 and its stochastic rounding returns an integer
   unchanged, so the released sum reduced mod m is exact (SKELLAM-SUM (iv)).
-  `num_shares`, `reconstruction_threshold` and `timeout` are SecAgg+'s.
+
+  Dropouts: every client deals its key shares to the whole cohort of k
+  (``num_shares=1.0``) and ``reconstruction_threshold=1 - f`` of them
+  rebuild a key, f = `dropout_tolerance` in [0, 0.5) (below 1/2, so that
+  the server never holds enough shares of both a client's keys): a round
+  whose survivors keep at least round((1 - f) k) (and 2) of every key's
+  shares releases the sum of the vectors that arrived, accounted with the
+  noise they carry; one with fewer releases nothing. The numbers are
+  logged each round. A client lost before it dealt its shares is left out
+  of the sum (Flower 1.42 would fail the round, `_SkellamSecAggPlusWorkflow`).
+  Passing `num_shares` and `reconstruction_threshold` (SecAgg+'s, ints or
+  fractions) overrides them; `timeout` is SecAgg+'s (the wait after which
+  a silent client counts as dropped).
   """
   bits = _validation.check_integer('modulus_bits', modulus_bits, 2,
                                    MAX_MODULUS_BITS)
-  return SecAggPlusWorkflow(num_shares, reconstruction_threshold,
-                            max_weight=1.0, clipping_range=2.0**(bits - 1),
-                            quantization_range=2**bits,
-                            modulus_range=SECAGG_MODULUS, timeout=timeout)
+  tolerance = _validation.check_real('dropout_tolerance', dropout_tolerance,
+                                     0.0, 0.5, max_inclusive=False)
+  return _SkellamSecAggPlusWorkflow(
+      1.0 if num_shares is None else num_shares,
+      1.0 - tolerance if reconstruction_threshold is None
+      else reconstruction_threshold,
+      dropout_tolerance=None if reconstruction_threshold is not None
+      else tolerance,
+      max_weight=1.0, clipping_range=2.0**(bits - 1),
+      quantization_range=2**bits, modulus_range=SECAGG_MODULUS,
+      timeout=timeout)
 
 
 def wraparound_probability_bound(dimension: int, num_clients: int,
@@ -212,6 +328,54 @@ def wraparound_probability_bound(dimension: int, num_clients: int,
                - s * margin)
   # Below 1e-300 the bound is reported as 1e-300 (still an upper bound).
   return math.exp(min(0.0, max(log_bound, math.log(1e-300))))
+
+
+def smallest_safe_modulus_bits(dimension: int, num_clients: int,
+                               clipping_norm: float, granularity: float,
+                               noise_variance: float,
+                               tolerance: float = DEFAULT_WRAPAROUND_TOLERANCE
+                               ) -> Optional[int]:
+  """The smallest b in [2, 31] whose `wraparound_probability_bound` is at
+  most `tolerance` (None if none is: lower g or the cohort).
+
+  The bound falls as b grows (the margin m/2 - k (g C + 1) grows), so the
+  first b that meets the tolerance is the answer.
+  """
+  tolerance = _validation.check_real('tolerance', tolerance, 0.0, 1.0,
+                                     min_inclusive=False)
+  for bits in range(2, MAX_MODULUS_BITS + 1):
+    if wraparound_probability_bound(dimension, num_clients, clipping_norm,
+                                    granularity, noise_variance,
+                                    bits) <= tolerance:
+      return bits
+  return None
+
+
+def check_wraparound(strategy, dimension: int, num_clients: int) -> None:
+  """Refuses `strategy`'s round of `num_clients` if its wrap-around bound
+  exceeds its ``wraparound_tolerance``, naming the smallest safe bits."""
+  settings = (dimension, num_clients, strategy.clipping_norm,
+              strategy.granularity, strategy.noise_variance)
+  bound = wraparound_probability_bound(*settings, strategy.modulus_bits)
+  if bound <= strategy.wraparound_tolerance:
+    return
+  safe = smallest_safe_modulus_bits(*settings, strategy.wraparound_tolerance)
+  fix = (f'modulus_bits={safe} is the smallest that meets it'
+         if safe is not None and num_clients * 2**safe < SECAGG_MODULUS
+         else 'no modulus_bits SecAgg+ can sum meets it: lower granularity '
+         'or the cohort')
+  raise ValueError(
+      f'modulus_bits={strategy.modulus_bits} with {num_clients} clients, d='
+      f'{dimension}: a coordinate of the sum wraps around mod '
+      f'2^{strategy.modulus_bits} with probability up to {bound:.3g} per '
+      'round (wraparound_probability_bound), above wraparound_tolerance='
+      f'{strategy.wraparound_tolerance:g}; {fix}.')
+
+
+def _centred(residue: np.ndarray, modulus: int) -> np.ndarray:
+  """An integer array mod `modulus`, centred in [-m/2, m/2)."""
+  residue = np.mod(residue, modulus)
+  return np.where(residue >= modulus // 2, residue - modulus, residue)
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -249,9 +413,19 @@ class SkellamSecAggFedAvg(FedAvg):
   as ``SkellamSecureSumEvent(d, C, g, mu k' / k)``, and the certified
   epsilon at `target_delta` is logged and returned as the round's fit
   metric ``dp-epsilon``; `rounds` keeps what
-  every round released and accounted. Federated evaluation is off: client
+  every round released and accounted. A round that releases nothing
+  (SecAgg+ halted: too few survivors to unmask) composes nothing, and the
+  run goes on. Federated evaluation is off: client
   metrics would be releases of their own (evaluate centrally with
   ``evaluate_fn``).
+
+  Refused before any client trains (`configure_fit`, round 1): a cohort
+  whose wrap-around bound (`wraparound_probability_bound`) exceeds
+  `wraparound_tolerance`, with the smallest safe ``modulus_bits`` named.
+  With `max_epsilon`, a round that would take ε above it (all k summed)
+  is not run: no client is asked from then on, `budget_exhausted_at` is
+  the first round not run, and Flower's history holds the completed
+  rounds.
 
   Args:
     clipping_norm: C > 0.
@@ -264,6 +438,9 @@ class SkellamSecAggFedAvg(FedAvg):
     accountant: the `ShuffleRdpAccountant` to compose into (a new one by
       default; a `ShufflePldAccountant` is accepted too, looser over many
       rounds here, SKELLAM-SUM).
+    max_epsilon: the budget at `target_delta` (> 0), or None.
+    wraparound_tolerance: the largest accepted per-round bound on
+      P[some coordinate of the sum wraps around], in (0, 1].
     **kwargs: FedAvg's (``fraction_fit``, ``evaluate_fn``, ...).
   """
 
@@ -271,6 +448,8 @@ class SkellamSecAggFedAvg(FedAvg):
                noise_variance: float, modulus_bits: int,
                target_delta: float = 1e-5,
                accountant: Optional[ShuffleRdpAccountant] = None,
+               max_epsilon: Optional[float] = None,
+               wraparound_tolerance: float = DEFAULT_WRAPAROUND_TOLERANCE,
                **kwargs) -> None:
     super().__init__(**kwargs)
     self.clipping_norm = _validation.check_real(
@@ -287,7 +466,13 @@ class SkellamSecAggFedAvg(FedAvg):
       raise TypeError(
           'accountant must be a ShuffleRdpAccountant (tighter here) or a '
           f'ShufflePldAccountant; got {type(accountant).__name__}.')
+    self.max_epsilon = (None if max_epsilon is None else _validation.check_real(
+        'max_epsilon', max_epsilon, 0.0, min_inclusive=False))
+    self.wraparound_tolerance = _validation.check_real(
+        'wraparound_tolerance', wraparound_tolerance, 0.0, 1.0,
+        min_inclusive=False)
     self.accountant = accountant or ShuffleRdpAccountant()
+    self.budget_exhausted_at: Optional[int] = None
     self.rounds: List[SkellamRound] = []
     self.final_parameters: Optional[Parameters] = None
     self._global: List[np.ndarray] = []
@@ -305,6 +490,8 @@ class SkellamSecAggFedAvg(FedAvg):
   def configure_fit(self, server_round: int, parameters: Parameters,
                     client_manager: ClientManager
                     ) -> List[Tuple[ClientProxy, FitIns]]:
+    if self.budget_exhausted_at is not None:
+      return []
     pairs = super().configure_fit(server_round, parameters, client_manager)
     k = len(pairs)
     if k * self.modulus >= SECAGG_MODULUS:
@@ -314,6 +501,18 @@ class SkellamSecAggFedAvg(FedAvg):
           f'2^(32 - modulus_bits) = {SECAGG_MODULUS // self.modulus}; lower '
           'modulus_bits or fraction_fit.')
     self._global = parameters_to_ndarrays(parameters)
+    dimension = int(sum(array.size for array in self._global))
+    check_wraparound(self, dimension, k)
+    if self.max_epsilon is not None and k:
+      projected = copy.deepcopy(self.accountant)
+      projected.compose(self._event(dimension, k, k))
+      if projected.get_epsilon(self.target_delta) > self.max_epsilon:
+        self.budget_exhausted_at = server_round
+        log(WARNING, 'Skellam SecAgg+: round %s would take the certified '
+            'epsilon above max_epsilon=%s (now %.6g at delta=%g); training '
+            'stops.', server_round, self.max_epsilon, self.epsilon(),
+            self.target_delta)
+        return []
     self._num_sampled = k
     shared = {KEY_SKELLAM_CLIPPING_NORM: self.clipping_norm,
               KEY_SKELLAM_GRANULARITY: self.granularity,
@@ -321,6 +520,17 @@ class SkellamSecAggFedAvg(FedAvg):
               KEY_SKELLAM_MODULUS: self.modulus}
     return [(proxy, FitIns(fitins.parameters, {**fitins.config, **shared}))
             for proxy, fitins in pairs]
+
+  def _event(self, dimension: int, num_sampled: int, num_summed: int
+             ) -> SkellamSecureSumEvent:
+    """The release of `num_summed` of `num_sampled` noise shares."""
+    return SkellamSecureSumEvent(
+        dimension, self.clipping_norm, self.granularity,
+        self.noise_variance * num_summed / num_sampled)
+
+  def epsilon(self) -> float:
+    """Certified ε at `target_delta` of the rounds released so far."""
+    return float(self.accountant.get_epsilon(self.target_delta))
 
   def configure_evaluate(self, server_round, parameters, client_manager):
     del server_round, parameters, client_manager
@@ -339,8 +549,7 @@ class SkellamSecAggFedAvg(FedAvg):
     for array in aggregated:
       total = np.rint(np.asarray(array, dtype=np.float64) * count
                       + count * (m // 2)).astype(np.int64)
-      residue = np.mod(total, m)
-      residues.append(np.where(residue >= m // 2, residue - m, residue))
+      residues.append(_centred(total, m))
     return residues
 
   def aggregate_fit(self, server_round: int,
@@ -360,11 +569,9 @@ class SkellamSecAggFedAvg(FedAvg):
     residues = self._residues(parameters_to_ndarrays(results[0][1].parameters),
                               count)
     dimension = int(sum(r.size for r in residues))
-    event = SkellamSecureSumEvent(
-        dimension, self.clipping_norm, self.granularity,
-        self.noise_variance * count / self._num_sampled)
+    event = self._event(dimension, self._num_sampled, count)
     self.accountant.compose(event)
-    epsilon = float(self.accountant.get_epsilon(self.target_delta))
+    epsilon = self.epsilon()
     self.rounds.append(SkellamRound(server_round, self._num_sampled, count,
                                     tuple(residues), event, epsilon))
     log(INFO, 'Skellam SecAgg+ round %s: %s of %s clients summed, '
@@ -376,3 +583,169 @@ class SkellamSecAggFedAvg(FedAvg):
     return self.final_parameters, {
         'dp-epsilon': epsilon, 'dp-delta': self.target_delta,
         'dp-participants': count}
+
+
+class SkellamNoiseFixedClipping(FixedClippingWrapper):
+  """Skellam noise shares on Flower's current API: secure sum simulated.
+
+  See SKELLAM-SUM.
+
+  The release of `SkellamSecAggFedAvg` with ``strategy.start`` (Flower
+  1.42 runs SecAgg+ only in its legacy API): each round all n =
+  `num_users` connected clients are asked; each (`skellam_noise_mod`)
+  uploads `encode_update` of its update, noise share mu / n; the server
+  adds the k' uploads that arrive mod m, centres the sum and moves the
+  model by it over g k'. Each round is accounted as
+  ``SkellamSecureSumEvent(d, C, g, mu k' / n)`` (the noise that arrived;
+  a round with no upload releases and composes nothing) in `accountant`
+  (a `ShuffleRdpAccountant` by default), and ``dp-epsilon`` at
+  `target_delta` is the round's training metric.
+
+  **Secure aggregation is simulated**: this server adds up the uploads and
+  sees each client's rounded update with only its own share Sk(mu / n)
+  on it. The strategy says so at start (a warning) and reports, next to
+  ``dp-epsilon`` (what a real secure sum would release),
+  ``dp-epsilon-server-view``: the ε of what this server sees, each
+  round ``SkellamSecureSumEvent(d, C, g, mu / n)`` (one client's upload is
+  that release with one participant), an upper bound. For a server that
+  must not see the uploads use `SkellamSecAggFedAvg` with Flower's
+  SecAgg+.
+
+  Refused as `SkellamSecAggFedAvg` refuses (k m at or above 2^32, a
+  wrap-around bound above `wraparound_tolerance` with the smallest safe
+  ``modulus_bits``), and as the other wrappers (a wrapped strategy that is
+  not FedAvg, the population, client evaluation). With `max_epsilon`, a
+  round that would take ε above it is not run: ``strategy.start`` returns
+  Flower's ``Result`` of the completed rounds (`budget_exhausted_at`). The
+  clients need ``ClientApp(mods=[skellam_noise_mod])``.
+  """
+
+  def __init__(self, strategy, *, clipping_norm: float, granularity: float,
+               noise_variance: float, modulus_bits: int, num_users: int,
+               target_delta: float = 1e-5,
+               accountant: Optional[ShuffleRdpAccountant] = None,
+               max_epsilon: Optional[float] = None,
+               wraparound_tolerance: float = DEFAULT_WRAPAROUND_TOLERANCE,
+               train_action: str = 'default',
+               connection_timeout: float = DEFAULT_CONNECTION_TIMEOUT,
+               evaluation_metrics: str = 'refused') -> None:
+    granularity = _validation.check_real('granularity', granularity, 0.0,
+                                         min_inclusive=False)
+    noise_variance = _validation.check_real(
+        'noise_variance', noise_variance, 0.0, min_inclusive=False)
+    # The Gaussian's multiplier of the same noise (sqrt(mu) / (g C)).
+    super().__init__(strategy, math.sqrt(noise_variance) / (
+        granularity * _validation.check_real(
+            'clipping_norm', clipping_norm, 0.0, min_inclusive=False)),
+                     clipping_norm, num_users, train_action,
+                     connection_timeout, evaluation_metrics)
+    self.granularity = granularity
+    self.noise_variance = noise_variance
+    self.modulus_bits = _validation.check_integer(
+        'modulus_bits', modulus_bits, 2, MAX_MODULUS_BITS)
+    self.target_delta = _validation.check_delta('target_delta', target_delta)
+    self.max_epsilon = (None if max_epsilon is None else _validation.check_real(
+        'max_epsilon', max_epsilon, 0.0, min_inclusive=False))
+    self.wraparound_tolerance = _validation.check_real(
+        'wraparound_tolerance', wraparound_tolerance, 0.0, 1.0,
+        min_inclusive=False)
+    if accountant is not None and not isinstance(
+        accountant, (ShuffleRdpAccountant, ShufflePldAccountant)):
+      raise TypeError(
+          'accountant must be a ShuffleRdpAccountant (tighter here) or a '
+          f'ShufflePldAccountant; got {type(accountant).__name__}.')
+    self.accountant = accountant or ShuffleRdpAccountant()
+    self.server_view = ShuffleRdpAccountant()
+    self.rounds: List[SkellamRound] = []
+    self._dimension = 0
+
+  @property
+  def modulus(self) -> int:
+    return 2**self.modulus_bits
+
+  def __repr__(self) -> str:
+    return ('Skellam noise shares (secure aggregation simulated, fixed '
+            'clipping)')
+
+  def _event(self, num_summed: int, num_sampled: int
+             ) -> SkellamSecureSumEvent:
+    return SkellamSecureSumEvent(
+        self._dimension, self.clipping_norm, self.granularity,
+        self.noise_variance * num_summed / num_sampled)
+
+  def epsilon(self) -> float:
+    """Certified ε at `target_delta` of the rounds released so far."""
+    return float(self.accountant.get_epsilon(self.target_delta))
+
+  def summary(self) -> None:
+    log(WARNING, 'No secure aggregation runs: this server sums the uploads '
+        'and sees each client\'s rounded update with only its noise share '
+        '(variance %.4g) on it. dp-epsilon is what a real secure sum would '
+        'release; dp-epsilon-server-view is what this server sees.',
+        self.noise_variance / self.num_users)
+    log(INFO, '\t├──> Skellam noise shares (secure aggregation simulated): '
+        'C=%s, g=%s, mu=%.6g, modulus 2^%d', self.clipping_norm,
+        self.granularity, self.noise_variance, self.modulus_bits)
+    self.strategy.summary()
+
+  def configure_train(self, server_round: int, arrays, config, grid):
+    if self.budget_exhausted_at is not None:
+      return []
+    node_ids = self._population(grid)
+    k = len(node_ids)
+    if k * self.modulus >= SECAGG_MODULUS:
+      raise ValueError(
+          f'{k} clients with modulus_bits={self.modulus_bits}: k m must be '
+          f'below 2^32 (as SecAgg+ needs), k below '
+          f'{SECAGG_MODULUS // self.modulus}; lower modulus_bits.')
+    self._dimension = int(sum(array.size
+                              for array in arrays.to_numpy_ndarrays()))
+    check_wraparound(self, self._dimension, k)
+    if self.max_epsilon is not None:
+      projected = copy.deepcopy(self.accountant)
+      projected.compose(self._event(k, k))
+      if projected.get_epsilon(self.target_delta) > self.max_epsilon:
+        return self._stop_for_budget(server_round, (
+            f'round {server_round} would take the certified epsilon above '
+            f'max_epsilon={self.max_epsilon} (now {self.epsilon():.6g} at '
+            f'delta={self.target_delta:g}).'))
+    config[KEY_SKELLAM_CLIPPING_NORM] = self.clipping_norm
+    config[KEY_SKELLAM_GRANULARITY] = self.granularity
+    config[KEY_SKELLAM_NOISE_SHARE] = self.noise_variance / k
+    config[KEY_SKELLAM_MODULUS] = self.modulus
+    return self._messages(server_round, arrays, config, node_ids)
+
+  def aggregate_train(self, server_round: int, replies):
+    """The uploads' sum mod m (secure aggregation's output), decoded."""
+    if self.budget_exhausted_at is not None:
+      return None, None
+    sampled = self._sent[server_round]
+    arrived = self._arrived(server_round, replies, True, '')
+    if not arrived:
+      log(WARNING, 'Skellam round %s: no upload arrived, nothing released '
+          'or accounted', server_round)
+      return None, None
+    m = self.modulus
+    uploads = [reply.content[noise_mods._only_array_record(
+        reply.content, 'a training reply')].to_numpy_ndarrays()
+               for reply in arrived]
+    residues = [_centred(sum(np.rint(upload[index]).astype(np.int64) + m // 2
+                             for upload in uploads), m)
+                for index in range(len(uploads[0]))]
+    count = len(arrived)
+    event = self._event(count, sampled)
+    self.accountant.compose(event)
+    self.server_view.compose(self._event(1, sampled))
+    self.num_rounds += 1
+    epsilon = self.epsilon()
+    self.rounds.append(SkellamRound(server_round, sampled, count,
+                                    tuple(residues), event, epsilon))
+    server_view = float(self.server_view.get_epsilon(self.target_delta))
+    log(INFO, 'aggregate_train: %s of %s uploads summed mod 2^%d; certified '
+        'epsilon=%.6f at delta=%g after %d rounds (of what this server sees: '
+        '%.6f)', count, sampled, self.modulus_bits, epsilon,
+        self.target_delta, self.num_rounds, server_view)
+    return (self._moved_by(residues, self.granularity * count),
+            MetricRecord({'dp-epsilon': epsilon, 'dp-delta': self.target_delta,
+                          'dp-participants': count,
+                          'dp-epsilon-server-view': server_view}))
