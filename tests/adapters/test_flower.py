@@ -16,6 +16,8 @@ privacy_accounting = pytest.importorskip('flwr.supercore.privacy_accounting')
 flower = pytest.importorskip('shuffle_accountants.adapters.flower')
 from flwr.supercore.privacy_accounting import rdp_accountant  # noqa: E402
 
+from shuffle_accountants import checkpoints  # noqa: E402
+
 PrivacyConfig = privacy_accounting.PrivacyConfig
 GaussianPrivacyEvent = privacy_accounting.GaussianPrivacyEvent
 SamplingMethod = privacy_accounting.SamplingMethod
@@ -200,6 +202,32 @@ def test_state_is_json_and_restores_epsilon_bit_for_bit_across_events():
   assert restored.state_dict() == accountant.state_dict()
 
 
+@pytest.mark.parametrize('edit', [
+    lambda s: s['compositions'][0].update(count=1),
+    lambda s: s['compositions'][0]['event'].update(noise_multiplier=40.0),
+    lambda s: s.update(schema_version=1),
+    lambda s: s['integrity'].update(digest='0' * 64),
+    lambda s: s.pop('integrity'),
+])
+def test_an_edited_state_never_loads_below_the_true_epsilon(edit):
+  # Issue 49, on 88ed8df: count 100 -> 1 loaded at 0.726 instead of 10.00.
+  accountant = PldAccountant(config(NO_AMPLIFICATION))
+  accountant.compose(GaussianPrivacyEvent(4.0, 10, 1000), 100)
+  key = b'k' * 32
+  for options in ({}, {'key': key}):
+    state = json.loads(json.dumps(accountant.state_dict(**options)))
+    edit(state)
+    restored = PldAccountant(config(NO_AMPLIFICATION))
+    with pytest.raises(checkpoints.LedgerFileError):
+      restored.load_state_dict(state, **options)
+    assert restored.num_releases == 0
+  state = accountant.state_dict()
+  del state['integrity']
+  with pytest.warns(checkpoints.UnverifiedLedgerWarning):
+    restored.load_state_dict(state, allow_unverified=True)
+  assert restored.get_epsilon(DELTA) == accountant.get_epsilon(DELTA)
+
+
 def test_refuses_foreign_state_and_types_with_named_parameters():
   accountant = PldAccountant(config(NO_AMPLIFICATION))
   flower_state = rdp_accountant.RdpAccountant(config(NO_AMPLIFICATION)).state_dict()
@@ -208,8 +236,10 @@ def test_refuses_foreign_state_and_types_with_named_parameters():
   state = accountant.state_dict()
   state['compositions'] = [{'event': {'noise_multiplier': -1.0, 'sample_size': 1,
                                       'population_size': 1000}, 'count': 1}]
-  with pytest.raises(ValueError, match='state'):
+  with pytest.raises(ValueError, match='edited'):
     accountant.load_state_dict(state)
+  with pytest.raises(ValueError, match='not a valid state_dict'):
+    accountant.load_state_dict(checkpoints.seal_state(state))
   with pytest.raises(TypeError, match='config'):
     PldAccountant({'target_delta': 1e-5})
   with pytest.raises(TypeError, match='event'):
