@@ -474,9 +474,17 @@ def test_hidden_count_trains_the_participants_and_uploads_every_share(
 
 
 def test_dropouts_need_min_reporting_and_release_nothing_below_it(server_identity):
-  strategy = wrapper(checkin_rate=1.0)
-  with pytest.raises(ValueError, match='min_reporting'):
-    one_round(strategy, 1, np.full(4, 0.1), drop=1)
+  # Issue 49: the round stayed in the ledger and the run ended with an
+  # error, no Result. Now it releases nothing, stays accounted (its uploads
+  # reached the server) and training stops.
+  for participation in ('revealed', 'hidden'):
+    strategy = wrapper(checkin_rate=1.0, participation=participation)
+    _, _, (arrays, metrics) = one_round(strategy, 1, np.full(4, 0.1), drop=1)
+    assert arrays is None and strategy.dropout_at == 1
+    assert metrics['dp-epsilon'] == strategy.epsilon() > 0
+    assert strategy.accountant.ledger == strategy.event
+    messages, _, (arrays, metrics) = one_round(strategy, 2, np.full(4, 0.1))
+    assert messages == [] and arrays is None and metrics is None
   strategy = wrapper(checkin_rate=1.0, min_reporting=19)
   _, _, (arrays, metrics) = one_round(strategy, 1, np.full(4, 0.1), drop=1)
   assert arrays is not None and metrics['dp-participants'] == 19
@@ -592,8 +600,10 @@ def test_sampled_clipping_refusals(server_identity):
         accountant=PldAccountant(config(POISSON, population=20)))
   with pytest.raises(ValueError, match='num_sampled_clients'):
     sampled(POISSON, sample_size=21)
-  with pytest.raises(ValueError, match='DistributedNoiseFixedClipping'):
-    sampled_round(sampled(WITHOUT_REPLACEMENT), 1, np.full(4, 0.1), drop=1)
+  strategy = sampled(WITHOUT_REPLACEMENT)
+  _, (arrays, metrics) = sampled_round(strategy, 1, np.full(4, 0.1), drop=1)
+  assert arrays is None and metrics is None and strategy.dropout_at == 1
+  assert strategy.accountant.num_releases == 0  # nothing released
   strategy = sampled(WITHOUT_REPLACEMENT, noise_multiplier=0.5, max_epsilon=1.0)
   messages, (arrays, metrics) = sampled_round(strategy, 1, np.full(4, 0.1))
   assert messages == [] and arrays is None and metrics is None
@@ -829,6 +839,8 @@ def test_budget_stop_keeps_the_result_of_the_completed_rounds(
   assert sorted(result.train_metrics_clientapp) == [1, 2]
   assert result.train_metrics_clientapp[2]['dp-epsilon'] == two
   assert strategy.epsilon() == two and strategy.num_rounds == 2
+  # Issue 49: the budget check composed a NoOpDpEvent into the ledger.
+  assert 'NoOpDpEvent' not in repr(strategy.accountant.ledger)
   assert sorted(result.evaluate_metrics_serverapp) == [0, 1, 2]
   assert sorted(recorder.trained) == [1, 2]
   np.testing.assert_array_equal(result.arrays.to_numpy_ndarrays()[0],

@@ -47,6 +47,7 @@ from flwr.supercore import log
 import numpy as np
 
 from shuffle_accountants import _validation
+from shuffle_accountants.adapters.flower.wrapper import check_composable
 from shuffle_accountants.events import SkellamSecureSumEvent
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
@@ -263,7 +264,9 @@ class SkellamSecAggFedAvg(FedAvg):
     target_delta: the delta of the reported epsilon, in (0, 1).
     accountant: the `ShuffleRdpAccountant` to compose into (a new one by
       default; a `ShufflePldAccountant` is accepted too, looser over many
-      rounds here, SKELLAM-SUM).
+      rounds here, SKELLAM-SUM). One that cannot compose the round's
+      event (e.g. under add-or-remove-one) is refused here, before any
+      round runs.
     **kwargs: FedAvg's (``fraction_fit``, ``evaluate_fn``, ...).
   """
 
@@ -288,6 +291,11 @@ class SkellamSecAggFedAvg(FedAvg):
           'accountant must be a ShuffleRdpAccountant (tighter here) or a '
           f'ShufflePldAccountant; got {type(accountant).__name__}.')
     self.accountant = accountant or ShuffleRdpAccountant()
+    # The model's dimension is known only at the first sum; the relation
+    # and the noise, which decide whether it composes, are known now.
+    check_composable(self.accountant, SkellamSecureSumEvent(
+        1, self.clipping_norm, self.granularity, self.noise_variance),
+                     'SkellamSecAggFedAvg')
     self.rounds: List[SkellamRound] = []
     self.final_parameters: Optional[Parameters] = None
     self._global: List[np.ndarray] = []

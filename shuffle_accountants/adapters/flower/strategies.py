@@ -93,8 +93,11 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
 
   `min_reporting` = m tolerates dropouts: a round releases the sum when at
   least m noise shares arrive and nothing otherwise. Without it every
-  participant must reply; a round with a failed reply stops with an error
-  (the sum of fewer shares is less noisy than accounted).
+  participant must reply; a round with a failed reply releases nothing
+  (the sum of fewer shares is less noisy than accounted) and stays in the
+  ledger as configured (its uploads reached the server; releasing nothing
+  is post-processing), and training stops there: ``strategy.start``
+  returns the ``Result`` of the rounds before it, `dropout_at` names it.
 
   Refused, with the fix named: a wrapped strategy whose training
   aggregation is not FedAvg's (weighted or server-optimizer aggregation is
@@ -178,7 +181,8 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
     ledger = self.accountant.ledger
     for event in (ledger.events if isinstance(ledger, dp_event.ComposedDpEvent)
                   else [ledger]):
-      projected.compose(event)
+      if not isinstance(event, dp_event.NoOpDpEvent):  # the empty ledger
+        projected.compose(event)
     return projected.compose(self.event)
 
   def summary(self) -> None:
@@ -197,7 +201,7 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
 
   def configure_train(self, server_round: int, arrays, config, grid):
     """Samples (revealed) or asks everyone (hidden); accounts the round."""
-    if self.budget_exhausted_at is not None:
+    if self._stopped:
       return []
     node_ids = self._population(grid)
     if self.max_epsilon is not None:
@@ -227,13 +231,19 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
   def aggregate_train(self, server_round: int, replies):
     """The sum of the replies (secure aggregation's output) over k (over
     the expected cohort q·n when k is hidden)."""
-    if self.budget_exhausted_at is not None:
+    if self._stopped:
       return None, None
     arrived = self._arrived(
         server_round, replies, self.event.min_reporting is not None,
-        'pass min_reporting=m to release rounds with at least m noise shares '
+        'Pass min_reporting=m to release rounds with at least m noise shares '
         '(SECAGG-REVEALED accounts the dropouts).')
     metrics: Dict[str, MetricRecordValues] = {'dp-delta': self.target_delta}
+    if arrived is None:
+      # The round stays accounted as configured: its uploads reached this
+      # server, and releasing nothing is post-processing of the round.
+      metrics['dp-epsilon'] = self.epsilon()
+      metrics['dp-epsilon-server-view'] = self.server_view_epsilon()
+      return None, MetricRecord(metrics)
     if self.event.participation == 'hidden_count':
       # Every upload carries a noise share; k is not learnt.
       released = len(arrived) >= (self.event.min_reporting or 1)
@@ -286,9 +296,11 @@ class SampledServerSideFixedClipping(FixedClippingWrapper):
   population other than the connected clients (fewer: `NotEnoughClients`
   after `connection_timeout` seconds), ``fraction_train`` other than 1 and
   client-side evaluation unless ``evaluation_metrics='unaccounted'`` (as
-  for `DistributedNoiseFixedClipping`), a round in which a sampled
-  client does not reply (the release accounted includes every sampled
-  update; a clipped update cannot be replaced). A round that would take ε
+  for `DistributedNoiseFixedClipping`). A round in which a sampled
+  client does not reply releases nothing and is not composed (the release
+  accounted includes every sampled update; a clipped update cannot be
+  replaced), and training stops there with the ``Result`` of the rounds
+  before it (`dropout_at` names the round). A round that would take ε
   above the config's ``max_epsilon`` is not run: training stops there and
   ``strategy.start`` returns Flower's ``Result`` of the completed rounds.
   """
@@ -323,7 +335,7 @@ class SampledServerSideFixedClipping(FixedClippingWrapper):
     self.strategy.summary()
 
   def configure_train(self, server_round: int, arrays, config, grid):
-    if self.budget_exhausted_at is not None:
+    if self._stopped:
       return []
     node_ids = self._population(grid)
     if (self.accountant.config.max_epsilon is not None
@@ -344,12 +356,14 @@ class SampledServerSideFixedClipping(FixedClippingWrapper):
     return self._messages(server_round, arrays, config, node_ids)
 
   def aggregate_train(self, server_round: int, replies):
-    if self.budget_exhausted_at is not None:
+    if self._stopped:
       return None, None
     arrived = self._arrived(
         server_round, replies, False,
-        'rerun the round, or use DistributedNoiseFixedClipping(..., '
+        'Rerun from the last round, or use DistributedNoiseFixedClipping(..., '
         'min_reporting=m), which accounts dropouts.')
+    if arrived is None:  # nothing released, nothing composed
+      return None, None
     assert self._current_arrays is not None  # set by _messages
     total = summed_updates(self._updates(arrived, clip=True)) or [
         np.zeros(np.shape(array)) for array in
