@@ -848,6 +848,46 @@ def test_budget_stop_keeps_the_result_of_the_completed_rounds(
   assert np.any(recorder.models[2])
 
 
+class DroppingGrid(LocalGrid):
+  """`LocalGrid` whose first reply of round `drop_round` is lost."""
+
+  def __init__(self, num_nodes, client_app, drop_round):
+    super().__init__(num_nodes, client_app)
+    self.drop_round = drop_round
+
+  def send_and_receive(self, messages, *, timeout=None):
+    messages = list(messages)
+    replies = super().send_and_receive(messages, timeout=timeout)
+    if any(message.content['config'].get('server-round') == self.drop_round
+           for message in messages if 'config' in message.content):
+      return replies[1:]
+    return replies
+
+
+@pytest.mark.parametrize('participation', ['revealed', 'hidden'])
+def test_a_dropout_without_min_reporting_stops_with_the_result(
+    server_identity, participation):
+  """Issue 49: the round was in the ledger and the run ended in an error,
+  no Result. Now Result holds rounds 1 and 2 (2 released nothing and stays
+  accounted), and no message is sent after."""
+  strategy = flower.DistributedNoiseFixedClipping(
+      FedAvg(fraction_evaluate=0.0), noise_multiplier=2.0, clipping_norm=1.0,
+      num_users=RUN_NODES, checkin_rate=1.0, target_delta=DELTA,
+      participation=participation)
+  recorder = Recorder(spike(), mods=[flower.distributed_noise_mod])
+  result = strategy.start(
+      DroppingGrid(RUN_NODES, recorder.app, drop_round=2),
+      flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(RUN_DIMENSION)]),
+      num_rounds=4, evaluate_fn=recorder.evaluate)
+  assert strategy.dropout_at == 2 and sorted(recorder.trained) == [1, 2]
+  assert sorted(result.train_metrics_clientapp) == [1, 2]
+  ledger = ShufflePldAccountant().compose(strategy.event, 2)
+  assert result.train_metrics_clientapp[2]['dp-epsilon'] == ledger.get_epsilon(
+      DELTA) == strategy.epsilon()
+  np.testing.assert_array_equal(result.arrays.to_numpy_ndarrays()[0],
+                                recorder.models[1])
+
+
 def test_sampled_budget_stop_keeps_the_result_of_the_completed_rounds(
     server_identity):
   event = GaussianPrivacyEvent(2.0, 4, RUN_NODES)
