@@ -72,7 +72,13 @@ def test_implements_flowers_protocol_with_its_signatures():
     if isinstance(theirs, property):
       assert isinstance(ours, property), name
       continue
-    assert (list(inspect.signature(ours).parameters)
+    parameters = inspect.signature(ours).parameters.values()
+    # Extras are keyword-only with defaults (a state's key, issue 49).
+    extras = [parameter for parameter in parameters
+              if parameter.kind == parameter.KEYWORD_ONLY
+              and parameter.default is not parameter.empty]
+    assert ([parameter.name for parameter in parameters
+             if parameter not in extras]
             == list(inspect.signature(theirs).parameters)), name
   assert (list(inspect.signature(PldAccountant).parameters)
           == list(inspect.signature(rdp_accountant.RdpAccountant).parameters)[:1])
@@ -974,3 +980,110 @@ def test_client_evaluation_and_fraction_train_are_refused_by_name(make):
     make(FedAvg(fraction_evaluate=0.0), evaluation_metrics='private')
   with pytest.raises(ValueError, match='fraction_train=0.5.*ignored'):
     make(FedAvg(fraction_train=0.5, fraction_evaluate=0.0))
+
+
+# --- What the server sees, against what the logs and metrics claim ---------
+
+
+class ServerView(LocalGrid):
+  """`LocalGrid` that records what the server process holds: each round's
+  destinations, and each reply's update (upload - global) and metrics."""
+
+  def __init__(self, num_nodes, client_app):
+    super().__init__(num_nodes, client_app)
+    self.sent, self.replies = {}, {}
+
+  def send_and_receive(self, messages, *, timeout=None):
+    messages = list(messages)
+    replies = super().send_and_receive(messages, timeout=timeout)
+    for message, reply in zip(messages, replies):
+      config = message.content['config']
+      server_round = config['server-round']
+      self.sent.setdefault(server_round, []).append(
+          (message.metadata.dst_node_id, dict(config)))
+      upload = reply.content['arrays'].to_numpy_ndarrays()[0]
+      update = upload - message.content['arrays'].to_numpy_ndarrays()[0]
+      metrics = {key: value for record in reply.content.metric_records.values()
+                 for key, value in record.items()}
+      self.replies.setdefault(server_round, []).append((update, metrics))
+    return replies
+
+
+def claims_the_run_lacks(view, lines, metrics, strategy):
+  """Each claim of `lines` (the run's log) and `metrics` (its Result's
+  training metrics) that what `view` recorded contradicts."""
+  lacking = []
+  population = set(node_ids(strategy.num_users))
+  for server_round, replies in view.replies.items():
+    updates = [update for update, _ in replies]
+    # Each reply is its own upload (under a secure sum the server would
+    # hold one sum).
+    individual = len(updates) > 1
+    who = (set(node for node, _ in view.sent[server_round]) != population
+           or any(flower.mod.KEY_PARTICIPANT in seen for _, seen in replies)
+           or any(not np.any(update) for update in updates))
+    other_nodes = [config for node, config in view.sent[server_round]
+                   if any(str(other) in str(config)
+                          for other in population - {node})]
+    if other_nodes:
+      lacking.append(f'round {server_round}: a client is told other nodes')
+    round_lines = [line for line in lines if line.startswith(
+        'aggregate_train') and f'after {server_round} r' in line]
+    if isinstance(strategy, flower.DistributedNoiseFixedClipping):
+      if individual and not all('simulated' in line for line in round_lines):
+        lacking.append(f'round {server_round}: epsilon claimed of a secure '
+                       'sum, but the server holds each update')
+      share = strategy.noise_share_stdv / strategy.clipping_norm
+      seen = gaussian_epsilon(2 * math.sqrt(server_round) / share, DELTA)
+      if metrics[server_round].get('dp-epsilon-server-view', 0) < seen:
+        lacking.append(f'round {server_round}: no server-view epsilon >= '
+                       f'{seen:.4g}')
+      if (who and strategy.event.participation == 'hidden'
+          and not any('this server sees who took part' in line
+                      for line in lines)):
+        lacking.append(f'round {server_round}: participation claimed hidden,'
+                       ' but the server sees who took part')
+    elif individual and not any('must be trusted' in line for line in lines):
+      lacking.append(f'round {server_round}: the server holds each update '
+                     'but is not said to be trusted')
+  return lacking
+
+
+MODES = ([('distributed', participation) for participation in
+          ('revealed', 'hidden', 'hidden_count')]
+         + [('sampled', model) for model in MODELS])
+
+
+@pytest.mark.parametrize('strategy_name, mode', MODES)
+def test_what_the_server_sees_is_what_the_run_claims(server_identity,
+                                                     strategy_name, mode):
+  """Issue 49: with participation='hidden' each reply carried dp-participant
+  in clear and non-participants' updates were exactly zero, while the round
+  line said "certified epsilon" with the amplification of an anonymous
+  channel. Every strategy x mode: what the server held against the claims."""
+  if strategy_name == 'distributed':
+    strategy = flower.DistributedNoiseFixedClipping(
+        FedAvg(fraction_evaluate=0.0), noise_multiplier=2.0,
+        clipping_norm=1.0, num_users=RUN_NODES, checkin_rate=0.5,
+        target_delta=DELTA, participation=mode)
+    mods = [flower.distributed_noise_mod]
+  else:
+    strategy = flower.SampledServerSideFixedClipping(
+        FedAvg(fraction_evaluate=0.0), 2.0, 1.0, 4, accountant=PldAccountant(
+            config(mode, population=RUN_NODES)))
+    mods = []
+  recorder = Recorder(spike(), mods)
+  view = ServerView(RUN_NODES, recorder.app)
+  with FlowerLog() as lines:
+    result = strategy.start(
+        view, flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(RUN_DIMENSION)]),
+        num_rounds=2, evaluate_fn=recorder.evaluate)
+  metrics = result.train_metrics_clientapp
+  assert set(view.replies) <= {1, 2}  # a round with no one sampled sends none
+  assert claims_the_run_lacks(view, lines, metrics, strategy) == []
+  # The check fails on what 88ed8df logged ("certified epsilon", no
+  # "simulated", no "trusted"), wherever the server held several updates.
+  old = [f'aggregate_train: certified epsilon=1 after {server_round} rounds'
+         for server_round in (1, 2)]
+  if any(len(replies) > 1 for replies in view.replies.values()):
+    assert claims_the_run_lacks(view, old, metrics, strategy)

@@ -10,7 +10,7 @@
 
 from logging import INFO
 from logging import WARNING
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 from dp_accounting import dp_event
 from dp_accounting.privacy_accountant import NeighboringRelation
@@ -38,6 +38,23 @@ from shuffle_accountants.adapters.flower.wrapper import summed_updates
 from shuffle_accountants.events import DistributedCheckInEvent
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.samplers import shuffled_batches
+
+# Per participation: what dp-epsilon assumes of a real secure sum, and what
+# the simulated one shows this server instead.
+_SIMULATED = {
+    'revealed': (
+        "a real secure sum of the participants' uploads",
+        'this server sees each upload with only its own noise share on it'),
+    'hidden': (
+        "a real secure sum over all n clients (non-participants' masked "
+        'zeros, the participation bits summed too), so that only k is learnt',
+        "each reply carries dp-participant in clear and a non-participant's "
+        'update is exactly zero: this server sees who took part, and each '
+        "participant's update with only its own noise share on it"),
+    'hidden_count': (
+        'a real secure sum of all n uploads',
+        'this server sees each upload with only its own noise share on it'),
+}
 
 
 class DistributedNoiseFixedClipping(FixedClippingWrapper):
@@ -185,12 +202,19 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
         projected.compose(event)
     return projected.compose(self.event)
 
+  def simulated_assumption(self) -> Tuple[str, str]:
+    """(what ``dp-epsilon`` assumes, what this run has instead) for this
+    `participation`: the secure sum is simulated (logged at start and
+    every round)."""
+    return _SIMULATED[self.event.participation]
+
   def summary(self) -> None:
     log(WARNING, 'No secure aggregation runs: this server sums the replies '
         'and sees each client\'s clipped update with only its noise share '
-        '(stdv %.4g) on it. dp-epsilon is what a real secure sum would '
-        'release; dp-epsilon-server-view is what this server sees.',
-        self.noise_share_stdv)
+        '(stdv %.4g) on it. dp-epsilon (simulated) assumes %s; here %s. '
+        'dp-epsilon-server-view is what this server sees: the guarantee '
+        'of this run against it.', self.noise_share_stdv,
+        *self.simulated_assumption())
     log(INFO, '\t├──> Distributed DP settings (secure aggregation '
         'simulated):')
     log(INFO, '\t│\t├── Aggregate noise multiplier: %s (share stdv %.4g)',
@@ -260,11 +284,13 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
                              divisor) if released else None)
     metrics['dp-epsilon'] = self.epsilon()
     metrics['dp-epsilon-server-view'] = self.server_view_epsilon()
-    log(INFO, 'aggregate_train: %s, %s; certified epsilon=%.6f at delta=%g '
-        'after %d rounds (of what this server sees: %.6f)', outcome,
-        'sum released' if released else 'nothing released',
-        metrics['dp-epsilon'], self.target_delta, self.num_rounds,
-        metrics['dp-epsilon-server-view'])
+    log(INFO, 'aggregate_train: %s, %s; what this server sees: certified '
+        'epsilon=%.6f at delta=%g after %d rounds (dp-epsilon-server-view); '
+        'simulated secure aggregation: epsilon=%.6f (dp-epsilon) only where '
+        '%s', outcome, 'sum released' if released else 'nothing released',
+        metrics['dp-epsilon-server-view'], self.target_delta,
+        self.num_rounds, metrics['dp-epsilon'],
+        self.simulated_assumption()[0])
     return arrays, MetricRecord(metrics)
 
 
@@ -327,6 +353,10 @@ class SampledServerSideFixedClipping(FixedClippingWrapper):
     return 'DP Strategy Wrapper (secret client sampling, server-side clipping)'
 
   def summary(self) -> None:
+    log(WARNING, 'Central DP: this server sees every sampled client\'s '
+        'update and must be trusted; dp-epsilon holds against those who see '
+        'only the models%s.', '' if self.accountant.config.sampling_method
+        == SamplingMethod.NO_AMPLIFICATION else ' and not who was sampled')
     log(INFO, '\t├──> DP settings (sampled clients, server-side clipping):')
     log(INFO, '\t│\t├── Noise multiplier: %s', self.noise_multiplier)
     log(INFO, '\t│\t├── Clipping norm: %s', self.clipping_norm)
@@ -375,7 +405,8 @@ class SampledServerSideFixedClipping(FixedClippingWrapper):
     self.num_rounds += 1
     spent = self.accountant.get_privacy_spent()
     log(INFO, 'aggregate_train: %d sampled clients, noise stdv %.4g on the '
-        'sum; certified epsilon=%.6f at delta=%g after %d releases',
+        'sum; certified epsilon=%.6f at delta=%g after %d releases, against '
+        'users of the models (central DP: this server is trusted)',
         len(arrived), stdv, spent.epsilon, spent.delta, spent.num_releases)
     return (self._moved_by(noisy, self.num_sampled_clients),
             MetricRecord({'dp-epsilon': spent.epsilon,
