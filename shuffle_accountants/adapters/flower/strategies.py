@@ -34,6 +34,7 @@ from shuffle_accountants.adapters.flower.wrapper import (
   DEFAULT_CONNECTION_TIMEOUT,
 )
 from shuffle_accountants.adapters.flower.wrapper import FixedClippingWrapper
+from shuffle_accountants.adapters.flower.wrapper import check_composable
 from shuffle_accountants.adapters.flower.wrapper import summed_updates
 from shuffle_accountants.events import DistributedCheckInEvent
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
@@ -104,9 +105,14 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
 
   **Secure aggregation is simulated**: the server process adds up the
   replies, so it sees each client's clipped update with only its noise
-  share s on it. The strategy says so at start (a warning) and reports, next
-  to ``dp-epsilon``, ``dp-epsilon-server-view``: the ε at `target_delta`
-  of what this server sees (`server_view_epsilon`), an upper bound.
+  share s on it. The strategy says so at start (a warning naming what
+  ``dp-epsilon`` assumes for this `participation` and what this server
+  sees instead, `simulated_assumption`: with ``'hidden'`` each reply's
+  participation bit in clear and a non-participant's zero update) and
+  reports, next to ``dp-epsilon`` (labelled "simulated secure
+  aggregation" in each round's line), ``dp-epsilon-server-view``: the ε at
+  `target_delta` of what this server sees (`server_view_epsilon`), an
+  upper bound, the guarantee of this run against it.
 
   `min_reporting` = m tolerates dropouts: a round releases the sum when at
   least m noise shares arrive and nothing otherwise. Without it every
@@ -160,6 +166,8 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
         self.num_users, self.checkin_rate, share,
         participation=participation, min_reporting=min_reporting)
     self.accountant = ShufflePldAccountant()
+    check_composable(self.accountant, self.event,
+                     'DistributedNoiseFixedClipping')
     self._rng = np.random.default_rng()  # seeded from the OS's entropy
 
   def __repr__(self) -> str:
