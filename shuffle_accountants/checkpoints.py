@@ -24,8 +24,11 @@ holds it. Floats are written with `repr`, which Python reads back bit-exact.
 The state is plain data, never pickle, so loading it runs no code beyond
 the constructors of the known event classes (which validate their fields).
 
-A ledger file (`save_accountant`) adds a SHA-256 of the state's canonical
-JSON, or an HMAC-SHA256 with a key, which `load_accountant` checks; in a
+Every state (`state_dict()`, a ledger file of `save_accountant`) carries
+a SHA-256 of its canonical JSON, or an HMAC-SHA256 with a key, which
+`load_state_dict` and `load_accountant` check (`seal_state` /
+`verified_state`, which the Opacus and Flower adapters' states use too); a
+state without one loads only with `allow_unverified=True`; in a
 state of the current version every field must be present; loading stops at
 the limits below before any work grows with them; writers hold a lock and
 refuse to drop rounds another writer saved (docs/checkpoints.md).
@@ -108,8 +111,9 @@ class LedgerConflictError(LedgerFileError):
 
 
 class UnverifiedLedgerWarning(UserWarning):
-  """A ledger file from before integrity digests (version 1) was loaded
-  unverified."""
+  """A state or ledger file without an integrity digest (e.g. of version 1,
+  written before digests) was loaded unverified, as
+  `allow_unverified=True` asked."""
 
 
 def _check_integer(value: int, path: str) -> None:
@@ -367,37 +371,50 @@ class Checkpointable:
       calls.append([event, count, 1])
     return self
 
-  def state_dict(self) -> Dict[str, Any]:
+  def state_dict(self, *, key: Optional[bytes] = None) -> Dict[str, Any]:
     """A JSON-compatible dict from which `load_state_dict` restores this.
 
     Keys: 'format', 'version', 'accountant' (the class name),
     'configuration' (the neighbouring relation and every grid or order
-    setting) and 'compositions' (the compose calls in order, each
-    {'event', 'count', 'repeat'}: `repeat` consecutive calls).
+    setting), 'compositions' (the compose calls in order, each
+    {'event', 'count', 'repeat'}: `repeat` consecutive calls) and
+    'integrity' (`seal_state`: the SHA-256 of the rest, with `key` its
+    HMAC-SHA256).
     """
     calls = self._compose_calls()
     _check_compose_calls(sum(repeat for _, _, repeat in calls))
-    return {
+    return seal_state({
         'format': ACCOUNTANT_FORMAT, 'version': STATE_VERSION,
         'accountant': type(self).__name__,
         'configuration': self.configuration(),
         'compositions': [
             {'event': _encode(event, f'compositions[{i}].event'),
              'count': count, 'repeat': repeat}
-            for i, (event, count, repeat) in enumerate(calls)]}
+            for i, (event, count, repeat) in enumerate(calls)]}, key)
 
-  def load_state_dict(self, state: Mapping[str, Any]) -> None:
+  def load_state_dict(self, state: Mapping[str, Any], *,
+                      key: Optional[bytes] = None,
+                      allow_unverified: bool = False) -> None:
     """Replaces this accountant's ledger by the one of `state`.
 
     The state must come from the same accountant class with the same
     configuration (the error names every difference). Epsilon afterwards
-    equals the saved accountant's, bit for bit. A state read from a ledger
-    file with its 'integrity' entry is checked against it (a keyed file
-    needs `load_accountant(path, key=...)`).
+    equals the saved accountant's, bit for bit. Its 'integrity' entry is
+    checked first (`verified_state`; a state sealed with a key needs the
+    same `key`); a state without one (version 1, or the entry removed) is
+    refused unless `allow_unverified=True`.
+
+    Raises:
+      LedgerFileError: the state was edited or damaged, or has no digest.
+      LedgerKeyError: `key` does not fit how the state was sealed.
     """
     strict = _check_header(state, ACCOUNTANT_FORMAT)
-    if INTEGRITY_KEY in state:
-      state = _verified(state, None, 'the state')
+    self._restore(verified_state(state, key=key,
+                                 allow_unverified=allow_unverified),
+                  strict)
+
+  def _restore(self, state: Mapping[str, Any], strict: bool) -> None:
+    """`load_state_dict` of a state whose digest was checked."""
     if state.get('accountant') != type(self).__name__:
       raise ValueError(
           f"state['accountant'] = {state.get('accountant')!r} cannot be "
@@ -459,15 +476,23 @@ class Checkpointable:
                        f'{cls.__name__}: {error}') from error
 
   @classmethod
-  def from_state_dict(cls, state: Mapping[str, Any]):
-    """A new accountant restored from `state` (its saved configuration)."""
-    _check_header(state, ACCOUNTANT_FORMAT)
+  def from_state_dict(cls, state: Mapping[str, Any], *,
+                      key: Optional[bytes] = None,
+                      allow_unverified: bool = False):
+    """A new accountant restored from `state` (its saved configuration),
+    its digest checked as `load_state_dict` does."""
+    strict = _check_header(state, ACCOUNTANT_FORMAT)
+    return cls._from_verified(verified_state(
+        state, key=key, allow_unverified=allow_unverified), strict)
+
+  @classmethod
+  def _from_verified(cls, state: Mapping[str, Any], strict: bool):
     configuration = state.get('configuration')
     if not isinstance(configuration, Mapping):
       raise ValueError("state['configuration'] must be a dict; got "
                        f'{configuration!r}.')
     accountant = cls.from_configuration(configuration)
-    accountant.load_state_dict(state)
+    accountant._restore(state, strict)
     return accountant
 
 
@@ -598,6 +623,66 @@ def _verified(state: Mapping[str, Any], key: Optional[bytes],
           if key_ != INTEGRITY_KEY}
 
 
+def seal_state(state: Mapping[str, Any],
+               key: Optional[bytes] = None) -> Dict[str, Any]:
+  """`state` with its 'integrity' entry (one already there is replaced).
+
+  The entry is {'algorithm': 'sha256', 'digest': ...}, the SHA-256 of the
+  rest of the state as canonical JSON (keys sorted, no spaces, floats by
+  `repr`), or with `key` {'algorithm': 'hmac-sha256', ...}. The one digest
+  of every saved state of the package: the accountants' `state_dict`, the
+  ledger files, the Opacus and Flower adapters' accountant states. Without
+  a key it detects damage and hand edits; only a key also detects an edit
+  by someone who recomputes the SHA-256 (docs/checkpoints.md).
+  """
+  key = _check_key(key)
+  body = {name: value for name, value in state.items()
+          if name != INTEGRITY_KEY}
+  return {**body, INTEGRITY_KEY: _integrity(body, key)}
+
+
+def verified_state(state: Mapping[str, Any], *, key: Optional[bytes] = None,
+                   allow_unverified: bool = False,
+                   source: str = 'the state') -> Dict[str, Any]:
+  """`state` without its 'integrity' entry, after checking that entry.
+
+  A state without the entry (written before digests, or the entry removed)
+  is refused unless `allow_unverified` is true; it then loads with an
+  `UnverifiedLedgerWarning` (and never with a key).
+
+  Raises:
+    LedgerFileError: no entry (without `allow_unverified`), or the state
+      does not match it: it was edited or damaged.
+    LedgerKeyError: `key` does not fit how the state was sealed.
+  """
+  if not isinstance(state, Mapping):
+    raise TypeError(f'state must be a dict written by shuffle-accountants; '
+                    f'got {type(state).__name__}.')
+  key = _check_key(key)
+  if INTEGRITY_KEY in state:
+    return _verified(state, key, source)
+  if not allow_unverified:
+    raise LedgerFileError(
+        f"{source} carries no 'integrity' digest, which every state this "
+        'shuffle-accountants writes holds: it was written before digests '
+        '(a version-1 ledger, an older adapter state) or its digest was '
+        'removed, and an edited count or deleted round would load at a '
+        'lower epsilon. Pass allow_unverified=True only if you trust where '
+        'it comes from, then save it again to add a digest.')
+  if key is not None:
+    raise LedgerKeyError(
+        f'{source} carries no digest (e.g. a version-1 ledger file, written '
+        'before digests and keys): it cannot be verified with a key. Check '
+        'where it comes from, load it with allow_unverified=True and no '
+        'key, then save it again with the key.')
+  warnings.warn(
+      f'{source} carries no integrity digest (e.g. a version-1 ledger file, '
+      'written before digests): it is loaded unverified, as '
+      'allow_unverified=True asked. Save it again to add a digest.',
+      UnverifiedLedgerWarning, stacklevel=3)
+  return dict(state)
+
+
 def _raw_digest(data: bytes) -> str:
   return hashlib.sha256(data).hexdigest()
 
@@ -684,9 +769,8 @@ def save_accountant(accountant: Checkpointable,
     raise TypeError('accountant must be a ShufflePldAccountant or '
                     f'ShuffleRdpAccountant; got {type(accountant).__name__}.')
   key = _check_key(key)
-  state = accountant.state_dict()
   # Compact (about 190 bytes a distinct compose call).
-  text = json.dumps({**state, INTEGRITY_KEY: _integrity(state, key)},
+  text = json.dumps(seal_state(accountant.state_dict(), key),
                     allow_nan=False, separators=(',', ':'))
   data = text.encode('utf-8')
   if len(data) > MAX_FILE_BYTES:
@@ -728,16 +812,19 @@ def save_accountant(accountant: Checkpointable,
 
 
 def load_accountant(path: 'os.PathLike[str] | str', *,
-                    key: Optional[bytes] = None):
+                    key: Optional[bytes] = None,
+                    allow_unverified: bool = False):
   """The accountant `save_accountant` wrote to `path`, restored exactly.
 
   The file's SHA-256 (or, with `key`, its HMAC-SHA256) is checked before
-  anything else is read from it. A file of version 1 (written before
-  digests) loads with an `UnverifiedLedgerWarning`.
+  anything else is read from it. A file without a digest (version 1,
+  written before digests, or the digest removed) is refused unless
+  `allow_unverified=True`; it then loads with an `UnverifiedLedgerWarning`.
 
   Raises:
     LedgerFileError: the file was damaged or edited (digest or a missing
-      field), or is not a ledger file.
+      field), has no digest (without `allow_unverified`), or is not a
+      ledger file.
     LedgerKeyError: `key` does not fit the file.
     LedgerLimitError: the file exceeds a load-time limit (MAX_* of this
       module), checked before the work that grows with it.
@@ -760,23 +847,13 @@ def load_accountant(path: 'os.PathLike[str] | str', *,
     raise LedgerFileError(f'{name} is not JSON written by save_accountant '
                           f'(damaged or not a ledger file): {error}') from error
   strict = _check_header(state, ACCOUNTANT_FORMAT)
-  if strict:
-    state = _verified(state, key, name)
-  elif key is not None:
-    raise LedgerKeyError(
-        f'{name} is a version-1 ledger file, written before digests and '
-        'keys: it cannot be verified with a key. Check where it comes from, '
-        'then save it again with the key.')
-  else:
-    warnings.warn(
-        f'{name} is a version-1 ledger file (written before integrity '
-        'digests): it is loaded unverified. Save it again to add a digest.',
-        UnverifiedLedgerWarning, stacklevel=2)
+  state = verified_state(state, key=key, allow_unverified=allow_unverified,
+                         source=name)
   cls = _accountant_class(state.get('accountant'))
   if cls is None:
     raise ValueError(f"state['accountant'] = {state.get('accountant')!r} is "
                      f'not one of {sorted(_accountant_classes)}.')
-  accountant = cls.from_state_dict(state)
+  accountant = cls._from_verified(state, strict)
   _remember(accountant, target, data)
   return accountant
 
@@ -791,4 +868,5 @@ __all__ = ['STATE_VERSION', 'READABLE_VERSIONS', 'MAX_FILE_BYTES',
            'LOCK_TIMEOUT_SECONDS', 'LedgerFileError', 'LedgerLimitError',
            'LedgerKeyError', 'LedgerConflictError', 'UnverifiedLedgerWarning',
            'Checkpointable', 'register_event_class', 'event_to_dict',
-           'event_from_dict', 'save_accountant', 'load_accountant']
+           'event_from_dict', 'save_accountant', 'load_accountant',
+           'INTEGRITY_KEY', 'seal_state', 'verified_state']

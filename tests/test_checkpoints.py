@@ -1,5 +1,6 @@
 """Saving and restoring accountants and events (`shuffle_accountants.checkpoints`)."""
 
+import copy
 import fcntl
 import json
 import math
@@ -7,6 +8,7 @@ import os
 import pathlib
 import struct
 import threading
+import warnings
 
 import attr
 from dp_accounting import dp_event
@@ -418,8 +420,14 @@ def _state():
 def test_bad_states_name_the_field_and_the_fix(change, message):
   state = _state()
   change(state)
-  with pytest.raises(ValueError, match=message):
+  # The digest refuses every edit first ...
+  with pytest.raises(ValueError):
     ShuffleRdpAccountant.from_state_dict(state)
+  # ... and the fields are checked even in a state without one.
+  del state['integrity']
+  with pytest.raises(ValueError, match=message), warnings.catch_warnings():
+    warnings.simplefilter('ignore', checkpoints.UnverifiedLedgerWarning)
+    ShuffleRdpAccountant.from_state_dict(state, allow_unverified=True)
 
 
 def test_nan_is_refused_and_infinities_are_tagged():
@@ -480,8 +488,7 @@ def test_the_file_is_written_whole_before_it_replaces_the_old_one(
 
   monkeypatch.setattr(os, 'replace', check_then_replace)
   save_accountant(accountant, path)
-  assert [{key: value for key, value in state.items() if key != 'integrity'}
-          for state in seen] == [_through_json(accountant.state_dict())]
+  assert seen == [_through_json(accountant.state_dict())]
 
 
 def test_public_names():
@@ -556,24 +563,64 @@ def test_deleted_rounds_or_fields_are_refused_not_loaded_lower(tmp_path):
       load_accountant(path)
 
 
-def test_a_file_written_by_version_1_loads_unverified_with_a_warning(
-    tmp_path):
+def test_a_file_without_a_digest_loads_only_when_allowed(tmp_path):
   accountant = ShuffleRdpAccountant().compose(
       events.DistributedCheckInEvent(100, 0.5, 1.0, min_reporting=20), 3)
   state = _through_json(accountant.state_dict())
   state['version'] = 1  # as ab63fb2 wrote it: no digest
+  del state['integrity']
   path = tmp_path / 'old.json'
   path.write_text(json.dumps(state, indent=1))
+  # On 88ed8df it loaded with a warning only, so an edited count loaded
+  # lower (11.47 -> 2.99 in issue 49).
+  with pytest.raises(checkpoints.LedgerFileError,
+                     match='no .integrity. digest.*allow_unverified=True'):
+    load_accountant(path)
   with pytest.warns(checkpoints.UnverifiedLedgerWarning, match='unverified'):
-    restored = load_accountant(path)
+    restored = load_accountant(path, allow_unverified=True)
   assert restored.get_epsilon(1e-6) == accountant.get_epsilon(1e-6)
   # Version 1 gave missing fields their defaults; it still does.
   del state['compositions'][0]['event']['fields']['min_reporting']
   path.write_text(json.dumps(state))
   with pytest.warns(checkpoints.UnverifiedLedgerWarning):
-    assert load_accountant(path).ledger.event.min_reporting is None
+    assert load_accountant(
+        path, allow_unverified=True).ledger.event.min_reporting is None
   with pytest.raises(checkpoints.LedgerKeyError, match='version-1'):
-    load_accountant(path, key=b'secret')
+    load_accountant(path, key=b'secret', allow_unverified=True)
+
+
+def test_a_state_dict_carries_the_file_digest_and_refuses_edits():
+  """Issue 49: every edit of a state_dict is refused, or loads only with
+  the opt-out; none loads below the true epsilon unasked."""
+  accountant = ShuffleRdpAccountant().compose(dp_event.GaussianDpEvent(4.0),
+                                              100)
+  epsilon = accountant.get_epsilon(1e-5)
+  state = _through_json(accountant.state_dict())
+  assert state['integrity'] == checkpoints._integrity(state, None)
+  key = b'k' * 32
+  keyed = accountant.state_dict(key=key)
+  assert ShuffleRdpAccountant.from_state_dict(
+      keyed, key=key).get_epsilon(1e-5) == epsilon
+  with pytest.raises(checkpoints.LedgerKeyError, match='saved with a key'):
+    ShuffleRdpAccountant().load_state_dict(keyed)
+  edits = [lambda s: s['compositions'][0].update(count=1),
+           lambda s: s['compositions'][0]['event']['fields'].update(
+               noise_multiplier=40.0),
+           lambda s: s.update(version=1),
+           lambda s: s['integrity'].update(digest='0' * 64),
+           lambda s: s.pop('integrity')]
+  for edit in edits:
+    for sealed, options in ((state, {}), (keyed, {'key': key})):
+      edited = copy.deepcopy(sealed)
+      edit(edited)
+      with pytest.raises(checkpoints.LedgerFileError):
+        ShuffleRdpAccountant().load_state_dict(edited, **options)
+  # A rehashed edit passes the plain digest (docs/checkpoints.md), not the key.
+  edited = copy.deepcopy(keyed)
+  edited['compositions'][0]['count'] = 1
+  with pytest.raises(checkpoints.LedgerKeyError):
+    ShuffleRdpAccountant().load_state_dict(checkpoints.seal_state(edited),
+                                           key=key)
 
 
 def _hostile(tmp_path, change):

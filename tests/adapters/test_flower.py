@@ -16,6 +16,8 @@ privacy_accounting = pytest.importorskip('flwr.supercore.privacy_accounting')
 flower = pytest.importorskip('shuffle_accountants.adapters.flower')
 from flwr.supercore.privacy_accounting import rdp_accountant  # noqa: E402
 
+from shuffle_accountants import checkpoints  # noqa: E402
+
 PrivacyConfig = privacy_accounting.PrivacyConfig
 GaussianPrivacyEvent = privacy_accounting.GaussianPrivacyEvent
 SamplingMethod = privacy_accounting.SamplingMethod
@@ -70,7 +72,13 @@ def test_implements_flowers_protocol_with_its_signatures():
     if isinstance(theirs, property):
       assert isinstance(ours, property), name
       continue
-    assert (list(inspect.signature(ours).parameters)
+    parameters = inspect.signature(ours).parameters.values()
+    # Extras are keyword-only with defaults (a state's key, issue 49).
+    extras = [parameter for parameter in parameters
+              if parameter.kind == parameter.KEYWORD_ONLY
+              and parameter.default is not parameter.empty]
+    assert ([parameter.name for parameter in parameters
+             if parameter not in extras]
             == list(inspect.signature(theirs).parameters)), name
   assert (list(inspect.signature(PldAccountant).parameters)
           == list(inspect.signature(rdp_accountant.RdpAccountant).parameters)[:1])
@@ -200,6 +208,32 @@ def test_state_is_json_and_restores_epsilon_bit_for_bit_across_events():
   assert restored.state_dict() == accountant.state_dict()
 
 
+@pytest.mark.parametrize('edit', [
+    lambda s: s['compositions'][0].update(count=1),
+    lambda s: s['compositions'][0]['event'].update(noise_multiplier=40.0),
+    lambda s: s.update(schema_version=1),
+    lambda s: s['integrity'].update(digest='0' * 64),
+    lambda s: s.pop('integrity'),
+])
+def test_an_edited_state_never_loads_below_the_true_epsilon(edit):
+  # Issue 49, on 88ed8df: count 100 -> 1 loaded at 0.726 instead of 10.00.
+  accountant = PldAccountant(config(NO_AMPLIFICATION))
+  accountant.compose(GaussianPrivacyEvent(4.0, 10, 1000), 100)
+  key = b'k' * 32
+  for options in ({}, {'key': key}):
+    state = json.loads(json.dumps(accountant.state_dict(**options)))
+    edit(state)
+    restored = PldAccountant(config(NO_AMPLIFICATION))
+    with pytest.raises(checkpoints.LedgerFileError):
+      restored.load_state_dict(state, **options)
+    assert restored.num_releases == 0
+  state = accountant.state_dict()
+  del state['integrity']
+  with pytest.warns(checkpoints.UnverifiedLedgerWarning):
+    restored.load_state_dict(state, allow_unverified=True)
+  assert restored.get_epsilon(DELTA) == accountant.get_epsilon(DELTA)
+
+
 def test_refuses_foreign_state_and_types_with_named_parameters():
   accountant = PldAccountant(config(NO_AMPLIFICATION))
   flower_state = rdp_accountant.RdpAccountant(config(NO_AMPLIFICATION)).state_dict()
@@ -208,8 +242,10 @@ def test_refuses_foreign_state_and_types_with_named_parameters():
   state = accountant.state_dict()
   state['compositions'] = [{'event': {'noise_multiplier': -1.0, 'sample_size': 1,
                                       'population_size': 1000}, 'count': 1}]
-  with pytest.raises(ValueError, match='state'):
+  with pytest.raises(ValueError, match='edited'):
     accountant.load_state_dict(state)
+  with pytest.raises(ValueError, match='not a valid state_dict'):
+    accountant.load_state_dict(checkpoints.seal_state(state))
   with pytest.raises(TypeError, match='config'):
     PldAccountant({'target_delta': 1e-5})
   with pytest.raises(TypeError, match='event'):
@@ -444,9 +480,17 @@ def test_hidden_count_trains_the_participants_and_uploads_every_share(
 
 
 def test_dropouts_need_min_reporting_and_release_nothing_below_it(server_identity):
-  strategy = wrapper(checkin_rate=1.0)
-  with pytest.raises(ValueError, match='min_reporting'):
-    one_round(strategy, 1, np.full(4, 0.1), drop=1)
+  # Issue 49: the round stayed in the ledger and the run ended with an
+  # error, no Result. Now it releases nothing, stays accounted (its uploads
+  # reached the server) and training stops.
+  for participation in ('revealed', 'hidden'):
+    strategy = wrapper(checkin_rate=1.0, participation=participation)
+    _, _, (arrays, metrics) = one_round(strategy, 1, np.full(4, 0.1), drop=1)
+    assert arrays is None and strategy.dropout_at == 1
+    assert metrics['dp-epsilon'] == strategy.epsilon() > 0
+    assert strategy.accountant.ledger == strategy.event
+    messages, _, (arrays, metrics) = one_round(strategy, 2, np.full(4, 0.1))
+    assert messages == [] and arrays is None and metrics is None
   strategy = wrapper(checkin_rate=1.0, min_reporting=19)
   _, _, (arrays, metrics) = one_round(strategy, 1, np.full(4, 0.1), drop=1)
   assert arrays is not None and metrics['dp-participants'] == 19
@@ -562,8 +606,10 @@ def test_sampled_clipping_refusals(server_identity):
         accountant=PldAccountant(config(POISSON, population=20)))
   with pytest.raises(ValueError, match='num_sampled_clients'):
     sampled(POISSON, sample_size=21)
-  with pytest.raises(ValueError, match='DistributedNoiseFixedClipping'):
-    sampled_round(sampled(WITHOUT_REPLACEMENT), 1, np.full(4, 0.1), drop=1)
+  strategy = sampled(WITHOUT_REPLACEMENT)
+  _, (arrays, metrics) = sampled_round(strategy, 1, np.full(4, 0.1), drop=1)
+  assert arrays is None and metrics is None and strategy.dropout_at == 1
+  assert strategy.accountant.num_releases == 0  # nothing released
   strategy = sampled(WITHOUT_REPLACEMENT, noise_multiplier=0.5, max_epsilon=1.0)
   messages, (arrays, metrics) = sampled_round(strategy, 1, np.full(4, 0.1))
   assert messages == [] and arrays is None and metrics is None
@@ -799,11 +845,53 @@ def test_budget_stop_keeps_the_result_of_the_completed_rounds(
   assert sorted(result.train_metrics_clientapp) == [1, 2]
   assert result.train_metrics_clientapp[2]['dp-epsilon'] == two
   assert strategy.epsilon() == two and strategy.num_rounds == 2
+  # Issue 49: the budget check composed a NoOpDpEvent into the ledger.
+  assert 'NoOpDpEvent' not in repr(strategy.accountant.ledger)
   assert sorted(result.evaluate_metrics_serverapp) == [0, 1, 2]
   assert sorted(recorder.trained) == [1, 2]
   np.testing.assert_array_equal(result.arrays.to_numpy_ndarrays()[0],
                                 recorder.models[2])
   assert np.any(recorder.models[2])
+
+
+class DroppingGrid(LocalGrid):
+  """`LocalGrid` whose first reply of round `drop_round` is lost."""
+
+  def __init__(self, num_nodes, client_app, drop_round):
+    super().__init__(num_nodes, client_app)
+    self.drop_round = drop_round
+
+  def send_and_receive(self, messages, *, timeout=None):
+    messages = list(messages)
+    replies = super().send_and_receive(messages, timeout=timeout)
+    if any(message.content['config'].get('server-round') == self.drop_round
+           for message in messages if 'config' in message.content):
+      return replies[1:]
+    return replies
+
+
+@pytest.mark.parametrize('participation', ['revealed', 'hidden'])
+def test_a_dropout_without_min_reporting_stops_with_the_result(
+    server_identity, participation):
+  """Issue 49: the round was in the ledger and the run ended in an error,
+  no Result. Now Result holds rounds 1 and 2 (2 released nothing and stays
+  accounted), and no message is sent after."""
+  strategy = flower.DistributedNoiseFixedClipping(
+      FedAvg(fraction_evaluate=0.0), noise_multiplier=2.0, clipping_norm=1.0,
+      num_users=RUN_NODES, checkin_rate=1.0, target_delta=DELTA,
+      participation=participation)
+  recorder = Recorder(spike(), mods=[flower.distributed_noise_mod])
+  result = strategy.start(
+      DroppingGrid(RUN_NODES, recorder.app, drop_round=2),
+      flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(RUN_DIMENSION)]),
+      num_rounds=4, evaluate_fn=recorder.evaluate)
+  assert strategy.dropout_at == 2 and sorted(recorder.trained) == [1, 2]
+  assert sorted(result.train_metrics_clientapp) == [1, 2]
+  ledger = ShufflePldAccountant().compose(strategy.event, 2)
+  assert result.train_metrics_clientapp[2]['dp-epsilon'] == ledger.get_epsilon(
+      DELTA) == strategy.epsilon()
+  np.testing.assert_array_equal(result.arrays.to_numpy_ndarrays()[0],
+                                recorder.models[1])
 
 
 def test_sampled_budget_stop_keeps_the_result_of_the_completed_rounds(
@@ -892,3 +980,110 @@ def test_client_evaluation_and_fraction_train_are_refused_by_name(make):
     make(FedAvg(fraction_evaluate=0.0), evaluation_metrics='private')
   with pytest.raises(ValueError, match='fraction_train=0.5.*ignored'):
     make(FedAvg(fraction_train=0.5, fraction_evaluate=0.0))
+
+
+# --- What the server sees, against what the logs and metrics claim ---------
+
+
+class ServerView(LocalGrid):
+  """`LocalGrid` that records what the server process holds: each round's
+  destinations, and each reply's update (upload - global) and metrics."""
+
+  def __init__(self, num_nodes, client_app):
+    super().__init__(num_nodes, client_app)
+    self.sent, self.replies = {}, {}
+
+  def send_and_receive(self, messages, *, timeout=None):
+    messages = list(messages)
+    replies = super().send_and_receive(messages, timeout=timeout)
+    for message, reply in zip(messages, replies):
+      config = message.content['config']
+      server_round = config['server-round']
+      self.sent.setdefault(server_round, []).append(
+          (message.metadata.dst_node_id, dict(config)))
+      upload = reply.content['arrays'].to_numpy_ndarrays()[0]
+      update = upload - message.content['arrays'].to_numpy_ndarrays()[0]
+      metrics = {key: value for record in reply.content.metric_records.values()
+                 for key, value in record.items()}
+      self.replies.setdefault(server_round, []).append((update, metrics))
+    return replies
+
+
+def claims_the_run_lacks(view, lines, metrics, strategy):
+  """Each claim of `lines` (the run's log) and `metrics` (its Result's
+  training metrics) that what `view` recorded contradicts."""
+  lacking = []
+  population = set(node_ids(strategy.num_users))
+  for server_round, replies in view.replies.items():
+    updates = [update for update, _ in replies]
+    # Each reply is its own upload (under a secure sum the server would
+    # hold one sum).
+    individual = len(updates) > 1
+    who = (set(node for node, _ in view.sent[server_round]) != population
+           or any(flower.mod.KEY_PARTICIPANT in seen for _, seen in replies)
+           or any(not np.any(update) for update in updates))
+    other_nodes = [config for node, config in view.sent[server_round]
+                   if any(str(other) in str(config)
+                          for other in population - {node})]
+    if other_nodes:
+      lacking.append(f'round {server_round}: a client is told other nodes')
+    round_lines = [line for line in lines if line.startswith(
+        'aggregate_train') and f'after {server_round} r' in line]
+    if isinstance(strategy, flower.DistributedNoiseFixedClipping):
+      if individual and not all('simulated' in line for line in round_lines):
+        lacking.append(f'round {server_round}: epsilon claimed of a secure '
+                       'sum, but the server holds each update')
+      share = strategy.noise_share_stdv / strategy.clipping_norm
+      seen = gaussian_epsilon(2 * math.sqrt(server_round) / share, DELTA)
+      if metrics[server_round].get('dp-epsilon-server-view', 0) < seen:
+        lacking.append(f'round {server_round}: no server-view epsilon >= '
+                       f'{seen:.4g}')
+      if (who and strategy.event.participation == 'hidden'
+          and not any('this server sees who took part' in line
+                      for line in lines)):
+        lacking.append(f'round {server_round}: participation claimed hidden,'
+                       ' but the server sees who took part')
+    elif individual and not any('must be trusted' in line for line in lines):
+      lacking.append(f'round {server_round}: the server holds each update '
+                     'but is not said to be trusted')
+  return lacking
+
+
+MODES = ([('distributed', participation) for participation in
+          ('revealed', 'hidden', 'hidden_count')]
+         + [('sampled', model) for model in MODELS])
+
+
+@pytest.mark.parametrize('strategy_name, mode', MODES)
+def test_what_the_server_sees_is_what_the_run_claims(server_identity,
+                                                     strategy_name, mode):
+  """Issue 49: with participation='hidden' each reply carried dp-participant
+  in clear and non-participants' updates were exactly zero, while the round
+  line said "certified epsilon" with the amplification of an anonymous
+  channel. Every strategy x mode: what the server held against the claims."""
+  if strategy_name == 'distributed':
+    strategy = flower.DistributedNoiseFixedClipping(
+        FedAvg(fraction_evaluate=0.0), noise_multiplier=2.0,
+        clipping_norm=1.0, num_users=RUN_NODES, checkin_rate=0.5,
+        target_delta=DELTA, participation=mode)
+    mods = [flower.distributed_noise_mod]
+  else:
+    strategy = flower.SampledServerSideFixedClipping(
+        FedAvg(fraction_evaluate=0.0), 2.0, 1.0, 4, accountant=PldAccountant(
+            config(mode, population=RUN_NODES)))
+    mods = []
+  recorder = Recorder(spike(), mods)
+  view = ServerView(RUN_NODES, recorder.app)
+  with FlowerLog() as lines:
+    result = strategy.start(
+        view, flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(RUN_DIMENSION)]),
+        num_rounds=2, evaluate_fn=recorder.evaluate)
+  metrics = result.train_metrics_clientapp
+  assert set(view.replies) <= {1, 2}  # a round with no one sampled sends none
+  assert claims_the_run_lacks(view, lines, metrics, strategy) == []
+  # The check fails on what 88ed8df logged ("certified epsilon", no
+  # "simulated", no "trusted"), wherever the server held several updates.
+  old = [f'aggregate_train: certified epsilon=1 after {server_round} rounds'
+         for server_round in (1, 2)]
+  if any(len(replies) > 1 for replies in view.replies.values()):
+    assert claims_the_run_lacks(view, old, metrics, strategy)

@@ -368,6 +368,30 @@ def test_the_strategy_refuses_individual_uploads():
     strategy.aggregate_fit(1, replies, [])
 
 
+def test_an_accountant_that_cannot_compose_the_round_is_refused_at_once():
+  """Issue 49: accepted, it raised UnsupportedEventError at the first
+  aggregate_fit, after SecAgg+ had released round 1's sum, the round in no
+  ledger."""
+  from dp_accounting.privacy_accountant import NeighboringRelation
+
+  from shuffle_accountants import ShufflePldAccountant
+  for make in (ShuffleRdpAccountant, ShufflePldAccountant):
+    for relation in (NeighboringRelation.ADD_OR_REMOVE_ONE,
+                     NeighboringRelation.REPLACE_SPECIAL):
+      accountant = make(neighboring_relation=relation)
+      with pytest.raises(ValueError, match=(
+          f'SkellamSecureSumEvent.*{make.__name__}.*{relation.name}.*Fix: '
+          'pass .*REPLACE_ONE')):
+        secagg.SkellamSecAggFedAvg(
+            clipping_norm=1.0, granularity=10.0, noise_variance=100.0,
+            modulus_bits=12, accountant=accountant)
+      assert accountant.ledger == ShuffleRdpAccountant().ledger  # untouched
+  strategy = secagg.SkellamSecAggFedAvg(
+      clipping_norm=1.0, granularity=10.0, noise_variance=100.0,
+      modulus_bits=12, accountant=ShufflePldAccountant())
+  assert 'NoOpDpEvent' in repr(strategy.accountant.ledger)  # still empty
+
+
 APP = pathlib.Path(__file__).parents[2] / 'examples' / 'flower_secagg_app'
 
 

@@ -64,6 +64,7 @@ from dp_accounting.rdp import rdp_privacy_accountant
 from flwr.supercore import privacy_accounting as flower_privacy
 
 from shuffle_accountants import _validation
+from shuffle_accountants import checkpoints
 from shuffle_accountants.events import SubsampledShuffleGaussianEvent
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.rdp import accountant as rdp_accountant
@@ -75,7 +76,9 @@ NeighboringRelation = flower_privacy.NeighboringRelation
 PrivacySpent = flower_privacy.PrivacySpent
 
 ACCOUNTING_METHOD = 'shuffle-accountants-pld'
-STATE_SCHEMA_VERSION = 1
+# Version 2: sealed with the ledger files' digest (`checkpoints.seal_state`).
+STATE_SCHEMA_VERSION = 2
+READABLE_SCHEMA_VERSIONS = (1, 2)
 
 _DpRelation: TypeAlias = rdp_privacy_accountant.NeighborRel
 # Every model Flower's PrivacyConfig accepts, with the relation of the RDP
@@ -156,8 +159,10 @@ class PldAccountant:
   Every ε and δ is a certified upper bound for the releases described in
   the module docstring (the smaller of the PLD and RDP routes). The state
   (`state_dict`) is the configuration and the ledger of composed events,
-  JSON-serializable; restoring it rebuilds the same ledger, so ε is the same
-  bit for bit.
+  JSON-serializable and sealed with the ledger files' digest
+  (`shuffle_accountants.checkpoints.seal_state`); restoring it checks the
+  digest (an edited count or noise is refused) and rebuilds the same
+  ledger, so ε is the same bit for bit.
   """
 
   def __init__(self, config: PrivacyConfig) -> None:
@@ -309,10 +314,11 @@ class PldAccountant:
     projected = self._accountants_of(self._with(event, count))
     return self._epsilon(projected, self._config.target_delta) > limit
 
-  def state_dict(self) -> Dict[str, object]:
-    """JSON-serializable state: the configuration and the composed events."""
+  def state_dict(self, *, key: Optional[bytes] = None) -> Dict[str, Any]:
+    """JSON-serializable state: the configuration, the composed events and
+    their digest ('integrity'; with `key` an HMAC-SHA256)."""
     config = self._config
-    return {
+    return checkpoints.seal_state({
         'schema_version': STATE_SCHEMA_VERSION,
         'backend': ACCOUNTING_METHOD,
         'config': {
@@ -329,20 +335,27 @@ class PldAccountant:
                       'population_size': event.population_size},
             'count': count,
         } for event, count in self._compositions],
-    }
+    }, key)
 
-  def load_state_dict(self, state: Dict[str, Any]) -> None:
-    """Restores a `state_dict` of an accountant with the same config."""
+  def load_state_dict(self, state: Dict[str, Any], *,
+                      key: Optional[bytes] = None,
+                      allow_unverified: bool = False) -> None:
+    """Restores a `state_dict` of an accountant with the same config, after
+    checking its digest (`key`: the one it was sealed with); a state
+    without one (schema 1) only with `allow_unverified=True`."""
     if not isinstance(state, dict):
       raise TypeError(f'state must be a dict from state_dict(); got '
                       f'{type(state).__name__}.')
-    if state.get('schema_version') != STATE_SCHEMA_VERSION:
-      raise ValueError(
-          f'state schema_version={state.get("schema_version")!r}; this '
-          f'accountant reads version {STATE_SCHEMA_VERSION}.')
     if state.get('backend') != ACCOUNTING_METHOD:
       raise ValueError(f'state backend={state.get("backend")!r} was not '
                        f'written by this accountant ({ACCOUNTING_METHOD!r}).')
+    state = checkpoints.verified_state(
+        state, key=key, allow_unverified=allow_unverified,
+        source="the PldAccountant's state")
+    if state.get('schema_version') not in READABLE_SCHEMA_VERSIONS:
+      raise ValueError(
+          f'state schema_version={state.get("schema_version")!r}; this '
+          f'accountant reads versions {list(READABLE_SCHEMA_VERSIONS)}.')
     try:
       saved = state['config']
       config = PrivacyConfig(

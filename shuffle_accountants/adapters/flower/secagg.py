@@ -60,6 +60,7 @@ from shuffle_accountants.adapters.flower.wrapper import (
   DEFAULT_CONNECTION_TIMEOUT,
 )
 from shuffle_accountants.adapters.flower.wrapper import FixedClippingWrapper
+from shuffle_accountants.adapters.flower.wrapper import check_composable
 from shuffle_accountants.events import SkellamSecureSumEvent
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
@@ -437,7 +438,9 @@ class SkellamSecAggFedAvg(FedAvg):
     target_delta: the delta of the reported epsilon, in (0, 1).
     accountant: the `ShuffleRdpAccountant` to compose into (a new one by
       default; a `ShufflePldAccountant` is accepted too, looser over many
-      rounds here, SKELLAM-SUM).
+      rounds here, SKELLAM-SUM). One that cannot compose the round's
+      event (e.g. under add-or-remove-one) is refused here, before any
+      round runs.
     max_epsilon: the budget at `target_delta` (> 0), or None.
     wraparound_tolerance: the largest accepted per-round bound on
       P[some coordinate of the sum wraps around], in (0, 1].
@@ -473,6 +476,11 @@ class SkellamSecAggFedAvg(FedAvg):
         min_inclusive=False)
     self.accountant = accountant or ShuffleRdpAccountant()
     self.budget_exhausted_at: Optional[int] = None
+    # The model's dimension is known only at the first sum; the relation
+    # and the noise, which decide whether it composes, are known now.
+    check_composable(self.accountant, SkellamSecureSumEvent(
+        1, self.clipping_norm, self.granularity, self.noise_variance),
+                     'SkellamSecAggFedAvg')
     self.rounds: List[SkellamRound] = []
     self.final_parameters: Optional[Parameters] = None
     self._global: List[np.ndarray] = []
@@ -655,6 +663,9 @@ class SkellamNoiseFixedClipping(FixedClippingWrapper):
           'accountant must be a ShuffleRdpAccountant (tighter here) or a '
           f'ShufflePldAccountant; got {type(accountant).__name__}.')
     self.accountant = accountant or ShuffleRdpAccountant()
+    check_composable(self.accountant, SkellamSecureSumEvent(
+        1, self.clipping_norm, self.granularity, self.noise_variance),
+                     'SkellamNoiseFixedClipping')
     self.server_view = ShuffleRdpAccountant()
     self.rounds: List[SkellamRound] = []
     self._dimension = 0

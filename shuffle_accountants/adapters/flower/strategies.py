@@ -10,7 +10,7 @@
 
 from logging import INFO
 from logging import WARNING
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 from dp_accounting import dp_event
 from dp_accounting.privacy_accountant import NeighboringRelation
@@ -34,10 +34,28 @@ from shuffle_accountants.adapters.flower.wrapper import (
   DEFAULT_CONNECTION_TIMEOUT,
 )
 from shuffle_accountants.adapters.flower.wrapper import FixedClippingWrapper
+from shuffle_accountants.adapters.flower.wrapper import check_composable
 from shuffle_accountants.adapters.flower.wrapper import summed_updates
 from shuffle_accountants.events import DistributedCheckInEvent
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.samplers import shuffled_batches
+
+# Per participation: what dp-epsilon assumes of a real secure sum, and what
+# the simulated one shows this server instead.
+_SIMULATED = {
+    'revealed': (
+        "a real secure sum of the participants' uploads",
+        'this server sees each upload with only its own noise share on it'),
+    'hidden': (
+        "a real secure sum over all n clients (non-participants' masked "
+        'zeros, the participation bits summed too), so that only k is learnt',
+        "each reply carries dp-participant in clear and a non-participant's "
+        'update is exactly zero: this server sees who took part, and each '
+        "participant's update with only its own noise share on it"),
+    'hidden_count': (
+        'a real secure sum of all n uploads',
+        'this server sees each upload with only its own noise share on it'),
+}
 
 
 class DistributedNoiseFixedClipping(FixedClippingWrapper):
@@ -87,14 +105,22 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
 
   **Secure aggregation is simulated**: the server process adds up the
   replies, so it sees each client's clipped update with only its noise
-  share s on it. The strategy says so at start (a warning) and reports, next
-  to ``dp-epsilon``, ``dp-epsilon-server-view``: the ε at `target_delta`
-  of what this server sees (`server_view_epsilon`), an upper bound.
+  share s on it. The strategy says so at start (a warning naming what
+  ``dp-epsilon`` assumes for this `participation` and what this server
+  sees instead, `simulated_assumption`: with ``'hidden'`` each reply's
+  participation bit in clear and a non-participant's zero update) and
+  reports, next to ``dp-epsilon`` (labelled "simulated secure
+  aggregation" in each round's line), ``dp-epsilon-server-view``: the ε at
+  `target_delta` of what this server sees (`server_view_epsilon`), an
+  upper bound, the guarantee of this run against it.
 
   `min_reporting` = m tolerates dropouts: a round releases the sum when at
   least m noise shares arrive and nothing otherwise. Without it every
-  participant must reply; a round with a failed reply stops with an error
-  (the sum of fewer shares is less noisy than accounted).
+  participant must reply; a round with a failed reply releases nothing
+  (the sum of fewer shares is less noisy than accounted) and stays in the
+  ledger as configured (its uploads reached the server; releasing nothing
+  is post-processing), and training stops there: ``strategy.start``
+  returns the ``Result`` of the rounds before it, `dropout_at` names it.
 
   Refused, with the fix named: a wrapped strategy whose training
   aggregation is not FedAvg's (weighted or server-optimizer aggregation is
@@ -140,6 +166,8 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
         self.num_users, self.checkin_rate, share,
         participation=participation, min_reporting=min_reporting)
     self.accountant = ShufflePldAccountant()
+    check_composable(self.accountant, self.event,
+                     'DistributedNoiseFixedClipping')
     self._rng = np.random.default_rng()  # seeded from the OS's entropy
 
   def __repr__(self) -> str:
@@ -178,15 +206,23 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
     ledger = self.accountant.ledger
     for event in (ledger.events if isinstance(ledger, dp_event.ComposedDpEvent)
                   else [ledger]):
-      projected.compose(event)
+      if not isinstance(event, dp_event.NoOpDpEvent):  # the empty ledger
+        projected.compose(event)
     return projected.compose(self.event)
+
+  def simulated_assumption(self) -> Tuple[str, str]:
+    """(what ``dp-epsilon`` assumes, what this run has instead) for this
+    `participation`: the secure sum is simulated (logged at start and
+    every round)."""
+    return _SIMULATED[self.event.participation]
 
   def summary(self) -> None:
     log(WARNING, 'No secure aggregation runs: this server sums the replies '
         'and sees each client\'s clipped update with only its noise share '
-        '(stdv %.4g) on it. dp-epsilon is what a real secure sum would '
-        'release; dp-epsilon-server-view is what this server sees.',
-        self.noise_share_stdv)
+        '(stdv %.4g) on it. dp-epsilon (simulated) assumes %s; here %s. '
+        'dp-epsilon-server-view is what this server sees: the guarantee '
+        'of this run against it.', self.noise_share_stdv,
+        *self.simulated_assumption())
     log(INFO, '\t├──> Distributed DP settings (secure aggregation '
         'simulated):')
     log(INFO, '\t│\t├── Aggregate noise multiplier: %s (share stdv %.4g)',
@@ -197,7 +233,7 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
 
   def configure_train(self, server_round: int, arrays, config, grid):
     """Samples (revealed) or asks everyone (hidden); accounts the round."""
-    if self.budget_exhausted_at is not None:
+    if self._stopped:
       return []
     node_ids = self._population(grid)
     if self.max_epsilon is not None:
@@ -227,13 +263,19 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
   def aggregate_train(self, server_round: int, replies):
     """The sum of the replies (secure aggregation's output) over k (over
     the expected cohort q·n when k is hidden)."""
-    if self.budget_exhausted_at is not None:
+    if self._stopped:
       return None, None
     arrived = self._arrived(
         server_round, replies, self.event.min_reporting is not None,
-        'pass min_reporting=m to release rounds with at least m noise shares '
+        'Pass min_reporting=m to release rounds with at least m noise shares '
         '(SECAGG-REVEALED accounts the dropouts).')
     metrics: Dict[str, MetricRecordValues] = {'dp-delta': self.target_delta}
+    if arrived is None:
+      # The round stays accounted as configured: its uploads reached this
+      # server, and releasing nothing is post-processing of the round.
+      metrics['dp-epsilon'] = self.epsilon()
+      metrics['dp-epsilon-server-view'] = self.server_view_epsilon()
+      return None, MetricRecord(metrics)
     if self.event.participation == 'hidden_count':
       # Every upload carries a noise share; k is not learnt.
       released = len(arrived) >= (self.event.min_reporting or 1)
@@ -250,11 +292,13 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
                              divisor) if released else None)
     metrics['dp-epsilon'] = self.epsilon()
     metrics['dp-epsilon-server-view'] = self.server_view_epsilon()
-    log(INFO, 'aggregate_train: %s, %s; certified epsilon=%.6f at delta=%g '
-        'after %d rounds (of what this server sees: %.6f)', outcome,
-        'sum released' if released else 'nothing released',
-        metrics['dp-epsilon'], self.target_delta, self.num_rounds,
-        metrics['dp-epsilon-server-view'])
+    log(INFO, 'aggregate_train: %s, %s; what this server sees: certified '
+        'epsilon=%.6f at delta=%g after %d rounds (dp-epsilon-server-view); '
+        'simulated secure aggregation: epsilon=%.6f (dp-epsilon) only where '
+        '%s', outcome, 'sum released' if released else 'nothing released',
+        metrics['dp-epsilon-server-view'], self.target_delta,
+        self.num_rounds, metrics['dp-epsilon'],
+        self.simulated_assumption()[0])
     return arrays, MetricRecord(metrics)
 
 
@@ -286,9 +330,11 @@ class SampledServerSideFixedClipping(FixedClippingWrapper):
   population other than the connected clients (fewer: `NotEnoughClients`
   after `connection_timeout` seconds), ``fraction_train`` other than 1 and
   client-side evaluation unless ``evaluation_metrics='unaccounted'`` (as
-  for `DistributedNoiseFixedClipping`), a round in which a sampled
-  client does not reply (the release accounted includes every sampled
-  update; a clipped update cannot be replaced). A round that would take ε
+  for `DistributedNoiseFixedClipping`). A round in which a sampled
+  client does not reply releases nothing and is not composed (the release
+  accounted includes every sampled update; a clipped update cannot be
+  replaced), and training stops there with the ``Result`` of the rounds
+  before it (`dropout_at` names the round). A round that would take ε
   above the config's ``max_epsilon`` is not run: training stops there and
   ``strategy.start`` returns Flower's ``Result`` of the completed rounds.
   """
@@ -315,6 +361,10 @@ class SampledServerSideFixedClipping(FixedClippingWrapper):
     return 'DP Strategy Wrapper (secret client sampling, server-side clipping)'
 
   def summary(self) -> None:
+    log(WARNING, 'Central DP: this server sees every sampled client\'s '
+        'update and must be trusted; dp-epsilon holds against those who see '
+        'only the models%s.', '' if self.accountant.config.sampling_method
+        == SamplingMethod.NO_AMPLIFICATION else ' and not who was sampled')
     log(INFO, '\t├──> DP settings (sampled clients, server-side clipping):')
     log(INFO, '\t│\t├── Noise multiplier: %s', self.noise_multiplier)
     log(INFO, '\t│\t├── Clipping norm: %s', self.clipping_norm)
@@ -323,7 +373,7 @@ class SampledServerSideFixedClipping(FixedClippingWrapper):
     self.strategy.summary()
 
   def configure_train(self, server_round: int, arrays, config, grid):
-    if self.budget_exhausted_at is not None:
+    if self._stopped:
       return []
     node_ids = self._population(grid)
     if (self.accountant.config.max_epsilon is not None
@@ -344,12 +394,14 @@ class SampledServerSideFixedClipping(FixedClippingWrapper):
     return self._messages(server_round, arrays, config, node_ids)
 
   def aggregate_train(self, server_round: int, replies):
-    if self.budget_exhausted_at is not None:
+    if self._stopped:
       return None, None
     arrived = self._arrived(
         server_round, replies, False,
-        'rerun the round, or use DistributedNoiseFixedClipping(..., '
+        'Rerun from the last round, or use DistributedNoiseFixedClipping(..., '
         'min_reporting=m), which accounts dropouts.')
+    if arrived is None:  # nothing released, nothing composed
+      return None, None
     assert self._current_arrays is not None  # set by _messages
     total = summed_updates(self._updates(arrived, clip=True)) or [
         np.zeros(np.shape(array)) for array in
@@ -361,7 +413,8 @@ class SampledServerSideFixedClipping(FixedClippingWrapper):
     self.num_rounds += 1
     spent = self.accountant.get_privacy_spent()
     log(INFO, 'aggregate_train: %d sampled clients, noise stdv %.4g on the '
-        'sum; certified epsilon=%.6f at delta=%g after %d releases',
+        'sum; certified epsilon=%.6f at delta=%g after %d releases, against '
+        'users of the models (central DP: this server is trusted)',
         len(arrived), stdv, spent.epsilon, spent.delta, spent.num_releases)
     return (self._moved_by(noisy, self.num_sampled_clients),
             MetricRecord({'dp-epsilon': spent.epsilon,

@@ -12,6 +12,7 @@ from logging import WARNING
 import time
 from typing import Dict, List, Optional
 
+from dp_accounting import privacy_accountant
 from flwr.app import Array
 from flwr.app import ArrayRecord
 from flwr.app import Message
@@ -46,7 +47,10 @@ class FixedClippingWrapper(Strategy):
   sent any more and no metric recorded: the rounds left in
   ``strategy.start`` pass empty, and the `Result` it returns holds the
   model and metrics of the completed rounds; `budget_exhausted_at` is the
-  first round not run.
+  first round not run. A round in which a sampled client's reply fails
+  while the strategy tolerates no dropouts releases nothing and stops
+  training the same way (`dropout_at` is that round): the sum of the
+  replies that arrived is not the release accounted.
   """
 
   def __init__(self, strategy, noise_multiplier: float, clipping_norm: float,
@@ -91,6 +95,7 @@ class FixedClippingWrapper(Strategy):
         'connection_timeout', connection_timeout, 0.0)
     self.evaluation_metrics = evaluation_metrics
     self.budget_exhausted_at: Optional[int] = None
+    self.dropout_at: Optional[int] = None
     self._message_type = (MessageType.TRAIN if train_action == 'default'
                           else f'{MessageType.TRAIN}.{train_action}')
     self._current_arrays: Optional[ArrayRecord] = None
@@ -118,6 +123,11 @@ class FixedClippingWrapper(Strategy):
           'connected clients: set num_users to their number.')
     return node_ids
 
+  @property
+  def _stopped(self) -> bool:
+    """Whether training stopped (budget, or a dropout not tolerated)."""
+    return self.budget_exhausted_at is not None or self.dropout_at is not None
+
   def _stop_for_budget(self, server_round: int, reason: str) -> list:
     """No messages: training stops before `server_round`, whose release
     would exceed the budget; the completed rounds stay in the Result."""
@@ -140,7 +150,7 @@ class FixedClippingWrapper(Strategy):
             self._evaluate_until_stop, evaluate_fn))
 
   def _evaluate_until_stop(self, evaluate_fn, server_round: int, arrays):
-    if self.budget_exhausted_at is not None:
+    if self._stopped:
       return None
     return evaluate_fn(server_round, arrays)
 
@@ -155,13 +165,18 @@ class FixedClippingWrapper(Strategy):
 
   def _arrived(self, server_round: int, replies, dropouts_allowed: bool,
                fix: str):
-    """The replies without errors; all that were sent unless allowed."""
+    """The replies without errors; None, after stopping training, when
+    fewer than were sent arrived and dropouts are not allowed."""
     sent = self._sent.pop(server_round)
     arrived = [reply for reply in replies if not reply.has_error()]
     if not dropouts_allowed and len(arrived) != sent:
-      raise ValueError(
-          f'round {server_round}: {len(arrived)} of {sent} clients replied, '
-          f'but the round accounted has every sampled client\'s update; {fix}')
+      self.dropout_at = server_round
+      log(WARNING, 'round %d: %d of %d clients replied, but the round '
+          'accounted has every sampled client\'s update: nothing is '
+          'released and training stops; the model and metrics of the '
+          'completed rounds are in the Result. %s', server_round,
+          len(arrived), sent, fix)
+      return None
     return arrived
 
   def _updates(self, replies, clip: bool):
@@ -185,14 +200,35 @@ class FixedClippingWrapper(Strategy):
             self._current_arrays.to_numpy_ndarrays(), total, strict=True)})
 
   def configure_evaluate(self, server_round: int, arrays, config, grid):
-    if self.budget_exhausted_at is not None:
+    if self._stopped:
       return []
     return self.strategy.configure_evaluate(server_round, arrays, config, grid)
 
   def aggregate_evaluate(self, server_round: int, replies):
-    if self.budget_exhausted_at is not None:
+    if self._stopped:
       return None
     return self.strategy.aggregate_evaluate(server_round, replies)
+
+
+def check_composable(accountant, event, owner: str) -> None:
+  """Refuses, when `owner` is built, an accountant that cannot compose the
+  event it will compose every round: `event` is composed on a fresh
+  accountant of the same configuration (`accountant.fresh()`), so a round
+  is never released first and refused by the ledger after."""
+  try:
+    accountant.fresh().compose(event)
+  except (privacy_accountant.UnsupportedEventError, TypeError,
+          ValueError) as error:
+    relation = accountant.neighboring_relation
+    fix = (f'pass a {type(accountant).__name__}() under '
+           'NeighboringRelation.REPLACE_ONE (the default)'
+           if relation != privacy_accountant.NeighboringRelation.REPLACE_ONE
+           else 'pass an accountant that supports it (see the event\'s '
+           'docstring)')
+    raise ValueError(
+        f'{owner} composes a {type(event).__name__} every round, which '
+        f'accountant={type(accountant).__name__}(neighboring_relation='
+        f'{relation.name}) cannot account: {error} Fix: {fix}.') from error
 
 
 def summed_updates(updates):

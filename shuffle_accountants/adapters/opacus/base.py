@@ -9,10 +9,13 @@ import math
 from opacus.accountants import IAccountant
 
 from shuffle_accountants import _validation
+from shuffle_accountants import checkpoints
 
 # The layout of Opacus' state below (its own, not the ledger file's of
-# `shuffle_accountants.checkpoints`).
-STATE_VERSION = 1
+# `shuffle_accountants.checkpoints`). Version 2: sealed with the ledger
+# files' digest (`checkpoints.seal_state`).
+STATE_VERSION = 2
+READABLE_STATE_VERSIONS = (1, 2)
 
 
 def record_step(history: list, noise_multiplier: float,
@@ -57,9 +60,15 @@ class OpacusAccountant(IAccountant):
   versioned, validated `state_dict` / `load_state_dict`, which Opacus'
   `PrivacyEngine.save_checkpoint` / `load_checkpoint` store. Besides Opacus'
   'history' and 'mechanism' the state holds 'state_version' and what
-  `_extra_state` adds; everything epsilon depends on is in it, so a resumed
-  run reports the epsilon of the uninterrupted one. A state without
-  'state_version' (saved before it existed) reads as version 1.
+  `_extra_state` adds, and 'integrity': the digest of the ledger files
+  (`shuffle_accountants.checkpoints.seal_state`: SHA-256 of its canonical
+  JSON, HMAC-SHA256 with a key), which `load_state_dict` checks, so an
+  edited step count, noise, sample rate or participation is refused, not
+  loaded at a lower epsilon. Everything epsilon depends on is in it, so a
+  resumed run reports the epsilon of the uninterrupted one. A state
+  without a digest (version 1, or without 'state_version', which read as
+  version 1) loads only with ``allow_unverified=True``. The state is plain
+  data (Opacus' ``save_checkpoint`` passes it through ``torch.save``).
 
   Only accountants of this class get the data loader check at
   `make_private` (`engine.prepare_data_loader`, which calls `attach`); Opacus'
@@ -139,20 +148,31 @@ class OpacusAccountant(IAccountant):
   def _load_extra_state(self, state_dict) -> None:
     del state_dict
 
-  def state_dict(self, destination=None):
+  def state_dict(self, destination=None, *, key=None):
+    """Opacus' state, with 'state_version', the extras and the digest
+    ('integrity', with `key` an HMAC-SHA256)."""
     destination = super().state_dict(destination)
     destination['state_version'] = STATE_VERSION
     destination.update(self._extra_state())
+    destination.pop(checkpoints.INTEGRITY_KEY, None)
+    destination[checkpoints.INTEGRITY_KEY] = checkpoints.seal_state(
+        destination, key)[checkpoints.INTEGRITY_KEY]
     return destination
 
-  def load_state_dict(self, state_dict):
-    version = (state_dict or {}).get('state_version',
-                                     STATE_VERSION)
-    if version != STATE_VERSION:
+  def load_state_dict(self, state_dict, *, key=None,
+                      allow_unverified: bool = False):
+    """Restores `state_dict()`, after checking its digest (`key`: the one
+    it was sealed with); one without a digest only with
+    `allow_unverified=True`."""
+    state_dict = checkpoints.verified_state(
+        state_dict or {}, key=key, allow_unverified=allow_unverified,
+        source="the accountant's state_dict")
+    version = state_dict.get('state_version', 1)
+    if isinstance(version, bool) or version not in READABLE_STATE_VERSIONS:
       raise ValueError(
           f"state_dict['state_version'] = {version!r} is not supported: this "
-          f'shuffle-accountants reads version {STATE_VERSION}; '
-          'upgrade shuffle-accountants to read a newer checkpoint.')
+          f'shuffle-accountants reads versions {list(READABLE_STATE_VERSIONS)}'
+          '; upgrade shuffle-accountants to read a newer checkpoint.')
     previous = self.history
     super().load_state_dict(state_dict)
     try:  # an invalid state leaves the accountant as it was
