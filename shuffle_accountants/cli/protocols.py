@@ -43,6 +43,8 @@ RELEASES = ('shuffle', 'sum')
 UPPER = 'upper bound'
 LOWER = 'lower bound'
 
+# --randomizer gaussian: GaussianRandomizer (noise multiplier, dimension).
+GAUSSIAN = 'gaussian'
 # --randomizer names: the catalogue class of each (domain size first).
 RANDOMIZERS = {
     'krr': randomizers.KRandomizedResponse,
@@ -69,7 +71,9 @@ class Protocol:
   `CheckInEvent`; `local_epsilon` with `sample_size` is a hidden uniform
   sample (`SampledWithoutReplacementDpEvent` of a `ShuffleEvent`); otherwise
   `ShuffleEvent`. `randomizer` (a name in `RANDOMIZERS`) with
-  `domain_size` describes the local randomizer of eps0 `local_epsilon`.
+  `domain_size` describes the local randomizer of eps0 `local_epsilon`;
+  `randomizer='gaussian'` with `noise_multiplier` and `dimension` (default 1)
+  the local Gaussian randomizer (`GaussianRandomizer`, plain clipping).
   `release` is what the server sees of a round: 'shuffle' (the shuffled
   reports) or 'sum' (their coordinate-wise sum, `SumOfReportsEvent`:
   unary encodings or k-RR, every user every round).
@@ -86,6 +90,7 @@ class Protocol:
   randomizer: Optional[str] = None
   domain_size: Optional[int] = None
   release: str = 'shuffle'
+  dimension: Optional[int] = None
 
   def __attrs_post_init__(self):
     _validation.check_integer('rounds', self.rounds, 1)
@@ -99,20 +104,35 @@ class Protocol:
 
   def local_randomizer(self) -> Optional[randomizers.Randomizer]:
     """The catalogue randomizer named by `randomizer`, or None."""
+    if self.randomizer == GAUSSIAN:
+      return self._gaussian_randomizer()
+    if self.dimension is not None:
+      raise ValueError(f'dimension={self.dimension} describes Gaussian '
+                       'reports: it needs randomizer gaussian.')
     if self.randomizer is None:
       if self.domain_size is not None:
         raise ValueError(f'domain_size={self.domain_size} needs a randomizer '
                          f'(one of {", ".join(RANDOMIZERS)}).')
       return None
     if self.randomizer not in RANDOMIZERS:
-      raise ValueError(f'randomizer must be one of {", ".join(RANDOMIZERS)}; '
-                       f'got {self.randomizer!r}.')
+      raise ValueError(f'randomizer must be one of {", ".join(RANDOMIZERS)} '
+                       f'or {GAUSSIAN}; got {self.randomizer!r}.')
     if self.local_epsilon is None or self.domain_size is None:
       raise ValueError(f'randomizer {self.randomizer!r} needs local_epsilon '
                        f'and domain_size; got local_epsilon='
                        f'{self.local_epsilon}, domain_size='
                        f'{self.domain_size}.')
     return RANDOMIZERS[self.randomizer](self.domain_size, self.local_epsilon)
+
+  def _gaussian_randomizer(self) -> randomizers.GaussianRandomizer:
+    """The `GaussianRandomizer` of randomizer='gaussian'."""
+    if self.noise_multiplier is None or self.domain_size is not None:
+      raise ValueError(
+          f'randomizer {GAUSSIAN!r} needs noise_multiplier (and dimension, '
+          f'default 1), not domain_size; got noise_multiplier='
+          f'{self.noise_multiplier}, domain_size={self.domain_size}.')
+    return randomizers.GaussianRandomizer(self.noise_multiplier,
+                                          dimension=self.dimension or 1)
 
   def round_event(self) -> dp_accounting.DpEvent:
     """The `DpEvent` of one round."""
@@ -122,8 +142,10 @@ class Protocol:
     if self.release == 'sum':
       return self._sum_event()
     if self.noise_multiplier is not None and self.sample_size is not None:
+      gaussian = self.local_randomizer()
       return events.SubsampledShuffleGaussianEvent(
-          self.num_users, self.sample_size, self.noise_multiplier)
+          self.num_users, self.sample_size, self.noise_multiplier,
+          dimension=None if gaussian is None else gaussian.dimension)
     if self.checkin_rate is not None or self.noise_multiplier is not None:
       return events.CheckInEvent(
           self.num_users,

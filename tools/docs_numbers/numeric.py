@@ -46,7 +46,7 @@ def _numeric_epsilons():
   header = (['n', 'lower bound (NUM-LB)',
              'certified: randomized rounding (d = 1)',
              'certified: plain clipping, d = 1 (envelope)',
-             'certified: plain clipping, d > 1 (GAUSS-NO-GAIN)']
+             'certified: plain clipping, d > 1 (GAUSS-NO-GAIN, GAUSS-PROFILE-LDP)']
             + [f'estimate, clipping, d = {d} (unproven)'
                for d in NUMERIC_DIMENSIONS])
   rows = [[f'10^{round(math.log10(n))}', sig(_gaussian_lower(n, 2.0), 3),
@@ -103,3 +103,35 @@ def _numeric_targets():
                  f'{plain / lower:.1f}',
                  sig(_gaussian_shuffle(1, sigma, rounding=False), 3)])
   return header, rows
+
+
+VECTOR_DIMENSIONS = (10, 100, 10**6)
+
+
+@table('numeric.vectors', slow=True)
+def _numeric_vectors():
+  header = (['sigma', 'n', 'lower bound (NUM-LB, any d)']
+            + [f'certified, d = {d:g}' for d in VECTOR_DIMENSIONS]
+            + ['certified / lower', 'un-shuffled (GAUSS-NO-GAIN)'])
+  rows = []
+  for sigma, n in ((5.0, 10**4), (5.0, 10**5), (5.0, 10**6), (10.0, 10**4),
+                   (2.0, 10**6)):
+    certified = [_gaussian_shuffle(n, sigma, rounding=False, dimension=d)
+                 for d in VECTOR_DIMENSIONS]
+    lower = _gaussian_lower(n, sigma)
+    rows.append([f'{sigma:g}', f'10^{round(math.log10(n))}', sig(lower, 3)]
+                + [sig(value, 3) for value in certified]
+                + [f'{max(certified) / lower:.1f}',
+                   sig(_gaussian_shuffle(1, sigma, rounding=False,
+                                         dimension=2), 3)])
+  return header, rows
+
+
+@value('numeric.vector_target')
+def _numeric_vector_target():
+  return sig(_gaussian_shuffle(10**6, 5.0, rounding=False, dimension=100), 3)
+
+
+@value('numeric.vector_unshuffled')
+def _numeric_vector_unshuffled():
+  return sig(_gaussian_shuffle(1, 5.0, rounding=False, dimension=100), 3)
