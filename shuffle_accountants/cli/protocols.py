@@ -22,6 +22,7 @@ from shuffle_accountants import events
 from shuffle_accountants import randomizers
 from shuffle_accountants.pairs import fmt21
 from shuffle_accountants.pld import checkin
+from shuffle_accountants.pld import continuous_blanket
 from shuffle_accountants.pld import lower_bounds
 from shuffle_accountants.pld import sums
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
@@ -146,6 +147,9 @@ class Protocol:
       return events.SubsampledShuffleGaussianEvent(
           self.num_users, self.sample_size, self.noise_multiplier,
           dimension=None if gaussian is None else gaussian.dimension)
+    if self.randomizer == GAUSSIAN and self.checkin_rate is None:
+      return events.ShuffleEvent(self.num_users,
+                                 randomizer=self._gaussian_randomizer())
     if self.checkin_rate is not None or self.noise_multiplier is not None:
       return events.CheckInEvent(
           self.num_users,
@@ -323,11 +327,29 @@ def _binary_rr_pair(protocol: Protocol):
 def _pld_generic(protocol: Protocol):
   if protocol.randomizer is None and protocol.num_categories is None:
     raise NotApplicable('only with --randomizer or --num-categories')
+  if protocol.randomizer == GAUSSIAN:
+    raise NotApplicable('Gaussian reports are not pure LDP')
   # A sum is a post-processing of the shuffled reports (SUM-OF-BITS).
   generic = protocol.replace(randomizer=None, domain_size=None,
                              num_categories=None, release='shuffle')
   return (_accountant_epsilon(ShufflePldAccountant(), generic),
           'ShufflePldAccountant for a generic eps0-LDP randomizer (FMT21)')
+
+
+# NUM-LB's binomial pair grows with n: above this many users it is skipped.
+MAX_GAUSSIAN_PAIR_USERS = 10**6
+
+
+def _gaussian_lower_bound(protocol: Protocol,
+                          randomizer: randomizers.GaussianRandomizer):
+  """NUM-LB of one round (T rounds leak at least as much as one)."""
+  if protocol.num_users > MAX_GAUSSIAN_PAIR_USERS:
+    raise NotApplicable(f'skipped above {MAX_GAUSSIAN_PAIR_USERS} users (its '
+                        'cost)')
+  return (continuous_blanket.threshold_count_epsilon_lower_bound(
+      protocol.num_users, randomizer.noise_multiplier, protocol.delta),
+          'NUM-LB: thresholded count of the pair along one axis, every other '
+          'user at -C (one round; every d; specific pair)')
 
 
 def _randomizer_pairs(protocol: Protocol):
@@ -338,6 +360,8 @@ def _randomizer_pairs(protocol: Protocol):
   if protocol.rounds > MAX_LOWER_BOUND_ROUNDS:
     raise NotApplicable(f'skipped above {MAX_LOWER_BOUND_ROUNDS} rounds (its '
                         'cost grows with the rounds)')
+  if isinstance(event.randomizer, randomizers.GaussianRandomizer):
+    return _gaussian_lower_bound(protocol, event.randomizer)
   randomizer = event.randomizer or randomizers.KRandomizedResponse(
       event.num_categories, event.local_epsilon)
   epsilon = lower_bounds.randomizer_epsilon_lower_bound(
