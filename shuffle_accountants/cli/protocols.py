@@ -32,7 +32,8 @@ from shuffle_accountants.rdp.accountant import DEFAULT_ORDERS
 from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
 
 __all__ = [
-    'RELEASES', 'UPPER', 'LOWER', 'RANDOMIZERS', 'MAX_SUM_PAIR_USERS', 'NotApplicable', 'Protocol',
+    'RELEASES', 'UPPER', 'LOWER', 'RANDOMIZERS', 'GAUSSIAN',
+    'MAX_GAUSSIAN_PAIR_USERS', 'MAX_SUM_PAIR_USERS', 'NotApplicable', 'Protocol',
     'MethodResult', 'MAX_LOWER_BOUND_ROUNDS', 'NO_SAMPLED_LOWER_BOUND',
     'MAX_CHECKIN_PAIR_PARTICIPANTS', 'METHODS', 'ACCOUNTANTS',
     'ACCOUNTANT_TYPES', 'evaluate', 'certified_epsilon', 'best_lower_bound',
