@@ -3,6 +3,7 @@
 import functools
 import math
 
+from .core import power_of_ten
 from .core import sig
 from .core import table
 from .core import value
@@ -46,7 +47,7 @@ def _numeric_epsilons():
   header = (['n', 'lower bound (NUM-LB)',
              'certified: randomized rounding (d = 1)',
              'certified: plain clipping, d = 1 (envelope)',
-             'certified: plain clipping, d > 1 (GAUSS-NO-GAIN, GAUSS-PROFILE-LDP)']
+             'certified: plain clipping, d > 1 (GAUSS-NO-GAIN)']
             + [f'estimate, clipping, d = {d} (unproven)'
                for d in NUMERIC_DIMENSIONS])
   rows = [[f'10^{round(math.log10(n))}', sig(_gaussian_lower(n, 2.0), 3),
@@ -111,7 +112,8 @@ VECTOR_DIMENSIONS = (10, 100, 10**6)
 @table('numeric.vectors', slow=True)
 def _numeric_vectors():
   header = (['sigma', 'n', 'lower bound (NUM-LB, any d)']
-            + [f'certified, d = {d:g}' for d in VECTOR_DIMENSIONS]
+            + [f'certified, d = {power_of_ten(d) if d > 1000 else d}'
+               for d in VECTOR_DIMENSIONS]
             + ['certified / lower', 'un-shuffled (GAUSS-NO-GAIN)'])
   rows = []
   for sigma, n in ((5.0, 10**4), (5.0, 10**5), (5.0, 10**6), (10.0, 10**4),
