@@ -49,14 +49,14 @@ def everyone_checks_in(event: events.CheckInEvent
 
   None for local Gaussian noise, whose rate-1 round has no shuffling gain
   (GAUSS-NO-GAIN) and is already a candidate of the check-in bounds, except
-  scalar `GaussianRandomizer` reports, whose rate-1 round has the continuous
+  `GaussianRandomizer` reports, whose rate-1 round has FMT-EQ10-11 along
+  their privacy profile (GAUSS-PROFILE-LDP) and for scalars the continuous
   blanket (NUM-BLANKET). A named randomizer stays named: the shuffle of its
   n reports is the same mechanism, with every pair of that randomizer
   (RATE-ONE-DOMINATES (i)).
   """
   if event.local_epsilon is None:
-    if (isinstance(event.randomizer, randomizers.GaussianRandomizer)
-        and event.randomizer.dimension == 1):
+    if isinstance(event.randomizer, randomizers.GaussianRandomizer):
       return events.ShuffleEvent(num_users=event.num_users,
                                  randomizer=event.randomizer)
     return None

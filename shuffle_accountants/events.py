@@ -252,13 +252,14 @@ class SubsampledShuffleGaussianEvent(dp_event.DpEvent):
   are shuffled. This is DP-SGD on shuffled fixed-size batches with local
   noise. Replace-one over the `num_users` users.
 
-  On the PLD route, `dimension=1` (scalar reports) also takes the hidden
-  sample of the shuffle of m scalar reports, through the continuous blanket
-  (NUM-BLANKET (v)) and KHH-SUBSAMPLED, and keeps the smaller profile; an
-  unknown or larger dimension gets the Gaussian pair alone (GAUSS-NO-GAIN; for
-  vectors the blanket's worst pair is unproven, NUM-BLANKET (iv), and its mass
-  vanishes as d grows), and the contribution's pair names say why. The RDP
-  route ignores `dimension` (its value is unchanged).
+  On the PLD route, a known `dimension` d also takes the hidden sample of
+  the shuffle of m reports of dimension d, under KHH-SUBSAMPLED, and keeps
+  the smaller profile: for scalars (d = 1) through the continuous blanket
+  (NUM-BLANKET (v)), for every d through FMT-EQ10-11 along the report's
+  privacy profile (GAUSS-PROFILE-LDP). An unknown dimension (None) gets the
+  Gaussian pair alone (GAUSS-NO-GAIN: the Flower adapter composes a central
+  Gaussian sum as this event), and the contribution's pair names say why.
+  The RDP route ignores `dimension` (its value is unchanged).
 
   Attributes:
     num_users: population size n, an integer >= 1.

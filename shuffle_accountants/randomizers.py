@@ -1,6 +1,6 @@
 """Local randomizers as named, frozen descriptions, with their tables.
 
-IDs: NAMED-CLONE-RATE, BLANKET-TWO-LEVEL
+IDs: NAMED-CLONE-RATE, BLANKET-TWO-LEVEL, GAUSS-PROFILE-LDP
 
 A `ShuffleEvent(randomizer=...)` is accounted with every dominating pair the
 randomizer admits, the smallest profile winning:
@@ -37,6 +37,7 @@ from typing import Dict, Optional, Tuple
 
 import attr
 import numpy as np
+from scipy import special
 
 from shuffle_accountants import _validation
 
@@ -790,10 +791,11 @@ class GaussianRandomizer(_ContinuousRandomizer):
   ball of radius C in R^d (or rounded, below), sigma = `noise_multiplier`.
   Replace-one: one user's record changes, so its report's mean moves by up to 2C. Not pure
   LDP (`local_epsilon` is infinite): shuffle rounds are accounted with the
-  GAUSS-NO-GAIN Gaussian pair (no amplification) and, for d = 1, the continuous
-  privacy blanket NUM-BLANKET (`pld.continuous_blanket`), the smaller
-  profile winning; for d > 1 the contribution record names the blanket as
-  not used.
+  GAUSS-NO-GAIN Gaussian pair (no amplification), FMT-EQ10-11 along the
+  report's privacy profile (GAUSS-PROFILE-LDP, `local_deltas`: any d) and,
+  for d = 1, the continuous privacy blanket NUM-BLANKET
+  (`pld.continuous_blanket`), the smallest profile winning; for d > 1 the
+  contribution record names the blanket as not used.
 
   The mechanism, by `randomized_rounding`:
     False (default, plain clipping): x is clipped to norm C and the noise
@@ -833,6 +835,27 @@ class GaussianRandomizer(_ContinuousRandomizer):
 
   def clone_rate(self) -> float:
     return 0.0
+
+  def local_deltas(self, local_epsilons) -> np.ndarray:
+    """delta0(eps0) at each eps0 >= 0: every report is (eps0, delta0)-LDP. [UB]
+
+    GAUSS-PROFILE-LDP: the reports of any two inputs are N(u, s^2 I_d) and
+    N(v, s^2 I_d), s = sigma C, with |u - v|_2 <= 2C (both in the L2 ball of
+    radius C; rounded inputs are mixtures of the laws at +-C). Their
+    hockey-stick divergence at e^eps0 is the one-dimensional
+    Phi(mu/2 - eps0/mu) - e^eps0 Phi(-mu/2 - eps0/mu) at mu = |u - v|_2 / s,
+    largest at mu = 2 / sigma, whatever d. Log-space CDFs; the result is
+    rounded up by 1e-10 Phi(mu/2 - eps0/mu) (the CDFs' and the difference's
+    rounding) and 1e-300.
+    """
+    epsilons = np.asarray(local_epsilons, dtype=np.float64)
+    mu = 2.0 / self.noise_multiplier
+    log_first = special.log_ndtr(mu / 2 - epsilons / mu)
+    log_second = epsilons + special.log_ndtr(-mu / 2 - epsilons / mu)
+    first = np.exp(log_first)
+    difference = -np.expm1(np.minimum(log_second - log_first, 0.0))
+    return np.minimum(first * difference * (1 + 1e-9) + first * 1e-10
+                      + 1e-300, 1.0)
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)

@@ -42,7 +42,7 @@ PROGRAM = 'shuffle-accountant'
 _PROTOCOL_FIELDS = ('num_users', 'delta', 'rounds', 'local_epsilon',
                     'noise_multiplier', 'num_categories', 'checkin_rate',
                     'sample_size', 'randomizer', 'domain_size', 'release',
-                    'relation')
+                    'relation', 'dimension')
 _SWEEPS = ('rounds', 'num-users', 'local-epsilon')
 # Without --delta: well below 1/n (a mechanism releasing one random user's
 # record is (0, 1/n)-DP), and never above the customary 1e-6.
@@ -70,6 +70,7 @@ LIMITS = {
     'domain-size': (2, _validation.MAX_DOMAIN_SIZE),
     'local-epsilon': (0.0, 20.0), 'noise-multiplier': (1e-3, 1e5),
     'checkin-rate': (1e-12, 1.0), 'delta': (1e-300, 0.5),
+    'dimension': (1, 10**9),
     'target-epsilon': (1e-6, 1e6),
 }
 _FLAG_NAMES = {name.replace('-', '_'): f'--{name}' for name in LIMITS}
@@ -172,14 +173,19 @@ def _add_protocol_flags(parser, solved: Sequence[str] = ()):
                      help='k for k-ary randomized response reports')
   group.add_argument('--randomizer',
                      choices=('krr', 'sue', 'oue', 'olh', 'blh', 'hadamard',
-                              'subset'),
+                              'subset', 'gaussian'),
                      help='the deployed randomizer (with --local-epsilon and '
                      '--domain-size): k-RR, unary encoding (symmetric, '
                      'optimized), local hashing (optimized, binary), '
-                     'Hadamard response, subset selection')
+                     'Hadamard response, subset selection; or gaussian '
+                     '(with --noise-multiplier and --dimension): a vector '
+                     'clipped to L2 norm C plus local Gaussian noise')
   group.add_argument('--domain-size', type=_whole('domain-size'),
                      help='number of input values d of --randomizer '
                      '(2 to 1e6)')
+  group.add_argument('--dimension', type=_whole('dimension'),
+                     help='dimension d of --randomizer gaussian reports '
+                     '(1 to 1e9; default 1)')
   group.add_argument('--release', choices=('shuffle', 'sum'),
                      help='what the server sees of a round: the shuffled '
                      'reports (default) or only their coordinate-wise sum '
@@ -327,7 +333,10 @@ _RANDOMIZER_WORDS = {
 def _report_words(protocol: 'protocols.Protocol') -> str:
   """What one user sends in a round, in words."""
   if protocol.noise_multiplier is not None:
-    return (f'its clipped vector (norm at most C) plus its own Gaussian '
+    dimension = protocol.dimension or 1
+    vector = (f'{dimension:,}-dimensional vector' if dimension > 1
+              else 'value')
+    return (f'its clipped {vector} (norm at most C) plus its own Gaussian '
             f'noise N(0, ({protocol.noise_multiplier:g} C)^2)')
   epsilon = f'eps0 = {protocol.local_epsilon:g}'
   if protocol.randomizer is not None:
@@ -364,7 +373,8 @@ def _protocol_words(protocol: 'protocols.Protocol') -> List[str]:
            'the shuffler is trusted: it hides who was sampled and who sent '
            'which report, and the server sees the shuffled reports.')
   elif protocol.checkin_rate is not None or (
-      protocol.noise_multiplier is not None):
+      protocol.noise_multiplier is not None
+      and protocol.randomizer != protocols.GAUSSIAN):
     rate = 1.0 if protocol.checkin_rate is None else protocol.checkin_rate
     who = (f'{rounds.capitalize()}, each of {users} checks in with '
            f'probability {rate:g} and then sends {sends}; only the '
@@ -552,7 +562,7 @@ def _check_solvable(args, solve: str) -> None:
                      'on n)')
   if solve == 'noise_multiplier':
     given = [f'--{name.replace("_", "-")}' for name in _PURE_LDP_FLAGS
-             if getattr(args, name) is not None]
+             if getattr(args, name) not in (None, 'gaussian')]
     if given:
       raise UsageError(
           f'--solve noise-multiplier chooses local Gaussian noise, which '

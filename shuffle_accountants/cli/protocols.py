@@ -25,6 +25,7 @@ from shuffle_accountants import randomizers
 from shuffle_accountants.pairs import fmt21
 from shuffle_accountants.pairs import sums as pair_sums
 from shuffle_accountants.pld import checkin
+from shuffle_accountants.pld import continuous_blanket
 from shuffle_accountants.pld import lower_bounds
 from shuffle_accountants.pld import sums
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
@@ -34,7 +35,9 @@ from shuffle_accountants.rdp.accountant import DEFAULT_ORDERS
 from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
 
 __all__ = [
-    'RELEASES', 'RELATIONS', 'UPPER', 'LOWER', 'RANDOMIZERS', 'MAX_SUM_PAIR_USERS', 'NotApplicable', 'Protocol',
+    'RELEASES', 'RELATIONS', 'UPPER', 'LOWER', 'RANDOMIZERS', 'GAUSSIAN',
+    'MAX_GAUSSIAN_PAIR_USERS', 'MAX_SUM_PAIR_USERS', 'NotApplicable',
+    'Protocol',
     'MethodResult', 'MAX_LOWER_BOUND_ROUNDS', 'NO_SAMPLED_LOWER_BOUND',
     'MAX_CHECKIN_PAIR_PARTICIPANTS', 'METHODS', 'ACCOUNTANTS',
     'ACCOUNTANT_TYPES', 'evaluate', 'certified_epsilon', 'best_lower_bound',
@@ -53,6 +56,8 @@ RELATIONS = {
 UPPER = 'upper bound'
 LOWER = 'lower bound'
 
+# --randomizer gaussian: GaussianRandomizer (noise multiplier, dimension).
+GAUSSIAN = 'gaussian'
 # --randomizer names: the catalogue class of each (domain size first).
 RANDOMIZERS = {
     'krr': randomizers.KRandomizedResponse,
@@ -79,7 +84,9 @@ class Protocol:
   `CheckInEvent`; `local_epsilon` with `sample_size` is a hidden uniform
   sample (`SampledWithoutReplacementDpEvent` of a `ShuffleEvent`); otherwise
   `ShuffleEvent`. `randomizer` (a name in `RANDOMIZERS`) with
-  `domain_size` describes the local randomizer of eps0 `local_epsilon`.
+  `domain_size` describes the local randomizer of eps0 `local_epsilon`;
+  `randomizer='gaussian'` with `noise_multiplier` and `dimension` (default 1)
+  the local Gaussian randomizer (`GaussianRandomizer`, plain clipping).
   `release` is what the server sees of a round: 'shuffle' (the shuffled
   reports) or 'sum' (their coordinate-wise sum, `SumOfReportsEvent`:
   unary encodings or k-RR, every user every round). `relation` is a name
@@ -98,6 +105,7 @@ class Protocol:
   domain_size: Optional[int] = None
   release: str = 'shuffle'
   relation: str = 'replace-one'
+  dimension: Optional[int] = None
 
   def __attrs_post_init__(self):
     if self.relation not in RELATIONS:
@@ -120,20 +128,35 @@ class Protocol:
 
   def local_randomizer(self) -> Optional[randomizers.Randomizer]:
     """The catalogue randomizer named by `randomizer`, or None."""
+    if self.randomizer == GAUSSIAN:
+      return self._gaussian_randomizer()
+    if self.dimension is not None:
+      raise ValueError(f'dimension={self.dimension} describes Gaussian '
+                       'reports: it needs randomizer gaussian.')
     if self.randomizer is None:
       if self.domain_size is not None:
         raise ValueError(f'domain_size={self.domain_size} needs a randomizer '
                          f'(one of {", ".join(RANDOMIZERS)}).')
       return None
     if self.randomizer not in RANDOMIZERS:
-      raise ValueError(f'randomizer must be one of {", ".join(RANDOMIZERS)}; '
-                       f'got {self.randomizer!r}.')
+      raise ValueError(f'randomizer must be one of {", ".join(RANDOMIZERS)} '
+                       f'or {GAUSSIAN}; got {self.randomizer!r}.')
     if self.local_epsilon is None or self.domain_size is None:
       raise ValueError(f'randomizer {self.randomizer!r} needs local_epsilon '
                        f'and domain_size; got local_epsilon='
                        f'{self.local_epsilon}, domain_size='
                        f'{self.domain_size}.')
     return RANDOMIZERS[self.randomizer](self.domain_size, self.local_epsilon)
+
+  def _gaussian_randomizer(self) -> randomizers.GaussianRandomizer:
+    """The `GaussianRandomizer` of randomizer='gaussian'."""
+    if self.noise_multiplier is None or self.domain_size is not None:
+      raise ValueError(
+          f'randomizer {GAUSSIAN!r} needs noise_multiplier (and dimension, '
+          f'default 1), not domain_size; got noise_multiplier='
+          f'{self.noise_multiplier}, domain_size={self.domain_size}.')
+    return randomizers.GaussianRandomizer(self.noise_multiplier,
+                                          dimension=self.dimension or 1)
 
   def round_event(self) -> dp_accounting.DpEvent:
     """The `DpEvent` of one round."""
@@ -143,8 +166,13 @@ class Protocol:
     if self.release == 'sum':
       return self._sum_event()
     if self.noise_multiplier is not None and self.sample_size is not None:
+      gaussian = self.local_randomizer()
       return events.SubsampledShuffleGaussianEvent(
-          self.num_users, self.sample_size, self.noise_multiplier)
+          self.num_users, self.sample_size, self.noise_multiplier,
+          dimension=None if gaussian is None else gaussian.dimension)
+    if self.randomizer == GAUSSIAN and self.checkin_rate is None:
+      return events.ShuffleEvent(self.num_users,
+                                 randomizer=self._gaussian_randomizer())
     if self.checkin_rate is not None or self.noise_multiplier is not None:
       return events.CheckInEvent(
           self.num_users,
@@ -373,6 +401,8 @@ def _binary_rr_pair(protocol: Protocol):
 def _pld_generic(protocol: Protocol):
   if protocol.randomizer is None and protocol.num_categories is None:
     raise NotApplicable('only with --randomizer or --num-categories')
+  if protocol.randomizer == GAUSSIAN:
+    raise NotApplicable('Gaussian reports are not pure LDP')
   _check_replace_one_method(protocol)
   # A sum is a post-processing of the shuffled reports (SUM-OF-BITS).
   generic = protocol.replace(randomizer=None, domain_size=None,
@@ -380,6 +410,22 @@ def _pld_generic(protocol: Protocol):
   return (_accountant_epsilon(make_accountant('pld', generic), generic),
           'ShufflePldAccountant for a generic eps0-LDP randomizer (FMT21)'
           f'{_relation_note(generic)}')
+
+
+# NUM-LB's binomial pair grows with n: above this many users it is skipped.
+MAX_GAUSSIAN_PAIR_USERS = 10**6
+
+
+def _gaussian_lower_bound(protocol: Protocol,
+                          randomizer: randomizers.GaussianRandomizer):
+  """NUM-LB of one round (T rounds leak at least as much as one)."""
+  if protocol.num_users > MAX_GAUSSIAN_PAIR_USERS:
+    raise NotApplicable(f'skipped above {MAX_GAUSSIAN_PAIR_USERS} users (its '
+                        'cost)')
+  return (continuous_blanket.threshold_count_epsilon_lower_bound(
+      protocol.num_users, randomizer.noise_multiplier, protocol.delta),
+          'NUM-LB: thresholded count of the pair along one axis, every other '
+          'user at -C (one round; every d; specific pair)')
 
 
 def _randomizer_pairs(protocol: Protocol):
@@ -391,6 +437,8 @@ def _randomizer_pairs(protocol: Protocol):
   if protocol.rounds > MAX_LOWER_BOUND_ROUNDS:
     raise NotApplicable(f'skipped above {MAX_LOWER_BOUND_ROUNDS} rounds (its '
                         'cost grows with the rounds)')
+  if isinstance(event.randomizer, randomizers.GaussianRandomizer):
+    return _gaussian_lower_bound(protocol, event.randomizer)
   randomizer = event.randomizer or randomizers.KRandomizedResponse(
       event.num_categories, event.local_epsilon)
   epsilon = lower_bounds.randomizer_epsilon_lower_bound(

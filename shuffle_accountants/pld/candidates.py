@@ -43,8 +43,8 @@ __all__ = [
     'PLAIN_LATTICE_STEP', 'CLONE_RATE_PAIR', 'BLANKET_PAIR',
     'shuffle_round_pairs', 'CHECKIN_BLANKET_PAIR', 'checkin_blanket_pairs',
     'checkin_randomizer', 'event_pairs', 'shuffle_round_pmf',
-    'scalar_shuffle_sample', 'SCALAR_SHUFFLE_SAMPLE', 'RoundPmf',
-    'ROUND_PMFS', 'round_scales', 'event_pmf',
+    'shuffle_of_sample', 'SCALAR_SHUFFLE_SAMPLE', 'RoundPmf',
+    'ROUND_PMFS', 'round_scales', 'event_pmf', 'PROFILE_LDP_PAIR',
 ]
 
 # Who observes a k-RR shuffle (Koskela et al. section 4):
@@ -162,18 +162,27 @@ _VECTORS = ('not used (plain clipping of vectors, d > 1: its worst pair is '
             'unproven, NUM-BLANKET (iv))')
 
 
+PROFILE_LDP_PAIR = 'FMT-EQ10-11 on the Gaussian privacy profile (GAUSS-PROFILE-LDP)'
+
+
 def _gaussian_pairs(num_users: int, randomizer, discretization):
   """GAUSS-NO-GAIN, with NUM-BLANKET (combined in one pair) for scalars (plain
-  clipping: its envelope of every pair, NUM-BLANKET (v))."""
+  clipping: its envelope of every pair, NUM-BLANKET (v)), and FMT-EQ10-11
+  along the report's privacy profile (GAUSS-PROFILE-LDP, any d)."""
   atoms = continuous_blanket.gaussian_shuffle_atoms(
       num_users, randomizer.noise_multiplier, discretization or 1e-3,
       randomizer.randomized_rounding, randomizer.dimension)
+  profile = tuple(fmt21.local_profile_candidates(
+      num_users, randomizer.local_deltas, PROFILE_LDP_PAIR)) or (
+          (f'{PROFILE_LDP_PAIR}: not used (FMT-EQ10-11 applies at no eps0 '
+           'of the grid)', None),)
   if randomizer.dimension > 1:
     return ((continuous_blanket.NO_AMPLIFICATION, atoms),
-            (f'{continuous_blanket.NAME}: {_VECTORS}', None))
+            (f'{continuous_blanket.NAME}: {_VECTORS}', None)) + profile
   name = (continuous_blanket.NAME if randomizer.randomized_rounding
           else continuous_blanket.ENVELOPE_NAME)
-  return ((f'{continuous_blanket.NO_AMPLIFICATION} and {name}', atoms),)
+  return ((f'{continuous_blanket.NO_AMPLIFICATION} and {name}', atoms),
+          ) + profile
 
 
 # Pairs of recent rounds (the grid policy and the PMF both read them).
@@ -289,20 +298,33 @@ def shuffle_round_pmf(event: events.ShuffleEvent,
           tuple(name for name, _ in pairs))
 
 
-def scalar_shuffle_sample(event: events.SubsampledShuffleGaussianEvent
-                          ) -> Optional[Tuple[events.ShuffleEvent, float]]:
-  """A `SubsampledShuffleGaussianEvent` of scalar reports (dimension 1) as
-  what it is, the shuffle of its m scalar `GaussianRandomizer` reports
-  behind a hidden sample, with the sampling ratio m / n; None otherwise."""
-  if event.dimension != 1:
+def shuffle_of_sample(event: events.SubsampledShuffleGaussianEvent,
+                      relative_width: float
+                      ) -> Optional[Tuple[events.ShuffleEvent, float]]:
+  """A `SubsampledShuffleGaussianEvent` of known dimension d as what it is,
+  the shuffle of its m `GaussianRandomizer` reports of dimension d behind a
+  hidden sample, with the sampling ratio m / n.
+
+  None for an unknown dimension (its value stays the Gaussian pair's: the
+  Flower adapter composes a central Gaussian sum as this event, which no
+  shuffle of reports dominates), and where the shuffle's pairs would be the
+  Gaussian pair alone (d > 1 and GAUSS-PROFILE-LDP applies nowhere).
+  """
+  if event.dimension is None:
     return None
-  return (events.ShuffleEvent(
+  shuffle = events.ShuffleEvent(
       num_users=event.sample_size,
-      randomizer=randomizers.GaussianRandomizer(event.noise_multiplier)),
-          event.sample_size / event.num_users)
+      randomizer=randomizers.GaussianRandomizer(event.noise_multiplier,
+                                                dimension=event.dimension))
+  if event.dimension != 1 and not any(
+      atoms is not None and name.startswith(PROFILE_LDP_PAIR)
+      for name, atoms in event_pairs(shuffle, 'shuffled_output',
+                                     relative_width)):
+    return None
+  return shuffle, event.sample_size / event.num_users
 
 
-SCALAR_SHUFFLE_SAMPLE = 'KHH-SUBSAMPLED of the shuffle of m scalar reports'
+SCALAR_SHUFFLE_SAMPLE = 'KHH-SUBSAMPLED of the shuffle of m reports'
 _UNKNOWN_DIMENSION = ('not used (dimension unknown: dimension=1 declares '
                       'scalar reports)')
 
@@ -364,14 +386,15 @@ def _sampled_gaussian_pmf(event: events.SubsampledShuffleGaussianEvent,
   mixture, names = _mixture_pmf(event, _sampled_gaussian_pairs(event),
                                 _sampled_gaussian_arguments(event),
                                 discretization, discretize, relative_width)
-  scalar = scalar_shuffle_sample(event)
-  if scalar is None:
+  sample = shuffle_of_sample(event, relative_width)
+  if sample is None:
     return mixture, names
-  # The same mechanism as a hidden sample of a scalar shuffle: its
-  # candidates (NUM-BLANKET (v) with GAUSS-NO-GAIN), lowered to the
-  # GAUSS-NO-GAIN mixture where that is smaller (CHECKIN-COARSE-GRIDS).
+  # The same mechanism as a hidden sample of a shuffle: its candidates
+  # (GAUSS-NO-GAIN, GAUSS-PROFILE-LDP and for scalars NUM-BLANKET (v)),
+  # lowered to the GAUSS-NO-GAIN mixture where that is smaller
+  # (CHECKIN-COARSE-GRIDS).
   shuffled, shuffled_names = shuffle_round_pmf(
-      scalar[0], scalar[1], discretization, discretize, 'shuffled_output',
+      *sample, discretization, discretize, 'shuffled_output',
       relative_width)
   return (checkin.capped_by(shuffled, mixture),
           names + tuple(f'{SCALAR_SHUFFLE_SAMPLE}: {name}'
@@ -554,11 +577,11 @@ def _sampled_gaussian_scales(event: events.SubsampledShuffleGaussianEvent,
                              relative_width: float) -> Scales:
   spread, reach, spread_bound = _mixture_scales(
       event, ratio, relative_width, _sampled_gaussian_arguments(event))
-  scalar = scalar_shuffle_sample(event)
-  if scalar is not None:
-    # Its scalar shuffle candidate is far narrower than the GAUSS-NO-GAIN
+  sample = shuffle_of_sample(event, relative_width)
+  if sample is not None:
+    # Its shuffle candidates are far narrower than the GAUSS-NO-GAIN
     # mixture.
-    spread = min(spread, _shuffle_scales(*scalar, krr_adversary,
+    spread = min(spread, _shuffle_scales(*sample, krr_adversary,
                                          relative_width)[0])
   return spread, reach, spread_bound
 

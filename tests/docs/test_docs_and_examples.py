@@ -12,7 +12,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir,
 EXAMPLES = (pytest.param('girgis_figures', marks=pytest.mark.slow),
             'checkin_blanket', 'koskela_figures', 'liew_checkin',
             'mixed_composition', 'randomizer_choice', 'randomizer_tightness',
-            'numeric_telemetry', 'sum_release')
+            'numeric_telemetry', 'sum_release',
+            pytest.param('numeric_vectors', marks=pytest.mark.slow))
 
 
 def test_docs_build_strictly(tmp_path):

@@ -3,6 +3,7 @@
 import functools
 import math
 
+from .core import power_of_ten
 from .core import sig
 from .core import table
 from .core import value
@@ -103,3 +104,36 @@ def _numeric_targets():
                  f'{plain / lower:.1f}',
                  sig(_gaussian_shuffle(1, sigma, rounding=False), 3)])
   return header, rows
+
+
+VECTOR_DIMENSIONS = (10, 100, 10**6)
+
+
+@table('numeric.vectors', slow=True)
+def _numeric_vectors():
+  header = (['sigma', 'n', 'lower bound (NUM-LB, any d)']
+            + [f'certified, d = {power_of_ten(d) if d > 1000 else d}'
+               for d in VECTOR_DIMENSIONS]
+            + ['certified / lower', 'un-shuffled (GAUSS-NO-GAIN)'])
+  rows = []
+  for sigma, n in ((5.0, 10**4), (5.0, 10**5), (5.0, 10**6), (10.0, 10**4),
+                   (2.0, 10**6)):
+    certified = [_gaussian_shuffle(n, sigma, rounding=False, dimension=d)
+                 for d in VECTOR_DIMENSIONS]
+    lower = _gaussian_lower(n, sigma)
+    rows.append([f'{sigma:g}', f'10^{round(math.log10(n))}', sig(lower, 3)]
+                + [sig(value, 3) for value in certified]
+                + [f'{max(certified) / lower:.1f}',
+                   sig(_gaussian_shuffle(1, sigma, rounding=False,
+                                         dimension=2), 3)])
+  return header, rows
+
+
+@value('numeric.vector_target')
+def _numeric_vector_target():
+  return sig(_gaussian_shuffle(10**6, 5.0, rounding=False, dimension=100), 3)
+
+
+@value('numeric.vector_unshuffled')
+def _numeric_vector_unshuffled():
+  return sig(_gaussian_shuffle(1, 5.0, rounding=False, dimension=100), 3)
