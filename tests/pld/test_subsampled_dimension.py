@@ -23,7 +23,8 @@ from shuffle_accountants import randomizers
 NUM_USERS, SAMPLE_SIZE, SIGMA, DELTA = 10**5, 10**4, 2.0, 1e-6
 # ShufflePldAccountant's epsilon of SubsampledShuffleGaussianEvent(1e5, 1e4,
 # 2.0) at delta = 1e-6 before the dimension field existed (KHH-SUBSAMPLED
-# of the GAUSS-NO-GAIN Gaussian pair alone).
+# of the GAUSS-NO-GAIN Gaussian pair alone). Its last digits follow scipy's
+# special functions (scipy 1.17.1 gives 2.181734093211054): compared at 1e-9.
 GAUSSIAN_PAIR_EPSILON = 2.181734093922661
 
 
@@ -63,7 +64,7 @@ def test_scalars_match_the_explicit_hidden_sample_of_a_shuffle():
 def test_other_dimensions_keep_the_gaussian_pair_and_say_why(dimension,
                                                              reason):
   epsilon, names = _pld(_event(dimension))
-  assert epsilon == pytest.approx(GAUSSIAN_PAIR_EPSILON, rel=1e-12)
+  assert epsilon == pytest.approx(GAUSSIAN_PAIR_EPSILON, rel=1e-9)
   assert names[0] == 'KHH-SUBSAMPLED of the Gaussian pair (GAUSS-NO-GAIN)'
   assert any('NUM-BLANKET' in name and 'not used' in name and reason in name
              for name in names[1:])
