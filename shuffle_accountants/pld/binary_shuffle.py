@@ -1,0 +1,56 @@
+"""The shuffle of binary randomized response at its worst configuration.
+
+IDs: BINARY-RR-CONFIGURATIONS, SUM-OF-BITS, DOMINATING-ROUNDS
+
+Binary randomized response (2-RR, p = e^eps0 / (e^eps0 + 1) = 1 - q) sends
+one bit; the shuffle of n bits is exactly their count. With A of the
+n - 1 others at input 1 the count of their bits is Bin(A, p) +
+Bin(n - 1 - A, q), and the target at 1 or 0 adds Bern(p) or Bern(q): the
+pair is one coordinate of SUM-OF-BITS, (P_A, Q_A). Every configuration
+A = 0, ..., n - 1 is covered by the largest profile over SUM-OF-BITS'
+label groups (`pairs.sums.coordinate_family_atoms`), and reflecting the
+count (s -> n - s) maps the order 0 -> 1 of configuration A onto the order
+1 -> 0 of configuration n - 1 - A, so the one envelope holds for both
+orders. Only the shuffled output is observed (`krr_adversary`
+'shuffled_output'), and no hidden sample follows.
+"""
+
+import math
+from typing import Optional
+
+from shuffle_accountants import events
+from shuffle_accountants.pairs import sums
+from shuffle_accountants.pld import checkin
+from shuffle_accountants.pld import discrete
+
+__all__ = ['BINARY_RR_CONFIGURATIONS', 'applies', 'binary_rr_round_pmf']
+
+BINARY_RR_CONFIGURATIONS = ('BINARY-RR-CONFIGURATIONS binary RR as one '
+                            'coordinate of SUM-OF-BITS, every configuration '
+                            '(grouped)')
+
+
+def applies(event: events.ShuffleEvent, sampling_ratio: Optional[float],
+            krr_adversary: str) -> bool:
+  """Whether BINARY-RR-CONFIGURATIONS bounds this round: shuffled binary RR,
+  with only the shuffled output observed and no hidden sample."""
+  return (event.num_categories == 2 and event.local_delta == 0
+          and event.local_epsilon > 0 and sampling_ratio is None
+          and krr_adversary == 'shuffled_output')
+
+
+def binary_rr_round_pmf(num_users: int, local_epsilon: float,
+                        discretization: float, discretize: checkin.Discretize,
+                        relative_width: float) -> discrete.GridPmf:
+  """One grid PMF dominating a shuffle of binary RR (both orders). [DOM]
+
+  BINARY-RR-CONFIGURATIONS. Rounds of more users than `sums.computed_users`
+  are computed at fewer users (a post-processing, DOMINATING-ROUNDS (ii)).
+  """
+  p = 1 / (1 + math.exp(-local_epsilon))
+  q = 1 / (1 + math.exp(local_epsilon))
+  users = sums.computed_users(num_users, p, q)
+  width = max(relative_width, sums.DEFAULT_RELATIVE_WIDTH)
+  return discrete.largest_profile([
+      discretize(atoms, discretization)
+      for atoms in sums.coordinate_family_atoms(users, p, q, width, False)])
