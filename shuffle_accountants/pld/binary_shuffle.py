@@ -23,13 +23,19 @@ from shuffle_accountants.pairs import sums
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import discrete
 
-__all__ = ['BINARY_RR_CONFIGURATIONS', 'applies', 'binary_rr_round_pmf']
+__all__ = ['BINARY_RR_CONFIGURATIONS', 'LARGEST_LOCAL_EPSILON', 'applies',
+           'binary_rr_round_pmf']
 
 # Label groups this relative width wide where the others' noise variance
 # is at most `_NARROW_VARIANCE` (about 800 groups of windows under 1,000
 # points).
 _NARROW_WIDTH = 0.005
 _NARROW_VARIANCE = 2500.0
+
+# Above this eps0, p = 1 - q nears 1 in floating point (it is 1 beyond
+# about 36.7) and the binomials of p degenerate; there shuffling gains
+# nothing measurable and the k-RR candidates answer alone.
+LARGEST_LOCAL_EPSILON = 30.0
 
 BINARY_RR_CONFIGURATIONS = ('BINARY-RR-CONFIGURATIONS binary RR as one '
                             'coordinate of SUM-OF-BITS, every configuration '
@@ -41,7 +47,8 @@ def applies(event: events.ShuffleEvent, sampling_ratio: Optional[float],
   """Whether BINARY-RR-CONFIGURATIONS bounds this round: shuffled binary RR,
   with only the shuffled output observed and no hidden sample."""
   return (event.num_categories == 2 and event.local_delta == 0
-          and event.local_epsilon > 0 and sampling_ratio is None
+          and 0 < event.local_epsilon <= LARGEST_LOCAL_EPSILON
+          and sampling_ratio is None
           and krr_adversary == 'shuffled_output')
 
 
@@ -55,7 +62,9 @@ def binary_rr_round_pmf(num_users: int, local_epsilon: float,
   """
   p = 1 / (1 + math.exp(-local_epsilon))
   q = 1 / (1 + math.exp(local_epsilon))
-  users = sums.computed_users(num_users, p, q)
+  # (computed_users divides by the variance, which underflows at large eps0.)
+  users = (num_users if num_users * p * q <= sums.MAX_DIRECT_VARIANCE
+           else sums.computed_users(num_users, p, q))
   # A group's pair lacks up to its width in users, which lifts the mean
   # loss of the wide middle groups above the extremes' (2.5 % at n = 10^6,
   # eps0 = 8, width 0.05): under many rounds that adds up. Narrow groups

@@ -123,6 +123,11 @@ def test_only_for_the_shuffled_output_and_no_hidden_sample():
                                     'shuffled_output')
   assert not binary_shuffle.applies(ShuffleEvent(100, 0.0, 2), None,
                                     'shuffled_output')
+  largest = binary_shuffle.LARGEST_LOCAL_EPSILON
+  assert binary_shuffle.applies(ShuffleEvent(100, largest, 2), None,
+                                'shuffled_output')
+  assert not binary_shuffle.applies(ShuffleEvent(100, 2 * largest, 2), None,
+                                    'shuffled_output')
 
 
 @pytest.mark.slow
