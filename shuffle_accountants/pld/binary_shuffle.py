@@ -46,7 +46,9 @@ def applies(event: events.ShuffleEvent, sampling_ratio: Optional[float],
             krr_adversary: str) -> bool:
   """Whether BINARY-RR-CONFIGURATIONS bounds this round: shuffled binary RR,
   with only the shuffled output observed and no hidden sample."""
+  # local_epsilon is set (k-RR needs it; a randomizer fills it in).
   return (event.num_categories == 2 and event.local_delta == 0
+          and event.local_epsilon is not None
           and 0 < event.local_epsilon <= LARGEST_LOCAL_EPSILON
           and sampling_ratio is None
           and krr_adversary == 'shuffled_output')
