@@ -499,3 +499,30 @@ def binary_rr_pair_log_delta_floor(num_users, local_epsilon, count, epsilon):
   if epsilon >= loss:
     return -math.inf
   return count * log_p[best] + math.log(-math.expm1(epsilon - loss))
+
+
+def binary_rr_count_pair(num_users, local_epsilon, ones_among_others):
+  """(law of the count of ones, target at 1; target at 0) for shuffled
+  binary RR with `ones_among_others` of the n - 1 others at input 1.
+
+  The shuffle of bits is their count: Bin(a, p) + Bin(n - 1 - a, 1 - p) for
+  the others, convolved exactly with the target's bit.
+  """
+  keep = 1 / (1 + math.exp(-local_epsilon))
+  flip = 1 / (1 + math.exp(local_epsilon))
+  others = np.convolve(
+      stats.binom.pmf(np.arange(ones_among_others + 1), ones_among_others,
+                      keep),
+      stats.binom.pmf(np.arange(num_users - ones_among_others),
+                      num_users - 1 - ones_among_others, flip))
+  one_more = np.concatenate([[0.0], others])
+  as_is = np.concatenate([others, [0.0]])
+  return (keep * one_more + flip * as_is, flip * one_more + keep * as_is)
+
+
+def composed_pair(pairs):
+  """The product of the rounds' (P, Q) laws (one pair per round)."""
+  law_p, law_q = np.ones(1), np.ones(1)
+  for p, q in pairs:
+    law_p, law_q = np.outer(law_p, p).ravel(), np.outer(law_q, q).ravel()
+  return law_p, law_q

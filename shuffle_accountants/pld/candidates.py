@@ -1,10 +1,13 @@
 """The dominating pairs valid for each shuffle event, as grid PMFs.
 
-IDs: FMT21-CLONES, KHH-KRR-STRONG, KHH-KRR-WEAK, KHH-SUBSAMPLED
+IDs: FMT21-CLONES, KHH-KRR-STRONG, KHH-KRR-WEAK, KHH-SUBSAMPLED,
+BINARY-RR-CONFIGURATIONS
 
 Every candidate is a dominating pair [DOM] for the event's mechanism under
 replace-one (both orders): FMT21-CLONES for any pure eps0-LDP randomizer,
-KHH-KRR-STRONG / KHH-KRR-WEAK for k-RR (by adversary), FMT-EQ10-11 for
+KHH-KRR-STRONG / KHH-KRR-WEAK for k-RR (by adversary),
+BINARY-RR-CONFIGURATIONS for binary RR seen through its shuffled output
+(`binary_shuffle`), FMT-EQ10-11 for
 approximate LDP, NAMED-CLONE-RATE (clone rate s(R)) and BLANKET-TWO-LEVEL
 (privacy blanket) for a `randomizers` description, KHH-SUBSAMPLED (both orders,
 docs/mathematics.md ZDW22-ONE-ORDER) for a hidden sample, the LABEL-MIXTURE
@@ -31,6 +34,7 @@ from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pairs import fmt21
 from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pairs import sums as pair_sums
+from shuffle_accountants.pld import binary_shuffle
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import continuous_blanket
 from shuffle_accountants.pld import discrete
@@ -294,8 +298,13 @@ def shuffle_round_pmf(event: events.ShuffleEvent,
       per_pair.append(discrete.largest_profile([
           discretize(order, discretization)
           for order in privacy_loss.subsampled_orders(atoms, sampling_ratio_)]))
-  return (discrete.smallest_profile(per_pair),
-          tuple(name for name, _ in pairs))
+  names = tuple(name for name, _ in pairs)
+  if binary_shuffle.applies(event, sampling_ratio_, krr_adversary):
+    per_pair.append(binary_shuffle.binary_rr_round_pmf(
+        event.num_users, event.local_epsilon, discretization, discretize,
+        relative_width))
+    names += (binary_shuffle.BINARY_RR_CONFIGURATIONS,)
+  return discrete.smallest_profile(per_pair), names
 
 
 def shuffle_of_sample(event: events.SubsampledShuffleGaussianEvent,

@@ -173,6 +173,8 @@ EXEMPT = {
     'mathematics.md': {
         '2504.07414': 'an arXiv identifier',
         '2602.17284': 'an arXiv identifier',
+        '2603.21197': 'an arXiv identifier',
+        '2603.18080': 'an arXiv identifier',
         '24.2': "a theorem number (Higham's Thm 24.2)",
         **dict.fromkeys(('0.1687', '0.1757', '0.1856'),
                         "Feldman and Shenfeld's paper, as printed"),
