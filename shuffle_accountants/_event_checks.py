@@ -12,6 +12,7 @@ from typing import Optional, TypeAlias
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
 
+from shuffle_accountants import _event_specs
 from shuffle_accountants import events
 
 NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
@@ -26,6 +27,9 @@ def error(event: dp_event.DpEvent, message: str) -> CompositionErrorDetails:
 def check_relation(relation: NeighboringRelation, reported: dp_event.DpEvent
                    ) -> Optional[CompositionErrorDetails]:
   if relation is NeighboringRelation.REPLACE_ONE:
+    return None
+  spec = _event_specs.spec_of(reported)
+  if spec is not None and relation.name in spec.relations:
     return None
   return error(reported, (
       'shuffle-model guarantees hold only under '
