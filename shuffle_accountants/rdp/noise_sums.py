@@ -7,7 +7,7 @@ IDs: BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM
   (BINOMIAL-SUM (iii), exact): the RDP route has no finite answer and the
   PLD route's (epsilon, delta) is the event's guarantee.
 * Discrete Gaussian noise: D_a(N_Z(h, sigma^2) || N_Z(0, sigma^2)) <= a h^2
-  / (2 sigma^2) for integer h (Canonne, Kamath and Steinke 2020, Prop. 5:
+  / (2 sigma^2) for integer h (Canonne, Kamath and Steinke 2020:
   the discrete Gaussian is (h^2 / sigma^2)/2-concentrated), and Renyi
   divergences add over the d independent coordinates [UB]. The all-honest
   sum of c aggregators' noise is bounded by one aggregator's (the others'

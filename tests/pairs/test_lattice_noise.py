@@ -36,7 +36,9 @@ def _binomial_law(trials, shift):
           for k in range(trials + 1)}
 
 
-def _discrete_gaussian_law(sigma, shift, copies=1, reach=60):
+def _discrete_gaussian_law(sigma, shift, copies=1):
+  # Beyond 20 sigma the mass is below e^-200: far under the tolerance.
+  reach = int(20 * sigma) + 5
   weights = {z: mpmath.exp(-mpmath.mpf(z)**2 / (2 * mpmath.mpf(sigma)**2))
              for z in range(-reach, reach + 1)}
   total = sum(weights.values())
