@@ -27,6 +27,7 @@ import attr
 
 from shuffle_accountants import _validation
 from shuffle_accountants import figure_style
+from shuffle_accountants.cli import noise
 
 __all__ = [
     'protocols', 'calibration', 'PROGRAM', 'DELTA_RULE', 'default_delta',
@@ -70,6 +71,8 @@ LIMITS = {
     'local-epsilon': (0.0, 20.0), 'noise-multiplier': (1e-3, 1e5),
     'checkin-rate': (1e-12, 1.0), 'delta': (1e-300, 0.5),
     'target-epsilon': (1e-6, 1e6),
+    'num-trials': (1, 10**10), 'sigma': (0.1, 1e5), 'sensitivity': (1, 100),
+    'dimension': (1, 10**4), 'aggregators': (1, 10**6),
 }
 _FLAG_NAMES = {name.replace('-', '_'): f'--{name}' for name in LIMITS}
 _PLOT_VALUES = {'rounds': '1,10,100,1000',
@@ -155,10 +158,10 @@ def _progress(done: int, total: int, label: str) -> None:
   sys.stderr.flush()
 
 
-def _add_protocol_flags(parser, solved: Sequence[str] = ()):
+def _add_protocol_flags(parser):
   group = parser.add_argument_group('protocol (one round, repeated)')
+  # Required unless --noise is given or plot sweeps it (`_require_users`).
   group.add_argument('--num-users', type=_whole('num-users'),
-                     required='num_users' not in solved,
                      help='population size n (1 to 1e10)')
   randomizer = group.add_mutually_exclusive_group()
   randomizer.add_argument('--local-epsilon', type=_real('local-epsilon'),
@@ -214,6 +217,7 @@ def _build_parser() -> argparse.ArgumentParser:
   epsilon = commands.add_parser('epsilon', help='certified epsilon')
   _add_protocol_flags(epsilon)
   _add_accountant_flag(epsilon)
+  noise.add_flags(epsilon, _whole, _real)
   compare = commands.add_parser('compare', help='all methods side by side')
   _add_protocol_flags(compare)
   compare.add_argument('--methods', help='comma-separated method names '
@@ -225,10 +229,11 @@ def _build_parser() -> argparse.ArgumentParser:
                          required=True)
   calibrate.add_argument('--solve', required=True,
                          choices=('local-epsilon', 'noise-multiplier',
-                                  'rounds'),
+                                  'rounds') + noise.SOLVED,
                          help='the parameter to choose')
+  noise.add_flags(calibrate, _whole, _real)
   plot = commands.add_parser('plot', help='PNG of epsilon against a sweep')
-  _add_protocol_flags(plot, solved=('num_users',))
+  _add_protocol_flags(plot)
   plot.add_argument('--x', default='rounds', choices=tuple(_SWEEPS),
                     help='the swept parameter (default: rounds)')
   plot.add_argument('--values',
@@ -257,10 +262,16 @@ def _version() -> str:
 def _protocol(args, **overrides) -> 'protocols.Protocol':
   fields = {name: getattr(args, name, None) for name in _PROTOCOL_FIELDS}
   fields.update(overrides)
+  _require_users(fields['num_users'])
   if fields['delta'] is None:
     fields['delta'] = default_delta(fields['num_users'])
   return protocols.Protocol(**{name: value for name, value in fields.items()
                                if value is not None})
+
+
+def _require_users(num_users: Optional[int]) -> None:
+  if num_users is None:
+    raise UsageError('the following arguments are required: --num-users')
 
 
 def _delta_note(args) -> str:
@@ -293,6 +304,8 @@ def _as_dict(result: 'protocols.MethodResult') -> dict:
 
 
 def _epsilon(args) -> dict:
+  if args.noise is not None:
+    return noise.epsilon(args, protocols)
   protocol = _protocol(args)
   _progress(0, 2, 'certified epsilon')
   certified = protocols.certified_epsilon(protocol, args.accountant)
@@ -337,6 +350,9 @@ def _compare(args) -> dict:
 
 
 def _calibrate(args) -> dict:
+  if args.noise is not None or args.solve in noise.SOLVED:
+    return noise.calibrate(args, protocols, calibration)
+  _require_users(args.num_users)
   solve = args.solve.replace('-', '_')
   if getattr(args, solve) is not None:
     raise UsageError(f'--{args.solve} is what calibrate solves for; do not '
@@ -542,11 +558,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         report = _COMMANDS[args.command](args)
       if args.delta is None:
         report['delta_rule'] = DELTA_RULE
-  except UsageError as error:
+  except (UsageError, noise.NoiseUsageError) as error:
     return _fail(str(error), 2)
   except (ValueError, TypeError) as error:
     return _fail(_flag_message(error), 2)
-  except Impossible as error:
+  except (Impossible, noise.NoiseImpossible) as error:
     return _fail(str(error), 1)
   except KeyboardInterrupt:
     return _fail('interrupted', 130)
