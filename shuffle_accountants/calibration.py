@@ -428,9 +428,12 @@ def calibrate_rounds(
 
 def calibrate_num_trials(
     target_epsilon: float, target_delta: float, sensitivity: int = 1,
-    dimension: int = 1, rounds: int = 1, *,
+    rounds: int = 1, *,
     make_fresh_accountant: MakeAccountant = ShufflePldAccountant) -> int:
   """The fewest coin flips N whose `BinomialSecureSumEvent` meets the target.
+
+  `rounds` compositions (a d-coordinate sum with independent noise per
+  coordinate is d rounds; T releases of it, T d).
 
   More flips are post-processing (BINOMIAL-SUM (iv): Bin(N + 1, 1/2) =
   Bin(N, 1/2) + Bern(1/2), an independent coin added to the release), so
@@ -443,11 +446,8 @@ def calibrate_num_trials(
   """
   sensitivity = _validation.check_integer('sensitivity', sensitivity, 1,
                                           events.MAX_NOISE_SENSITIVITY)
-  dimension = _validation.check_integer('dimension', dimension, 1,
-                                        events.MAX_NOISE_DIMENSION)
   return int(calibrate_parameter(
-      lambda trials: events.BinomialSecureSumEvent(int(trials), sensitivity,
-                                                   dimension),
+      lambda trials: events.BinomialSecureSumEvent(int(trials), sensitivity),
       target_epsilon, target_delta, 1, events.MAX_NUM_TRIALS,
       more_private_at_lower=False, rounds=rounds, discrete=True,
       make_fresh_accountant=make_fresh_accountant, name='num_trials'))
@@ -455,17 +455,17 @@ def calibrate_num_trials(
 
 def calibrate_discrete_sigma(
     target_epsilon: float, target_delta: float, sensitivity: int = 1,
-    dimension: int = 1, num_aggregators: int = 1,
-    trust: str = 'one-honest', rounds: int = 1, *,
+    num_aggregators: int = 1, trust: str = 'one-honest', rounds: int = 1, *,
     make_fresh_accountant: MakeAccountant = ShufflePldAccountant,
     relative_tolerance: float = DEFAULT_RELATIVE_TOLERANCE) -> float:
   """The smallest sigma whose `DiscreteGaussianSumEvent` meets the target.
 
   Larger sigma is more private (DISCRETE-GAUSSIAN-SUM: the search assumes
-  it; the sigma returned is certified whatever the shape).
+  it; the sigma returned is certified whatever the shape). `rounds` as in
+  `calibrate_num_trials`.
   """
   def make_event(sigma: float) -> events.DiscreteGaussianSumEvent:
-    return events.DiscreteGaussianSumEvent(sigma, sensitivity, dimension,
+    return events.DiscreteGaussianSumEvent(sigma, sensitivity,
                                            num_aggregators, trust)
   make_event(1.0)  # checks the other fields at once
   return calibrate_parameter(

@@ -527,11 +527,10 @@ class SumOfReportsEvent(dp_event.DpEvent):
 
 
 # Largest supported parameters of the noisy secure sums (each call stays
-# within seconds: the pair costs `sensitivity` windows of about
-# 19 sqrt(N) or 28 sigma points, composed over `dimension` coordinates).
+# within seconds: the pair is one window of about 19 sqrt(N) or 28 sigma
+# points).
 MAX_NUM_TRIALS = 10**10
-MAX_NOISE_SENSITIVITY = 100
-MAX_NOISE_DIMENSION = 10**4
+MAX_NOISE_SENSITIVITY = 10**4
 MIN_DISCRETE_SIGMA, MAX_DISCRETE_SIGMA = 0.1, 1e5
 AGGREGATOR_TRUST = ('one-honest', 'all-honest')
 
@@ -549,9 +548,9 @@ class BinomialSecureSumEvent(dp_event.DpEvent):
 
   See BINOMIAL-SUM (draft-case-ppm-binomial-dp; the binomial mechanism).
 
-  The release is S + Z - N / 2 per coordinate: S in Z^d the sum of the
-  contributions (computed in MPC or by secure aggregation, which reveals
-  nothing else), Z ~ Bin(N, 1/2) independent per coordinate, N =
+  The release is S + Z - N / 2: S an integer, the sum of the contributions
+  (computed in MPC or by secure aggregation, which reveals nothing else), Z
+  ~ Bin(N, 1/2), N =
   `num_trials` fair coin flips in total. The flips may be split across
   parties in any way (N_1 + ... + N_m = N): a sum of independent
   Bin(N_i, 1/2) is Bin(N, 1/2), so the split does not matter when every
@@ -562,28 +561,28 @@ class BinomialSecureSumEvent(dp_event.DpEvent):
   public post-processing.
 
   Neighbouring relation: two datasets are neighbours when their sums S,
-  S' differ by an integer vector with |S_j - S'_j| <= Delta =
-  `sensitivity` in every coordinate j (l_inf per coordinate; the d
-  coordinates compose). This is the sum's change under replace-one
-  (contributions in {0, ..., Delta}^d) or under add/remove of one
-  contribution in {-Delta, ..., Delta}^d, provided the number of
-  contributions is not released: both `NeighboringRelation.REPLACE_ONE`
-  and `ADD_OR_REMOVE_ONE` are accepted, with this meaning of Delta.
+  S' differ by at most Delta = `sensitivity`: |S - S'| <= Delta. This is
+  the sum's change under replace-one (contributions in {0, ..., Delta})
+  or under add/remove of one contribution in {-Delta, ..., Delta},
+  provided the number of contributions is not released: both
+  `NeighboringRelation.REPLACE_ONE` and `ADD_OR_REMOVE_ONE` are accepted,
+  with this meaning of Delta.
+
+  A vector sum in Z^d with independent noise per coordinate, each
+  coordinate changing by at most Delta (l_inf), is the composition of d
+  such releases: `accountant.compose(event, d)` accounts it.
 
   Attributes:
-    num_trials: N, the total number of fair coin flips per coordinate, an
-      integer in [1, 10^10].
-    sensitivity: Delta, the largest change of one coordinate of the sum,
-      an integer in [1, 100].
-    dimension: d, the number of coordinates, an integer in [1, 10^4].
+    num_trials: N, the total number of fair coin flips, an integer in [1,
+      10^10].
+    sensitivity: Delta, the largest change of the sum, an integer in [1,
+      10^4].
   """
   num_trials: int = attr.ib(converter=_validation.whole_if_integral,
                             validator=_bounded_integer(MAX_NUM_TRIALS))
   sensitivity: int = attr.ib(default=1,
                              converter=_validation.whole_if_integral,
                              validator=_bounded_integer(MAX_NOISE_SENSITIVITY))
-  dimension: int = attr.ib(default=1, converter=_validation.whole_if_integral,
-                           validator=_bounded_integer(MAX_NOISE_DIMENSION))
 
 
 def _discrete_sigma(instance, attribute, value):
@@ -607,10 +606,10 @@ class DiscreteGaussianSumEvent(dp_event.DpEvent):
   See DISCRETE-GAUSSIAN-SUM (Canonne, Kamath and Steinke 2020; the DAP
   draft's aggregator noise).
 
-  The release is S + Z_1 + ... + Z_c per coordinate: S in Z^d the sum of
-  the contributions (secure aggregation reveals nothing else), and each of
-  the c = `num_aggregators` aggregators adds its own independent Z_i ~
-  N_Z(0, sigma^2)^d (P(z) proportional to exp(-z^2 / (2 sigma^2)) on the
+  The release is S + Z_1 + ... + Z_c: S an integer, the sum of the
+  contributions (secure aggregation reveals nothing else), and each of the
+  c = `num_aggregators` aggregators adds its own independent Z_i ~
+  N_Z(0, sigma^2) (P(z) proportional to exp(-z^2 / (2 sigma^2)) on the
   integers). `trust` says which noise the guarantee relies on:
 
   * 'one-honest': at least one aggregator is honest (its noise is secret
@@ -621,15 +620,15 @@ class DiscreteGaussianSumEvent(dp_event.DpEvent):
     its exact law on the lattice where small enough (sigma <= 200, c <=
     4), else as one aggregator's noise (sound, post-processing).
 
-  Neighbouring relation: the sums S, S' differ by an integer vector with
-  |S_j - S'_j| <= Delta = `sensitivity` in every coordinate (l_inf per
-  coordinate; the d coordinates compose), under `REPLACE_ONE` or
-  `ADD_OR_REMOVE_ONE` (then the number of contributions is not released).
+  Neighbouring relation: the sums S, S' differ by at most Delta =
+  `sensitivity`, under `REPLACE_ONE` or `ADD_OR_REMOVE_ONE` (then the
+  number of contributions is not released). A vector sum in Z^d with
+  independent noise per coordinate, each changing by at most Delta, is
+  `accountant.compose(event, d)`.
 
   Attributes:
     sigma: the scale of each aggregator's discrete Gaussian, in [0.1, 1e5].
-    sensitivity: Delta, an integer in [1, 100].
-    dimension: d, an integer in [1, 10^4].
+    sensitivity: Delta, an integer in [1, 10^4].
     num_aggregators: c, an integer >= 1.
     trust: 'one-honest' (default) or 'all-honest'.
   """
@@ -637,8 +636,6 @@ class DiscreteGaussianSumEvent(dp_event.DpEvent):
   sensitivity: int = attr.ib(default=1,
                              converter=_validation.whole_if_integral,
                              validator=_bounded_integer(MAX_NOISE_SENSITIVITY))
-  dimension: int = attr.ib(default=1, converter=_validation.whole_if_integral,
-                           validator=_bounded_integer(MAX_NOISE_DIMENSION))
   num_aggregators: int = attr.ib(default=1,
                                  converter=_validation.whole_if_integral,
                                  validator=_num_users)

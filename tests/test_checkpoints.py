@@ -128,10 +128,10 @@ LEAVES = {
         POSITIVE, POSITIVE),
     events.BinomialSecureSumEvent: st.builds(
         events.BinomialSecureSumEvent, st.integers(1, 10**6),
-        st.integers(1, 100), st.integers(1, 10**4)),
+        st.integers(1, 100)),
     events.DiscreteGaussianSumEvent: st.builds(
         events.DiscreteGaussianSumEvent, st.floats(0.1, 1e5),
-        st.integers(1, 100), st.integers(1, 10**4), st.integers(1, 10),
+        st.integers(1, 100), st.integers(1, 10),
         st.sampled_from(events.AGGREGATOR_TRUST)),
     events.SumOfReportsEvent: st.builds(
         events.SumOfReportsEvent, USERS, st.one_of(*[

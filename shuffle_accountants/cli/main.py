@@ -71,8 +71,8 @@ LIMITS = {
     'local-epsilon': (0.0, 20.0), 'noise-multiplier': (1e-3, 1e5),
     'checkin-rate': (1e-12, 1.0), 'delta': (1e-300, 0.5),
     'target-epsilon': (1e-6, 1e6),
-    'num-trials': (1, 10**10), 'sigma': (0.1, 1e5), 'sensitivity': (1, 100),
-    'dimension': (1, 10**4), 'aggregators': (1, 10**6),
+    'num-trials': (1, 10**10), 'sigma': (0.1, 1e5), 'sensitivity': (1, 10**4),
+    'dimension': (1, 10**6), 'aggregators': (1, 10**6),
 }
 _FLAG_NAMES = {name.replace('-', '_'): f'--{name}' for name in LIMITS}
 _PLOT_VALUES = {'rounds': '1,10,100,1000',

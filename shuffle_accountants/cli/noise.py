@@ -47,9 +47,10 @@ def add_flags(parser, whole: Callable, real: Callable) -> None:
                      '(0.1 to 1e5)')
   group.add_argument('--sensitivity', type=whole('sensitivity'), default=1,
                      help='largest change of one coordinate of the sum '
-                     '(1 to 100; default 1)')
+                     '(1 to 1e4; default 1)')
   group.add_argument('--dimension', type=whole('dimension'), default=1,
-                     help='coordinates of the sum (1 to 1e4; default 1)')
+                     help='coordinates of the sum, each with its own noise '
+                     '(composed; default 1)')
   group.add_argument('--aggregators', type=whole('aggregators'), default=1,
                      help='c aggregators adding discrete Gaussian noise '
                      '(default 1)')
@@ -87,11 +88,15 @@ def _event(args, value=None):
   from shuffle_accountants import events
   if args.noise == 'binomial':
     return events.BinomialSecureSumEvent(
-        args.num_trials if value is None else value, args.sensitivity,
-        args.dimension)
+        args.num_trials if value is None else value, args.sensitivity)
   return events.DiscreteGaussianSumEvent(
       args.sigma if value is None else value, args.sensitivity,
-      args.dimension, args.aggregators, args.trust)
+      args.aggregators, args.trust)
+
+
+def _count(args) -> int:
+  """Compositions: rounds times coordinates (independent noises)."""
+  return (args.rounds or 1) * args.dimension
 
 
 def _certified(event, rounds: int, delta: float, names: Tuple[str, ...],
@@ -114,13 +119,14 @@ def epsilon(args, protocols) -> dict:
   """`epsilon --noise ...`: the certified epsilon of the noisy sum."""
   _check(args)
   event = _event(args)
-  rounds = args.rounds or 1
+  rounds = _count(args)
   value, name = _certified(event, rounds, args.delta,
                            _names(args, protocols), protocols.ACCOUNTANT_TYPES)
   shown = 'inf' if math.isinf(value) else f'{value:.6g}'
   return dict(event=repr(event), rounds=rounds, delta=args.delta,
               certified=dict(epsilon=value, accountant=name), text=[
-                  f'{rounds} round(s) of {event}, delta = {args.delta:g}',
+                  f'{rounds} composition(s) of {event} (rounds x dimension), '
+                  f'delta = {args.delta:g}',
                   f'  certified epsilon (upper bound): {shown:>10}   '
                   f'{name}'])
 
@@ -133,20 +139,19 @@ def calibrate(args, protocols, calibration) -> dict:
     raise NoiseUsageError(f'--solve {args.solve} does not describe --noise '
                           f'{args.noise}.')
   _check(args, args.solve)
-  rounds = args.rounds or 1
+  rounds = _count(args)
   values = []
   for name in _names(args, protocols):
     options = dict(make_fresh_accountant=protocols.ACCOUNTANT_TYPES[name])
     try:
       if args.noise == 'binomial':
         values.append(calibration.calibrate_num_trials(
-            args.target_epsilon, args.delta, args.sensitivity,
-            args.dimension, rounds, **options))
+            args.target_epsilon, args.delta, args.sensitivity, rounds,
+            **options))
       else:
         values.append(calibration.calibrate_discrete_sigma(
             args.target_epsilon, args.delta, args.sensitivity,
-            args.dimension, args.aggregators, args.trust, rounds,
-            **options))
+            args.aggregators, args.trust, rounds, **options))
     except calibration.UnreachableTargetError:
       continue
   if not values:
@@ -160,7 +165,8 @@ def calibrate(args, protocols, calibration) -> dict:
                               protocols.ACCOUNTANT_TYPES)
   return dict(event=repr(event), solved=args.solve.replace('-', '_'),
               value=value, certified=dict(epsilon=achieved, accountant=name),
-              text=[f'{rounds} round(s) of {event}, delta = {args.delta:g}',
+              text=[f'{rounds} composition(s) of {event} (rounds x dimension), '
+                  f'delta = {args.delta:g}',
                     f'  least {args.solve} meeting epsilon <= '
                     f'{args.target_epsilon:g}: {value:.6g}',
                     f'  certified epsilon (upper bound) there: '

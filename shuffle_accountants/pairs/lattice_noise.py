@@ -19,6 +19,7 @@ s -> c + h - s maps P onto Q and Q onto P, so the atoms bound both orders.
 """
 
 import math
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -26,14 +27,21 @@ from shuffle_accountants import _numerics
 from shuffle_accountants.pairs import binomial
 from shuffle_accountants.pairs import privacy_loss
 
-__all__ = ['shifted_pair_atoms', 'binomial_window',
-           'discrete_gaussian_window', 'summed_window', 'UNIT_ROUNDOFF']
+__all__ = ['shifted_pair_atoms', 'binomial_window', 'binomial_losses',
+           'discrete_gaussian_window', 'summed_window', 'UNIT_ROUNDOFF',
+           'BINOMIAL_LOG_TAIL']
 
 UNIT_ROUNDOFF = 2.0**-53
+# The binomial's window leaves at most 2 e^-80 (4e-35) outside: the
+# release's delta never falls below it (its RDP is infinite, so no other
+# route does better).
+BINOMIAL_LOG_TAIL = -80.0
 
 
 def shifted_pair_atoms(log_pmf: np.ndarray, log_error: float, shift: int,
-                       tail: float) -> privacy_loss.PldAtoms:
+                       tail: float,
+                       losses: Optional[Tuple[np.ndarray, float]] = None
+                       ) -> privacy_loss.PldAtoms:
   """PLD atoms of (Z + shift, Z), Z on a window with these log-masses.
 
   Args:
@@ -42,6 +50,9 @@ def shifted_pair_atoms(log_pmf: np.ndarray, log_error: float, shift: int,
     log_error: a bound on the absolute error of each entry of `log_pmf`.
     shift: the integer shift h >= 1.
     tail: a bound on the noise's mass outside the window.
+    losses: (log f(x) - log f(x + h) for the first W - h points of the
+      window, a bound on their error), when computed more precisely than
+      the difference of `log_pmf`.
   """
   log_pmf = np.asarray(log_pmf, dtype=np.float64)
   masses = np.exp(log_pmf - log_pmf.max())
@@ -55,32 +66,67 @@ def shifted_pair_atoms(log_pmf: np.ndarray, log_error: float, shift: int,
   kept = masses.size - shift
   if kept <= 0:  # disjoint supports: everything at +infinity
     return privacy_loss.PldAtoms(np.zeros(0), np.zeros(0), 1.0)
-  losses = log_pmf[:kept] - log_pmf[shift:]
-  # The subtraction rounds once more, within an ulp of the larger term.
-  losses = losses + 2 * log_error + 2 * UNIT_ROUNDOFF * (
-      1 + np.maximum(np.abs(log_pmf[:kept]), np.abs(log_pmf[shift:])))
+  if losses is None:
+    # The subtraction rounds once more, within an ulp of the larger term.
+    raised = log_pmf[:kept] - log_pmf[shift:] + 2 * log_error + (
+        2 * UNIT_ROUNDOFF * (1 + np.maximum(np.abs(log_pmf[:kept]),
+                                            np.abs(log_pmf[shift:]))))
+  else:
+    raised = losses[0] + losses[1]
   infinity = math.fsum(masses[kept:]) + tail
   margin = 1 + _numerics.RELATIVE_SAFETY_MARGIN
-  return privacy_loss.PldAtoms(losses, masses[:kept] * margin,
+  return privacy_loss.PldAtoms(raised, masses[:kept] * margin,
                                min(1.0, infinity * margin))
 
 
-def binomial_window(num_trials: int, log_tail: float = binomial.LOG_TAIL):
-  """(log-masses of Bin(N, 1/2) on its window, their error bound, tail).
+def _binomial_terms(num_trials: int, first: int, last: int) -> np.ndarray:
+  """log((N - k + 1) / k) = log f(k) - log f(k - 1), k = first..last."""
+  k = np.arange(first, last + 1, dtype=np.float64)
+  return np.log((num_trials - k + 1) / k)
+
+
+def binomial_window(num_trials: int, log_tail: float = BINOMIAL_LOG_TAIL):
+  """(log-masses of Bin(N, 1/2) on its window, their error bound, tail, lo).
 
   log f(x) - log f(lo) = sum_{k=lo+1}^{x} log((N - k + 1) / k), summed
-  along the window: the partial sums stay within the window's loss range,
-  so their round-off (standard bound: (m + 1) u times the sum of the
-  terms' magnitudes, plus each log's own ulp) is tiny at any N.
+  along the window. Each term is within u (1 + |t|) of its value (the
+  quotient's rounding, then the log's ulp), and a running sum of m terms
+  within (m + 1) u sum |t| of the exact sum of the computed terms
+  (Higham's bound, first order; doubled for the rest): the terms are
+  small near the mode, so the bound stays tiny at any N.
   """
   lo, hi = binomial.chernoff_window(num_trials, 0.5, 0.5, log_tail)
-  k = np.arange(lo + 1, hi + 1, dtype=np.float64)
-  terms = np.log((num_trials - k + 1) / k)
+  terms = _binomial_terms(num_trials, lo + 1, hi)
   log_pmf = np.concatenate([[0.0], np.cumsum(terms)])
-  magnitude = float(np.sum(np.abs(terms) + 1))
-  error = 4 * (k.size + 2) * UNIT_ROUNDOFF * magnitude
+  magnitude = float(np.sum(np.abs(terms)))
+  error = 2 * UNIT_ROUNDOFF * ((terms.size + 2) * magnitude + terms.size)
   tail = 0.0 if (lo, hi) == (0, num_trials) else 2 * math.exp(log_tail)
-  return log_pmf, error, tail
+  return log_pmf, error, tail, lo
+
+
+# Shifts up to this size sum their h terms directly (h ulps of error per
+# loss); larger ones difference the running sum.
+_DIRECT_SHIFT = 64
+
+
+def binomial_losses(num_trials: int, lo: int, size: int, shift: int,
+                    log_pmf: np.ndarray, log_error: float
+                    ) -> Tuple[np.ndarray, float]:
+  """(log f(x) - log f(x + h), x = lo..lo + size - h - 1; error bound).
+
+  log f(x) - log f(x + h) = -sum_{k=x+1}^{x+h} log((N - k + 1) / k).
+  """
+  kept = size - shift
+  if shift > _DIRECT_SHIFT:
+    return (log_pmf[:kept] - log_pmf[shift:],
+            2 * log_error + 2 * UNIT_ROUNDOFF * (
+                1 + float(np.max(np.abs(log_pmf)))))
+  terms = _binomial_terms(num_trials, lo + 1, lo + size - 1)
+  losses = np.zeros(kept)
+  for j in range(shift):
+    losses -= terms[j:j + kept]
+  largest = float(np.max(np.abs(terms)))
+  return losses, 2 * (shift + 1) * UNIT_ROUNDOFF * (1 + shift * largest)
 
 
 # Discrete Gaussian windows reach this many standard deviations (plus one):

@@ -7,9 +7,8 @@ IDs: BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM
   (BINOMIAL-SUM (iii), exact): the RDP route has no finite answer and the
   PLD route's (epsilon, delta) is the event's guarantee.
 * Discrete Gaussian noise: D_a(N_Z(h, sigma^2) || N_Z(0, sigma^2)) <= a h^2
-  / (2 sigma^2) for integer h (Canonne, Kamath and Steinke 2020:
-  the discrete Gaussian is (h^2 / sigma^2)/2-concentrated), and Renyi
-  divergences add over the d independent coordinates [UB]. The all-honest
+  / (2 sigma^2) for integer h (Canonne, Kamath and Steinke 2020: the
+  discrete Gaussian is (h^2 / sigma^2)/2-concentrated) [UB]; the all-honest
   sum of c aggregators' noise is bounded by one aggregator's (the others'
   noise is post-processing).
 """
@@ -34,6 +33,6 @@ def noise_sum_rdp_upper_bound(event, orders: np.ndarray
   if isinstance(event, events.BinomialSecureSumEvent):
     return shuffle_round.smallest_bound(orders, {
         BINOMIAL_RDP: np.full(orders.shape, np.inf)})
-  rdp = (orders * event.dimension * event.sensitivity**2
+  rdp = (orders * event.sensitivity**2
          / (2 * event.sigma**2)) * (1 + _numerics.RELATIVE_SAFETY_MARGIN)
   return shuffle_round.smallest_bound(orders, {DISCRETE_GAUSSIAN_RDP: rdp})

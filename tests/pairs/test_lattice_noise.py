@@ -68,16 +68,16 @@ def _certified(event, epsilon, relation=NeighboringRelation.REPLACE_ONE):
                                                 (40, 2), (60, 3), (3, 5)])
 def test_binomial_certified_at_least_exact(trials, sensitivity):
   event = events.BinomialSecureSumEvent(trials, sensitivity)
-  atoms, _ = noise_sums.coordinate_pairs(event)
+  atoms, _ = noise_sums.worst_pair(event)
   for epsilon in EPSILONS:
     exact = float(_worst_exact(lambda h: _binomial_law(trials, h),
                                sensitivity, epsilon))
-    direct = max(noise_sums.hockey_stick(a, epsilon) for a in atoms)
+    direct = noise_sums.hockey_stick(atoms, epsilon)
     assert exact <= direct <= exact * (1 + 1e-8) + 1e-15
     assert _certified(event, epsilon) >= exact
 
 
-def test_binomial_dimension_composes():
+def test_binomial_coordinates_compose():
   # Two coordinates, each moved by +-1: the product of the two pairs.
   trials = 12
   one = _binomial_law(trials, 1)
@@ -85,10 +85,11 @@ def test_binomial_dimension_composes():
   def product(first, second):
     return {(a, b): pa * pb for a, pa in first.items()
             for b, pb in second.items()}
-  event = events.BinomialSecureSumEvent(trials, 1, dimension=2)
+  accountant = ShufflePldAccountant()
+  accountant.compose(events.BinomialSecureSumEvent(trials), 2)
   for epsilon in (0.3, 1.0, 2.0):
     exact = _exact_delta(product(one, one), product(zero, zero), epsilon)
-    assert _certified(event, epsilon) >= float(exact)
+    assert accountant.get_delta(epsilon) >= float(exact)
 
 
 @pytest.mark.parametrize('sigma,sensitivity,copies', [(0.8, 1, 1), (1.5, 2, 1),
@@ -98,12 +99,12 @@ def test_discrete_gaussian_certified_at_least_exact(sigma, sensitivity,
   event = events.DiscreteGaussianSumEvent(
       sigma, sensitivity, num_aggregators=copies,
       trust='all-honest' if copies > 1 else 'one-honest')
-  atoms, _ = noise_sums.coordinate_pairs(event)
+  atoms, _ = noise_sums.worst_pair(event)
   for epsilon in EPSILONS:
     exact = float(_worst_exact(
         lambda h: _discrete_gaussian_law(sigma, h, copies), sensitivity,
         epsilon))
-    direct = max(noise_sums.hockey_stick(a, epsilon) for a in atoms)
+    direct = noise_sums.hockey_stick(atoms, epsilon)
     assert exact <= direct <= exact * (1 + 1e-8) + 1e-15
     assert _certified(event, epsilon) >= exact
 
@@ -153,8 +154,8 @@ def test_calibrate_num_trials_is_certified_and_tight():
   assert _certified_epsilon(trials) <= 1.0 < _certified_epsilon(trials - 1)
   # The exact smallest N (direct sum of the exact pair, Delta = 1).
   exact = trials
-  while noise_sums.hockey_stick(noise_sums.coordinate_pairs(
-      events.BinomialSecureSumEvent(exact - 1))[0][0], 1.0) <= 1e-5:
+  while noise_sums.hockey_stick(noise_sums.worst_pair(
+      events.BinomialSecureSumEvent(exact - 1))[0], 1.0) <= 1e-5:
     exact -= 1
   assert exact <= trials <= 1.02 * exact
 
@@ -166,9 +167,9 @@ def _certified_epsilon(trials):
 
 @pytest.mark.parametrize('build,match', [
     (lambda: events.BinomialSecureSumEvent(0), 'num_trials'),
-    (lambda: events.BinomialSecureSumEvent(10, sensitivity=101),
+    (lambda: events.BinomialSecureSumEvent(10, sensitivity=10**4 + 1),
      'sensitivity'),
-    (lambda: events.BinomialSecureSumEvent(10, dimension=0), 'dimension'),
+    (lambda: events.BinomialSecureSumEvent(10**10 + 1), 'num_trials'),
     (lambda: events.DiscreteGaussianSumEvent(0.0), 'sigma'),
     (lambda: events.DiscreteGaussianSumEvent(1.0, trust='some'), 'trust'),
     (lambda: events.DiscreteGaussianSumEvent(1.0, num_aggregators=0),
