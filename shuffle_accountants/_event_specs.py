@@ -148,7 +148,8 @@ register(events.SumOfReportsEvent, EventSpec(
 # replace-one and add/remove (BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM): one
 # release, never grouped.
 for _noisy_sum in (events.BinomialSecureSumEvent,
-                   events.DiscreteGaussianSumEvent):
+                   events.DiscreteGaussianSumEvent,
+                   events.DiscreteLaplaceSumEvent):
   register(_noisy_sum, EventSpec(
       Kind.OWN_PARTICIPATION,
       relations=('REPLACE_ONE', 'ADD_OR_REMOVE_ONE')))

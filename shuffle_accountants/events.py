@@ -29,7 +29,7 @@ __all__ = [
     'PARTICIPATION_MODELS', 'DEFAULT_PARTICIPATION', 'check_participation',
     'DistributedCheckInEvent', 'SkellamSecureSumEvent', 'SUM_RANDOMIZERS',
     'SumOfReportsEvent', 'BinomialSecureSumEvent', 'DiscreteGaussianSumEvent',
-    'AGGREGATOR_TRUST',
+    'DiscreteLaplaceSumEvent', 'AGGREGATOR_TRUST',
 ]
 
 
@@ -532,6 +532,7 @@ class SumOfReportsEvent(dp_event.DpEvent):
 MAX_NUM_TRIALS = 10**10
 MAX_NOISE_SENSITIVITY = 10**4
 MIN_DISCRETE_SIGMA, MAX_DISCRETE_SIGMA = 0.1, 1e5
+MIN_LAPLACE_SCALE, MAX_LAPLACE_SCALE = 0.1, 1e4
 AGGREGATOR_TRUST = ('one-honest', 'all-honest')
 
 
@@ -633,6 +634,44 @@ class DiscreteGaussianSumEvent(dp_event.DpEvent):
     trust: 'one-honest' (default) or 'all-honest'.
   """
   sigma: float = attr.ib(validator=_discrete_sigma)
+  sensitivity: int = attr.ib(default=1,
+                             converter=_validation.whole_if_integral,
+                             validator=_bounded_integer(MAX_NOISE_SENSITIVITY))
+  num_aggregators: int = attr.ib(default=1,
+                                 converter=_validation.whole_if_integral,
+                                 validator=_num_users)
+  trust: str = attr.ib(default='one-honest', validator=_trust)
+
+
+def _laplace_scale(instance, attribute, value):
+  del instance
+  _validation.check_real(attribute.name, value, MIN_LAPLACE_SCALE,
+                         MAX_LAPLACE_SCALE)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class DiscreteLaplaceSumEvent(dp_event.DpEvent):
+  """One release of an integer sum plus discrete Laplace noise from c
+  aggregators.
+
+  See DISCRETE-GAUSSIAN-SUM (iv).
+
+  As `DiscreteGaussianSumEvent`, with each aggregator's Z_i a discrete
+  Laplace variable of scale b = `scale` (P(z) proportional to exp(-|z| /
+  b) on the integers; the difference of two independent geometric
+  variables). `trust`: 'one-honest' (one aggregator's noise relied on) or
+  'all-honest' (the sum of the c noises, convolved exactly on the lattice
+  for b <= 50 and c <= 4, else one aggregator's). Neighbouring relation:
+  the sums differ by at most Delta = `sensitivity`, under `REPLACE_ONE`
+  or `ADD_OR_REMOVE_ONE`; a vector sum is `compose(event, d)`.
+
+  Attributes:
+    scale: b, in [0.1, 1e4].
+    sensitivity: Delta, an integer in [1, 10^4].
+    num_aggregators: c, an integer >= 1.
+    trust: 'one-honest' (default) or 'all-honest'.
+  """
+  scale: float = attr.ib(validator=_laplace_scale)
   sensitivity: int = attr.ib(default=1,
                              converter=_validation.whole_if_integral,
                              validator=_bounded_integer(MAX_NOISE_SENSITIVITY))

@@ -133,6 +133,10 @@ LEAVES = {
         events.DiscreteGaussianSumEvent, st.floats(0.1, 1e5),
         st.integers(1, 100), st.integers(1, 10),
         st.sampled_from(events.AGGREGATOR_TRUST)),
+    events.DiscreteLaplaceSumEvent: st.builds(
+        events.DiscreteLaplaceSumEvent, st.floats(0.1, 1e4),
+        st.integers(1, 100), st.integers(1, 10),
+        st.sampled_from(events.AGGREGATOR_TRUST)),
     events.SumOfReportsEvent: st.builds(
         events.SumOfReportsEvent, USERS, st.one_of(*[
             RANDOMIZERS[cls] for cls in events.SUM_RANDOMIZERS])),

@@ -28,7 +28,8 @@ from shuffle_accountants.pairs import binomial
 from shuffle_accountants.pairs import privacy_loss
 
 __all__ = ['shifted_pair_atoms', 'binomial_window', 'binomial_losses',
-           'discrete_gaussian_window', 'summed_window', 'UNIT_ROUNDOFF',
+           'discrete_gaussian_window', 'discrete_laplace_window',
+           'summed_window', 'UNIT_ROUNDOFF',
            'BINOMIAL_LOG_TAIL']
 
 UNIT_ROUNDOFF = 2.0**-53
@@ -150,6 +151,24 @@ def discrete_gaussian_window(sigma: float):
   ratio = -math.expm1(-(top + 1) / sigma**2)
   tail = 2 * math.exp(-(top + 1)**2 / (2 * sigma**2)) / ratio
   return log_pmf, error, tail
+
+
+# Discrete Laplace windows reach this many scales: P(|Z| > T) <= 2
+# e^{-(T + 1) / b} < 4e-35.
+_LAPLACE_REACH = 80.0
+
+
+def discrete_laplace_window(scale: float):
+  """(log-masses of the discrete Laplace on [-T, T], error bound, tail).
+
+  f(z) is proportional to exp(-|z| / b); with r = e^{-1/b}, P(Z > T) =
+  r^{T+1} / (1 + r), so both tails together are at most 2 e^{-(T+1)/b}.
+  """
+  top = int(math.ceil(_LAPLACE_REACH * scale))
+  z = np.arange(-top, top + 1, dtype=np.float64)
+  log_pmf = -np.abs(z) / scale
+  error = 4 * UNIT_ROUNDOFF * (1 + float(np.max(np.abs(log_pmf))))
+  return log_pmf, error, 2 * math.exp(-(top + 1) / scale)
 
 
 def summed_window(window, copies: int):

@@ -620,4 +620,6 @@ ROUND_PMFS = {
                                             noise_sums.round_scales),
     events.DiscreteGaussianSumEvent: RoundPmf(noise_sums.round_pmf,
                                               noise_sums.round_scales),
+    events.DiscreteLaplaceSumEvent: RoundPmf(noise_sums.round_pmf,
+                                             noise_sums.round_scales),
 }

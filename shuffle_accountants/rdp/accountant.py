@@ -655,4 +655,7 @@ ROUND_BOUNDS = {
     events.DiscreteGaussianSumEvent: (
         lambda accountant, event: noise_sums.noise_sum_rdp_upper_bound(
             event, accountant.orders)),
+    events.DiscreteLaplaceSumEvent: (
+        lambda accountant, event: noise_sums.noise_sum_rdp_upper_bound(
+            event, accountant.orders)),
 }

@@ -1,6 +1,6 @@
-"""RDP of integer sums with binomial or discrete Gaussian noise.
+"""RDP of integer sums with binomial, discrete Gaussian or Laplace noise.
 
-IDs: BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM
+IDs: BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM, PURE-DP-RDP-CAP
 
 * Binomial noise: P = Bin(N, 1/2) + h puts mass 2^-N on N + h, where Q =
   Bin(N, 1/2) puts none, so D_a(P || Q) = +infinity at every order a > 1
@@ -11,18 +11,24 @@ IDs: BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM
   discrete Gaussian is (h^2 / sigma^2)/2-concentrated) [UB]; the all-honest
   sum of c aggregators' noise is bounded by one aggregator's (the others'
   noise is post-processing).
+* Discrete Laplace noise of scale b: the loss is at most Delta / b, pure
+  DP, whose RDP is PURE-DP-RDP-CAP's [UB].
 """
 
 import numpy as np
 
 from shuffle_accountants import _numerics
 from shuffle_accountants import events
+from shuffle_accountants.rdp import generic
 from shuffle_accountants.rdp import shuffle_round
 
-__all__ = ['BINOMIAL_RDP', 'DISCRETE_GAUSSIAN_RDP', 'noise_sum_rdp_upper_bound']
+__all__ = ['BINOMIAL_RDP', 'DISCRETE_GAUSSIAN_RDP', 'DISCRETE_LAPLACE_RDP',
+           'noise_sum_rdp_upper_bound']
 
 BINOMIAL_RDP = ('BINOMIAL-SUM (iii): infinite at every order (support '
                 'mismatch); use the PLD route')
+DISCRETE_LAPLACE_RDP = ('DISCRETE-GAUSSIAN-SUM (iv): pure (Delta / b)-DP, '
+                        'PURE-DP-RDP-CAP')
 DISCRETE_GAUSSIAN_RDP = ('DISCRETE-GAUSSIAN-SUM (iii): Canonne-Kamath-Steinke '
                          'a d Delta^2 / (2 sigma^2)')
 
@@ -33,6 +39,10 @@ def noise_sum_rdp_upper_bound(event, orders: np.ndarray
   if isinstance(event, events.BinomialSecureSumEvent):
     return shuffle_round.smallest_bound(orders, {
         BINOMIAL_RDP: np.full(orders.shape, np.inf)})
+  if isinstance(event, events.DiscreteLaplaceSumEvent):
+    return shuffle_round.smallest_bound(orders, {
+        DISCRETE_LAPLACE_RDP: generic.pure_dp_rdp_cap_unchecked(
+            event.sensitivity / event.scale, orders)})
   rdp = (orders * event.sensitivity**2
          / (2 * event.sigma**2)) * (1 + _numerics.RELATIVE_SAFETY_MARGIN)
   return shuffle_round.smallest_bound(orders, {DISCRETE_GAUSSIAN_RDP: rdp})

@@ -21,9 +21,14 @@ mpmath.mp.dps = 50
 EPSILONS = (0.0, 0.05, 0.2, 0.5, 1.0, 2.0, 4.0)
 
 
-def _exact_delta(p_law, q_law, epsilon):
-  """sup over both orders of sum (P - e^eps Q)_+ over the union support."""
-  support = set(p_law) | set(q_law)
+def _exact_delta(p_law, q_law, epsilon, truncated=False):
+  """sup over both orders of sum (P - e^eps Q)_+ over the union support.
+
+  `truncated`: the laws are cut at a far reach; only their common support
+  is summed, which lowers the truth by at most the mass beyond the reach.
+  """
+  support = (set(p_law) & set(q_law)) if truncated else (set(p_law)
+                                                         | set(q_law))
   factor = mpmath.exp(epsilon)
   return max(
       sum(max(first.get(s, 0) - factor * second.get(s, 0), 0)
@@ -53,8 +58,24 @@ def _discrete_gaussian_law(sigma, shift, copies=1):
   return {z + shift: p for z, p in summed.items()}
 
 
-def _worst_exact(laws, sensitivity, epsilon):
-  return max(_exact_delta(laws(shift), laws(0), epsilon)
+def _discrete_laplace_law(scale, shift, copies=1):
+  # Beyond 60 scales the mass is below e^-60: under the tolerance.
+  reach = int(60 * scale) + 5
+  weights = {z: mpmath.exp(-abs(z) / mpmath.mpf(scale))
+             for z in range(-reach, reach + 1)}
+  total = sum(weights.values())
+  summed = {0: mpmath.mpf(1)}
+  for _ in range(copies):
+    nxt = {}
+    for a, pa in summed.items():
+      for b, w in weights.items():
+        nxt[a + b] = nxt.get(a + b, 0) + pa * w / total
+    summed = nxt
+  return {z + shift: p for z, p in summed.items()}
+
+
+def _worst_exact(laws, sensitivity, epsilon, truncated=False):
+  return max(_exact_delta(laws(shift), laws(0), epsilon, truncated)
              for shift in range(-sensitivity, sensitivity + 1) if shift)
 
 
@@ -103,10 +124,32 @@ def test_discrete_gaussian_certified_at_least_exact(sigma, sensitivity,
   for epsilon in EPSILONS:
     exact = float(_worst_exact(
         lambda h: _discrete_gaussian_law(sigma, h, copies), sensitivity,
-        epsilon))
+        epsilon, truncated=True))
     direct = noise_sums.hockey_stick(atoms, epsilon)
     assert exact <= direct <= exact * (1 + 1e-8) + 1e-15
     assert _certified(event, epsilon) >= exact
+
+
+@pytest.mark.parametrize('scale,sensitivity,copies', [(0.7, 1, 1), (1.0, 2, 1),
+                                                      (0.8, 1, 2)])
+def test_discrete_laplace_certified_at_least_exact(scale, sensitivity,
+                                                   copies):
+  event = events.DiscreteLaplaceSumEvent(
+      scale, sensitivity, num_aggregators=copies,
+      trust='all-honest' if copies > 1 else 'one-honest')
+  atoms, _ = noise_sums.worst_pair(event)
+  rdp = ShuffleRdpAccountant().compose(event)
+  for epsilon in EPSILONS:
+    exact = float(_worst_exact(
+        lambda h: _discrete_laplace_law(scale, h, copies), sensitivity,
+        epsilon, truncated=True))
+    # At eps = Delta / b the losses sit on eps, raised by their round-off
+    # bound: delta picks up that bound times their mass.
+    assert exact <= noise_sums.hockey_stick(atoms, epsilon) <= (
+        exact * (1 + 1e-8) + 1e-12)
+    assert _certified(event, epsilon) >= exact
+  # Pure (Delta / b)-DP: the RDP route reaches Delta / b at any delta.
+  assert rdp.get_epsilon(1e-9) <= sensitivity / scale * (1 + 1e-5)
 
 
 def test_one_honest_ignores_other_aggregators_and_all_honest_helps():
@@ -145,7 +188,7 @@ def test_binomial_rdp_is_infinite_and_discrete_gaussian_rdp_is_above_pld():
   rdp.compose(event)
   epsilon = rdp.get_epsilon(1e-6)
   exact = float(_worst_exact(lambda h: _discrete_gaussian_law(4.0, h), 2,
-                             epsilon))
+                             epsilon, truncated=True))
   assert exact <= 1e-6
 
 
@@ -171,6 +214,7 @@ def _certified_epsilon(trials):
      'sensitivity'),
     (lambda: events.BinomialSecureSumEvent(10**10 + 1), 'num_trials'),
     (lambda: events.DiscreteGaussianSumEvent(0.0), 'sigma'),
+    (lambda: events.DiscreteLaplaceSumEvent(2e4), 'scale'),
     (lambda: events.DiscreteGaussianSumEvent(1.0, trust='some'), 'trust'),
     (lambda: events.DiscreteGaussianSumEvent(1.0, num_aggregators=0),
      'num_aggregators'),
