@@ -158,10 +158,10 @@ def _progress(done: int, total: int, label: str) -> None:
   sys.stderr.flush()
 
 
-def _add_protocol_flags(parser):
+def _add_protocol_flags(parser, solved: Sequence[str] = ()):
   group = parser.add_argument_group('protocol (one round, repeated)')
-  # Required unless --noise is given or plot sweeps it (`_require_users`).
   group.add_argument('--num-users', type=_whole('num-users'),
+                     required='num_users' not in solved,
                      help='population size n (1 to 1e10)')
   randomizer = group.add_mutually_exclusive_group()
   randomizer.add_argument('--local-epsilon', type=_real('local-epsilon'),
@@ -208,14 +208,16 @@ def _add_accountant_flag(parser):
                       'of both)')
 
 
-def _build_parser() -> argparse.ArgumentParser:
+def _build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
   parser = _Parser(prog=PROGRAM, description=__doc__.split('\n\n')[0])
   parser.add_argument('--version', action='version',
                       version=f'%(prog)s {_version()}')
   commands = parser.add_subparsers(dest='command', required=True,
                                    parser_class=_Parser)
+  # A noisy integer sum (--noise) has no population.
+  noisy = ('num_users',) if noise.given(argv) else ()
   epsilon = commands.add_parser('epsilon', help='certified epsilon')
-  _add_protocol_flags(epsilon)
+  _add_protocol_flags(epsilon, solved=noisy)
   _add_accountant_flag(epsilon)
   noise.add_flags(epsilon, _whole, _real)
   compare = commands.add_parser('compare', help='all methods side by side')
@@ -223,7 +225,7 @@ def _build_parser() -> argparse.ArgumentParser:
   compare.add_argument('--methods', help='comma-separated method names '
                        '(default: all of them, as listed by compare)')
   calibrate = commands.add_parser('calibrate', help='meet a target epsilon')
-  _add_protocol_flags(calibrate)
+  _add_protocol_flags(calibrate, solved=noisy)
   _add_accountant_flag(calibrate)
   calibrate.add_argument('--target-epsilon', type=_real('target-epsilon'),
                          required=True)
@@ -233,7 +235,7 @@ def _build_parser() -> argparse.ArgumentParser:
                          help='the parameter to choose')
   noise.add_flags(calibrate, _whole, _real)
   plot = commands.add_parser('plot', help='PNG of epsilon against a sweep')
-  _add_protocol_flags(plot)
+  _add_protocol_flags(plot, solved=('num_users',))
   plot.add_argument('--x', default='rounds', choices=tuple(_SWEEPS),
                     help='the swept parameter (default: rounds)')
   plot.add_argument('--values',
@@ -262,16 +264,10 @@ def _version() -> str:
 def _protocol(args, **overrides) -> 'protocols.Protocol':
   fields = {name: getattr(args, name, None) for name in _PROTOCOL_FIELDS}
   fields.update(overrides)
-  _require_users(fields['num_users'])
   if fields['delta'] is None:
     fields['delta'] = default_delta(fields['num_users'])
   return protocols.Protocol(**{name: value for name, value in fields.items()
                                if value is not None})
-
-
-def _require_users(num_users: Optional[int]) -> None:
-  if num_users is None:
-    raise UsageError('the following arguments are required: --num-users')
 
 
 def _delta_note(args) -> str:
@@ -352,7 +348,6 @@ def _compare(args) -> dict:
 def _calibrate(args) -> dict:
   if args.noise is not None or args.solve in noise.SOLVED:
     return noise.calibrate(args, protocols, calibration)
-  _require_users(args.num_users)
   solve = args.solve.replace('-', '_')
   if getattr(args, solve) is not None:
     raise UsageError(f'--{args.solve} is what calibrate solves for; do not '
@@ -542,7 +537,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
   """Runs the CLI; returns the exit status (0; 1 impossible; 2 usage; 130)."""
   global protocols, calibration
   try:
-    args = _build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = _build_parser(argv).parse_args(argv)
     _PROGRESS_SHOWN[0] = sys.stderr.isatty() and not args.json
     if args.command == 'reference':
       report = _reference(args)

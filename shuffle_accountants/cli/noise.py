@@ -12,10 +12,10 @@ are refused with --noise.
 """
 
 import math
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Sequence, Tuple
 
 __all__ = ['NOISES', 'SOLVED', 'NoiseUsageError', 'NoiseImpossible',
-           'add_flags', 'epsilon', 'calibrate']
+           'given', 'add_flags', 'epsilon', 'calibrate']
 
 NOISES = ('binomial', 'discrete-gaussian')
 # calibrate --solve values this module answers.
@@ -31,6 +31,12 @@ class NoiseUsageError(ValueError):
 
 class NoiseImpossible(Exception):
   """No value in the range meets the target (exit status 1)."""
+
+
+def given(argv: Sequence[str]) -> bool:
+  """Whether the command line asks for a noisy sum (then no --num-users)."""
+  return any(word == '--noise' or word.startswith('--noise=')
+             for word in argv)
 
 
 def add_flags(parser, whole: Callable, real: Callable) -> None:

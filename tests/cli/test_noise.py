@@ -48,6 +48,8 @@ def test_all_honest_aggregators_and_calibrate(capsys):
     (('epsilon', '--noise', 'binomial', '--num-trials', '0', '--delta',
       '1e-5'), 2, 'in [1, 1e+10]'),
     (('epsilon', '--local-epsilon', '1'), 2, 'required: --num-users'),
+    (('calibrate', '--solve', 'num-trials', '--target-epsilon', '1',
+      '--delta', '1e-5'), 2, 'required: --num-users'),
     (('calibrate', '--solve', 'sigma', '--noise', 'binomial',
       '--target-epsilon', '1', '--delta', '1e-5'), 2, 'does not describe'),
     (('calibrate', '--solve', 'num-trials', '--noise', 'binomial',
