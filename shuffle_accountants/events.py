@@ -543,6 +543,16 @@ def _bounded_integer(maximum):
   return validate
 
 
+def _sensitivity_field():
+  return attr.ib(default=1, converter=_validation.whole_if_integral,
+                 validator=_bounded_integer(MAX_NOISE_SENSITIVITY))
+
+
+def _aggregators_field():
+  return attr.ib(default=1, converter=_validation.whole_if_integral,
+                 validator=_num_users)
+
+
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class BinomialSecureSumEvent(dp_event.DpEvent):
   """One release of an integer sum plus centred binomial noise.
@@ -581,9 +591,7 @@ class BinomialSecureSumEvent(dp_event.DpEvent):
   """
   num_trials: int = attr.ib(converter=_validation.whole_if_integral,
                             validator=_bounded_integer(MAX_NUM_TRIALS))
-  sensitivity: int = attr.ib(default=1,
-                             converter=_validation.whole_if_integral,
-                             validator=_bounded_integer(MAX_NOISE_SENSITIVITY))
+  sensitivity: int = _sensitivity_field()
 
 
 def _discrete_sigma(instance, attribute, value):
@@ -634,12 +642,8 @@ class DiscreteGaussianSumEvent(dp_event.DpEvent):
     trust: 'one-honest' (default) or 'all-honest'.
   """
   sigma: float = attr.ib(validator=_discrete_sigma)
-  sensitivity: int = attr.ib(default=1,
-                             converter=_validation.whole_if_integral,
-                             validator=_bounded_integer(MAX_NOISE_SENSITIVITY))
-  num_aggregators: int = attr.ib(default=1,
-                                 converter=_validation.whole_if_integral,
-                                 validator=_num_users)
+  sensitivity: int = _sensitivity_field()
+  num_aggregators: int = _aggregators_field()
   trust: str = attr.ib(default='one-honest', validator=_trust)
 
 
@@ -672,10 +676,6 @@ class DiscreteLaplaceSumEvent(dp_event.DpEvent):
     trust: 'one-honest' (default) or 'all-honest'.
   """
   scale: float = attr.ib(validator=_laplace_scale)
-  sensitivity: int = attr.ib(default=1,
-                             converter=_validation.whole_if_integral,
-                             validator=_bounded_integer(MAX_NOISE_SENSITIVITY))
-  num_aggregators: int = attr.ib(default=1,
-                                 converter=_validation.whole_if_integral,
-                                 validator=_num_users)
+  sensitivity: int = _sensitivity_field()
+  num_aggregators: int = _aggregators_field()
   trust: str = attr.ib(default='one-honest', validator=_trust)

@@ -113,42 +113,43 @@ def test_binomial_coordinates_compose():
     assert accountant.get_delta(epsilon) >= float(exact)
 
 
+def _check_aggregator_noise(event, law, slack):
+  """Direct and certified delta of `event` against `law`'s exact pair."""
+  atoms, _ = noise_sums.worst_pair(event)
+  for epsilon in EPSILONS:
+    exact = float(_worst_exact(law, event.sensitivity, epsilon,
+                               truncated=True))
+    assert exact <= noise_sums.hockey_stick(atoms, epsilon) <= (
+        exact * (1 + 1e-8) + slack)
+    assert _certified(event, epsilon) >= exact
+
+
+def _trust(copies):
+  return 'all-honest' if copies > 1 else 'one-honest'
+
+
 @pytest.mark.parametrize('sigma,sensitivity,copies', [(0.8, 1, 1), (1.5, 2, 1),
                                                       (2.0, 1, 2), (1.2, 1, 3)])
 def test_discrete_gaussian_certified_at_least_exact(sigma, sensitivity,
                                                     copies):
-  event = events.DiscreteGaussianSumEvent(
-      sigma, sensitivity, num_aggregators=copies,
-      trust='all-honest' if copies > 1 else 'one-honest')
-  atoms, _ = noise_sums.worst_pair(event)
-  for epsilon in EPSILONS:
-    exact = float(_worst_exact(
-        lambda h: _discrete_gaussian_law(sigma, h, copies), sensitivity,
-        epsilon, truncated=True))
-    direct = noise_sums.hockey_stick(atoms, epsilon)
-    assert exact <= direct <= exact * (1 + 1e-8) + 1e-15
-    assert _certified(event, epsilon) >= exact
+  event = events.DiscreteGaussianSumEvent(sigma, sensitivity, copies,
+                                          _trust(copies))
+  _check_aggregator_noise(
+      event, lambda h: _discrete_gaussian_law(sigma, h, copies), 1e-15)
 
 
 @pytest.mark.parametrize('scale,sensitivity,copies', [(0.7, 1, 1), (1.0, 2, 1),
                                                       (0.8, 1, 2)])
 def test_discrete_laplace_certified_at_least_exact(scale, sensitivity,
                                                    copies):
-  event = events.DiscreteLaplaceSumEvent(
-      scale, sensitivity, num_aggregators=copies,
-      trust='all-honest' if copies > 1 else 'one-honest')
-  atoms, _ = noise_sums.worst_pair(event)
-  rdp = ShuffleRdpAccountant().compose(event)
-  for epsilon in EPSILONS:
-    exact = float(_worst_exact(
-        lambda h: _discrete_laplace_law(scale, h, copies), sensitivity,
-        epsilon, truncated=True))
-    # At eps = Delta / b the losses sit on eps, raised by their round-off
-    # bound: delta picks up that bound times their mass.
-    assert exact <= noise_sums.hockey_stick(atoms, epsilon) <= (
-        exact * (1 + 1e-8) + 1e-12)
-    assert _certified(event, epsilon) >= exact
+  event = events.DiscreteLaplaceSumEvent(scale, sensitivity, copies,
+                                         _trust(copies))
+  # At eps = Delta / b the losses sit on eps, raised by their round-off
+  # bound: delta picks up that bound times their mass.
+  _check_aggregator_noise(
+      event, lambda h: _discrete_laplace_law(scale, h, copies), 1e-12)
   # Pure (Delta / b)-DP: the RDP route reaches Delta / b at any delta.
+  rdp = ShuffleRdpAccountant().compose(event)
   assert rdp.get_epsilon(1e-9) <= sensitivity / scale * (1 + 1e-5)
 
 
