@@ -33,6 +33,9 @@ _EXPORTS = {
     'ShuffleEvent': 'shuffle_accountants.events',
     'SubsampledShuffleGaussianEvent': 'shuffle_accountants.events',
     'SumOfReportsEvent': 'shuffle_accountants.events',
+    'BinomialSecureSumEvent': 'shuffle_accountants.events',
+    'DiscreteGaussianSumEvent': 'shuffle_accountants.events',
+    'DiscreteLaplaceSumEvent': 'shuffle_accountants.events',
     'checkin_rdp_upper_bound': 'shuffle_accountants.rdp.checkin',
     'shuffled_gaussian_rdp_lower_bound': 'shuffle_accountants.rdp.checkin',
     'subsampled_shuffle_gaussian_rdp_upper_bound':

@@ -13,6 +13,7 @@ from typing import Optional, TypeAlias
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
 
+from shuffle_accountants import _event_specs
 from shuffle_accountants import events
 
 NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
@@ -33,13 +34,17 @@ def check_relation(relation: NeighboringRelation, reported: dp_event.DpEvent
                    ) -> Optional[CompositionErrorDetails]:
   if relation is NeighboringRelation.REPLACE_ONE:
     return None
+  spec = _event_specs.spec_of(reported)
+  if spec is not None and relation.name in spec.relations:
+    return None
   if relation is NeighboringRelation.REPLACE_SPECIAL:
     if isinstance(reported, DELETION_EVENTS):
       return None
     return error(reported, (
         'under NeighboringRelation.REPLACE_SPECIAL (deletion: one report '
         'replaced by the randomizer\'s output on a reference input) only '
-        'ShuffleEvent and SumOfReportsEvent are accounted; '
+        'ShuffleEvent, SumOfReportsEvent and the noisy integer sums are '
+        'accounted; '
         f'{type(reported).__name__} is defined under REPLACE_ONE. Construct '
         'the accountant with neighboring_relation='
         'NeighboringRelation.REPLACE_ONE.'))

@@ -56,6 +56,8 @@ class EventSpec:
     one_user: the round with one user that dominates it (DOMINATING-ROUNDS), or
     None. grouped_by: the fields `_grouping` bins ('num_users' first, then a
       rate); empty: never grouped.
+    relations: the names of the `NeighboringRelation`s its docstring
+      defines it under (the accountants refuse the others).
   """
   kind: Kind
   sampling_ratio: Optional[Callable[[dp_event.DpEvent], float]] = None
@@ -63,6 +65,7 @@ class EventSpec:
   rate_one: Optional[DominatingRound] = None
   one_user: Optional[DominatingRound] = None
   grouped_by: Tuple[str, ...] = ()
+  relations: Tuple[str, ...] = ('REPLACE_ONE',)
 
 
 _SPECS: Dict[type, EventSpec] = {}
@@ -141,3 +144,12 @@ register(events.SumOfReportsEvent, EventSpec(
     Kind.OWN_PARTICIPATION,
     local_guarantee=lambda event: (event.local_epsilon, 0.0),
     grouped_by=('num_users',)))
+# A noisy integer sum is defined by the change of the sum, the same under
+# replace-one, add/remove and deletion to a reference contribution
+# (BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM): one release, never grouped.
+for _noisy_sum in (events.BinomialSecureSumEvent,
+                   events.DiscreteGaussianSumEvent,
+                   events.DiscreteLaplaceSumEvent):
+  register(_noisy_sum, EventSpec(
+      Kind.OWN_PARTICIPATION,
+      relations=('REPLACE_ONE', 'ADD_OR_REMOVE_ONE', 'REPLACE_SPECIAL')))

@@ -47,6 +47,7 @@ __all__ = [
     'UnreachableTargetError', 'certified_epsilon', 'calibrate_parameter',
     'calibrate_local_epsilon', 'calibrate_noise_multiplier', 'calibrate_rounds',
     'RELEASES', 'MAX_NUM_USERS', 'calibrate_num_users', 'release_event',
+    'calibrate_num_trials', 'calibrate_discrete_sigma',
 ]
 
 MakeAccountant = Callable[[], privacy_accountant.PrivacyAccountant]
@@ -638,3 +639,52 @@ def calibrate_rounds(
       target_epsilon, target_delta, 1, max_rounds,
       more_private_at_lower=True, discrete=True,
       make_fresh_accountant=make_fresh_accountant, name='rounds'))
+
+
+def calibrate_num_trials(
+    target_epsilon: float, target_delta: float, sensitivity: int = 1,
+    rounds: int = 1, *,
+    make_fresh_accountant: MakeAccountant = ShufflePldAccountant) -> int:
+  """The fewest coin flips N whose `BinomialSecureSumEvent` meets the target.
+
+  `rounds` compositions (a d-coordinate sum with independent noise per
+  coordinate is d rounds; T releases of it, T d).
+
+  More flips are post-processing (BINOMIAL-SUM (iv): Bin(N + 1, 1/2) =
+  Bin(N, 1/2) + Bern(1/2), an independent coin added to the release), so
+  the true epsilon falls with N and every N' >= the N returned meets the
+  target too. The N returned is itself certified (its epsilon, by the
+  accountant, is at most the target) and N - 1 is not certified.
+
+  Raises:
+    UnreachableTargetError: if even 10^10 flips exceed the target.
+  """
+  sensitivity = _validation.check_integer('sensitivity', sensitivity, 1,
+                                          events.MAX_NOISE_SENSITIVITY)
+  return int(calibrate_parameter(
+      lambda trials: events.BinomialSecureSumEvent(int(trials), sensitivity),
+      target_epsilon, target_delta, 1, events.MAX_NUM_TRIALS,
+      more_private_at_lower=False, rounds=rounds, discrete=True,
+      make_fresh_accountant=make_fresh_accountant, name='num_trials'))
+
+
+def calibrate_discrete_sigma(
+    target_epsilon: float, target_delta: float, sensitivity: int = 1,
+    num_aggregators: int = 1, trust: str = 'one-honest', rounds: int = 1, *,
+    make_fresh_accountant: MakeAccountant = ShufflePldAccountant,
+    relative_tolerance: float = DEFAULT_RELATIVE_TOLERANCE) -> float:
+  """The smallest sigma whose `DiscreteGaussianSumEvent` meets the target.
+
+  Larger sigma is more private (DISCRETE-GAUSSIAN-SUM: the search assumes
+  it; the sigma returned is certified whatever the shape). `rounds` as in
+  `calibrate_num_trials`.
+  """
+  def make_event(sigma: float) -> events.DiscreteGaussianSumEvent:
+    return events.DiscreteGaussianSumEvent(sigma, sensitivity,
+                                           num_aggregators, trust)
+  make_event(1.0)  # checks the other fields at once
+  return calibrate_parameter(
+      make_event, target_epsilon, target_delta, events.MIN_DISCRETE_SIGMA,
+      events.MAX_DISCRETE_SIGMA, more_private_at_lower=False, rounds=rounds,
+      make_fresh_accountant=make_fresh_accountant,
+      relative_tolerance=relative_tolerance, name='sigma')

@@ -28,7 +28,8 @@ __all__ = [
     'ShuffleEvent', 'CheckInEvent', 'SubsampledShuffleGaussianEvent',
     'PARTICIPATION_MODELS', 'DEFAULT_PARTICIPATION', 'check_participation',
     'DistributedCheckInEvent', 'SkellamSecureSumEvent', 'SUM_RANDOMIZERS',
-    'SumOfReportsEvent',
+    'SumOfReportsEvent', 'BinomialSecureSumEvent', 'DiscreteGaussianSumEvent',
+    'DiscreteLaplaceSumEvent', 'AGGREGATOR_TRUST',
 ]
 
 
@@ -570,3 +571,160 @@ class SumOfReportsEvent(dp_event.DpEvent):
       raise ValueError(f'{self.randomizer!r} reports one value, not '
                        'independent bits: see as_shuffle_event.')
     return self.randomizer.bit_probabilities()
+
+
+# Largest supported parameters of the noisy secure sums (each call stays
+# within seconds: the pair is one window of about 19 sqrt(N) or 28 sigma
+# points).
+MAX_NUM_TRIALS = 10**10
+MAX_NOISE_SENSITIVITY = 10**4
+MIN_DISCRETE_SIGMA, MAX_DISCRETE_SIGMA = 0.1, 1e5
+MIN_LAPLACE_SCALE, MAX_LAPLACE_SCALE = 0.1, 1e4
+AGGREGATOR_TRUST = ('one-honest', 'all-honest')
+
+
+def _bounded_integer(maximum):
+  def validate(instance, attribute, value):
+    del instance
+    _validation.check_integer(attribute.name, value, 1, maximum)
+  return validate
+
+
+def _sensitivity_field():
+  return attr.ib(default=1, converter=_validation.whole_if_integral,
+                 validator=_bounded_integer(MAX_NOISE_SENSITIVITY))
+
+
+def _aggregators_field():
+  return attr.ib(default=1, converter=_validation.whole_if_integral,
+                 validator=_num_users)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class BinomialSecureSumEvent(dp_event.DpEvent):
+  """One release of an integer sum plus centred binomial noise.
+
+  See BINOMIAL-SUM (draft-case-ppm-binomial-dp; the binomial mechanism).
+
+  The release is S + Z - N / 2: S an integer, the sum of the contributions
+  (computed in MPC or by secure aggregation, which reveals nothing else), Z
+  ~ Bin(N, 1/2), N =
+  `num_trials` fair coin flips in total. The flips may be split across
+  parties in any way (N_1 + ... + N_m = N): a sum of independent
+  Bin(N_i, 1/2) is Bin(N, 1/2), so the split does not matter when every
+  share reaches the sum. Parties that drop out or are dishonest (whose
+  coins may be known to the adversary) are out of scope: give as
+  `num_trials` only the flips of the honest parties whose shares reach
+  the sum (the others' are then post-processing). Centring by N / 2 is
+  public post-processing.
+
+  Neighbouring relation: two datasets are neighbours when their sums S,
+  S' differ by at most Delta = `sensitivity`: |S - S'| <= Delta. This is
+  the sum's change under replace-one (contributions in {0, ..., Delta})
+  or under add/remove of one contribution in {-Delta, ..., Delta},
+  provided the number of contributions is not released, or under deletion
+  (one contribution replaced by a fixed reference contribution):
+  `NeighboringRelation.REPLACE_ONE`, `ADD_OR_REMOVE_ONE` and
+  `REPLACE_SPECIAL` are accepted, with this meaning of Delta.
+
+  A vector sum in Z^d with independent noise per coordinate, each
+  coordinate changing by at most Delta (l_inf), is the composition of d
+  such releases: `accountant.compose(event, d)` accounts it.
+
+  Attributes:
+    num_trials: N, the total number of fair coin flips, an integer in [1,
+      10^10].
+    sensitivity: Delta, the largest change of the sum, an integer in [1,
+      10^4].
+  """
+  num_trials: int = attr.ib(converter=_validation.whole_if_integral,
+                            validator=_bounded_integer(MAX_NUM_TRIALS))
+  sensitivity: int = _sensitivity_field()
+
+
+def _discrete_sigma(instance, attribute, value):
+  del instance
+  _validation.check_real(attribute.name, value, MIN_DISCRETE_SIGMA,
+                         MAX_DISCRETE_SIGMA)
+
+
+def _trust(instance, attribute, value):
+  del instance
+  if value not in AGGREGATOR_TRUST:
+    raise ValueError(f'{attribute.name} must be one of {AGGREGATOR_TRUST}; '
+                     f'got {value!r}.')
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class DiscreteGaussianSumEvent(dp_event.DpEvent):
+  """One release of an integer sum plus discrete Gaussian noise from c
+  aggregators.
+
+  See DISCRETE-GAUSSIAN-SUM (Canonne, Kamath and Steinke 2020; the DAP
+  draft's aggregator noise).
+
+  The release is S + Z_1 + ... + Z_c: S an integer, the sum of the
+  contributions (secure aggregation reveals nothing else), and each of the
+  c = `num_aggregators` aggregators adds its own independent Z_i ~
+  N_Z(0, sigma^2) (P(z) proportional to exp(-z^2 / (2 sigma^2)) on the
+  integers). `trust` says which noise the guarantee relies on:
+
+  * 'one-honest': at least one aggregator is honest (its noise is secret
+    and fresh); the others' noise may be known or zero. Accounted as one
+    N_Z(0, sigma^2) (the rest is post-processing): c does not matter.
+  * 'all-honest': every aggregator is honest; the noise is the sum of c
+    discrete Gaussians (which is not a discrete Gaussian), accounted by
+    its exact law on the lattice where small enough (sigma <= 200, c <=
+    4), else as one aggregator's noise (sound, post-processing).
+
+  Neighbouring relation: the sums S, S' differ by at most Delta =
+  `sensitivity`, under `REPLACE_ONE`, `ADD_OR_REMOVE_ONE` (then the
+  number of contributions is not released) or `REPLACE_SPECIAL` (one
+  contribution replaced by a reference one). A vector sum in Z^d with
+  independent noise per coordinate, each changing by at most Delta, is
+  `accountant.compose(event, d)`.
+
+  Attributes:
+    sigma: the scale of each aggregator's discrete Gaussian, in [0.1, 1e5].
+    sensitivity: Delta, an integer in [1, 10^4].
+    num_aggregators: c, an integer >= 1.
+    trust: 'one-honest' (default) or 'all-honest'.
+  """
+  sigma: float = attr.ib(validator=_discrete_sigma)
+  sensitivity: int = _sensitivity_field()
+  num_aggregators: int = _aggregators_field()
+  trust: str = attr.ib(default='one-honest', validator=_trust)
+
+
+def _laplace_scale(instance, attribute, value):
+  del instance
+  _validation.check_real(attribute.name, value, MIN_LAPLACE_SCALE,
+                         MAX_LAPLACE_SCALE)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class DiscreteLaplaceSumEvent(dp_event.DpEvent):
+  """One release of an integer sum plus discrete Laplace noise from c
+  aggregators.
+
+  See DISCRETE-GAUSSIAN-SUM (iv).
+
+  As `DiscreteGaussianSumEvent`, with each aggregator's Z_i a discrete
+  Laplace variable of scale b = `scale` (P(z) proportional to exp(-|z| /
+  b) on the integers; the difference of two independent geometric
+  variables). `trust`: 'one-honest' (one aggregator's noise relied on) or
+  'all-honest' (the sum of the c noises, convolved exactly on the lattice
+  for b <= 50 and c <= 4, else one aggregator's). Neighbouring relation:
+  the sums differ by at most Delta = `sensitivity`, under `REPLACE_ONE`,
+  `ADD_OR_REMOVE_ONE` or `REPLACE_SPECIAL`; a vector sum is `compose(event, d)`.
+
+  Attributes:
+    scale: b, in [0.1, 1e4].
+    sensitivity: Delta, an integer in [1, 10^4].
+    num_aggregators: c, an integer >= 1.
+    trust: 'one-honest' (default) or 'all-honest'.
+  """
+  scale: float = attr.ib(validator=_laplace_scale)
+  sensitivity: int = _sensitivity_field()
+  num_aggregators: int = _aggregators_field()
+  trust: str = attr.ib(default='one-honest', validator=_trust)

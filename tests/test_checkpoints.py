@@ -128,6 +128,17 @@ LEAVES = {
     events.SkellamSecureSumEvent: st.builds(
         events.SkellamSecureSumEvent, st.integers(1, 10**6), POSITIVE,
         POSITIVE, POSITIVE),
+    events.BinomialSecureSumEvent: st.builds(
+        events.BinomialSecureSumEvent, st.integers(1, 10**6),
+        st.integers(1, 100)),
+    events.DiscreteGaussianSumEvent: st.builds(
+        events.DiscreteGaussianSumEvent, st.floats(0.1, 1e5),
+        st.integers(1, 100), st.integers(1, 10),
+        st.sampled_from(events.AGGREGATOR_TRUST)),
+    events.DiscreteLaplaceSumEvent: st.builds(
+        events.DiscreteLaplaceSumEvent, st.floats(0.1, 1e4),
+        st.integers(1, 100), st.integers(1, 10),
+        st.sampled_from(events.AGGREGATOR_TRUST)),
     events.SumOfReportsEvent: st.builds(
         events.SumOfReportsEvent, USERS, st.one_of(*[
             RANDOMIZERS[cls] for cls in events.SUM_RANDOMIZERS])),

@@ -27,6 +27,7 @@ import attr
 
 from shuffle_accountants import _validation
 from shuffle_accountants import figure_style
+from shuffle_accountants.cli import noise
 
 __all__ = [
     'protocols', 'calibration', 'PROGRAM', 'DELTA_RULE', 'default_delta',
@@ -72,6 +73,8 @@ LIMITS = {
     'checkin-rate': (1e-12, 1.0), 'delta': (1e-300, 0.5),
     'dimension': (1, 10**9),
     'target-epsilon': (1e-6, 1e6),
+    'num-trials': (1, 10**10), 'sigma': (0.1, 1e5), 'sensitivity': (1, 10**4),
+    'aggregators': (1, 10**6),
 }
 _FLAG_NAMES = {name.replace('-', '_'): f'--{name}' for name in LIMITS}
 _PLOT_VALUES = {'rounds': '1,10,100,1000',
@@ -184,8 +187,9 @@ def _add_protocol_flags(parser, solved: Sequence[str] = ()):
                      help='number of input values d of --randomizer '
                      '(2 to 1e6)')
   group.add_argument('--dimension', type=_whole('dimension'),
-                     help='dimension d of --randomizer gaussian reports '
-                     '(1 to 1e9; default 1)')
+                     help='dimension d of --randomizer gaussian reports, or '
+                     'the coordinates of a --noise sum, each with its own '
+                     'noise (composed) (1 to 1e9; default 1)')
   group.add_argument('--release', choices=('shuffle', 'sum'),
                      help='what the server sees of a round: the shuffled '
                      'reports (default) or only their coordinate-wise sum '
@@ -241,34 +245,39 @@ examples:
 --delta, delta = min(1e-6, 1/(10 n)), printed with the result."""
 
 
-def _build_parser() -> argparse.ArgumentParser:
+def _build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
   parser = _Parser(prog=PROGRAM, description=_DESCRIPTION, epilog=_EXAMPLES,
                    formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument('--version', action='version',
                       version=f'%(prog)s {_version()}')
   commands = parser.add_subparsers(dest='command', required=True,
                                    parser_class=_Parser)
+  # A noisy integer sum (--noise) has no population.
+  noisy = ('num_users',) if noise.given(argv) else ()
   epsilon = commands.add_parser(
       'epsilon', help='the certified epsilon of a protocol and its best '
       'lower bound, in words')
-  _add_protocol_flags(epsilon)
+  _add_protocol_flags(epsilon, solved=noisy)
   _add_accountant_flag(epsilon)
+  noise.add_flags(epsilon, _whole, _real)
   compare = commands.add_parser(
       'compare', help='every upper and lower bound side by side')
   _add_protocol_flags(compare)
   compare.add_argument('--methods', help='comma-separated method names '
                        '(default: all of them, as listed by compare)')
   calibrate = commands.add_parser(
-      'calibrate', help='the largest eps0, smallest sigma, most rounds or '
-      'fewest users that meet a target epsilon')
+      'calibrate', help='the largest eps0, smallest sigma, most rounds, '
+      'fewest users or fewest coin flips that meet a target epsilon')
+  # --solve num-users chooses the population; a noisy sum has none.
   _add_protocol_flags(calibrate, solved=('num_users',))
   _add_accountant_flag(calibrate)
   calibrate.add_argument('--target-epsilon', type=_real('target-epsilon'),
                          required=True)
   calibrate.add_argument('--solve', required=True,
                          choices=('local-epsilon', 'noise-multiplier',
-                                  'rounds', 'num-users'),
+                                  'rounds', 'num-users') + noise.SOLVED,
                          help='the parameter to choose')
+  noise.add_flags(calibrate, _whole, _real)
   plot = commands.add_parser(
       'plot', help='a figure of epsilon against rounds, users or eps0')
   _add_protocol_flags(plot, solved=('num_users',))
@@ -401,6 +410,8 @@ def _as_dict(result: 'protocols.MethodResult') -> dict:
 
 
 def _epsilon(args) -> dict:
+  if args.noise is not None:
+    return noise.epsilon(args, protocols)
   protocol = _protocol(args)
   _progress(0, 2, 'certified epsilon')
   certified = protocols.certified_epsilon(protocol, args.accountant)
@@ -482,6 +493,8 @@ def _compare(args) -> dict:
 
 
 def _calibrate(args) -> dict:
+  if args.noise is not None or args.solve in noise.SOLVED:
+    return noise.calibrate(args, protocols, calibration)
   solve = args.solve.replace('-', '_')
   if getattr(args, solve) is not None:
     raise UsageError(f'--{args.solve} is what calibrate solves for; do not '
@@ -695,7 +708,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return _fail(f'give a command; `{PROGRAM} --help` explains them with '
                  'examples', 2)
   try:
-    args = _build_parser().parse_args(arguments)
+    args = _build_parser(arguments).parse_args(arguments)
     _PROGRESS_SHOWN[0] = sys.stderr.isatty() and not args.json
     if args.command == 'reference':
       report = _reference(args)
@@ -711,11 +724,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         report = _COMMANDS[args.command](args)
       if args.delta is None:
         report['delta_rule'] = DELTA_RULE
-  except UsageError as error:
+  except (UsageError, noise.NoiseUsageError) as error:
     return _fail(str(error), 2)
   except (ValueError, TypeError) as error:
     return _fail(_flag_message(error), 2)
-  except Impossible as error:
+  except (Impossible, noise.NoiseImpossible) as error:
     return _fail(str(error), 1)
   except KeyboardInterrupt:
     return _fail('interrupted', 130)

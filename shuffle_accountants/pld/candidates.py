@@ -39,6 +39,7 @@ from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import continuous_blanket
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import distributed
+from shuffle_accountants.pld import noise_sums
 from shuffle_accountants.pld import skellam
 from shuffle_accountants.pld import sums
 
@@ -653,4 +654,10 @@ ROUND_PMFS = {
     events.SkellamSecureSumEvent: RoundPmf(skellam.round_pmf,
                                            skellam.round_scales),
     events.SumOfReportsEvent: RoundPmf(_sum_pmf, _sum_scales),
+    events.BinomialSecureSumEvent: RoundPmf(noise_sums.round_pmf,
+                                            noise_sums.round_scales),
+    events.DiscreteGaussianSumEvent: RoundPmf(noise_sums.round_pmf,
+                                              noise_sums.round_scales),
+    events.DiscreteLaplaceSumEvent: RoundPmf(noise_sums.round_pmf,
+                                             noise_sums.round_scales),
 }

@@ -64,6 +64,7 @@ from shuffle_accountants.pairs import sums as pair_sums
 from shuffle_accountants.rdp import blanket
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import distributed
+from shuffle_accountants.rdp import noise_sums
 from shuffle_accountants.rdp import shuffle_round
 from shuffle_accountants.rdp import skellam
 from shuffle_accountants.rdp import sums
@@ -663,4 +664,13 @@ ROUND_BOUNDS = {
         lambda accountant, event: skellam.skellam_sum_rdp_upper_bound(
             event, accountant.orders)),
     events.SumOfReportsEvent: ShuffleRdpAccountant._sum_bound,
+    events.BinomialSecureSumEvent: (
+        lambda accountant, event: noise_sums.noise_sum_rdp_upper_bound(
+            event, accountant.orders)),
+    events.DiscreteGaussianSumEvent: (
+        lambda accountant, event: noise_sums.noise_sum_rdp_upper_bound(
+            event, accountant.orders)),
+    events.DiscreteLaplaceSumEvent: (
+        lambda accountant, event: noise_sums.noise_sum_rdp_upper_bound(
+            event, accountant.orders)),
 }

@@ -46,6 +46,7 @@ from . import rdp_accountant
 from . import readme
 from . import results
 from . import samplers
+from . import secure_sums
 from . import sums
 from . import tf_privacy
 from . import training

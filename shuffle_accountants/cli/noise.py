@@ -1,0 +1,190 @@
+"""The command line's noisy integer sums: `--noise binomial|discrete-gaussian`.
+
+IDs: BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM
+
+`epsilon --noise binomial --num-trials N` (or `--noise discrete-gaussian
+--sigma S`) accounts an integer sum plus that noise on its own
+(`BinomialSecureSumEvent`, `DiscreteGaussianSumEvent`); `calibrate
+--solve num-trials` / `--solve sigma` finds the fewest flips or the
+smallest sigma meeting a target. The clients' own randomizer is not
+composed with the noise into one release here: the flags that describe one
+are refused with --noise.
+"""
+
+import math
+from typing import Callable, Dict, List, Sequence, Tuple
+
+__all__ = ['NOISES', 'SOLVED', 'NoiseUsageError', 'NoiseImpossible',
+           'given', 'add_flags', 'epsilon', 'calibrate']
+
+NOISES = ('binomial', 'discrete-gaussian')
+# calibrate --solve values this module answers.
+SOLVED = ('num-trials', 'sigma')
+# Flags of a client randomizer or population, which a noisy sum ignores.
+_EXCLUDED = ('local_epsilon', 'noise_multiplier', 'num_categories',
+             'randomizer', 'domain_size', 'checkin_rate', 'sample_size')
+
+
+class NoiseUsageError(ValueError):
+  """A flag combination --noise cannot account (exit status 2)."""
+
+
+class NoiseImpossible(Exception):
+  """No value in the range meets the target (exit status 1)."""
+
+
+def given(argv: Sequence[str]) -> bool:
+  """Whether the command line asks for a noisy sum (then no --num-users)."""
+  return any(word == '--noise' or word.startswith('--noise=')
+             for word in argv)
+
+
+def add_flags(parser, whole: Callable, real: Callable) -> None:
+  group = parser.add_argument_group(
+      'noisy integer sum (with --noise; BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM)')
+  group.add_argument('--noise', choices=NOISES,
+                     help='account an integer sum plus this noise (MPC '
+                     'coin flips, or each aggregator\'s discrete Gaussian)')
+  group.add_argument('--num-trials', type=whole('num-trials'),
+                     help='N fair coin flips of the binomial noise (1 to '
+                     '1e10)')
+  group.add_argument('--sigma', type=real('sigma'),
+                     help='sigma of each aggregator\'s discrete Gaussian '
+                     '(0.1 to 1e5)')
+  group.add_argument('--sensitivity', type=whole('sensitivity'), default=1,
+                     help='largest change of one coordinate of the sum '
+                     '(1 to 1e4; default 1)')
+  group.add_argument('--aggregators', type=whole('aggregators'), default=1,
+                     help='c aggregators adding discrete Gaussian noise '
+                     '(default 1)')
+  group.add_argument('--trust', choices=('one-honest', 'all-honest'),
+                     default='one-honest',
+                     help='whose noise is relied on (default: one honest '
+                     'aggregator)')
+
+
+def _check(args, solved: str = '') -> None:
+  given = [name for name in _EXCLUDED if getattr(args, name) is not None]
+  if given:
+    flags = ', '.join('--' + name.replace('_', '-') for name in given)
+    raise NoiseUsageError(
+        f'--noise accounts the noisy integer sum on its own; {flags} '
+        'describe(s) client randomization, which is not composed with the '
+        'noise into one release here: drop it, or drop --noise.')
+  if args.release == 'shuffle':
+    raise NoiseUsageError('--noise adds noise to a sum: use --release sum '
+                          'or leave --release out.')
+  if args.delta is None:
+    raise NoiseUsageError('give --delta with --noise (the default delta '
+                          'depends on the number of users).')
+  needed = 'num_trials' if args.noise == 'binomial' else 'sigma'
+  other = 'sigma' if needed == 'num_trials' else 'num_trials'
+  if getattr(args, other) is not None:
+    raise NoiseUsageError(f'--{other.replace("_", "-")} does not describe '
+                          f'--noise {args.noise}.')
+  if solved != needed.replace('_', '-') and getattr(args, needed) is None:
+    raise NoiseUsageError(f'--noise {args.noise} needs --'
+                          f'{needed.replace("_", "-")}.')
+
+
+def _event(args, value=None):
+  from shuffle_accountants import events
+  if args.noise == 'binomial':
+    return events.BinomialSecureSumEvent(
+        args.num_trials if value is None else value, args.sensitivity)
+  return events.DiscreteGaussianSumEvent(
+      args.sigma if value is None else value, args.sensitivity,
+      args.aggregators, args.trust)
+
+
+def _count(args) -> int:
+  """Compositions: rounds times coordinates (independent noises)."""
+  return (args.rounds or 1) * (args.dimension or 1)
+
+
+def _certified(event, rounds: int, delta: float, names: Tuple[str, ...],
+               types: Dict[str, type]) -> Tuple[float, str]:
+  """The smallest certified epsilon over the accountants named."""
+  results: List[Tuple[float, str]] = []
+  for name in names:
+    accountant = types[name]()
+    accountant.compose(event, rounds)
+    results.append((float(accountant.get_epsilon(delta)), name))
+  return min(results)
+
+
+def _names(args, protocols) -> Tuple[str, ...]:
+  return (protocols.ACCOUNTANTS if args.accountant == 'best'
+          else (args.accountant,))
+
+
+def _words(event, args, rounds: int) -> str:
+  """The release in words: who adds which noise, what is trusted."""
+  if args.noise == 'binomial':
+    noise = (f'centred binomial noise of {event.num_trials:,} fair coin '
+             'flips (MPC)')
+  else:
+    noise = (f'discrete Gaussian noise of sigma = {event.sigma:g} from each '
+             f'of {event.num_aggregators} aggregator(s), relying on '
+             f'{"all of them" if event.trust == "all-honest" else "one honest aggregator"}')
+  return (f'An integer sum (one user changes each coordinate by at most '
+          f'{event.sensitivity}) is released with {noise}; secure '
+          f'aggregation reveals nothing else. {rounds:,} release(s) of one '
+          f'coordinate composed (rounds x dimension), delta = '
+          f'{args.delta:g}.')
+
+
+def epsilon(args, protocols) -> dict:
+  """`epsilon --noise ...`: the certified epsilon of the noisy sum."""
+  _check(args)
+  event = _event(args)
+  rounds = _count(args)
+  value, name = _certified(event, rounds, args.delta,
+                           _names(args, protocols), protocols.ACCOUNTANT_TYPES)
+  shown = 'inf' if math.isinf(value) else f'{value:.6g}'
+  return dict(event=repr(event), rounds=rounds, delta=args.delta,
+              certified=dict(epsilon=value, accountant=name), text=[
+                  _words(event, args, rounds),
+                  f'  certified epsilon (upper bound): {shown:>10}   '
+                  f'{name}'])
+
+
+def calibrate(args, protocols, calibration) -> dict:
+  """`calibrate --solve num-trials|sigma` with --noise."""
+  if args.noise is None:
+    raise NoiseUsageError(f'--solve {args.solve} needs --noise')
+  if (args.solve == 'num-trials') != (args.noise == 'binomial'):
+    raise NoiseUsageError(f'--solve {args.solve} does not describe --noise '
+                          f'{args.noise}.')
+  _check(args, args.solve)
+  rounds = _count(args)
+  values = []
+  for name in _names(args, protocols):
+    options = dict(make_fresh_accountant=protocols.ACCOUNTANT_TYPES[name])
+    try:
+      if args.noise == 'binomial':
+        values.append(calibration.calibrate_num_trials(
+            args.target_epsilon, args.delta, args.sensitivity, rounds,
+            **options))
+      else:
+        values.append(calibration.calibrate_discrete_sigma(
+            args.target_epsilon, args.delta, args.sensitivity,
+            args.aggregators, args.trust, rounds, **options))
+    except calibration.UnreachableTargetError:
+      continue
+  if not values:
+    raise NoiseImpossible(
+        f'impossible: no {args.solve} in its range meets epsilon <= '
+        f'{args.target_epsilon:g} at delta = {args.delta:g}')
+  value = min(values)
+  event = _event(args, value)
+  achieved, name = _certified(event, rounds, args.delta,
+                              _names(args, protocols),
+                              protocols.ACCOUNTANT_TYPES)
+  return dict(event=repr(event), solved=args.solve.replace('-', '_'),
+              value=value, certified=dict(epsilon=achieved, accountant=name),
+              text=[_words(event, args, rounds),
+                    f'  least {args.solve} meeting epsilon <= '
+                    f'{args.target_epsilon:g}: {value:.6g}',
+                    f'  certified epsilon (upper bound) there: '
+                    f'{achieved:.6g} ({name})'])

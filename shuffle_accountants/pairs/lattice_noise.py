@@ -1,0 +1,195 @@
+"""Integer noise added to an integer sum: the shifted lattice pair, exactly.
+
+IDs: LATTICE-NOISE-PAIR, BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM, TAILS-TO-INFINITY
+
+A secure sum releases S + Z, S the integer sum and Z integer noise of a
+data-independent law f; a neighbour moves S by an integer h. The pair is
+(P, Q) = (law of Z + h, law of Z). Z is conditioned on a window [lo, hi]
+(the adversary is told whether it fell inside; the law of that event does
+not depend on the data, so the complement, of mass at most `tail`, goes to
++infinity: TAILS-TO-INFINITY). Inside, the outcome s = x + h (x the noise
+under P) has loss log f(x) - log f(x + h) when x + h <= hi and +infinity
+otherwise (Q puts no mass there); the window's normaliser cancels. Losses
+are raised by twice the error bound of the log-masses and masses inflated
+by its exponential, so the atoms' profile bounds the pair's [UB, exact up
+to that round-off] (LATTICE-NOISE-PAIR).
+
+Symmetric noise (f(z) = f(c - z) for a centre c) makes the pair symmetric:
+s -> c + h - s maps P onto Q and Q onto P, so the atoms bound both orders.
+"""
+
+import math
+from typing import Optional, Tuple
+
+import numpy as np
+
+from shuffle_accountants import _numerics
+from shuffle_accountants.pairs import binomial
+from shuffle_accountants.pairs import privacy_loss
+
+__all__ = ['shifted_pair_atoms', 'binomial_window', 'binomial_losses',
+           'discrete_gaussian_window', 'discrete_laplace_window',
+           'summed_window', 'UNIT_ROUNDOFF',
+           'BINOMIAL_LOG_TAIL']
+
+UNIT_ROUNDOFF = 2.0**-53
+# The binomial's window leaves at most 2 e^-80 (4e-35) outside: the
+# release's delta never falls below it (its RDP is infinite, so no other
+# route does better).
+BINOMIAL_LOG_TAIL = -80.0
+
+
+def shifted_pair_atoms(log_pmf: np.ndarray, log_error: float, shift: int,
+                       tail: float,
+                       losses: Optional[Tuple[np.ndarray, float]] = None
+                       ) -> privacy_loss.PldAtoms:
+  """PLD atoms of (Z + shift, Z), Z on a window with these log-masses.
+
+  Args:
+    log_pmf: log f on consecutive integers of the window, up to a common
+      constant (the window is normalised here).
+    log_error: a bound on the absolute error of each entry of `log_pmf`.
+    shift: the integer shift h >= 1.
+    tail: a bound on the noise's mass outside the window.
+    losses: (log f(x) - log f(x + h) for the first W - h points of the
+      window, a bound on their error), when computed more precisely than
+      the difference of `log_pmf`.
+  """
+  log_pmf = np.asarray(log_pmf, dtype=np.float64)
+  masses = np.exp(log_pmf - log_pmf.max())
+  total = math.fsum(masses)
+  # Relative error of the normalised masses: the exponentials' (one ulp of
+  # an argument of size |log f|, twice the log error) and the sum's.
+  inflation = (math.exp(2 * log_error + 4 * UNIT_ROUNDOFF
+                        * (1 + float(np.max(np.abs(log_pmf)))))
+               * (1 + 4 * UNIT_ROUNDOFF * masses.size))
+  masses = masses / total * inflation
+  kept = masses.size - shift
+  if kept <= 0:  # disjoint supports: everything at +infinity
+    return privacy_loss.PldAtoms(np.zeros(0), np.zeros(0), 1.0)
+  if losses is None:
+    # The subtraction rounds once more, within an ulp of the larger term.
+    raised = log_pmf[:kept] - log_pmf[shift:] + 2 * log_error + (
+        2 * UNIT_ROUNDOFF * (1 + np.maximum(np.abs(log_pmf[:kept]),
+                                            np.abs(log_pmf[shift:]))))
+  else:
+    raised = losses[0] + losses[1]
+  infinity = math.fsum(masses[kept:]) + tail
+  margin = 1 + _numerics.RELATIVE_SAFETY_MARGIN
+  return privacy_loss.PldAtoms(raised, masses[:kept] * margin,
+                               min(1.0, infinity * margin))
+
+
+def _binomial_terms(num_trials: int, first: int, last: int) -> np.ndarray:
+  """log((N - k + 1) / k) = log f(k) - log f(k - 1), k = first..last."""
+  k = np.arange(first, last + 1, dtype=np.float64)
+  return np.log((num_trials - k + 1) / k)
+
+
+def binomial_window(num_trials: int, log_tail: float = BINOMIAL_LOG_TAIL):
+  """(log-masses of Bin(N, 1/2) on its window, their error bound, tail, lo).
+
+  log f(x) - log f(lo) = sum_{k=lo+1}^{x} log((N - k + 1) / k), summed
+  along the window. Each term is within u (1 + |t|) of its value (the
+  quotient's rounding, then the log's ulp), and a running sum of m terms
+  within (m + 1) u sum |t| of the exact sum of the computed terms
+  (Higham's bound, first order; doubled for the rest): the terms are
+  small near the mode, so the bound stays tiny at any N.
+  """
+  lo, hi = binomial.chernoff_window(num_trials, 0.5, 0.5, log_tail)
+  terms = _binomial_terms(num_trials, lo + 1, hi)
+  log_pmf = np.concatenate([[0.0], np.cumsum(terms)])
+  magnitude = float(np.sum(np.abs(terms)))
+  error = 2 * UNIT_ROUNDOFF * ((terms.size + 2) * magnitude + terms.size)
+  tail = 0.0 if (lo, hi) == (0, num_trials) else 2 * math.exp(log_tail)
+  return log_pmf, error, tail, lo
+
+
+# Shifts up to this size sum their h terms directly (h ulps of error per
+# loss); larger ones difference the running sum.
+_DIRECT_SHIFT = 64
+
+
+def binomial_losses(num_trials: int, lo: int, size: int, shift: int,
+                    log_pmf: np.ndarray, log_error: float
+                    ) -> Tuple[np.ndarray, float]:
+  """(log f(x) - log f(x + h), x = lo..lo + size - h - 1; error bound).
+
+  log f(x) - log f(x + h) = -sum_{k=x+1}^{x+h} log((N - k + 1) / k).
+  """
+  kept = size - shift
+  if shift > _DIRECT_SHIFT:
+    return (log_pmf[:kept] - log_pmf[shift:],
+            2 * log_error + 2 * UNIT_ROUNDOFF * (
+                1 + float(np.max(np.abs(log_pmf)))))
+  terms = _binomial_terms(num_trials, lo + 1, lo + size - 1)
+  losses = np.zeros(kept)
+  for j in range(shift):
+    losses -= terms[j:j + kept]
+  largest = float(np.max(np.abs(terms)))
+  return losses, 2 * (shift + 1) * UNIT_ROUNDOFF * (1 + shift * largest)
+
+
+# Discrete Gaussian windows reach this many standard deviations (plus one):
+# the mass beyond is below 2 e^{-REACH^2 / 2} / (1 - e^{-REACH / sigma}).
+_GAUSSIAN_REACH = 14.0
+
+
+def discrete_gaussian_window(sigma: float):
+  """(log-masses of N_Z(0, sigma^2) on [-T, T], error bound, tail bound).
+
+  f(z) is proportional to exp(-z^2 / (2 sigma^2)). The tail beyond T is
+  bounded by comparison with the geometric series of ratio
+  exp(-(T + 1) / sigma^2) against the central mass f(0) <= 1 (normalised
+  f(0) = 1 / sum f <= 1): P(|Z| > T) <= 2 e^{-(T+1)^2 / (2 sigma^2)} /
+  (1 - e^{-(T + 1) / sigma^2}).
+  """
+  top = int(math.ceil(_GAUSSIAN_REACH * sigma)) + 1
+  z = np.arange(-top, top + 1, dtype=np.float64)
+  log_pmf = -(z * z) / (2 * sigma * sigma)
+  error = 4 * UNIT_ROUNDOFF * (1 + float(np.max(np.abs(log_pmf))))
+  ratio = -math.expm1(-(top + 1) / sigma**2)
+  tail = 2 * math.exp(-(top + 1)**2 / (2 * sigma**2)) / ratio
+  return log_pmf, error, tail
+
+
+# Discrete Laplace windows reach this many scales: P(|Z| > T) <= 2
+# e^{-(T + 1) / b} < 4e-35.
+_LAPLACE_REACH = 80.0
+
+
+def discrete_laplace_window(scale: float):
+  """(log-masses of the discrete Laplace on [-T, T], error bound, tail).
+
+  f(z) is proportional to exp(-|z| / b); with r = e^{-1/b}, P(Z > T) =
+  r^{T+1} / (1 + r), so both tails together are at most 2 e^{-(T+1)/b}.
+  """
+  top = int(math.ceil(_LAPLACE_REACH * scale))
+  z = np.arange(-top, top + 1, dtype=np.float64)
+  log_pmf = -np.abs(z) / scale
+  error = 4 * UNIT_ROUNDOFF * (1 + float(np.max(np.abs(log_pmf))))
+  return log_pmf, error, 2 * math.exp(-(top + 1) / scale)
+
+
+def summed_window(window, copies: int):
+  """The window of the sum of `copies` independent windowed noises.
+
+  Each copy is conditioned on its own window (the tails add: union bound).
+  A direct convolution of positive terms has relative error at most
+  (terms + 1) u per step, and each copy brings its log-error and its
+  exponential's rounding, so the log-errors add up as below.
+  """
+  log_pmf, error, tail = window
+  base = np.exp(log_pmf - log_pmf.max())
+  per_copy = error + 4 * UNIT_ROUNDOFF * (1 + float(np.max(np.abs(log_pmf))))
+  total = base
+  total_error = per_copy
+  for _ in range(copies - 1):
+    total = np.convolve(total, base)
+    total_error += per_copy + 4 * UNIT_ROUNDOFF * (base.size + 2)
+  # The log of a positive value rounds within one ulp of it (plus 1 for
+  # the magnitude of the log).
+  logs = np.log(total)
+  total_error += 4 * UNIT_ROUNDOFF * (1 + float(np.max(np.abs(logs))))
+  return logs, total_error, copies * tail
+

@@ -1,0 +1,62 @@
+"""`--noise binomial|discrete-gaussian`: the CLI accounts a noisy integer sum."""
+
+import json
+
+import pytest
+
+from shuffle_accountants import BinomialSecureSumEvent
+from shuffle_accountants import DiscreteGaussianSumEvent
+from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants.cli import main
+
+
+def _json(capsys, *arguments):
+  assert main.main([*arguments, '--json']) == 0, capsys.readouterr().err
+  return json.loads(capsys.readouterr().out)
+
+
+def test_binomial_epsilon_equals_the_python_api(capsys):
+  report = _json(capsys, 'epsilon', '--noise', 'binomial', '--num-trials',
+                 '500', '--dimension', '3', '--delta', '1e-6')
+  accountant = ShufflePldAccountant().compose(BinomialSecureSumEvent(500), 3)
+  assert report['certified'] == dict(
+      epsilon=accountant.get_epsilon(1e-6), accountant='pld')
+
+
+def test_all_honest_aggregators_and_calibrate(capsys):
+  report = _json(capsys, 'epsilon', '--noise', 'discrete-gaussian',
+                 '--sigma', '4', '--aggregators', '2', '--trust',
+                 'all-honest', '--delta', '1e-9', '--accountant', 'pld')
+  event = DiscreteGaussianSumEvent(4.0, num_aggregators=2, trust='all-honest')
+  assert report['certified']['epsilon'] == ShufflePldAccountant().compose(
+      event).get_epsilon(1e-9)
+  solved = _json(capsys, 'calibrate', '--solve', 'num-trials', '--noise',
+                 'binomial', '--target-epsilon', '1', '--delta', '1e-5',
+                 '--accountant', 'pld')
+  assert solved['value'] == 62 and solved['certified']['epsilon'] <= 1
+
+
+@pytest.mark.parametrize('arguments,status,message', [
+    (('epsilon', '--noise', 'binomial', '--delta', '1e-5'), 2,
+     'needs --num-trials'),
+    (('epsilon', '--noise', 'binomial', '--num-trials', '9', '--sigma', '2',
+      '--delta', '1e-5'), 2, '--sigma does not describe'),
+    (('epsilon', '--noise', 'binomial', '--num-trials', '9'), 2,
+     'give --delta'),
+    (('epsilon', '--noise', 'binomial', '--num-trials', '9',
+      '--local-epsilon', '1', '--delta', '1e-5'), 2, 'on its own'),
+    (('epsilon', '--noise', 'binomial', '--num-trials', '0', '--delta',
+      '1e-5'), 2, 'in [1, 1e+10]'),
+    (('epsilon', '--local-epsilon', '1'), 2, 'required: --num-users'),
+    (('calibrate', '--solve', 'num-trials', '--target-epsilon', '1',
+      '--delta', '1e-5'), 2, '--solve num-trials needs --noise'),
+    (('calibrate', '--solve', 'sigma', '--noise', 'binomial',
+      '--target-epsilon', '1', '--delta', '1e-5'), 2, 'does not describe'),
+    (('calibrate', '--solve', 'num-trials', '--noise', 'binomial',
+      '--target-epsilon', '1e-6', '--delta', '1e-12', '--accountant', 'pld'),
+     1, 'impossible'),
+])
+def test_bad_requests_answer_in_one_line(capsys, arguments, status, message):
+  assert main.main(list(arguments)) == status
+  error = capsys.readouterr().err
+  assert message in error and 'Traceback' not in error

@@ -1,0 +1,98 @@
+"""The computed numbers of docs/secure_sums.md."""
+
+import functools
+import math
+
+from .core import sig
+from .core import table
+
+# draft-case-ppm-binomial-dp's points (sensitivity 1) and the coin flips it
+# cites from cpSGD's bound at delta = 1e-5 (cited constants, not computed;
+# the draft gives none at 1e-6).
+BINOMIAL_EPSILONS = (3.0, 1.0, 0.1)
+BINOMIAL_DELTAS = (1e-5, 1e-6)
+CPSGD_TRIALS = {(3.0, 1e-5): 1272, (1.0, 1e-5): 1272, (0.1, 1e-5): 19608}
+# The aggregator table: sensitivity 1, delta 1e-9, one or c aggregators.
+AGGREGATOR_EPSILONS = (2.0, 1.0, 0.5, 0.1)
+AGGREGATOR_DELTA = 1e-9
+AGGREGATOR_COUNTS = (2, 3)
+
+
+def _direct_delta(trials, epsilon):
+  """delta(epsilon) of the exact pair, summed directly (no grid)."""
+  from shuffle_accountants import events
+  from shuffle_accountants.pld import noise_sums
+  atoms, _ = noise_sums.worst_pair(events.BinomialSecureSumEvent(trials))
+  return noise_sums.hockey_stick(atoms, epsilon)
+
+
+@functools.lru_cache(maxsize=None)
+def certified_trials(epsilon, delta):
+  from shuffle_accountants import calibration
+  return calibration.calibrate_num_trials(epsilon, delta)
+
+
+@functools.lru_cache(maxsize=None)
+def exact_trials(epsilon, delta):
+  """The smallest N whose exact pair meets (epsilon, delta).
+
+  Monotone in N (BINOMIAL-SUM (iv)): walk down from the certified N.
+  """
+  trials = certified_trials(epsilon, delta)
+  while trials > 1 and _direct_delta(trials - 1, epsilon) <= delta:
+    trials -= 1
+  return trials
+
+
+@table('secure_sums.binomial', slow=True)
+def _binomial():
+  header = ['ε', 'δ', 'exact N', 'certified N', 'certified / exact',
+            "cpSGD's N (the draft)", 'cpSGD / exact']
+  rows = []
+  for delta in BINOMIAL_DELTAS:
+    for epsilon in BINOMIAL_EPSILONS:
+      exact = exact_trials(epsilon, delta)
+      certified = certified_trials(epsilon, delta)
+      cited = CPSGD_TRIALS.get((epsilon, delta))
+      rows.append([f'{epsilon:g}', f'{delta:g}', str(exact), str(certified),
+                   sig(certified / exact, 4),
+                   '—' if cited is None else str(cited),
+                   '—' if cited is None else sig(cited / exact, 3)])
+  return header, rows
+
+
+def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
+  """Balle and Wang's analytic Gaussian: the continuous sigma (exact)."""
+  from scipy import optimize
+  from scipy import stats
+
+  def gap(log_sigma):
+    sigma = math.exp(log_sigma)
+    a, b = sensitivity / (2 * sigma), epsilon * sigma / sensitivity
+    return (stats.norm.cdf(a - b) - math.exp(epsilon) * stats.norm.cdf(-a - b)
+            - delta)
+  return math.exp(optimize.brentq(gap, math.log(1e-3), math.log(1e5),
+                                  xtol=1e-12))
+
+
+def _discrete_sigma(epsilon, aggregators=1):
+  from shuffle_accountants import calibration
+  return calibration.calibrate_discrete_sigma(
+      epsilon, AGGREGATOR_DELTA, num_aggregators=aggregators,
+      trust='one-honest' if aggregators == 1 else 'all-honest',
+      relative_tolerance=1e-3)
+
+
+@table('secure_sums.aggregators', slow=True)
+def _aggregators():
+  header = ['ε', 'continuous analytic Gaussian σ (the draft\'s method)',
+            'discrete Gaussian σ, one honest aggregator'] + [
+                f'each of {count}, all honest' for count in AGGREGATOR_COUNTS]
+  rows = []
+  for epsilon in AGGREGATOR_EPSILONS:
+    rows.append([f'{epsilon:g}',
+                 sig(analytic_gaussian_sigma(epsilon, AGGREGATOR_DELTA)),
+                 sig(_discrete_sigma(epsilon))]
+                + [sig(_discrete_sigma(epsilon, count))
+                   for count in AGGREGATOR_COUNTS])
+  return header, rows
