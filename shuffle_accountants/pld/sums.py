@@ -14,7 +14,6 @@ k-RR reports are the shuffle's release (SUM-OF-BITS (v)): their round is
 import math
 from typing import List, Optional, Tuple
 
-from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 
 from shuffle_accountants import _numerics
@@ -25,6 +24,7 @@ from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pairs import sums
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import discrete
+from shuffle_accountants.pld import lower_bounds
 from shuffle_accountants.pld import radix2
 from shuffle_accountants.pld import roundoff
 
@@ -132,26 +132,21 @@ def sum_round_scales(event: events.SumOfReportsEvent, ratio,
   return spread, reach, 2 * spread
 
 
-def _configuration_pld(num_users: int, p: float, q: float, at_x: int,
-                       at_other: int, discretization: float):
-  """Optimistic PLD of the exact release for one configuration."""
+def _configuration_parts(num_users: int, p: float, q: float, at_x: int,
+                         at_other: int) -> List[Tuple[np.ndarray, np.ndarray]]:
+  """(losses, masses below the truth) of the exact release's two
+  coordinates for one configuration."""
   def coordinate(at_p, reverse):
     atoms = sums.coordinate_pair_atoms(at_p, num_users - 1 - at_p, p, q,
                                        reverse, raise_losses=False,
                                        log_tail=_LOWER_BOUND_LOG_TAIL)
     losses = atoms.losses - sums.loss_error(atoms.losses)
-    keep = atoms.masses > 1e-300
     # The windowed (normalised) masses times the windows' least mass are
     # below the truth.
-    masses = (atoms.masses[keep] / (1 + _numerics.RELATIVE_SAFETY_MARGIN)
+    masses = (atoms.masses / (1 + _numerics.RELATIVE_SAFETY_MARGIN)
               * (1 - atoms.infinity_mass))
-    log_p = dict(enumerate(np.log(masses)))
-    log_q = dict(enumerate(np.log(masses) - losses[keep]))
-    return privacy_loss_distribution.from_two_probability_mass_functions(
-        log_p, log_q, pessimistic_estimate=False,
-        value_discretization_interval=discretization,
-        log_mass_truncation_bound=-60.0, symmetric=False)
-  return coordinate(at_x, False).compose(coordinate(at_other, True))
+    return losses, masses
+  return [coordinate(at_x, False), coordinate(at_other, True)]
 
 
 # Wide windows for the lower bound: their complement, which can lower the
@@ -166,8 +161,9 @@ def sum_release_lower_bound(event: events.SumOfReportsEvent, delta: float,
   [LB, PAIR: LB-SUM-CONFIGURATIONS]
 
   The configurations: every other user at x, at x', or at a third value
-  (when the domain has one); both orders of each pair. Computed with
-  dp_accounting's optimistic PLD, so numerical error only lowers it: a
+  (when the domain has one); both orders of each pair. Composed by
+  `lower_bounds.composed_epsilon_lower_bound` (ROUNDOFF-LOWER), so
+  numerical error only lowers it, at every delta: a
   lower bound on every certified answer, never a guarantee (0 when epsilon
   is so large, about 190, that the windows' complement could matter).
   Losses are
@@ -192,15 +188,17 @@ def sum_release_lower_bound(event: events.SumOfReportsEvent, delta: float,
     configurations.append((0, 0))
   best = 0.0
   for at_x, at_other in configurations:
-    pld = _configuration_pld(event.num_users, p, q, at_x, at_other,
-                             discretization)
-    if rounds > 1:
-      pld = pld.self_compose(rounds)
+    parts = [(losses, masses, rounds) for losses, masses in
+             _configuration_parts(event.num_users, p, q, at_x, at_other)]
     # Outside the windows (mass tau per round and coordinate) the true
     # delta(eps) can fall below the windowed pair's by e^eps tau at most.
-    epsilon = pld.get_epsilon_for_delta(delta)
+    epsilon = lower_bounds.composed_epsilon_lower_bound(parts, delta,
+                                                        discretization)
     shift = 4 * rounds * sums.window_tail(_LOWER_BOUND_LOG_TAIL) * math.exp(
         min(epsilon, 700.0))
-    if delta + shift < 1:  # else no bound from this configuration
-      best = max(best, pld.get_epsilon_for_delta(delta + shift))
+    if delta + shift == delta:
+      best = max(best, epsilon)
+    elif delta + shift < 1:  # else no bound from this configuration
+      best = max(best, lower_bounds.composed_epsilon_lower_bound(
+          parts, delta + shift, discretization))
   return best
