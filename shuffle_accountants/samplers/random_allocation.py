@@ -21,6 +21,8 @@ import numpy as np
 from shuffle_accountants import _cache
 from shuffle_accountants import _disk_cache
 from shuffle_accountants import _upstream
+from shuffle_accountants.pld import discrete
+from shuffle_accountants.pld import lower_bounds
 
 __all__ = [
     'LOSS_DISCRETIZATION_PER_ACCURACY', 'LOSS_DISCRETIZATION', 'INSTALL_HINT',
@@ -220,15 +222,22 @@ def epsilon_lower_bound(noise_multiplier: float, num_selected: int,
 
   `BoundType.IS_DOMINATED` with the geometric convolution rounds every
   step down (FS26-RANDOM-ALLOCATION), so its epsilon is at most the true
-  one. Epochs are composed by dp_accounting, which keeps an optimistic
-  PMF optimistic (truncated mass dropped). For tables and tests; never
-  composed into an accountant.
+  one. Epochs are composed from below at every delta
+  (`composed_epsilon_lower_bound`, ROUNDOFF-LOWER: dp_accounting's
+  self_compose would put its truncated tail at +infinity), both relations'
+  PMFs, the larger epsilon; their +infinity mass is dropped, which only
+  lowers delta. For tables and tests; never composed into an accountant.
   """
   pld = _dominated_epoch(float(noise_multiplier), int(num_selected),
                          int(num_steps))
-  if num_epochs > 1:
-    pld = pld.self_compose(num_epochs)
-  return float(pld.get_epsilon_for_delta(delta))
+  epsilon = 0.0
+  for pmf in _upstream.pld_pmfs(pld):
+    grid = discrete.from_dense(pmf.to_dense_pmf())
+    losses = (grid.lower_index + np.arange(grid.probs.size)) * (
+        grid.discretization)
+    epsilon = max(epsilon, lower_bounds.composed_epsilon_lower_bound(
+        [(losses, grid.probs, int(num_epochs))], delta, grid.discretization))
+  return epsilon
 
 
 @_cache.cached(8 * 2**20,
