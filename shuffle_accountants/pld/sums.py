@@ -156,7 +156,8 @@ _LOWER_BOUND_LOG_TAIL = -200.0
 
 def sum_release_lower_bound(event: events.SumOfReportsEvent, delta: float,
                             rounds: int = 1,
-                            discretization: Optional[float] = None) -> float:
+                            discretization: Optional[float] = None
+                            ) -> Optional[float]:
   """epsilon(delta) of `rounds` rounds on the worst exact configurations.
   [LB, PAIR: LB-SUM-CONFIGURATIONS]
 
@@ -164,8 +165,9 @@ def sum_release_lower_bound(event: events.SumOfReportsEvent, delta: float,
   (when the domain has one); both orders of each pair. Composed by
   `lower_bounds.composed_epsilon_lower_bound` (ROUNDOFF-LOWER), so
   numerical error only lowers it, at every delta: a
-  lower bound on every certified answer, never a guarantee (0 when epsilon
-  is so large, about 190, that the windows' complement could matter).
+  lower bound on every certified answer, never a guarantee (None when
+  epsilon is so large, about 190, that the windows' complement could matter
+  in every configuration).
   Losses are
   rounded down by up to `discretization` per round; by default it is the
   loss standard deviation over 50 sqrt(rounds) (at most 1e-4), so that the
@@ -186,7 +188,7 @@ def sum_release_lower_bound(event: events.SumOfReportsEvent, delta: float,
   configurations = [(others, 0), (0, others)]
   if event.randomizer.domain_size >= 3:
     configurations.append((0, 0))
-  best = 0.0
+  best: Optional[float] = None
   for at_x, at_other in configurations:
     parts = [(losses, masses, rounds) for losses, masses in
              _configuration_parts(event.num_users, p, q, at_x, at_other)]
@@ -197,8 +199,11 @@ def sum_release_lower_bound(event: events.SumOfReportsEvent, delta: float,
     shift = 4 * rounds * sums.window_tail(_LOWER_BOUND_LOG_TAIL) * math.exp(
         min(epsilon, 700.0))
     if delta + shift == delta:
-      best = max(best, epsilon)
-    elif delta + shift < 1:  # else no bound from this configuration
-      best = max(best, lower_bounds.composed_epsilon_lower_bound(
-          parts, delta + shift, discretization))
+      found = epsilon
+    elif delta + shift < 1:
+      found = lower_bounds.composed_epsilon_lower_bound(
+          parts, delta + shift, discretization)
+    else:
+      continue  # no bound from this configuration
+    best = found if best is None else max(best, found)
   return best
