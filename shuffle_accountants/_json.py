@@ -18,8 +18,9 @@ def _describe(value: float) -> str:
 def finite_only(value: Any) -> Any:
   """`value` with every non-finite float replaced by None.
 
-  A dict holding one gains a 'reason' entry naming the key and what it
-  was ("epsilon was +infinity: ..."), appended to a reason already there.
+  A dict holding one (or a list holding one) gains a 'reason' entry naming
+  the key and what it was ("epsilon was +infinity: ..."), appended to a
+  reason already there.
   Lists and tuples are walked too; anything else is kept as is.
   """
   if isinstance(value, float) and not math.isfinite(value):
@@ -32,6 +33,10 @@ def finite_only(value: Any) -> Any:
   for key, item in value.items():
     if isinstance(item, float) and not math.isfinite(item):
       reasons.append(f'{key} was {_describe(item)}')
+    elif isinstance(item, (list, tuple)):
+      reasons.extend(f'{key}[{index}] was {_describe(entry)}'
+                     for index, entry in enumerate(item)
+                     if isinstance(entry, float) and not math.isfinite(entry))
     result[key] = finite_only(item)
   if reasons:
     held = result.get('reason')
