@@ -1,5 +1,8 @@
-"""Standard JSON only: no NaN or Infinity tokens, which strict parsers
-(JavaScript's JSON.parse, Python's with parse_constant) reject."""
+"""Standard JSON only: no NaN or Infinity tokens.
+
+Strict parsers (JavaScript's JSON.parse, Python's json.loads with
+parse_constant) reject them.
+"""
 
 import json
 import math

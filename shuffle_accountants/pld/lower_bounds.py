@@ -23,7 +23,8 @@ from shuffle_accountants import randomizers
 from shuffle_accountants.pld import roundoff
 
 __all__ = [
-    'binary_rr_all_equal_pair_epsilon_lower_bound', 'dataset_pair_atoms',
+    'binary_rr_all_equal_pair_epsilon_lower_bound', 'composed_epsilon_lower_bound',
+    'dataset_pair_atoms',
     'randomizer_epsilon_lower_bound',
 ]
 

@@ -21,8 +21,6 @@ import numpy as np
 from shuffle_accountants import _cache
 from shuffle_accountants import _disk_cache
 from shuffle_accountants import _upstream
-from shuffle_accountants.pld import discrete
-from shuffle_accountants.pld import lower_bounds
 
 __all__ = [
     'LOSS_DISCRETIZATION_PER_ACCURACY', 'LOSS_DISCRETIZATION', 'INSTALL_HINT',
@@ -222,22 +220,24 @@ def epsilon_lower_bound(noise_multiplier: float, num_selected: int,
 
   `BoundType.IS_DOMINATED` with the geometric convolution rounds every
   step down (FS26-RANDOM-ALLOCATION), so its epsilon is at most the true
-  one. Epochs are composed from below at every delta
-  (`composed_epsilon_lower_bound`, ROUNDOFF-LOWER: dp_accounting's
-  self_compose would put its truncated tail at +infinity), both relations'
-  PMFs, the larger epsilon; their +infinity mass is dropped, which only
-  lowers delta. For tables and tests; never composed into an accountant.
+  one. Epochs are composed by dp_accounting with no tail truncation (its
+  default, 1e-15, would go to +infinity even in this optimistic PMF and
+  put the value above the truth below delta = 1e-15, issue 48); below
+  `_COMPOSED_DELTA_FLOOR`, where the FFT's round-off could reach delta,
+  one epoch's epsilon is returned, which more epochs only raise. For
+  tables and tests; never composed into an accountant.
   """
   pld = _dominated_epoch(float(noise_multiplier), int(num_selected),
                          int(num_steps))
-  epsilon = 0.0
-  for pmf in _upstream.pld_pmfs(pld):
-    grid = discrete.from_dense(pmf.to_dense_pmf())
-    losses = (grid.lower_index + np.arange(grid.probs.size)) * (
-        grid.discretization)
-    epsilon = max(epsilon, lower_bounds.composed_epsilon_lower_bound(
-        [(losses, grid.probs, int(num_epochs))], delta, grid.discretization))
-  return epsilon
+  if num_epochs > 1 and delta >= _COMPOSED_DELTA_FLOOR:
+    pld = pld.self_compose(num_epochs, tail_mass_truncation=0.0)
+  return float(pld.get_epsilon_for_delta(delta))
+
+
+# Below this delta the epochs' FFT composition (round-off about 1e-16 per
+# grid point) cannot be read from below: `epsilon_lower_bound` keeps one
+# epoch.
+_COMPOSED_DELTA_FLOOR = 1e-9
 
 
 @_cache.cached(8 * 2**20,

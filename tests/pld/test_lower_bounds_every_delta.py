@@ -9,7 +9,6 @@ eps0 = 1, 10 rounds, delta = 1e-15) and were inf below 1e-18.
 import math
 
 import mpmath
-import numpy as np
 import pytest
 
 from shuffle_accountants import ShufflePldAccountant
@@ -84,18 +83,18 @@ def test_binary_rr_pair_is_below_the_exact_two_round_epsilon(delta):
 @pytest.mark.slow
 def test_every_lower_bound_function_is_below_its_certificate():
   oue = randomizers.OptimizedUnaryEncoding(8, 1.0)
-  sum_event = events.SumOfReportsEvent(200, randomizers.OptimizedUnaryEncoding(
+  sum_event = events.SumOfReportsEvent(100, randomizers.OptimizedUnaryEncoding(
       4, 1.0))
-  checkin_event = events.CheckInEvent(1000, 0.5, local_epsilon=1.0,
+  checkin_event = events.CheckInEvent(500, 0.5, local_epsilon=1.0,
                                       num_categories=2)
   cases = [
-      (lambda d: lower_bounds.randomizer_epsilon_lower_bound(oue, 1000, 10,
+      (lambda d: lower_bounds.randomizer_epsilon_lower_bound(oue, 1000, 3,
                                                              d),
-       lambda d: _certified(events.ShuffleEvent(1000, randomizer=oue), 10,
+       lambda d: _certified(events.ShuffleEvent(1000, randomizer=oue), 3,
                             d)),
       (lambda d: checkin.binary_rr_checkin_epsilon_lower_bound(
-          1000, 0.5, 1.0, d, 10),
-       lambda d: _certified(checkin_event, 10, d)),
+          500, 0.5, 1.0, d, 3),
+       lambda d: _certified(checkin_event, 3, d)),
       (lambda d: sums.sum_release_lower_bound(sum_event, d, 2),
        lambda d: _certified(sum_event, 2, d)),
       (lambda d: shuffled_batches.shuffled_batches_epsilon(1.0, 10, 3,
@@ -104,7 +103,7 @@ def test_every_lower_bound_function_is_below_its_certificate():
                                                            d).upper),
   ]
   for lower, upper in cases:
-    for delta in DELTAS:
+    for delta in (1e-300, 1e-18, 1e-7):
       value = lower(delta)
       assert value is None or 0 <= value <= upper(delta), delta
 
@@ -114,12 +113,12 @@ def test_every_lower_bound_function_is_below_its_certificate():
     protocols.Protocol(1000, rounds=10, local_epsilon=1.0),
     protocols.Protocol(1000, rounds=3, local_epsilon=1.0, randomizer='oue',
                        domain_size=8),
-    protocols.Protocol(300, rounds=2, local_epsilon=1.0, randomizer='oue',
+    protocols.Protocol(100, rounds=2, local_epsilon=1.0, randomizer='oue',
                        domain_size=4, release='sum'),
 ])
 def test_every_cli_lower_bound_method_is_below_the_certificate(protocol):
   worst = 0.0
-  for delta in np.geomspace(1e-300, 0.5, 5):
+  for delta in (1e-300, 1e-100, 1e-18, 1e-7, 0.5):
     at = protocol.replace(delta=float(delta))
     certified = protocols.certified_epsilon(at).epsilon
     for name, (kind, _) in protocols.METHODS.items():
