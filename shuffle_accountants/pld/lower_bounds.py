@@ -15,9 +15,11 @@ bound on what any certified accountant can report for shuffled eps0-LDP rounds.
 import math
 from typing import Optional, Sequence, Tuple
 
+from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 
 from shuffle_accountants import _numerics
+from shuffle_accountants import _upstream
 from shuffle_accountants import _validation
 from shuffle_accountants import randomizers
 from shuffle_accountants.pld import roundoff
@@ -84,9 +86,15 @@ def binary_rr_all_equal_pair_epsilon_lower_bound(
                                     (-log_ratio, without_one)))
 
 
-# A finer composed grid is coarsened to this many points (rounding losses
-# down further only lowers the bound).
+# Composed grids up to this many points go through the proven route
+# (`roundoff.lower_masses`); larger ones through dp_accounting's FFT with
+# its truncated tails and round-off subtracted (`_fft_lower_masses`).
 _MAX_LOWER_GRID = 2**17
+# The dp_accounting route is used only from this delta up: its numpy FFT's
+# round-off (about 1e-16 an entry) stays far below delta there. Below it,
+# fewer rounds go through the proven route (more rounds only raise the
+# pair's epsilon).
+_FFT_DELTA_FLOOR = 1e-10
 # Tilts tried per bound: each resolves delta near its own saddle point.
 _MAX_TILTS = 12
 
@@ -128,6 +136,30 @@ def _epsilon_below(first: int, masses: np.ndarray, interval: float,
   return low_eps
 
 
+def _fft_lower_masses(interval: float,
+                      grids: Sequence[Tuple[int, np.ndarray, int]],
+                      tail: float) -> Tuple[int, np.ndarray]:
+  """(first, masses) of the composition of grids too large for the proven
+  route: dp_accounting's optimistic composition with an explicit tail
+  truncation `tail` (at most that much wraps into the window in all; not
+  its default 1e-15), its +infinity mass (the truncated tails) discarded,
+  which only lowers delta."""
+  pld = None
+  for lower, probs, count in grids:
+    part = privacy_loss_distribution.PrivacyLossDistribution \
+        .create_from_rounded_probability(
+            {lower + i: float(m) for i, m in enumerate(probs) if m > 0},
+            0.0, interval, pessimistic_estimate=False)
+    if count > 1:
+      part = part.self_compose(count, tail_mass_truncation=tail)
+    pld = part if pld is None else pld.compose(part,
+                                               tail_mass_truncation=tail)
+  assert pld is not None
+  pmf, _ = _upstream.pld_pmfs(pld)
+  _, first, masses, _ = _upstream.dense_pmf_fields(pmf.to_dense_pmf())
+  return first, np.maximum(np.asarray(masses, dtype=np.float64), 0.0)
+
+
 def _chernoff_epsilon(ledger: roundoff.Rounds, delta: float) -> float:
   """Where the Chernoff bound on P[L >= eps] reaches delta: only where to
   tilt first (near, a little above, the epsilon sought)."""
@@ -147,8 +179,8 @@ def composed_epsilon_lower_bound(
   ROUNDOFF-LOWER. `parts` holds (losses, masses, count): atoms whose
   masses are at most the pair's, composed count times (the losses are the
   pair's log-likelihood ratios under the first dataset). Losses are
-  rounded down to the grid of spacing `interval` (coarser if the composed
-  grid would exceed 2^17 points), the composition's masses bounded below
+  rounded down to the grid of spacing `interval`, the composition's masses
+  bounded below
   with FFT round-off included (`roundoff.lower_masses`, tilted at the
   saddle points of successive estimates, the largest lower mass kept at
   each point), and delta(eps) summed rounded down: every error lowers the
@@ -159,8 +191,6 @@ def composed_epsilon_lower_bound(
   kept = [part for part in kept if part[0].size]
   if not kept:
     return 0.0
-  span = sum(count * float(np.ptp(losses)) for losses, _, count in kept)
-  interval = max(interval, span / (_MAX_LOWER_GRID - 2 * len(kept) - 2))
   grids = []
   for losses, masses, count in kept:
     scaled = losses / interval
@@ -174,6 +204,19 @@ def composed_epsilon_lower_bound(
   best: Optional[np.ndarray] = None
   epsilon, tilts = 0.0, set()
   tilt = ledger.saddle_point(_chernoff_epsilon(ledger, delta))
+  support = 1 + sum(count * (probs.size - 1) for _, probs, count in grids)
+  if support > _MAX_LOWER_GRID:
+    if delta >= _FFT_DELTA_FLOOR:
+      # The truncated tails wrap at most delta * 1e-6 into the window: read
+      # the computed profile at delta plus that.
+      first, masses = _fft_lower_masses(interval, grids, delta * 1e-6)
+      return _epsilon_below(first, masses, interval, delta * (1 + 1e-6))
+    shrink = _MAX_LOWER_GRID / support
+    fewer = [(losses, masses, max(1, int(count * shrink)))
+             for losses, masses, count in kept]
+    if all(a[2] == b[2] for a, b in zip(fewer, kept)):
+      return 0.0
+    return composed_epsilon_lower_bound(fewer, delta, interval)
   for _ in range(_MAX_TILTS):
     result = roundoff.lower_masses(interval, grids, tilt)
     if result is None:

@@ -40,6 +40,15 @@ def test_binary_rr_pair_is_below_the_certificate_at_every_delta():
       1000, 1.0, 10, 1e-7) == pytest.approx(0.4698, abs=1e-4)
 
 
+def test_issue_48_oue_reproduction_is_below_the_certificate():
+  # Issue 48: OUE (d = 8, eps0 = 1), n = 10^4, 10 rounds, delta = 1e-15:
+  # the lower bound was 0.2977 against a certified 0.2058.
+  oue = randomizers.OptimizedUnaryEncoding(8, 1.0)
+  lower = lower_bounds.randomizer_epsilon_lower_bound(oue, 10**4, 10, 1e-15)
+  upper = _certified(events.ShuffleEvent(10**4, randomizer=oue), 10, 1e-15)
+  assert 0.15 < lower <= upper
+
+
 def _exact_two_round_epsilon(num_users, local_epsilon, delta):
   """eps(delta) of two rounds of shuffled binary RR on the all-equal pair,
   both orders, by enumerating the pairs of counts in 60-digit mpmath
