@@ -40,6 +40,7 @@ def test_binary_rr_pair_is_below_the_certificate_at_every_delta():
       1000, 1.0, 10, 1e-7) == pytest.approx(0.4698, abs=1e-4)
 
 
+@pytest.mark.slow
 def test_issue_48_oue_reproduction_is_below_the_certificate():
   # Issue 48: OUE (d = 8, eps0 = 1), n = 10^4, 10 rounds, delta = 1e-15:
   # the lower bound was 0.2977 against a certified 0.2058.
