@@ -31,6 +31,7 @@ from torch import nn
 from torch.utils import data
 
 # Importing the adapter registers this package's accountants with Opacus.
+from shuffle_accountants import _json
 from shuffle_accountants.adapters import opacus as adapter
 
 DELTA = 1e-5
@@ -172,8 +173,8 @@ def main(argv=None):
   parser.add_argument('--child', help=argparse.SUPPRESS)
   args = parser.parse_args(argv)
   if args.child:
-    print(json.dumps(run_one(args.child, args.epochs, args.examples,
-                             args.batch, args.accounting_only)))
+    print(_json.dumps(run_one(args.child, args.epochs, args.examples,
+                              args.batch, args.accounting_only)))
     return
   names = (args.accountants.split(',') if args.accountants
            else registered_accountants())

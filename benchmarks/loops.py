@@ -58,6 +58,7 @@ from shuffle_accountants import CheckInEvent
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants import _json
 
 # Wall-clock seconds; CPU seconds for table 8 (`--cpu-time`), which a
 # machine shared with other work distorts far less.
@@ -432,7 +433,7 @@ def main():
   if args.cpu_time or args.before:
     _clock = time.process_time
   if args.ledger_child:
-    print(json.dumps(_year_ledger(args.ledger_child)))
+    print(_json.dumps(_year_ledger(args.ledger_child)))
     return
   if args.before:
     output = io.StringIO()

@@ -129,8 +129,12 @@ MAX_DOMAIN_SIZE = 10**6
 
 
 def check_count(count) -> int:
-  """How many times an event is composed: an integer in [0, MAX_COUNT]."""
-  return check_integer('count', count, 0, MAX_COUNT)
+  """How many times an event is composed: an integer in [1, MAX_COUNT].
+
+  dp_accounting refuses a count of 0 (`count` must be positive); the range
+  said here is the range accepted.
+  """
+  return check_integer('count', count, 1, MAX_COUNT)
 
 
 def check_domain_size(name: str, value) -> int:

@@ -334,8 +334,8 @@ def _same_bits(saved: dp_event.DpEvent, event: dp_event.DpEvent) -> bool:
   if saved != event:
     return False
   try:
-    return (json.dumps(_encode(saved, 'event'))
-            == json.dumps(_encode(event, 'event')))
+    return (json.dumps(_encode(saved, 'event'), allow_nan=False)
+            == json.dumps(_encode(event, 'event'), allow_nan=False))
   except (TypeError, ValueError):  # not saveable: state_dict will say so
     return False
 

@@ -16,7 +16,6 @@ terminal and --json is not given. Limits: see LIMITS and docs/limits.md.
 """
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -25,6 +24,7 @@ import warnings
 
 import attr
 
+from shuffle_accountants import _json
 from shuffle_accountants import _validation
 from shuffle_accountants import figure_style
 from shuffle_accountants.cli import noise
@@ -742,7 +742,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
   text = report.pop('text')
   try:
     if args.json:
-      print(json.dumps(report, default=str))
+      print(_json.dumps(report, default=str))
     else:
       print('\n'.join(text))
     sys.stdout.flush()

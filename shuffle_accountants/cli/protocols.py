@@ -316,6 +316,12 @@ def _fmt21_closed(protocol: Protocol):
         protocol.delta)
   except ValueError as error:  # its composed PLD would not fit in memory
     raise NotApplicable(f'skipped: {error}') from None
+  if not np.isfinite(epsilon):
+    # dp_accounting's composition puts its truncated tail (1e-15) at +inf.
+    raise NotApplicable(
+        f'no finite value at delta = {protocol.delta:g}: dp_accounting '
+        'composes the rounds with 1e-15 of mass at +infinity, above delta '
+        '(see pld)')
   return epsilon, ('FMT21-CLOSED at delta/(2T) per round, composed by PLD'
                    f'{_relation_note(protocol)}')
 
@@ -458,14 +464,19 @@ def _sum_configurations(protocol: Protocol):
   if protocol.num_users > MAX_SUM_PAIR_USERS:
     raise NotApplicable(f'skipped above {MAX_SUM_PAIR_USERS} users (its '
                         'cost)')
+  epsilon = sums.sum_release_lower_bound(event, protocol.delta,
+                                         protocol.rounds,
+                                         deletion=protocol.deletion)
+  if epsilon is None:
+    raise NotApplicable('no configuration resolves this delta: epsilon is '
+                        'so large (about 190) that the windows left out '
+                        'could matter')
   if protocol.deletion:
-    return (sums.sum_release_lower_bound(event, protocol.delta,
-                                         protocol.rounds, deletion=True),
+    return (epsilon,
             'exact epsilon of the sum release under deletion (to the '
             'all-zero vector) when every other user holds x or none does '
             '(LB-SUM-DELETION, specific pairs)')
-  return (sums.sum_release_lower_bound(event, protocol.delta,
-                                       protocol.rounds),
+  return (epsilon,
           'exact epsilon of the sum release when every other user holds x, '
           'x\' or a third value (LB-SUM-CONFIGURATIONS, specific pairs)')
 

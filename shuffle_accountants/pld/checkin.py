@@ -45,7 +45,6 @@ import math
 from typing import Callable, List, Optional
 
 import attr
-from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 from scipy import special
 from scipy import stats
@@ -57,6 +56,7 @@ from shuffle_accountants.pairs import binomial
 from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import discrete
+from shuffle_accountants.pld import lower_bounds
 
 __all__ = [
     'MAX_CLONE_GROUPS', 'MAX_GAUSSIAN_GROUPS', 'GAUSSIAN_REACH',
@@ -698,22 +698,16 @@ def binary_rr_checkin_epsilon_lower_bound(num_users: int,
   """eps(delta) of `rounds` check-in rounds for one pair. [LB, PAIR]
 
   The pair of `binary_rr_checkin_delta_lower_bound` in both orders, each
-  composed with itself (dp_accounting's optimistic PLD: losses rounded
-  down to the grid, truncated mass dropped), the larger epsilon. A lower
+  composed with itself (losses rounded down to the grid, FFT round-off
+  bounded, nothing put at +infinity: `composed_epsilon_lower_bound`,
+  ROUNDOFF-LOWER), the larger epsilon. A lower
   bound on every certified epsilon of `CheckInEvent(num_categories=2)`
   (the yardstick of CHECKIN-BLANKET's targets), never a guarantee.
   """
   arguments = _check_pair_arguments(num_users, checkin_rate, local_epsilon)
+  delta = _validation.check_real('delta', delta, 0.0, 1.0, False, False)
+  rounds = _validation.check_integer('rounds', rounds, 1)
   losses, p, q = _binary_rr_checkin_pair(*arguments)
-  epsilons = []
-  for order_losses, masses in ((losses, p), (-losses, q)):
-    indices = np.floor(order_losses / discretization).astype(np.int64)
-    unique, inverse = np.unique(indices, return_inverse=True)
-    summed = np.bincount(inverse, weights=masses)
-    pld = privacy_loss_distribution.PrivacyLossDistribution.create_from_rounded_probability(
-        dict(zip(unique.tolist(), summed.tolist())), 0.0, discretization,
-        pessimistic_estimate=False)
-    if rounds > 1:
-      pld = pld.self_compose(rounds)
-    epsilons.append(pld.get_epsilon_for_delta(delta))
-  return max(epsilons)
+  return max(lower_bounds.composed_epsilon_lower_bound(
+      [(order_losses, masses, rounds)], delta, discretization)
+             for order_losses, masses in ((losses, p), (-losses, q)))

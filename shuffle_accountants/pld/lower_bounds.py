@@ -1,6 +1,6 @@
 """Lower bounds: the epsilon of specific dataset pairs [LB, PAIR].
 
-IDs: GIRGIS-LB-BINOMIAL, LB-THIRD-SPLIT
+IDs: GIRGIS-LB-BINOMIAL, LB-THIRD-SPLIT, ROUNDOFF-LOWER
 
 D = (0, ..., 0) and D' = (0, ..., 0, 1), each user reporting through binary
 randomized response with parameter eps0; the shuffler reveals only the number
@@ -13,23 +13,23 @@ bound on what any certified accountant can report for shuffled eps0-LDP rounds.
 """
 
 import math
-from typing import Optional, Tuple
+from typing import Optional, Sequence, Tuple
 
 from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 
 from shuffle_accountants import _numerics
+from shuffle_accountants import _upstream
 from shuffle_accountants import _validation
 from shuffle_accountants import randomizers
+from shuffle_accountants.pld import roundoff
 
 __all__ = [
-    'binary_rr_all_equal_pair_epsilon_lower_bound', 'dataset_pair_atoms',
+    'binary_rr_all_equal_pair_epsilon_lower_bound', 'composed_epsilon_lower_bound',
+    'dataset_pair_atoms',
     'randomizer_epsilon_lower_bound',
 ]
 
-# Outcomes whose probability under D' is below e^-60 are dropped: that can only
-# lower δ(ε), which keeps the result a lower bound.
-_LOG_MASS_FLOOR = -60.0
 _WINDOW_TAU = 40.0
 _MAX_INTERVAL = 1e-3
 
@@ -39,9 +39,10 @@ def binary_rr_all_equal_pair_epsilon_lower_bound(
     grid_points_per_std: float = 5.0) -> float:
   """ε(δ) of T rounds of shuffled binary RR on the all-equal pair. [LB, PAIR]
 
-  Computed with dp_accounting's optimistic PLD (losses rounded down, tiny
-  masses dropped, optimistic FFT truncation), so every numerical error lowers
-  the value: a lower bound, never a guarantee. Both directions of the pair
+  Composed by `composed_epsilon_lower_bound` (losses rounded down, FFT
+  round-off bounded, nothing put at +infinity: ROUNDOFF-LOWER), so every
+  numerical error lowers the value, at every delta: a lower bound, never a
+  guarantee. Both directions of the pair
   are composed and the larger ε is returned.
 
   Rounding losses down biases T rounds by up to T grid steps, so the grid
@@ -77,19 +78,156 @@ def binary_rr_all_equal_pair_epsilon_lower_bound(
   # Few, far-apart atoms (small n) need an absolute resolution too.
   interval = min(loss_std / (grid_points_per_std * math.sqrt(rounds)),
                  _MAX_INTERVAL)
-  keep = np.minimum(log_pmf, log_pmf + log_ratio) > _LOG_MASS_FLOOR
-  without_one = dict(zip(ones[keep].tolist(), log_pmf[keep].tolist()))
-  with_one = dict(zip(ones[keep].tolist(),
-                      (log_pmf + log_ratio)[keep].tolist()))
-  epsilon = 0.0
-  for lower, upper in ((without_one, with_one), (with_one, without_one)):
-    pld = privacy_loss_distribution.from_two_probability_mass_functions(
-        lower, upper, pessimistic_estimate=False,
-        value_discretization_interval=interval,
-        log_mass_truncation_bound=_LOG_MASS_FLOOR)
-    if rounds > 1:
-      pld = pld.self_compose(rounds)
-    epsilon = max(epsilon, float(pld.get_epsilon_for_delta(delta)))
+  with_one = np.exp(log_pmf + log_ratio)
+  without_one = np.exp(log_pmf)
+  return max(composed_epsilon_lower_bound([(signed, masses, rounds)],
+                                          delta, interval)
+             for signed, masses in ((log_ratio, with_one),
+                                    (-log_ratio, without_one)))
+
+
+# Composed grids up to this many points go through the proven route
+# (`roundoff.lower_masses`); larger ones through dp_accounting's FFT with
+# its truncated tails and round-off subtracted (`_fft_lower_masses`).
+_MAX_LOWER_GRID = 2**17
+# The dp_accounting route is used only from this delta up: its numpy FFT's
+# round-off (about 1e-16 an entry) stays far below delta there. Below it,
+# fewer rounds go through the proven route (more rounds only raise the
+# pair's epsilon).
+_FFT_DELTA_FLOOR = 1e-10
+# Tilts tried per bound: each resolves delta near its own saddle point.
+_MAX_TILTS = 12
+
+
+def _delta_below(first: int, masses: np.ndarray, interval: float,
+                 epsilon: float) -> float:
+  """sum m (1 - e^{eps - L})_+ over the grid's losses above eps, rounded
+  down."""
+  start = max(0, int(math.floor(epsilon / interval)) - first)
+  tail = masses[start:]
+  losses = (first + start + np.arange(tail.size)) * interval
+  terms = tail * -np.expm1(np.minimum(0.0, epsilon - losses))
+  return float(np.sum(terms)) * (1 - roundoff.UNIT_ROUNDOFF
+                                 * (tail.size + 16))
+
+
+def _epsilon_below(first: int, masses: np.ndarray, interval: float,
+                   delta: float) -> float:
+  """The largest eps found with `_delta_below` > delta (0 if none): a
+  search over grid points, then bisection inside the last cell."""
+  if _delta_below(first, masses, interval, 0.0) <= delta:
+    return 0.0
+  low, high = max(0, -first), masses.size  # grid offsets
+  while high - low > 1:
+    middle = (low + high) // 2
+    if _delta_below(first, masses, interval,
+                    (first + middle) * interval) > delta:
+      low = middle
+    else:
+      high = middle
+  low_eps = max(0.0, (first + low) * interval)
+  high_eps = (first + high) * interval
+  for _ in range(40):
+    middle_eps = (low_eps + high_eps) / 2
+    if _delta_below(first, masses, interval, middle_eps) > delta:
+      low_eps = middle_eps
+    else:
+      high_eps = middle_eps
+  return low_eps
+
+
+def _fft_lower_masses(interval: float,
+                      grids: Sequence[Tuple[int, np.ndarray, int]],
+                      tail: float) -> Tuple[int, np.ndarray]:
+  """(first, masses) of the composition of grids too large for the proven
+  route: dp_accounting's optimistic composition with an explicit tail
+  truncation `tail` (at most that much wraps into the window in all; not
+  its default 1e-15), its +infinity mass (the truncated tails) discarded,
+  which only lowers delta."""
+  pld = None
+  for lower, probs, count in grids:
+    part = privacy_loss_distribution.PrivacyLossDistribution \
+        .create_from_rounded_probability(
+            {lower + i: float(m) for i, m in enumerate(probs) if m > 0},
+            0.0, interval, pessimistic_estimate=False)
+    if count > 1:
+      part = part.self_compose(count, tail_mass_truncation=tail)
+    pld = part if pld is None else pld.compose(part,
+                                               tail_mass_truncation=tail)
+  assert pld is not None
+  pmf, _ = _upstream.pld_pmfs(pld)
+  _, first, masses, _ = _upstream.dense_pmf_fields(pmf.to_dense_pmf())
+  return first, np.maximum(np.asarray(masses, dtype=np.float64), 0.0)
+
+
+def _chernoff_epsilon(ledger: roundoff.Rounds, delta: float) -> float:
+  """Where the Chernoff bound on P[L >= eps] reaches delta: only where to
+  tilt first (near, a little above, the epsilon sought)."""
+  best = math.inf
+  for tilt in 2.0**(np.arange(-40, 81) / 8):
+    counts, log_moments, _, _ = ledger._log_moments(float(tilt))  # pylint: disable=protected-access
+    best = min(best, (float(np.sum(counts * log_moments)) - math.log(delta))
+               / tilt)
+  return max(0.0, best)
+
+
+def composed_epsilon_lower_bound(
+    parts: Sequence[Tuple[np.ndarray, np.ndarray, int]], delta: float,
+    interval: float) -> float:
+  """A lower bound on eps(delta) of a composition, at every delta. [LB]
+
+  ROUNDOFF-LOWER. `parts` holds (losses, masses, count): atoms whose
+  masses are at most the pair's, composed count times (the losses are the
+  pair's log-likelihood ratios under the first dataset). Losses are
+  rounded down to the grid of spacing `interval`, the composition's masses
+  bounded below
+  with FFT round-off included (`roundoff.lower_masses`, tilted at the
+  saddle points of successive estimates, the largest lower mass kept at
+  each point), and delta(eps) summed rounded down: every error lowers the
+  result, and no mass is ever put at +infinity. 0 where nothing resolves.
+  """
+  kept = [(losses[masses > 0], masses[masses > 0], count)
+          for losses, masses, count in parts if count]
+  kept = [part for part in kept if part[0].size]
+  if not kept:
+    return 0.0
+  grids = []
+  for losses, masses, count in kept:
+    scaled = losses / interval
+    index = np.floor(scaled - 1e-9 * (1 + np.abs(scaled))).astype(np.int64)
+    lower = int(index.min())
+    probs = np.bincount(index - lower, weights=masses) * (
+        1 - roundoff.UNIT_ROUNDOFF * (masses.size + 4))
+    grids.append((lower, probs, count))
+  ledger = roundoff.Rounds(interval, [(lower, probs, 0.0, count)
+                                      for lower, probs, count in grids])
+  best: Optional[np.ndarray] = None
+  epsilon, tilts = 0.0, set()
+  tilt = ledger.saddle_point(_chernoff_epsilon(ledger, delta))
+  support = 1 + sum(count * (probs.size - 1) for _, probs, count in grids)
+  if support > _MAX_LOWER_GRID:
+    if delta >= _FFT_DELTA_FLOOR:
+      # The truncated tails wrap at most delta * 1e-6 into the window: read
+      # the computed profile at delta plus that.
+      first, masses = _fft_lower_masses(interval, grids, delta * 1e-6)
+      return _epsilon_below(first, masses, interval, delta * (1 + 1e-6))
+    shrink = _MAX_LOWER_GRID / support
+    fewer = [(losses, masses, max(1, int(count * shrink)))
+             for losses, masses, count in kept]
+    if all(a[2] == b[2] for a, b in zip(fewer, kept)):
+      return 0.0
+    return composed_epsilon_lower_bound(fewer, delta, interval)
+  for _ in range(_MAX_TILTS):
+    result = roundoff.lower_masses(interval, grids, tilt)
+    if result is None:
+      return 0.0
+    first, masses = result
+    best = masses if best is None else np.maximum(best, masses)
+    epsilon = max(epsilon, _epsilon_below(first, best, interval, delta))
+    tilts.add(tilt)
+    tilt = ledger.saddle_point(epsilon)
+    if tilt in tilts:
+      break
   return epsilon
 
 
@@ -205,8 +343,10 @@ def dataset_pair_atoms(num_users: int, others_for: float,
 def _epsilon_of_atoms(losses: np.ndarray, masses: np.ndarray,
                       delta: float) -> float:
   """The smallest eps with sum m (1 - e^{eps - L})_+ <= delta (rounded down)."""
-  def delta_at(epsilon):
-    return float(np.sum(masses * -np.expm1(np.minimum(0.0, epsilon - losses))))
+  def delta_at(epsilon):  # rounded down: a lower bound on the atoms' delta
+    terms = masses * -np.expm1(np.minimum(0.0, epsilon - losses))
+    return float(np.sum(terms)) * (1 - roundoff.UNIT_ROUNDOFF
+                                   * (masses.size + 16))
   low, high = 0.0, float(max(0.0, np.max(losses, initial=0.0)))
   if delta_at(0.0) <= delta:
     return 0.0
@@ -224,16 +364,9 @@ def _composed_epsilon(losses: np.ndarray, masses: np.ndarray, rounds: int,
   spread = math.sqrt(float(np.sum(masses * losses**2)))
   if spread == 0:
     return 0.0
-  interval = min(spread / (5.0 * math.sqrt(rounds)), _MAX_INTERVAL)
-  keep = masses > math.exp(_LOG_MASS_FLOOR)
-  index = np.floor(losses[keep] / interval).astype(np.int64)
-  grid = np.bincount(index - index.min(), weights=masses[keep])
-  pmf = {int(i) + int(index.min()): float(m) for i, m in enumerate(grid)
-         if m > 0}
-  pld = privacy_loss_distribution.PrivacyLossDistribution \
-      .create_from_rounded_probability(pmf, 0.0, interval,
-                                       pessimistic_estimate=False)
-  return float(pld.self_compose(rounds).get_epsilon_for_delta(delta))
+  return composed_epsilon_lower_bound(
+      [(losses, masses, rounds)], delta,
+      min(spread / (5.0 * math.sqrt(rounds)), _MAX_INTERVAL))
 
 
 def randomizer_epsilon_lower_bound(randomizer: randomizers.Randomizer,
@@ -247,9 +380,9 @@ def randomizer_epsilon_lower_bound(randomizer: randomizers.Randomizer,
   the all-equal pair, which is then exact up to rounding; for the
   third-value pair they are a post-processing), and for the third-value
   pair also the two counts among the reports with c = 1 and among those
-  with c = 0, c a third bit ("supports z": LB-THIRD-SPLIT), both directions, composed T times with optimistic rounding (losses
-  rounded down, dp_accounting's optimistic truncation), so every numerical
-  error lowers it. The largest is returned: what no certified accountant
+  with c = 0, c a third bit ("supports z": LB-THIRD-SPLIT), both directions, composed T
+  times by `composed_epsilon_lower_bound` (ROUNDOFF-LOWER), so every
+  numerical error lowers it, at every delta. The largest is returned: what no certified accountant
   can go below. None when the randomizer's bit laws are not known (a
   `FiniteRandomizer`).
   """

@@ -28,6 +28,7 @@ from shuffle_accountants.pld import radix2
 __all__ = [
     'UNIT_ROUNDOFF', 'MAX_CERTIFIED_BUCKETS', 'fft_relative_error',
     'fft_convolution_error', 'fft_power_error', 'Rounds', 'combine',
+    'lower_masses',
 ]
 
 UNIT_ROUNDOFF = 2.0**-53
@@ -546,3 +547,58 @@ def combine(rounds: List[Rounds]) -> Optional[Rounds]:
   if len(spacings) != 1:
     return None
   return Rounds(spacings.pop(), [round_ for r in rounds for round_ in r.rounds])
+
+
+def lower_masses(discretization: float,
+                 rounds: Sequence[Tuple[int, np.ndarray, int]], tilt: float
+                 ) -> Optional[Tuple[int, np.ndarray]]:
+  """(first, l): l <= the exact composition's finite masses at grid
+  indices first, first + 1, ... (ROUNDOFF-LOWER), or None when its
+  support exceeds `MAX_CERTIFIED_BUCKETS`.
+
+  `rounds` holds (grid index of probs[0], non-negative probs, count). The
+  mirror of `certified_masses`: each round is tilted rounded *down*
+  (p e^{tilt L} / M^ times a factor below one), so the exact composition
+  of those vectors is below the exact tilted composition; the transform
+  covers the whole support (no entry wraps around), so the computed
+  vector minus its proven l2 error (an entrywise bound) is below that
+  composition; the scale back, exp(sum count log M^ - tilt L), is rounded
+  down too. Only zeros where the error dominates: far from the saddle
+  point of `tilt`.
+  """
+  kept = [(lower, _non_negative(probs), count)
+          for lower, probs, count in rounds if count and np.any(probs > 0)]
+  if not kept:
+    return 0, np.zeros(1)
+  support = 1 + sum(count * (probs.size - 1) for _, probs, count in kept)
+  length = _transform_length(support)
+  if length > MAX_CERTIFIED_BUCKETS:
+    return None
+  node = None
+  for lower, probs, count in kept:
+    losses = (lower + np.arange(probs.size)) * discretization
+    with np.errstate(divide='ignore', invalid='ignore'):
+      logs = np.log(probs)
+      exponents = logs + tilt * losses
+      log_moment = float(special.logsumexp(exponents))
+      slack = _gamma(8) * (np.abs(logs) + np.abs(tilt * losses)
+                           + abs(log_moment) + 1)
+      tilted = np.exp(exponents - log_moment - np.nan_to_num(slack)) * (
+          1 - _TILT_MARGIN)
+    # An exp that underflows may round up to the smallest subnormal.
+    tilted = np.maximum(tilted - _SUBNORMAL, 0.0)
+    leaf = _Node(tilted, 0.0, _norms(tilted)[0], lower, log_moment,
+                 abs(log_moment))
+    powered = _power_node(leaf, count, length)
+    node = powered if node is None else _product_node(node, powered, length)
+  assert node is not None
+  losses = (node.lower + np.arange(node.values.size)) * discretization
+  slack = _gamma(len(kept) + 8) * (node.abs_scale + np.abs(tilt * losses) + 1)
+  with np.errstate(over='ignore', under='ignore'):
+    factor = np.exp(node.log_scale - tilt * losses - slack) * (
+        1 - _TILT_MARGIN)
+    # Where the product underflows it errs by half a subnormal at most.
+    masses = np.maximum(np.maximum(node.values - node.error, 0.0)
+                        * np.minimum(factor, np.finfo(np.float64).max)
+                        - _SUBNORMAL, 0.0)
+  return node.lower, masses

@@ -17,7 +17,6 @@ is dominated by one PMF whose profile is the largest of env and env'
 import math
 from typing import List, Optional, Tuple
 
-from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 
 from shuffle_accountants import _numerics
@@ -28,6 +27,7 @@ from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pairs import sums
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import discrete
+from shuffle_accountants.pld import lower_bounds
 from shuffle_accountants.pld import radix2
 from shuffle_accountants.pld import roundoff
 
@@ -157,32 +157,19 @@ def sum_round_scales(event: events.SumOfReportsEvent, ratio,
   return spread, reach, 2 * spread
 
 
-def _coordinate_pld(num_users: int, p: float, q: float, at_p: int,
-                    reverse: bool, discretization: float):
-  """Optimistic PLD of one coordinate's exact pair, `at_p` others at x."""
+def _coordinate_part(num_users: int, p: float, q: float, at_p: int,
+                     reverse: bool) -> Tuple[np.ndarray, np.ndarray]:
+  """(losses, masses below the truth) of one coordinate's exact pair,
+  `at_p` others at x."""
   atoms = sums.coordinate_pair_atoms(at_p, num_users - 1 - at_p, p, q,
                                      reverse, raise_losses=False,
                                      log_tail=_LOWER_BOUND_LOG_TAIL)
   losses = atoms.losses - sums.loss_error(atoms.losses)
-  keep = atoms.masses > 1e-300
   # The windowed (normalised) masses times the windows' least mass are
   # below the truth.
-  masses = (atoms.masses[keep] / (1 + _numerics.RELATIVE_SAFETY_MARGIN)
+  masses = (atoms.masses / (1 + _numerics.RELATIVE_SAFETY_MARGIN)
             * (1 - atoms.infinity_mass))
-  log_p = dict(enumerate(np.log(masses)))
-  log_q = dict(enumerate(np.log(masses) - losses[keep]))
-  return privacy_loss_distribution.from_two_probability_mass_functions(
-      log_p, log_q, pessimistic_estimate=False,
-      value_discretization_interval=discretization,
-      log_mass_truncation_bound=-60.0, symmetric=False)
-
-
-def _configuration_pld(num_users: int, p: float, q: float, at_x: int,
-                       at_other: int, discretization: float):
-  """Optimistic PLD of the exact release for one configuration."""
-  return _coordinate_pld(num_users, p, q, at_x, False, discretization
-                         ).compose(_coordinate_pld(num_users, p, q, at_other,
-                                                   True, discretization))
+  return losses, masses
 
 
 # Wide windows for the lower bound: their complement, which can lower the
@@ -193,17 +180,19 @@ _LOWER_BOUND_LOG_TAIL = -200.0
 def sum_release_lower_bound(event: events.SumOfReportsEvent, delta: float,
                             rounds: int = 1,
                             discretization: Optional[float] = None,
-                            deletion: bool = False) -> float:
+                            deletion: bool = False) -> Optional[float]:
   """epsilon(delta) of `rounds` rounds on the worst exact configurations.
   [LB, PAIR: LB-SUM-CONFIGURATIONS; deletion: LB-SUM-DELETION]
 
   The configurations: every other user at x, at x', or at a third value
   (when the domain has one); both orders of each pair. With `deletion`
   (REPLACE_SPECIAL, the target's report replaced by the all-zero vector's):
-  coordinate x alone, every other user at x or none, both orders. Computed with
-  dp_accounting's optimistic PLD, so numerical error only lowers it: a
-  lower bound on every certified answer, never a guarantee (0 when epsilon
-  is so large, about 190, that the windows' complement could matter).
+  coordinate x alone, every other user at x or none, both orders. Composed
+  by `lower_bounds.composed_epsilon_lower_bound` (ROUNDOFF-LOWER), so
+  numerical error only lowers it, at every delta: a
+  lower bound on every certified answer, never a guarantee (None when
+  epsilon is so large, about 190, that the windows' complement could matter
+  in every configuration).
   Losses are
   rounded down by up to `discretization` per round; by default it is the
   loss standard deviation over 50 sqrt(rounds) (at most 1e-4), so that the
@@ -221,36 +210,33 @@ def sum_release_lower_bound(event: events.SumOfReportsEvent, delta: float,
     spread = privacy_loss.loss_spread(
         sums.coordinate_pair_atoms(others, 0, p, q))
     discretization = min(1e-4, spread / (50 * math.sqrt(rounds)))
-  configurations: List[Tuple[int, Optional[int]]]
   if deletion:
-    # (users at x, None): one coordinate, in the order given by reversing.
-    configurations = [(others, None), (0, None)]
+    # Coordinate x alone: every other user at x or none, both orders.
+    releases = [[_coordinate_part(event.num_users, p, q, at_x, reverse)]
+                for at_x in (others, 0) for reverse in (False, True)]
   else:
     configurations = [(others, 0), (0, others)]
     if event.randomizer.domain_size >= 3:
       configurations.append((0, 0))
-  best = 0.0
-  for at_x, at_other in configurations:
-    if at_other is None:
-      plds = [_coordinate_pld(event.num_users, p, q, at_x, reverse,
-                              discretization) for reverse in (False, True)]
+    releases = [[_coordinate_part(event.num_users, p, q, at_x, False),
+                 _coordinate_part(event.num_users, p, q, at_other, True)]
+                for at_x, at_other in configurations]
+  best: Optional[float] = None
+  for release in releases:
+    parts = [(losses, masses, rounds) for losses, masses in release]
+    # Outside the windows (mass tau per round and coordinate) the true
+    # delta(eps) can fall below the windowed pair's by e^eps tau at most.
+    epsilon = lower_bounds.composed_epsilon_lower_bound(parts, delta,
+                                                        discretization)
+    shift = 4 * rounds * sums.window_tail(_LOWER_BOUND_LOG_TAIL) * math.exp(
+        min(epsilon, 700.0))
+    if delta + shift == delta:
+      found = epsilon
+    elif delta + shift < 1:
+      found = lower_bounds.composed_epsilon_lower_bound(
+          parts, delta + shift, discretization)
     else:
-      plds = [_configuration_pld(event.num_users, p, q, at_x, at_other,
-                                 discretization)]
-    for pld in plds:
-      best = max(best, _rounds_epsilon(pld, rounds, delta))
+      continue  # no bound from this configuration
+    best = found if best is None else max(best, found)
   return best
 
-
-def _rounds_epsilon(pld, rounds: int, delta: float) -> float:
-  """The lower bound's epsilon of `rounds` compositions of `pld`, or 0."""
-  if rounds > 1:
-    pld = pld.self_compose(rounds)
-  # Outside the windows (mass tau per round and coordinate) the true
-  # delta(eps) can fall below the windowed pair's by e^eps tau at most.
-  epsilon = pld.get_epsilon_for_delta(delta)
-  shift = 4 * rounds * sums.window_tail(_LOWER_BOUND_LOG_TAIL) * math.exp(
-      min(epsilon, 700.0))
-  if delta + shift < 1:  # else no bound from this configuration
-    return pld.get_epsilon_for_delta(delta + shift)
-  return 0.0

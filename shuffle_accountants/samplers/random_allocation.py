@@ -220,15 +220,24 @@ def epsilon_lower_bound(noise_multiplier: float, num_selected: int,
 
   `BoundType.IS_DOMINATED` with the geometric convolution rounds every
   step down (FS26-RANDOM-ALLOCATION), so its epsilon is at most the true
-  one. Epochs are composed by dp_accounting, which keeps an optimistic
-  PMF optimistic (truncated mass dropped). For tables and tests; never
-  composed into an accountant.
+  one. Epochs are composed by dp_accounting with no tail truncation (its
+  default, 1e-15, would go to +infinity even in this optimistic PMF and
+  put the value above the truth below delta = 1e-15, issue 48); below
+  `_COMPOSED_DELTA_FLOOR`, where the FFT's round-off could reach delta,
+  one epoch's epsilon is returned, which more epochs only raise. For
+  tables and tests; never composed into an accountant.
   """
   pld = _dominated_epoch(float(noise_multiplier), int(num_selected),
                          int(num_steps))
-  if num_epochs > 1:
-    pld = pld.self_compose(num_epochs)
+  if num_epochs > 1 and delta >= _COMPOSED_DELTA_FLOOR:
+    pld = pld.self_compose(num_epochs, tail_mass_truncation=0.0)
   return float(pld.get_epsilon_for_delta(delta))
+
+
+# Below this delta the epochs' FFT composition (round-off about 1e-16 per
+# grid point) cannot be read from below: `epsilon_lower_bound` keeps one
+# epoch.
+_COMPOSED_DELTA_FLOOR = 1e-9
 
 
 @_cache.cached(8 * 2**20,
