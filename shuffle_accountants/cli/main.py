@@ -361,9 +361,14 @@ def _relation_words(protocol: 'protocols.Protocol') -> str:
   """The neighbouring relation in words."""
   if not protocol.deletion:
     return 'Neighbouring datasets differ in one user\'s data (replace-one).'
+  if 'SUM-OF-BITS-DELETION' in protocol.relation_label():
+    return ('Neighbouring datasets: one user\'s report is replaced by the '
+            'randomizer\'s output on the all-zero vector (deletion, '
+            'dp_accounting\'s REPLACE_SPECIAL; SUM-OF-BITS-DELETION).')
   return ('Neighbouring datasets: one user\'s report is replaced by the '
-          'randomizer\'s output on a fixed reference input (deletion), '
-          f'accounted as {protocol.relation_label()}.')
+          'randomizer\'s output on a fixed input of its domain (deletion, '
+          'dp_accounting\'s REPLACE_SPECIAL), accounted with the replace-one '
+          'bound (DELETION-AS-REPLACE-ONE).')
 
 
 def _protocol_words(protocol: 'protocols.Protocol') -> List[str]:
@@ -549,7 +554,7 @@ def _calibrate(args) -> dict:
               certified=_as_dict(achieved),
               relation=protocol.relation_label(), text=[
                   _describe(protocol, args),
-                  f'  {verb} {solve} meeting epsilon <= {target:g}: '
+                  f'  {verb} {args.solve} meeting epsilon <= {target:g}: '
                   f'{value:.6g}{at_limit}',
                   f'  certified epsilon (upper bound) there: '
                   f'{achieved.epsilon:.6g} ({achieved.method})'])

@@ -118,6 +118,11 @@ def _names(args, protocols) -> Tuple[str, ...]:
           else (args.accountant,))
 
 
+# The noisy sums are defined by the change of the sum, the same under every
+# relation (BINOMIAL-SUM); the CLI's accountants are replace-one.
+_RELATION = 'REPLACE_ONE'
+
+
 def _words(event, args, rounds: int) -> str:
   """The release in words: who adds which noise, what is trusted."""
   if args.noise == 'binomial':
@@ -129,7 +134,8 @@ def _words(event, args, rounds: int) -> str:
              f'{"all of them" if event.trust == "all-honest" else "one honest aggregator"}')
   return (f'An integer sum (one user changes each coordinate by at most '
           f'{event.sensitivity}) is released with {noise}; secure '
-          f'aggregation reveals nothing else. {rounds:,} release(s) of one '
+          f'aggregation reveals nothing else; neighbouring datasets change '
+          f'the sum by at most that (replace-one). {rounds:,} release(s) of one '
           f'coordinate composed (rounds x dimension), delta = '
           f'{args.delta:g}.')
 
@@ -143,6 +149,7 @@ def epsilon(args, protocols) -> dict:
                            _names(args, protocols), protocols.ACCOUNTANT_TYPES)
   shown = 'inf' if math.isinf(value) else f'{value:.6g}'
   return dict(event=repr(event), rounds=rounds, delta=args.delta,
+              relation=_RELATION,
               certified=dict(epsilon=value, accountant=name), text=[
                   _words(event, args, rounds),
                   f'  certified epsilon (upper bound): {shown:>10}   '
@@ -181,7 +188,8 @@ def calibrate(args, protocols, calibration) -> dict:
   achieved, name = _certified(event, rounds, args.delta,
                               _names(args, protocols),
                               protocols.ACCOUNTANT_TYPES)
-  return dict(event=repr(event), solved=args.solve.replace('-', '_'),
+  return dict(event=repr(event), relation=_RELATION,
+              solved=args.solve.replace('-', '_'),
               value=value, certified=dict(epsilon=achieved, accountant=name),
               text=[_words(event, args, rounds),
                     f'  least {args.solve} meeting epsilon <= '
