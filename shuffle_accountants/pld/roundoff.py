@@ -261,6 +261,24 @@ _NODES = _cache.Lru(128 * 2**20, lambda entry: entry[1].values.nbytes + 1024,
                     'pld.roundoff.nodes')
 
 
+def _tilted_round(lower: int, probs: np.ndarray, discretization: float,
+                  tilt: float, direction: int) -> Tuple[np.ndarray, float]:
+  """(p e^{tilt L} / M^, log M^) of one round's masses, M^ their computed
+  moment, rounded up (`direction` 1) or down (-1): by a few ulps of each
+  magnitude (the log, the product, the sums) and the tilt margin."""
+  losses = (lower + np.arange(probs.size)) * discretization
+  with np.errstate(divide='ignore', invalid='ignore'):
+    logs = np.log(probs)
+    exponents = logs + tilt * losses
+    log_moment = float(special.logsumexp(exponents))
+    slack = _gamma(8) * (np.abs(logs) + np.abs(tilt * losses)
+                         + abs(log_moment) + 1)
+    tilted = np.exp(exponents - log_moment
+                    + direction * np.nan_to_num(slack)) * (
+                        1 + direction * _TILT_MARGIN)
+  return tilted, log_moment
+
+
 def _composed_node(rounds, keys, start: int, stop: int,
                    setting: Tuple[float, float, int]) -> _Node:
   """The tilted composition of rounds[start:stop] (balanced, split at a
@@ -270,18 +288,9 @@ def _composed_node(rounds, keys, start: int, stop: int,
   def compute() -> _Node:
     if stop - start == 1:
       lower, probs, _, count = rounds[start]
-      losses = (lower + np.arange(probs.size)) * discretization
-      with np.errstate(divide='ignore', invalid='ignore'):
-        logs = np.log(probs)
-        exponents = logs + tilt * losses
-        # From this round alone, so that a reused block is bit-identical.
-        log_moment = float(special.logsumexp(exponents))
-        # Rounded up: >= p e^{tilt L} / M^ for the M^ recorded (the log,
-        # the product, the sums: a few ulps of each magnitude).
-        slack = _gamma(8) * (np.abs(logs) + np.abs(tilt * losses)
-                             + abs(log_moment) + 1)
-        tilted = np.exp(exponents - log_moment + np.nan_to_num(slack)) * (
-            1 + _TILT_MARGIN)
+      # From this round alone, so that a reused block is bit-identical.
+      tilted, log_moment = _tilted_round(lower, probs, discretization, tilt,
+                                         1)
       # An exp that underflows errs by at most the smallest subnormal.
       leaf = _Node(tilted, math.sqrt(tilted.size) * _SUBNORMAL,
                    _norms(tilted)[0] + tilted.size * _SUBNORMAL, lower,
@@ -576,15 +585,7 @@ def lower_masses(discretization: float,
     return None
   node = None
   for lower, probs, count in kept:
-    losses = (lower + np.arange(probs.size)) * discretization
-    with np.errstate(divide='ignore', invalid='ignore'):
-      logs = np.log(probs)
-      exponents = logs + tilt * losses
-      log_moment = float(special.logsumexp(exponents))
-      slack = _gamma(8) * (np.abs(logs) + np.abs(tilt * losses)
-                           + abs(log_moment) + 1)
-      tilted = np.exp(exponents - log_moment - np.nan_to_num(slack)) * (
-          1 - _TILT_MARGIN)
+    tilted, log_moment = _tilted_round(lower, probs, discretization, tilt, -1)
     # An exp that underflows may round up to the smallest subnormal.
     tilted = np.maximum(tilted - _SUBNORMAL, 0.0)
     leaf = _Node(tilted, 0.0, _norms(tilted)[0], lower, log_moment,
