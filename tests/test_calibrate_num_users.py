@@ -119,11 +119,11 @@ def test_cli_epsilon_under_deletion_labels_every_line(capsys):
       '--relation', 'deletion', '--delta', '1e-6')
   assert status == 0
   lines = out.strip().splitlines()
-  assert 'REPLACE_SPECIAL' in lines[0]
-  assert 'REPLACE_SPECIAL' in lines[1] and 'LB-SUM-DELETION' in lines[2]
+  # The relation sentence, then the certified line, both name deletion.
+  assert 'REPLACE_SPECIAL' in lines[1] and 'SUM-OF-BITS-DELETION' in lines[1]
   certified = _certified(events.SumOfReportsEvent(
       300, randomizers.OptimizedUnaryEncoding(4, 3.0)), DELETION)
-  assert f'{certified:.6g}' in lines[1]
+  assert f'{certified:.6g}' in lines[3] and 'under deletion' in lines[3]
 
 
 def test_cli_refuses_num_users_without_delta(capsys):

@@ -429,7 +429,8 @@ def _epsilon(args) -> dict:
                   *_protocol_words(protocol), '',
                   f'  certified epsilon (upper bound): '
                   f'{_number(certified.epsilon):>10}   at delta = '
-                  f'{protocol.delta:g}',
+                  f'{protocol.delta:g}'
+                  f'{" under deletion" if protocol.deletion else ""}',
                   f'  best lower bound:                '
                   f'{_number(lower.epsilon):>10}', '',
                   f'epsilon is central (epsilon, delta)-DP of everything the '
