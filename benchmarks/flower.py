@@ -27,9 +27,15 @@ process's peak
 resident memory, each also as a ratio to Flower's own ``RdpAccountant``
 in the same run (the target is at most 50 ms and memory that stays flat).
 ``--one-by-one`` composes rounds 1 to 999 one call each, as a run has
-them (and reports their mean ms; slow), except for Flower's accountant,
-which recomputes every entry of its ledger for each ε (about 0.2 s per
-entry).
+them, and reports their mean ms and the resident memory at rounds 500
+and 1000 (flat once the library's bounded caches have filled; slow),
+except for Flower's accountant, which recomputes every entry of its
+ledger for each ε (about 0.2 s per entry). The modes: Flower's wrappers
+with Flower's ``RdpAccountant`` and with our ``PldAccountant`` (each
+sampling model), `DistributedNoiseFixedClipping` (its budget check's
+projection, ``with_round``, asked ε) and the Skellam SecAgg+ strategies
+(docs/federated.md's example on a 10,000-weight model,
+`ShuffleRdpAccountant`: the projection asked ε, the round composed, ε).
 
 Without replacement Flower's backend reads σ against the replace-one
 sensitivity (dp_accounting's RDP convention); the release our σ describes
@@ -61,11 +67,14 @@ import numpy as np
 from rdp_vs_pld import _reference_seconds
 from rdp_vs_pld import _timed
 from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants import ShuffleRdpAccountant
 from shuffle_accountants.adapters.flower import PldAccountant
 from shuffle_accountants.adapters.flower.strategies import (
   participant_noise_multiplier,
 )
+from shuffle_accountants.adapters.flower.wrapper import with_round
 from shuffle_accountants.events import DistributedCheckInEvent
+from shuffle_accountants.events import SkellamSecureSumEvent
 
 DELTA = 1e-5
 POPULATION = 1000
@@ -140,12 +149,21 @@ def _flower_round(accountant, event):
 
 def _distributed_round(accountant, event):
   """The accounting of one round of `DistributedNoiseFixedClipping` with
-  max_epsilon: one accountant of the ledger with the round, asked ε (the
-  budget check, then the round's reported ε, its cached answer)."""
-  projected = accountant.fresh().compose(accountant.ledger).compose(event)
-  epsilon = projected.get_epsilon(DELTA)
+  max_epsilon: the budget check's projection (`with_round`: the ledger
+  replayed with the round), asked ε, which then serves as the accountant
+  and reports that ε (here: the round composed on `accountant`)."""
+  epsilon = with_round(accountant, event).get_epsilon(DELTA)
   accountant.compose(event)  # the ledger the next round extends
   return epsilon
+
+
+def _skellam_round(accountant, event):
+  """A Skellam SecAgg+ strategy's round with max_epsilon: the projection
+  asked ε (the budget check), then the released sum composed and ε
+  reported."""
+  with_round(accountant, event).get_epsilon(DELTA)
+  accountant.compose(event)
+  return accountant.get_epsilon(DELTA)
 
 
 def _timed_round(accountant, event, one_round):
@@ -191,13 +209,18 @@ def time_table(sample_sizes, reference):
 COST_SETTING = {'population': POPULATION, 'sample_size': 100, 'sigma': 5.0}
 COST_MODES = ('flower-rdp no-amplification', 'flower-rdp poisson',
               'no-amplification', 'poisson', 'without-replacement',
-              'distributed revealed', 'distributed hidden')
+              'distributed revealed', 'distributed hidden',
+              'skellam secagg')
+# docs/federated.md's Skellam SecAgg+ example, a 10,000-weight model.
+SKELLAM_ROUND = SkellamSecureSumEvent(10_000, 2.0, 1000.0, 3.69e7)
 
 
 def _cost_accountant(mode: str):
   """(accountant, event, one round) of `mode` in the Table 3 setting."""
   n, m, sigma = (COST_SETTING[key]
                  for key in ('population', 'sample_size', 'sigma'))
+  if mode == 'skellam secagg':
+    return ShuffleRdpAccountant(), SKELLAM_ROUND, _skellam_round
   if mode.startswith('distributed '):
     rate = m / n
     event = DistributedCheckInEvent(
@@ -227,7 +250,7 @@ def round_cost(mode: str, rounds: int = TIMED_ROUND,
   0.2 s per entry: it always gets the one call).
   """
   accountant, event, one_round = _cost_accountant(mode)
-  seconds, epsilons = [], []
+  seconds, epsilons, resident = [], [], {}
   if mode.startswith('flower-rdp') or not one_by_one:
     accountant.compose(event, rounds - 1)
     seconds, epsilons = [math.nan] * (rounds - 1), [math.nan] * (rounds - 1)
@@ -237,11 +260,24 @@ def round_cost(mode: str, rounds: int = TIMED_ROUND,
     start = time.process_time()
     epsilons.append(one_round(accountant, event))
     seconds.append(time.process_time() - start)
+    if len(seconds) in (rounds // 2, rounds):
+      resident[len(seconds)] = _resident_mib()
   return {'mode': mode, 'epsilon': float(epsilons[rounds - 1]),
           'ms': 1000 * float(np.median(seconds[rounds - 1:])),
           'mean_ms': 1000 * float(np.mean(seconds[:rounds])),
           'peak_mib': resource.getrusage(
-              resource.RUSAGE_SELF).ru_maxrss / 1024}
+              resource.RUSAGE_SELF).ru_maxrss / 1024,
+          'half_mib': resident.get(rounds // 2, math.nan),
+          'end_mib': resident.get(rounds, math.nan)}
+
+
+def _resident_mib() -> float:
+  """This process's resident memory now (Linux), in MiB."""
+  with open('/proc/self/status', encoding='ascii') as status:
+    for line in status:
+      if line.startswith('VmRSS:'):
+        return int(line.split()[1]) / 1024
+  return math.nan
 
 
 def cost_table(rounds: int, one_by_one: bool) -> None:
@@ -254,9 +290,10 @@ def cost_table(rounds: int, one_by_one: bool) -> None:
   print(f'n={COST_SETTING["population"]}, q='
         f'{COST_SETTING["sample_size"] / COST_SETTING["population"]:g}, '
         f'σ={COST_SETTING["sigma"]:g}, round {rounds}; ratios to Flower\'s '
-        'RdpAccountant (Poisson for the distributed modes)\n')
+        'RdpAccountant (Poisson for the distributed and Skellam modes)\n')
   header = (f'{"mode":>28} | {"eps":>8} {"ms":>8} {"mean ms":>8} '
-            f'{"/RDP":>7} | {"peak MiB":>8} {"/RDP":>6}')
+            f'{"/RDP":>7} | {"peak MiB":>8} {"/RDP":>6} '
+            f'{"MiB half":>8} {"MiB end":>8}')
   print(header)
   print('-' * len(header))
   for result in results:
@@ -265,7 +302,8 @@ def cost_table(rounds: int, one_by_one: bool) -> None:
           f'{result["ms"]:>8.1f} {result["mean_ms"]:>8.1f} '
           f'{result["ms"] / reference["ms"]:>7.3g} | '
           f'{result["peak_mib"]:>8.0f} '
-          f'{result["peak_mib"] / reference["peak_mib"]:>6.2f}')
+          f'{result["peak_mib"] / reference["peak_mib"]:>6.2f} '
+          f'{result["half_mib"]:>8.0f} {result["end_mib"]:>8.0f}')
 
 
 def main(argv) -> None:

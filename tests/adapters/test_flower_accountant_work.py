@@ -215,3 +215,21 @@ def test_each_round_builds_one_ledger_and_sampled_rdp_once(monkeypatch):
                 * rounds)
   assert len(built) == rounds
   assert len(series) == 1
+
+
+@pytest.mark.parametrize('route', [shuffle_accountants.ShuffleRdpAccountant,
+                                   shuffle_accountants.ShufflePldAccountant])
+def test_the_budget_projection_is_the_ledger_with_the_round(route):
+  """`with_round` (every strategy's budget check) holds the accountant's
+  ledger and the round, and leaves the accountant as it was."""
+  from shuffle_accountants.adapters.flower.wrapper import with_round
+  first = shuffle_accountants.SkellamSecureSumEvent(100, 1.0, 100.0, 1e6)
+  second = shuffle_accountants.SkellamSecureSumEvent(100, 1.0, 100.0, 4e6)
+  accountant = route().compose(first, 3).compose(second)
+  ledger = accountant.ledger
+  projected = with_round(accountant, first)
+  assert accountant.ledger == ledger and projected is not accountant
+  composed = route().compose(first, 3).compose(second).compose(first)
+  assert projected.get_epsilon(DELTA) == composed.get_epsilon(DELTA)
+  assert projected.get_epsilon(DELTA) > accountant.get_epsilon(DELTA)
+  assert with_round(route(), first).ledger == route().compose(first).ledger

@@ -1,8 +1,10 @@
-"""`composition.self_compose` of a round PMF: dp_accounting's, bit for bit.
+"""`composition.self_compose` of a round PMF: dp_accounting's, to round-off.
 
 It keeps the count-free parts of dp_accounting's FFT self-composition (the
-Chernoff orders' log-MGFs, the PMF's transform) across counts; the PMF it
-returns must be the one dp_accounting computes from scratch.
+Chernoff orders' log-MGFs, the PMF's transform and its squares) across
+counts; the PMF it returns must be the one dp_accounting computes from
+scratch (the same grid, the same truncation, masses within FFT round-off),
+and the same bits for a count whatever was kept before.
 """
 
 from dp_accounting import dp_event
@@ -10,6 +12,7 @@ from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 import pytest
 
+import shuffle_accountants
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import _upstream
 from shuffle_accountants import cache_bytes
@@ -44,11 +47,19 @@ def test_equals_dp_accountings_self_composition_at_every_count(make):
   clear_caches()
   for pld in make():
     assert isinstance(pld, composition.GridPld)
+    answers = {}
     # Counts that share a transform size and counts that change it, twice.
     for count in (2, 40, 41, 42, 400, 41):
-      ours = composition.self_compose(pld, count)
-      theirs = pld.self_compose(count, composition._TAIL_MASS_TRUNCATION)
-      assert fields(ours) == fields(theirs)
+      ours = fields(composition.self_compose(pld, count))
+      theirs = fields(pld.self_compose(count,
+                                       composition._TAIL_MASS_TRUNCATION))
+      assert ours[:2] == theirs[:2] and ours[3] == theirs[3]
+      # Products of squares against numpy's complex power: round-off of
+      # about count ulps of the total mass, far below any mass read.
+      np.testing.assert_allclose(ours[2], theirs[2], rtol=0, atol=1e-12)
+      assert answers.setdefault(count, ours) == ours
+    clear_caches()
+    assert fields(composition.self_compose(pld, 41)) == answers[41]
 
 
 def test_a_ledger_one_round_longer_answers_as_with_every_cache_cleared():
@@ -68,3 +79,28 @@ def test_a_ledger_one_round_longer_answers_as_with_every_cache_cleared():
   for rounds, answer in zip((150, 151, 152), warm):
     clear_caches()
     assert epsilon(rounds) == answer
+
+
+def test_a_long_one_round_ledger_answers_as_located_on_its_whole_support(
+    monkeypatch):
+  """Flower's ledger (one round, 1,000 times) is located on the truncated
+  grid (`_truncation_pays`) instead of its whole support; the certified
+  answer is the certificate's either way, and its nodes are not kept (one
+  round more is another count: kept, they filled the cache)."""
+  event = shuffle_accountants.SubsampledShuffleGaussianEvent(1000, 100, 5.0)
+
+  def answers():
+    clear_caches()
+    accountant = ShufflePldAccountant().compose(event, 400)
+    return [accountant.get_epsilon(delta) for delta in (1e-5, 1e-9)]
+
+  accountant = ShufflePldAccountant().compose(event, 400)
+  pld = composition._half(accountant._composition().pld, 0)
+  round_pld = composition.to_privacy_loss_distribution(discrete.GridPmf(
+      pld.rounds.discretization, *pld.rounds.rounds[0][:3]))
+  assert composition._truncation_pays(round_pld, 400)
+  truncated = answers()
+  assert cache_bytes()['pld.roundoff.nodes'] == 0
+  monkeypatch.setattr(composition, '_truncation_pays', lambda *_: False)
+  whole = answers()
+  np.testing.assert_allclose(truncated, whole, rtol=1e-12)

@@ -26,7 +26,6 @@ the only way Flower 1.42 runs SecAgg+:
   `ShuffleRdpAccountant` by default.
 """
 
-import copy
 from logging import INFO
 from logging import WARNING
 import math
@@ -61,6 +60,7 @@ from shuffle_accountants.adapters.flower.wrapper import (
 )
 from shuffle_accountants.adapters.flower.wrapper import FixedClippingWrapper
 from shuffle_accountants.adapters.flower.wrapper import check_composable
+from shuffle_accountants.adapters.flower.wrapper import with_round
 from shuffle_accountants.events import SkellamSecureSumEvent
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
@@ -512,8 +512,7 @@ class SkellamSecAggFedAvg(FedAvg):
     dimension = int(sum(array.size for array in self._global))
     check_wraparound(self, dimension, k)
     if self.max_epsilon is not None and k:
-      projected = copy.deepcopy(self.accountant)
-      projected.compose(self._event(dimension, k, k))
+      projected = with_round(self.accountant, self._event(dimension, k, k))
       if projected.get_epsilon(self.target_delta) > self.max_epsilon:
         self.budget_exhausted_at = server_round
         log(WARNING, 'Skellam SecAgg+: round %s would take the certified '
@@ -713,8 +712,7 @@ class SkellamNoiseFixedClipping(FixedClippingWrapper):
                               for array in arrays.to_numpy_ndarrays()))
     check_wraparound(self, self._dimension, k)
     if self.max_epsilon is not None:
-      projected = copy.deepcopy(self.accountant)
-      projected.compose(self._event(k, k))
+      projected = with_round(self.accountant, self._event(k, k))
       if projected.get_epsilon(self.target_delta) > self.max_epsilon:
         return self._stop_for_budget(server_round, (
             f'round {server_round} would take the certified epsilon above '

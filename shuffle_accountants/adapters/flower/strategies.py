@@ -12,7 +12,6 @@ from logging import INFO
 from logging import WARNING
 from typing import Dict, Optional, Tuple
 
-from dp_accounting import dp_event
 from dp_accounting.privacy_accountant import NeighboringRelation
 from flwr.app import MetricRecord
 from flwr.app import MetricRecordValues
@@ -36,6 +35,7 @@ from shuffle_accountants.adapters.flower.wrapper import (
 from shuffle_accountants.adapters.flower.wrapper import FixedClippingWrapper
 from shuffle_accountants.adapters.flower.wrapper import check_composable
 from shuffle_accountants.adapters.flower.wrapper import summed_updates
+from shuffle_accountants.adapters.flower.wrapper import with_round
 from shuffle_accountants.events import DistributedCheckInEvent
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 from shuffle_accountants.samplers import shuffled_batches
@@ -202,13 +202,7 @@ class DistributedNoiseFixedClipping(FixedClippingWrapper):
   def _with_round(self) -> ShufflePldAccountant:
     """A new accountant of `accountant`'s configuration holding its ledger
     and one more round (the same ledger as `accountant.compose(event)`)."""
-    projected = self.accountant.fresh()
-    ledger = self.accountant.ledger
-    for event in (ledger.events if isinstance(ledger, dp_event.ComposedDpEvent)
-                  else [ledger]):
-      if not isinstance(event, dp_event.NoOpDpEvent):  # the empty ledger
-        projected.compose(event)
-    return projected.compose(self.event)
+    return with_round(self.accountant, self.event)
 
   def simulated_assumption(self) -> Tuple[str, str]:
     """(what ``dp-epsilon`` assumes, what this run has instead) for this
