@@ -460,21 +460,27 @@ class Rounds:
 
   def window(self, tilt: float, epsilon: float) -> Tuple[int, int]:
     """(first grid index, length) of the losses a certificate resolves: the
-    whole support if it fits, else a window of the power of two nearest
-    to 32 tilted standard deviations (at least 22.6 of them: from 5.6 below
-    `epsilon`, a quarter of the window, to 17 above), wider while the
-    Chernoff bound above it exceeds 1e-30, its start snapped to an eighth
-    of its length. Any window is sound (masses beyond it wrap around onto
-    others, all non-negative, and those above it are also counted at
-    +infinity); the nearest power of two, not the next, halves the
-    transforms where 32 deviations sit just above one (Flower's Poisson
-    ledger at round 1,000: 87,000 grid points) at no visible cost."""
+    whole support if it fits, else a power-of-two window from well below
+    `epsilon` (a quarter of it) to 24 tilted standard deviations above,
+    wider while the Chernoff bound above it exceeds 1e-30, its start
+    snapped to an eighth of its length. Any window is sound (masses beyond
+    it wrap around onto others, all non-negative, and those above it are
+    also counted at +infinity). Where the tilt times the deviation is at
+    least 1 the window is the power of two nearest to 32 deviations, not
+    the next (at least 22.6: from 5.6 below `epsilon` to 17 above): the
+    mass below it wraps onto losses whose scale back is e^-17 of epsilon's
+    or less, and the transforms halve where 32 deviations sit just above a
+    power of two (Flower's Poisson ledger at round 1,000: 87,000 grid
+    points). Untilted, a long left tail (Poisson's add half) wrapped onto
+    the top would show (1e-6 of delta)."""
     support = self.support()
     lower = self.lowest()
     counts, _, _, variances = self._log_moments(tilt)
     spread = math.sqrt(float(np.sum(counts * variances)))
-    length = min(MAX_CERTIFIED_BUCKETS, 1 << max(0, round(math.log2(
-        32 * spread / self.discretization + 64))))
+    width = 32 * spread / self.discretization + 64
+    length = min(MAX_CERTIFIED_BUCKETS, (
+        1 << max(0, round(math.log2(width))) if tilt * spread >= 1
+        else _transform_length(int(width))))
     def placed(length):
       step = max(1, length // 8)
       start = int(math.floor(epsilon / self.discretization)) - length // 4
