@@ -341,9 +341,9 @@ def release_event(num_users: int, randomizer: Optional[randomizers.Randomizer],
                      f'{release!r}.')
   if release == 'sum':
     if randomizer is None:
-      raise ValueError("release='sum' needs a randomizer (symmetric or "
-                       'optimized unary encoding, or k-RR); got None.')
-    # The event's validator refuses any randomizer but its three kinds.
+      raise ValueError("release='sum' needs a randomizer (a unary "
+                       'encoding or k-RR); got None.')
+    # The event's validator refuses any randomizer but its kinds.
     return events.SumOfReportsEvent(num_users, cast(Any, randomizer))
   return events.ShuffleEvent(num_users, local_epsilon, randomizer=randomizer)
 
@@ -556,6 +556,12 @@ def calibrate_local_epsilon(
                                                randomizers.Randomizer):
     raise TypeError(f'randomizer must be a catalogue randomizer (e.g. '
                     f'SymmetricUnaryEncoding(16, 1.0)); got {randomizer!r}.')
+  if randomizer is not None and 'local_epsilon' not in attr.fields_dict(
+      cast(Any, type(randomizer))):
+    raise ValueError(f'randomizer={randomizer!r} has no local_epsilon '
+                     'parameter to search (its eps0 follows from its other '
+                     'parameters); give a randomizer with one, e.g. '
+                     'SymmetricUnaryEncoding(16, 1.0).')
   release_event(1, randomizer, release, 1.0)  # validates
   if relation is not None:
     make_fresh_accountant = _with_relation(make_fresh_accountant, relation)

@@ -464,7 +464,12 @@ class SkellamSecureSumEvent(dp_event.DpEvent):
 # The randomizers whose sum-only release `SumOfReportsEvent` accounts.
 SUM_RANDOMIZERS = (randomizers_.SymmetricUnaryEncoding,
                    randomizers_.OptimizedUnaryEncoding,
+                   randomizers_.UnaryEncoding,
                    randomizers_.KRandomizedResponse)
+_SumRandomizer = Union[randomizers_.SymmetricUnaryEncoding,
+                       randomizers_.OptimizedUnaryEncoding,
+                       randomizers_.UnaryEncoding,
+                       randomizers_.KRandomizedResponse]
 
 
 def _sum_randomizer(instance, attribute, value):
@@ -477,9 +482,7 @@ def _sum_randomizer(instance, attribute, value):
         f'{value!r} of type {type(value).__name__}.')
 
 
-def _domain_size(randomizer: Union[randomizers_.SymmetricUnaryEncoding,
-                                   randomizers_.OptimizedUnaryEncoding,
-                                   randomizers_.KRandomizedResponse]) -> int:
+def _domain_size(randomizer: _SumRandomizer) -> int:
   if isinstance(randomizer, randomizers_.KRandomizedResponse):
     return randomizer.num_categories
   return randomizer.domain_size
@@ -511,12 +514,19 @@ class SumOfReportsEvent(dp_event.DpEvent):
   server is not) releases only the sum of the n reports, and nothing else
   about them (who reported is public: all n users, every round).
 
-  * `SymmetricUnaryEncoding` (basic one-time RAPPOR) or
-    `OptimizedUnaryEncoding`: a report is a vector of d bits, independent
-    given the value x: bit x is 1 with probability p, every other bit with
-    probability q; the release is the d per-coordinate counts of ones.
+  * `SymmetricUnaryEncoding` (basic one-time RAPPOR),
+    `OptimizedUnaryEncoding` or `UnaryEncoding` (any per-bit rates p > q):
+    a report is a vector of d bits, independent given the value x: bit x is
+    1 with probability p, every other bit with probability q, fresh coins
+    in every report; the release is the d per-coordinate counts of ones.
     Symmetric RAPPOR with per-bit epsilon e (each bit flipped with
     probability 1 / (e^e + 1)) is `SymmetricUnaryEncoding(d, 2 e)`.
+    RAPPOR with a permanent response (`UnaryEncoding.from_rappor`): one
+    event is one round; a memoized permanent response reused in later
+    rounds makes the rounds dependent, and composing this event over them
+    is not a proven bound: their joint guarantee is
+    `randomizers.rappor_longitudinal_epsilon` (RAPPOR-LONGITUDINAL). A
+    fresh permanent response every round composes like any other event.
   * `KRandomizedResponse`: a report is one value, one-hot encoded; the sum
     is the histogram of the reports, which is exactly what the shuffle of
     the reports releases: accounted as `ShuffleEvent(num_users,
@@ -546,10 +556,7 @@ class SumOfReportsEvent(dp_event.DpEvent):
   """
   num_users: int = attr.ib(
       converter=_validation.whole_if_integral, validator=_num_users)
-  randomizer: Union[randomizers_.SymmetricUnaryEncoding,
-                    randomizers_.OptimizedUnaryEncoding,
-                    randomizers_.KRandomizedResponse] = attr.ib(
-                        validator=_sum_randomizer)
+  randomizer: _SumRandomizer = attr.ib(validator=_sum_randomizer)
   reference_input: Optional[int] = attr.ib(
       default=None, converter=_validation.whole_if_integral,
       validator=_reference_input)

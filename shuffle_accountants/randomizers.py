@@ -1,6 +1,7 @@
 """Local randomizers as named, frozen descriptions, with their tables.
 
-IDs: NAMED-CLONE-RATE, BLANKET-TWO-LEVEL, GAUSS-PROFILE-LDP
+IDs: NAMED-CLONE-RATE, BLANKET-TWO-LEVEL, GAUSS-PROFILE-LDP,
+UNARY-ENCODING-RATES, RAPPOR-ONE-REPORT, RAPPOR-LONGITUDINAL [UB]
 
 A `ShuffleEvent(randomizer=...)` is accounted with every dominating pair the
 randomizer admits, the smallest profile winning:
@@ -44,7 +45,8 @@ from shuffle_accountants import _validation
 __all__ = [
     'BlanketTable', 'clone_view_table', 'checkin_blanket_tables', 'PairCells',
     'Randomizer', 'KRandomizedResponse', 'SymmetricUnaryEncoding',
-    'OptimizedUnaryEncoding', 'OptimizedLocalHashing', 'BinaryLocalHashing',
+    'OptimizedUnaryEncoding', 'UnaryEncoding', 'rappor_longitudinal_epsilon',
+    'OptimizedLocalHashing', 'BinaryLocalHashing',
     'HadamardResponse', 'SubsetSelection', 'FiniteRandomizer',
     'GaussianRandomizer', 'LaplaceRandomizer', 'CATALOGUE',
 ]
@@ -313,17 +315,23 @@ class KRandomizedResponse(Randomizer):
     return (np.ones((k, k)) + (e - 1) * np.eye(k)) / (e + k - 1)
 
 
-class _UnaryEncoding(_DomainRandomizer):
+class _UnaryEncoding(Randomizer):
   """Unary encoding: the one-hot vector of x, each bit flipped independently.
 
   Bit x is 1 with probability p, every other bit with probability q; eps0 =
-  log(p (1 - q) / ((1 - p) q)). Blanket (BLANKET-TWO-LEVEL): omega is the
+  log(p (1 - q) / ((1 - p) q)) (UNARY-ENCODING-RATES). Blanket
+  (BLANKET-TWO-LEVEL): omega is the
   product of Bernoulli(q) bits and gamma = (1 - p) / (1 - q) (gamma omega <=
   R(x) everywhere); under omega the bits at x and x' are independent, so the
   cells have masses q (1 - q) and q^2. s = e^-eps0 / 2 for d >= 3
   (NAMED-CLONE-RATE: no gain). Third value z: the bits at x and x' are
-  Bernoulli(q) for z.
+  Bernoulli(q) for z. Subclasses have `domain_size` and `local_epsilon`.
   """
+  domain_size: int  # for type checkers; subclasses set it
+  local_epsilon: float
+
+  def clone_rate(self) -> float:
+    return _third_value_clone_rate(self.domain_size, self.local_epsilon)
 
   def _bit_probabilities(self) -> Tuple[float, float]:
     raise NotImplementedError
@@ -356,7 +364,7 @@ class _UnaryEncoding(_DomainRandomizer):
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
-class SymmetricUnaryEncoding(_UnaryEncoding):
+class SymmetricUnaryEncoding(_UnaryEncoding, _DomainRandomizer):
   """Symmetric unary encoding, i.e. basic one-time RAPPOR.
 
   p = e^{eps0/2} / (e^{eps0/2} + 1), q = 1 - p (Erlingsson, Pihur, Korolova,
@@ -374,7 +382,7 @@ class SymmetricUnaryEncoding(_UnaryEncoding):
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
-class OptimizedUnaryEncoding(_UnaryEncoding):
+class OptimizedUnaryEncoding(_UnaryEncoding, _DomainRandomizer):
   """Optimized unary encoding: p = 1/2, q = 1 / (e^eps0 + 1).
 
   ("OUE", Wang, Blocki, Li, Jha, USENIX Security 2017.) See
@@ -387,6 +395,140 @@ class OptimizedUnaryEncoding(_UnaryEncoding):
 
   def _bit_probabilities(self) -> Tuple[float, float]:
     return 0.5, 1 / (math.exp(self.local_epsilon) + 1)
+
+
+def _unary_epsilon(rate_if_one: float, rate_if_zero: float) -> float:
+  """log(p (1 - q) / (q (1 - p))), the two log-ratios summed in log space."""
+  p, q = rate_if_one, rate_if_zero
+  return (math.log(p) - math.log(q)) + (math.log1p(-q) - math.log1p(-p))
+
+
+def _check_unary_rates(instance, attribute, value):
+  del attribute, value
+  p, q = (_validation.check_real(name, getattr(instance, name), 0.0, 1.0,
+                                 min_inclusive=False, max_inclusive=False)
+          for name in ('rate_if_one', 'rate_if_zero'))
+  if not q < p:
+    raise ValueError(
+        f'rate_if_zero={q!r} must be below rate_if_one={p!r} (0 < '
+        'rate_if_zero < rate_if_one < 1): a reported 1 must be more likely '
+        'when the true bit is 1.')
+  epsilon = _unary_epsilon(p, q)
+  if epsilon > _validation.MAX_LOCAL_EPSILON:
+    raise ValueError(
+        f'rate_if_one={p!r} and rate_if_zero={q!r} give eps0 = {epsilon!r},'
+        f' above {_validation.MAX_LOCAL_EPSILON:g}; rates closer together '
+        'are supported.')
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class UnaryEncoding(_UnaryEncoding):
+  """Unary encoding with any per-bit rates p > q (UNARY-ENCODING-RATES).
+
+  A user holding x in {0, ..., d - 1} reports d independent bits: bit x is 1
+  with probability p = `rate_if_one`, every other bit with probability q =
+  `rate_if_zero`. Fresh randomness for every report. Replace-one eps0 =
+  log(p (1 - q) / (q (1 - p))) exactly (`local_epsilon`); under deletion
+  to the all-zero vector one bit changes, at most max(log(p / q),
+  log((1 - q) / (1 - p))). `SymmetricUnaryEncoding(d, e)` is p = 1 - q =
+  e^{e/2} / (e^{e/2} + 1), `OptimizedUnaryEncoding(d, e)` is p = 1/2, q =
+  1 / (e^e + 1): the same law, accounted by the same code (the symmetric
+  class alone uses the reflection that p + q = 1 allows). See
+  `_UnaryEncoding` for the blanket and clone rate; `from_rappor` for
+  RAPPOR's one-report rates.
+
+  Attributes:
+    domain_size: d in [2, 10^6].
+    rate_if_one: p = P[reported bit = 1 | true bit = 1], in (0, 1).
+    rate_if_zero: q = P[reported bit = 1 | true bit = 0], in (0, p); eps0
+      at most 700. Rates 0 and 1 are refused: some report would then
+      reveal the value with certainty (eps0 infinite), and at the
+      neighbours "every other user at x" (p = 1) or "no other user at x"
+      (q = 0) the sum does too, with probability 1 - q or p.
+  """
+  domain_size: int = attr.ib(
+      converter=_validation.whole_if_integral, validator=_check_domain)
+  rate_if_one: float = attr.ib()
+  rate_if_zero: float = attr.ib(validator=_check_unary_rates)
+
+  # A property, not a field: eps0 follows from the rates (and a field
+  # outside __init__ would break DpEvent.from_named_tuple).
+  @property
+  def local_epsilon(self) -> float:  # type: ignore[override]
+    """eps0 = log(p (1 - q) / (q (1 - p))): replace-one, exact."""
+    return _unary_epsilon(self.rate_if_one, self.rate_if_zero)
+
+  def _bit_probabilities(self) -> Tuple[float, float]:
+    return float(self.rate_if_one), float(self.rate_if_zero)
+
+  @classmethod
+  def from_rappor(cls, domain_size: int, f: float, p: float, q: float
+                  ) -> 'UnaryEncoding':
+    """One RAPPOR report of a one-hot vector (RAPPOR-ONE-REPORT), as rates.
+
+    RAPPOR (Erlingsson, Pihur, Korolova, CCS 2014) with one hash function
+    over d values: the permanent randomized response B' sets each bit of
+    the one-hot vector B to 1 with probability f/2, to 0 with probability
+    f/2 and keeps it otherwise; the instantaneous randomized response S
+    reports each bit 1 with probability q if B'_i = 1 and p if B'_i = 0
+    (RAPPOR's letters: q > p). One report S has independent bits with
+
+      rate_if_one  = q* = (1 - f/2) q + (f/2) p,
+      rate_if_zero = p* = (f/2) q + (1 - f/2) p,
+
+    so its eps0 is the paper's eps_1 = log(q* (1 - p*) / (p* (1 - q*))).
+
+    What is accounted: ONE round (one instantaneous report per user). The
+    permanent response is memoized: a client reports the same value in
+    later rounds from the same B', so rounds are not independent
+    randomizations and composing this randomizer's rounds in an
+    accountant is not a proven bound for memoized RAPPOR (it is for a
+    deployment that draws a fresh B' every round). The guarantee of all
+    rounds together, for one memoized value, is `rappor_longitudinal_epsilon`
+    (RAPPOR-LONGITUDINAL: local, no amplification by the sum).
+
+    Args:
+      domain_size: d in [2, 10^6].
+      f: the permanent rate, in [0, 1).
+      p: P[S_i = 1 | B'_i = 0], in [0, 1].
+      q: P[S_i = 1 | B'_i = 1], in (p, 1].
+
+    Raises:
+      ValueError: a parameter outside its range, or rates of 0 or 1 (f = 0
+        with p = 0 or q = 1).
+    """
+    f = _validation.check_real('f', f, 0.0, 1.0, max_inclusive=False)
+    p = _validation.check_real('p', p, 0.0, 1.0)
+    q = _validation.check_real('q', q, 0.0, 1.0)
+    if not p < q:
+      raise ValueError(f'q={q!r} must exceed p={p!r} (RAPPOR\'s q = '
+                       'P[S_i = 1 | B\'_i = 1] > p = P[S_i = 1 | B\'_i = 0]).')
+    keep = 1 - f / 2
+    on, off = keep * q + (f / 2) * p, (f / 2) * q + keep * p
+    if not 0 < off < on < 1:
+      raise ValueError(
+          f'f={f!r}, p={p!r}, q={q!r} give per-bit rates {on!r} and '
+          f'{off!r}; a rate of 0 or 1 reveals the bit (eps0 infinite): '
+          'take f > 0, or 0 < p < q < 1.')
+    return cls(domain_size, on, off)
+
+
+def rappor_longitudinal_epsilon(f: float, deletion: bool = False) -> float:
+  """eps_inf of memoized RAPPOR over one-hot vectors (RAPPOR-LONGITUDINAL).
+
+  Every round's report of a memoized value is computed from the same
+  permanent response B' with data-independent fresh coins, so all rounds
+  together (shuffled, summed or seen one by one) are a post-processing of
+  B', whose eps0 bounds them: 2 log((1 - f/2) / (f/2)) under replace-one
+  (two bits of B change), log((1 - f/2) / (f/2)) under deletion to the
+  all-zero vector (one bit). [UB, pure, any number of rounds, per value:
+  a client that memoizes k distinct values has k times this.] Infinite at
+  f = 0.
+  """
+  f = _validation.check_real('f', f, 0.0, 1.0, max_inclusive=False)
+  if f == 0:
+    return math.inf
+  return (1 if deletion else 2) * math.log((1 - f / 2) / (f / 2))
 
 
 class _LocalHashing(_DomainRandomizer):
@@ -898,6 +1040,6 @@ class LaplaceRandomizer(_ContinuousRandomizer):
 
 
 CATALOGUE = (KRandomizedResponse, SymmetricUnaryEncoding,
-             OptimizedUnaryEncoding, OptimizedLocalHashing,
+             OptimizedUnaryEncoding, UnaryEncoding, OptimizedLocalHashing,
              BinaryLocalHashing, HadamardResponse, SubsetSelection,
              FiniteRandomizer)

@@ -526,3 +526,50 @@ def composed_pair(pairs):
   for p, q in pairs:
     law_p, law_q = np.outer(law_p, p).ravel(), np.outer(law_q, q).ravel()
   return law_p, law_q
+
+
+# ---------------------------------------------------------------------------
+# Sums of independent-bit reports (secure aggregation), every report vector
+# of every user enumerated.
+
+
+def summed_reports_law(report_laws):
+  """{count vector: probability} of the coordinate-wise sum of reports.
+
+  `report_laws` holds one row per user: the probability of each bit vector
+  in `itertools.product((0, 1), repeat=d)` order.
+  """
+  size = round(math.log2(len(report_laws[0])))
+  vectors = list(itertools.product((0, 1), repeat=size))
+  law = {(0,) * size: 1.0}
+  for row in report_laws:
+    grown = {}
+    for counts, mass in law.items():
+      for bits, prob in zip(vectors, row):
+        key = tuple(c + b for c, b in zip(counts, bits))
+        grown[key] = grown.get(key, 0.0) + mass * prob
+    law = grown
+  return law
+
+
+def neighbouring_sum_laws(num_users, matrix, reference_row=None):
+  """Yields aligned (law_p, law_q) of the sum for every neighbouring pair.
+
+  Replace-one (`reference_row` None): target at x versus x', others at any
+  values, both orders. Deletion: target at x versus the target's report
+  drawn from `reference_row`, both orders.
+  """
+  num_inputs = matrix.shape[0]
+  for rest in itertools.combinations_with_replacement(range(num_inputs),
+                                                      num_users - 1):
+    rows = [matrix[value] for value in rest]
+    laws = {x: summed_reports_law(rows + [matrix[x]])
+            for x in range(num_inputs)}
+    if reference_row is None:
+      pairs = itertools.permutations(laws.values(), 2)
+    else:
+      reference = summed_reports_law(rows + [reference_row])
+      pairs = [(law, reference) for law in laws.values()]
+      pairs += [(reference, law) for law in laws.values()]
+    for first, second in pairs:
+      yield aligned(first, second)

@@ -54,6 +54,11 @@ RANDOMIZERS = {
         randomizers.SymmetricUnaryEncoding, DOMAIN, EPSILON),
     randomizers.OptimizedUnaryEncoding: st.builds(
         randomizers.OptimizedUnaryEncoding, DOMAIN, EPSILON),
+    randomizers.UnaryEncoding: st.tuples(
+        st.floats(0.01, 0.99), st.floats(0.01, 0.99)).filter(
+            lambda rates: rates[0] > rates[1]).flatmap(
+                lambda rates: st.builds(randomizers.UnaryEncoding, DOMAIN,
+                                        *map(st.just, rates))),
     randomizers.OptimizedLocalHashing: st.builds(
         randomizers.OptimizedLocalHashing, DOMAIN, EPSILON,
         st.none() | DOMAIN),

@@ -76,3 +76,43 @@ def _targets():
                 sig(ours / below, 4) if below else 'n/a']
       rows.append(row)
   return header, rows
+
+
+# Per-bit rates beyond the two named encodings (UNARY-ENCODING-RATES), and
+# RAPPOR's (f, p, q) with one hash function (RAPPOR-ONE-REPORT): d = 16.
+RATE_USERS = (10**5, 10**6)
+RAPPOR_SETTINGS = ((0.5, 0.5, 0.75), (0.25, 0.25, 0.75))
+PLAIN_RATES = ((0.8, 0.05),)
+
+
+def _rates_row(label, randomizer, longitudinal):
+  from dp_accounting import NeighboringRelation
+
+  from shuffle_accountants import ShufflePldAccountant
+  from shuffle_accountants import events
+  p, q = randomizer.bit_probabilities()
+  row = [label, f'{p:.4g}, {q:.4g}', sig(randomizer.local_epsilon)]
+  for num_users in RATE_USERS:
+    event = events.SumOfReportsEvent(num_users, randomizer)
+    for relation in (NeighboringRelation.REPLACE_ONE,
+                     NeighboringRelation.REPLACE_SPECIAL):
+      row.append(sig(ShufflePldAccountant(relation).compose(
+          event).get_epsilon(DELTA)))
+  return row + [longitudinal]
+
+
+@table('sums.rates', slow=True)
+def _rates():
+  from shuffle_accountants import randomizers
+  header = ['randomizer', 'rates p, q', 'ε0 of one report',
+            'n = 10^5: replace-one', 'deletion', 'n = 10^6: replace-one',
+            'deletion', 'memoized, every round (ε∞)']
+  rows = [_rates_row(f'UnaryEncoding(16, {p:g}, {q:g})',
+                     randomizers.UnaryEncoding(16, p, q), 'n/a (fresh coins)')
+          for p, q in PLAIN_RATES]
+  for f, p, q in RAPPOR_SETTINGS:
+    rows.append(_rates_row(
+        f'RAPPOR f = {f:g}, p = {p:g}, q = {q:g}',
+        randomizers.UnaryEncoding.from_rappor(16, f, p, q),
+        sig(randomizers.rappor_longitudinal_epsilon(f))))
+  return header, rows
