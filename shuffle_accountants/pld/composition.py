@@ -236,14 +236,14 @@ class _KeptTransform:
     length = fft.next_fast_len(max(size, self._probs.size))
     squares = _kept(_SPECTRA, (self._key, length), self._probs,
                     lambda: [fft.fft(self._probs, length)])
-    power = None
+    power, square = None, squares[0]
     for level in range(count.bit_length()):
-      if level == len(squares):
-        square = squares[-1] * squares[-1]
+      if level < len(squares):
+        square = squares[level]
+      else:  # the last level's square squared (kept up to _KEPT_SQUARES)
+        square = square * square
         if level < _KEPT_SQUARES:
           squares.append(square)
-      else:
-        square = squares[level]
       if count >> level & 1:
         power = square if power is None else power * square
     composed = np.roll(np.real(fft.ifft(power)), -lower)[:size]

@@ -62,6 +62,19 @@ def test_equals_dp_accountings_self_composition_at_every_count(make):
     assert fields(composition.self_compose(pld, 41)) == answers[41]
 
 
+def test_counts_past_the_kept_squares_square_on(monkeypatch):
+  """Above 2^_KEPT_SQUARES the squares go on past the kept ones (counts of
+  more than 2^24 once raised IndexError: ShuffleEvent(10, 0.0) x 1e9)."""
+  monkeypatch.setattr(composition, '_KEPT_SQUARES', 2)
+  pld = random_round()
+  for count in (13, 29, 13):
+    clear_caches()
+    ours = fields(composition.self_compose(pld, count))
+    theirs = fields(pld.self_compose(count, composition._TAIL_MASS_TRUNCATION))
+    assert ours[:2] == theirs[:2] and ours[3] == theirs[3]
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=0, atol=1e-12)
+
+
 def test_a_ledger_one_round_longer_answers_as_with_every_cache_cleared():
   """Flower's accountant rebuilds the ledger with one round more every
   round; with the kept transforms its answers are those of a cold start."""
