@@ -240,9 +240,9 @@ class _KeptTransform:
     for level in range(count.bit_length()):
       if level < len(squares):
         square = squares[level]
-      else:  # the last level's square squared (kept up to _KEPT_SQUARES)
+      else:  # the last level's square squared (kept: _squares_kept)
         square = square * square
-        if level < _KEPT_SQUARES:
+        if level < _squares_kept(length):
           squares.append(square)
       if count >> level & 1:
         power = square if power is None else power * square
@@ -259,11 +259,22 @@ class _KeptTransform:
 _TRANSFORMS = _cache.Lru(8 * 2**20, lambda entry: entry[0].nbytes + 400,
                          'pld.composition.mgfs')
 # Each entry's list of squares grows in place as counts pass powers of two
-# (up to _KEPT_SQUARES of them, as its size counts them from the start).
+# (up to _squares_kept of them, as its size counts them from the start).
 _KEPT_SQUARES = 24
-_SPECTRA = _cache.Lru(64 * 2**20,
-                      lambda entry: _KEPT_SQUARES * entry[1][0].nbytes,
-                      'pld.composition.spectra')
+_SPECTRA_BYTES = 64 * 2**20
+
+
+def _squares_kept(length: int) -> int:
+  """How many squares of a transform of `length` points are kept: as many
+  as fit the cache (at least the transform itself), so that a long FFT
+  (a count of 1e9 on 4e6 points) holds two arrays, not 24."""
+  return int(max(1, min(_KEPT_SQUARES, _SPECTRA_BYTES // (16 * length))))
+
+
+_SPECTRA = _cache.Lru(
+    _SPECTRA_BYTES,
+    lambda entry: _squares_kept(entry[1][0].size) * entry[1][0].nbytes,
+    'pld.composition.spectra')
 
 
 def _kept(cache: _cache.Lru, key, probs: np.ndarray, compute):
