@@ -45,7 +45,7 @@ sensitivity 2 (dp-accounting >= 0.5), i.e. `noise_multiplier` is the noise
 standard deviation divided by the clipping norm of one record.
 """
 
-from typing import Callable, Optional, Tuple, TypeAlias
+from typing import Callable, Optional, Tuple, TypeAlias, Union
 
 import attr
 from dp_accounting import dp_event
@@ -95,7 +95,10 @@ class _Derived:
   """What the accountant derives from its ledger, each on first request;
   a new one (all None) whenever the ledger grows."""
   grid: Optional[Tuple[float, bool]] = None  # automatic grid only
-  composition: Optional[_grid_composition.GridComposition] = None  # same
+  # The same; or the GridTooFineError it raised (raised again at once: a
+  # dominating ledger's failed composition is not redone by every query).
+  composition: Optional[Union[_grid_composition.GridComposition,
+                              Exception]] = None
   estimate: Optional[_grid_composition.GridComposition] = None
   cut: Optional[float] = None
   routes: Optional[_ledger.CertifiedRoutes] = None
@@ -408,8 +411,13 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
     if self._fixed is not None:
       return self._fixed
     if self._derived.composition is None:
-      self._derived.composition = self._composed_grouped_ledger(
-          self.value_discretization_interval, discrete.connect_the_dots)
+      try:
+        self._derived.composition = self._composed_grouped_ledger(
+            self.value_discretization_interval, discrete.connect_the_dots)
+      except composition.GridTooFineError as too_fine:
+        self._derived.composition = too_fine
+    if isinstance(self._derived.composition, composition.GridTooFineError):
+      raise composition.GridTooFineError(*self._derived.composition.args)
     return self._derived.composition
 
   # ---- the compose step (`_ledger.ShuffleAccountant`)
