@@ -605,8 +605,16 @@ def _sum_pmf(event: events.SumOfReportsEvent, *rest
   deletion = isinstance(event, pair_sums.SumUnderDeletion)
   pmf, names = (sums.deletion_round_pmf if deletion
                 else sums.sum_round_pmf)(event, *rest)
+  if event.aggregator_noise is not None:
+    # SUM-OF-BITS-WITH-NOISE (iii): the noise alone, on one coordinate
+    # under deletion, on two (composed) under replace-one.
+    noise, _ = noise_sums.round_pmf(event.aggregator_noise, *rest)
+    pmf = discrete.smallest_profile(
+        [pmf, noise if deletion else sums.composed(noise, noise)])
+    names += (pair_sums.NOISE_ALONE_DELETION if deletion
+              else pair_sums.NOISE_ALONE,)
   if event.num_users <= pair_sums.computed_users(
-      event.num_users, *event.bit_probabilities()):
+      event.num_users, *event.bit_probabilities(), event.aggregator_noise):
     return pmf, names
   # Computed at fewer users: each changing coordinate as a shuffle at the
   # true n may be tighter (one coordinate under deletion, two composed

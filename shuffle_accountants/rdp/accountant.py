@@ -629,9 +629,10 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
         event.num_users, *event.bit_probabilities(), event.local_epsilon,
         self.orders, isinstance(event.randomizer,
                                 randomizers.SymmetricUnaryEncoding),
-        deletion=deletion))
+        deletion=deletion, aggregator_noise=event.aggregator_noise))
     if event.num_users <= pair_sums.computed_users(
-        event.num_users, *event.bit_probabilities()):
+        event.num_users, *event.bit_probabilities(),
+        event.aggregator_noise):
       return bound
     # Computed at fewer users: each coordinate as a shuffle at the true n.
     coordinate = self._shuffle_bound(pair_sums.coordinate_shuffle_event(event))
