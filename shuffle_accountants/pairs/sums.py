@@ -32,7 +32,10 @@ per-coordinate shuffle bound at the true n.
 With aggregator noise Z added to every coordinate (SUM-OF-BITS-WITH-NOISE)
 the families are the same with PB(A) replaced by PB(A) * Z (Z on its
 window, the rest to +infinity); the users computed are also bounded so that
-the convolution with Z stays within `MAX_NOISE_PRODUCTS`.
+the convolution with Z stays within `MAX_NOISE_PRODUCTS`, and noise
+windows wider than `MAX_NOISE_WINDOW` points have no such family
+(`noisy_family_computable`): the reports alone and the noise alone, both
+sound, bound the release there.
 """
 
 import math
@@ -59,7 +62,8 @@ __all__ = ['SUM_OF_BITS', 'DEFAULT_RELATIVE_WIDTH', 'MAX_DIRECT_VARIANCE',
            'window_tail', 'loss_error', 'SUM_OF_BITS_DELETION',
            'PER_COORDINATE_DELETION', 'DELETION_AS_REPLACE_ONE',
            'SumUnderDeletion', 'accounted_under', 'relation_label',
-           'MAX_NOISE_PRODUCTS', 'NOISE_ALONE', 'NOISE_ALONE_DELETION']
+           'MAX_NOISE_PRODUCTS', 'MAX_NOISE_WINDOW', 'NOISE_ALONE',
+           'NOISE_ALONE_DELETION', 'noisy_family_computable', 'WITH_NOISE']
 
 SUM_OF_BITS = 'SUM-OF-BITS two coordinates, every configuration (grouped)'
 PER_COORDINATE = ('SUM-OF-BITS (vi) each coordinate as a shuffle of binary '
@@ -68,6 +72,7 @@ SUM_OF_BITS_DELETION = ('SUM-OF-BITS-DELETION coordinate x only, both '
                         'orders, every configuration (grouped)')
 PER_COORDINATE_DELETION = ('SUM-OF-BITS-DELETION coordinate x as a shuffle '
                            'of binary reports')
+WITH_NOISE = 'SUM-OF-BITS-WITH-NOISE (i) the families with the noise'
 NOISE_ALONE = ('SUM-OF-BITS-WITH-NOISE (iii): the aggregator noise alone, '
                'two coordinates moved by at most 1')
 NOISE_ALONE_DELETION = ('SUM-OF-BITS-WITH-NOISE (iii): the aggregator noise '
@@ -85,7 +90,10 @@ _LEAST_GROUP_FRACTION = 1e-3
 MAX_DIRECT_VARIANCE = 2.5e5
 # With aggregator noise, the others' count window times the noise window
 # stays below this many products per label group (fewer users otherwise).
-MAX_NOISE_PRODUCTS = 2 * 10**7
+MAX_NOISE_PRODUCTS = 4 * 10**6
+# Noise windows of more points (discrete Gaussian sigma above about 7,000,
+# discrete Laplace scale above 1,250) make families of too many atoms.
+MAX_NOISE_WINDOW = 2 * 10**5
 FAMILY_CACHE_BYTES = 64 * 2**20
 # Outcomes of smaller P-mass go to +infinity (TAILS-TO-INFINITY).
 _NEGLIGIBLE_ATOM = 1e-30
@@ -216,6 +224,12 @@ def coordinate_family_atoms(num_users: int, p: float, q: float,
   return tuple(coordinate_pair_atoms(at_p, at_q, p, q, reverse,
                                      aggregator_noise=aggregator_noise)
                for at_p, at_q in label_groups(num_users - 1, relative_width))
+
+
+def noisy_family_computable(aggregator_noise) -> bool:
+  """Whether the noise's window is small enough for its families."""
+  return (lattice_noise.noise_window(aggregator_noise)[0][0].size
+          <= MAX_NOISE_WINDOW)
 
 
 def computed_users(num_users: int, p: float, q: float,

@@ -179,10 +179,12 @@ def sum_round_scales(event: events.SumOfReportsEvent, ratio,
   p, q = event.bit_probabilities()
   # The extreme pair (everyone at p) has the widest losses of the family
   # (one binomial: cheap at any n; with noise, at the users computed).
-  users = (event.num_users if event.aggregator_noise is None else
-           sums.computed_users(event.num_users, p, q, event.aggregator_noise))
-  extreme = sums.coordinate_pair_atoms(
-      users - 1, 0, p, q, aggregator_noise=event.aggregator_noise)
+  # With aggregator noise (its families computable), at the users computed.
+  noise = event.aggregator_noise
+  users = (event.num_users if noise is None else
+           sums.computed_users(event.num_users, p, q, noise))
+  extreme = sums.coordinate_pair_atoms(users - 1, 0, p, q,
+                                       aggregator_noise=noise)
   spread = math.sqrt(2) * privacy_loss.loss_spread(extreme)
   reach = 2 * float(np.max(np.abs(extreme.losses)))
   return spread, reach, 2 * spread

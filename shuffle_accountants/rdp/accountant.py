@@ -630,9 +630,13 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
         self.orders, isinstance(event.randomizer,
                                 randomizers.SymmetricUnaryEncoding),
         deletion=deletion, aggregator_noise=event.aggregator_noise))
+    if event.aggregator_noise is not None:
+      # SUM-OF-BITS-WITH-NOISE 4: the reports alone are a candidate too.
+      reports = self._sum_bound(attr.evolve(event, aggregator_noise=None))
+      return shuffle_round.smallest_bound(self.orders, {
+          **bound.candidates, **reports.candidates})
     if event.num_users <= pair_sums.computed_users(
-        event.num_users, *event.bit_probabilities(),
-        event.aggregator_noise):
+        event.num_users, *event.bit_probabilities()):
       return bound
     # Computed at fewer users: each coordinate as a shuffle at the true n.
     coordinate = self._shuffle_bound(pair_sums.coordinate_shuffle_event(event))

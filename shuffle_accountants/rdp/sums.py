@@ -48,17 +48,10 @@ def _largest_divergence(family, largest_loss: float,
   return best
 
 
-def sum_rdp_upper_bound(num_users: int, p: float, q: float,
-                        local_epsilon: float, orders: np.ndarray,
-                        symmetric: bool, deletion: bool = False,
-                        aggregator_noise=None) -> shuffle_round.RdpBound:
-  """Per-order RDP bound of one round (SUM-OF-BITS, PURE-DP-RDP-CAP). [UB]
-
-  `deletion`: under REPLACE_SPECIAL with the all-zero reference
-  (SUM-OF-BITS-DELETION), the larger family's divergence, not the sum.
-  `aggregator_noise`: the noise added to every coordinate
-  (SUM-OF-BITS-WITH-NOISE), or None.
-  """
+def _families_divergence(num_users: int, p: float, q: float,
+                         orders: np.ndarray, symmetric: bool, deletion: bool,
+                         aggregator_noise) -> np.ndarray:
+  """SUM-OF-BITS (iv) / SUM-OF-BITS-DELETION 3 from the families. [UB]"""
   width = sums.DEFAULT_RELATIVE_WIDTH
   # SUM-OF-BITS 6
   num_users = sums.computed_users(num_users, p, q, aggregator_noise)
@@ -74,12 +67,30 @@ def sum_rdp_upper_bound(num_users: int, p: float, q: float,
     total = np.max(divergences, axis=0)
   else:
     total = sum(divergences) * (3 - len(directions))
-  candidates = {
-      (SUM_OF_BITS_DELETION_RDP if deletion else SUM_OF_BITS_RDP):
-      np.asarray(total) * (
-          1 + _numerics.RELATIVE_SAFETY_MARGIN),
-      shuffle_round.PURE_DP_CAP: generic.pure_dp_rdp_cap_unchecked(
-          local_epsilon, orders)}
+  return np.asarray(total) * (1 + _numerics.RELATIVE_SAFETY_MARGIN)
+
+
+def sum_rdp_upper_bound(num_users: int, p: float, q: float,
+                        local_epsilon: float, orders: np.ndarray,
+                        symmetric: bool, deletion: bool = False,
+                        aggregator_noise=None) -> shuffle_round.RdpBound:
+  """Per-order RDP bound of one round (SUM-OF-BITS, PURE-DP-RDP-CAP). [UB]
+
+  `deletion`: under REPLACE_SPECIAL with the all-zero reference
+  (SUM-OF-BITS-DELETION), the larger family's divergence, not the sum.
+  `aggregator_noise`: the noise added to every coordinate
+  (SUM-OF-BITS-WITH-NOISE), or None.
+  """
+  candidates = {shuffle_round.PURE_DP_CAP: generic.pure_dp_rdp_cap_unchecked(
+      local_epsilon, orders)}
+  if aggregator_noise is None or sums.noisy_family_computable(
+      aggregator_noise):
+    name = SUM_OF_BITS_DELETION_RDP if deletion else SUM_OF_BITS_RDP
+    if aggregator_noise is not None:
+      name = f'{sums.WITH_NOISE}: {name}'
+    candidates[name] = (
+        _families_divergence(num_users, p, q, orders, symmetric, deletion,
+                             aggregator_noise))
   if aggregator_noise is not None:
     noise = noise_sums.noise_sum_rdp_upper_bound(aggregator_noise, orders)
     candidates[sums.NOISE_ALONE_DELETION if deletion else sums.NOISE_ALONE
