@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy import signal
 
+from shuffle_accountants import checkpoints
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
 from shuffle_accountants.pld import sums as pld_sums
@@ -202,3 +203,12 @@ def test_bad_noise_is_refused_at_once():
     pld_sums.sum_release_lower_bound(events.SumOfReportsEvent(
         10, randomizer, aggregator_noise=events.DiscreteGaussianSumEvent(
             2.0)), 1e-6)
+
+
+def test_checkpoints_keep_the_noise():
+  event = events.SumOfReportsEvent(
+      50, randomizers.OptimizedUnaryEncoding(4, 2.0),
+      aggregator_noise=events.DiscreteLaplaceSumEvent(
+          3.0, num_aggregators=2, trust='all-honest'))
+  state = checkpoints.event_to_dict(event)
+  assert checkpoints.event_from_dict(state) == event
