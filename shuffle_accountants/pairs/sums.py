@@ -63,7 +63,8 @@ __all__ = ['SUM_OF_BITS', 'DEFAULT_RELATIVE_WIDTH', 'MAX_DIRECT_VARIANCE',
            'PER_COORDINATE_DELETION', 'DELETION_AS_REPLACE_ONE',
            'SumUnderDeletion', 'accounted_under', 'relation_label',
            'MAX_NOISE_PRODUCTS', 'MAX_NOISE_WINDOW', 'NOISE_ALONE',
-           'NOISE_ALONE_DELETION', 'noisy_family_computable', 'WITH_NOISE']
+           'NOISE_ALONE_DELETION', 'noisy_family_computable', 'WITH_NOISE',
+           'NOISE_WINDOW_CACHE_BYTES']
 
 SUM_OF_BITS = 'SUM-OF-BITS two coordinates, every configuration (grouped)'
 PER_COORDINATE = ('SUM-OF-BITS (vi) each coordinate as a shuffle of binary '
@@ -95,6 +96,7 @@ MAX_NOISE_PRODUCTS = 4 * 10**6
 # discrete Laplace scale above 1,250) make families of too many atoms.
 MAX_NOISE_WINDOW = 2 * 10**5
 FAMILY_CACHE_BYTES = 64 * 2**20
+NOISE_WINDOW_CACHE_BYTES = 32 * 2**20
 # Outcomes of smaller P-mass go to +infinity (TAILS-TO-INFINITY).
 _NEGLIGIBLE_ATOM = 1e-30
 _NEGLIGIBLE_EDGE = 1e-18
@@ -143,6 +145,9 @@ def _window_pmf(num_trials: int, p: float, log_tail: float
   return pmf, window_tail(log_tail)
 
 
+# Every label group of a family reads the same noise window (an all-honest
+# sum of c draws is a convolution: computed once).
+@_cache.cached(NOISE_WINDOW_CACHE_BYTES, lambda value: value[0].nbytes)
 def _aggregator_window(aggregator_noise) -> Tuple[np.ndarray, float, float]:
   """(masses normalised on the noise's window, log of a bound on their
   relative error, the mass outside the window).
@@ -228,8 +233,7 @@ def coordinate_family_atoms(num_users: int, p: float, q: float,
 
 def noisy_family_computable(aggregator_noise) -> bool:
   """Whether the noise's window is small enough for its families."""
-  return (lattice_noise.noise_window(aggregator_noise)[0][0].size
-          <= MAX_NOISE_WINDOW)
+  return _aggregator_window(aggregator_noise)[0].size <= MAX_NOISE_WINDOW
 
 
 def computed_users(num_users: int, p: float, q: float,
@@ -240,7 +244,7 @@ def computed_users(num_users: int, p: float, q: float,
   users = min(num_users, max(2, int(MAX_DIRECT_VARIANCE / variance)))
   if aggregator_noise is None:
     return users
-  width = lattice_noise.noise_window(aggregator_noise)[0][0].size
+  width = _aggregator_window(aggregator_noise)[0].size
   # The others' window is about 2 x 9.5 standard deviations wide
   # (binomial.LOG_TAIL); keep its product with the noise's in budget.
   others_width = MAX_NOISE_PRODUCTS / width
