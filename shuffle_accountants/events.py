@@ -502,6 +502,29 @@ def _reference_input(instance, attribute, value):
                      'give a value of the domain or None (the empty input).')
 
 
+def _aggregator_noise(instance, attribute, value):
+  if value is None:
+    return
+  if not isinstance(value, (DiscreteGaussianSumEvent,
+                            DiscreteLaplaceSumEvent)):
+    raise TypeError(
+        f'{attribute.name} must be None, a DiscreteGaussianSumEvent or a '
+        f'DiscreteLaplaceSumEvent; got {value!r} of type '
+        f'{type(value).__name__}.')
+  if value.sensitivity != 1:
+    raise ValueError(
+        f'{attribute.name}.sensitivity={value.sensitivity} must be 1: the '
+        'noise is added to each coordinate of a sum of bits, which a '
+        'neighbour moves by at most 1 per coordinate.')
+  if isinstance(instance.randomizer, randomizers_.KRandomizedResponse):
+    raise ValueError(
+        f'{attribute.name} is for unary encodings (independent bits); '
+        f'{instance.randomizer!r} is k-RR, whose counts are not independent '
+        'across coordinates. Account the reports alone (aggregator_noise='
+        'None: the noise is post-processing of the sum) or the noise alone '
+        '(compose(the noise event, 2)), whichever is smaller.')
+
+
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class SumOfReportsEvent(dp_event.DpEvent):
   """One round in which only the coordinate-wise sum of the reports is seen.
@@ -547,12 +570,27 @@ class SumOfReportsEvent(dp_event.DpEvent):
     domain makes the neighbours replace-one neighbours with x' = r, and the
     replace-one bound is reported (DELETION-AS-REPLACE-ONE).
 
+  Aggregator noise (`aggregator_noise`, unary encodings only; see
+  SUM-OF-BITS-WITH-NOISE): the release is instead S + Z, S the d counts
+  and Z a vector of d independent noise draws, one per coordinate, each
+  the noise of `aggregator_noise` (a `DiscreteGaussianSumEvent` or
+  `DiscreteLaplaceSumEvent` with sensitivity 1: each of its c aggregators
+  adds its own independent draw to every coordinate, and its `trust` says
+  which draws the guarantee relies on), independent of the reports and
+  secret from the adversary; nothing else is released. The reports' coins
+  and the noise are accounted together, as one release, under both
+  relations above: never more than the reports alone or the noise alone.
+
   Attributes:
     num_users: number of users n, an integer >= 1.
     randomizer: the local randomizer of every user (see above).
     reference_input: the reference input of the deletion relation: None
       (the empty input) or a value in {0, ..., d - 1}; read only under
       REPLACE_SPECIAL.
+    aggregator_noise: None (the default: the sum is released as it is) or
+      the aggregators' noise added to each coordinate, a
+      `DiscreteGaussianSumEvent` or `DiscreteLaplaceSumEvent` with
+      sensitivity 1.
   """
   num_users: int = attr.ib(
       converter=_validation.whole_if_integral, validator=_num_users)
@@ -560,6 +598,10 @@ class SumOfReportsEvent(dp_event.DpEvent):
   reference_input: Optional[int] = attr.ib(
       default=None, converter=_validation.whole_if_integral,
       validator=_reference_input)
+  aggregator_noise: Optional[Union['DiscreteGaussianSumEvent',
+                                   'DiscreteLaplaceSumEvent']] = attr.ib(
+                                       default=None,
+                                       validator=_aggregator_noise)
 
   @property
   def local_epsilon(self) -> float:

@@ -1,14 +1,15 @@
 """The command line's noisy integer sums: `--noise binomial|discrete-gaussian`.
 
-IDs: BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM
+IDs: BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM, SUM-OF-BITS-WITH-NOISE
 
 `epsilon --noise binomial --num-trials N` (or `--noise discrete-gaussian
 --sigma S`) accounts an integer sum plus that noise on its own
 (`BinomialSecureSumEvent`, `DiscreteGaussianSumEvent`); `calibrate
 --solve num-trials` / `--solve sigma` finds the fewest flips or the
 smallest sigma meeting a target. The clients' own randomizer is not
-composed with the noise into one release here: the flags that describe one
-are refused with --noise.
+composed with the noise into one release here (the library does it:
+`SumOfReportsEvent(..., aggregator_noise=...)`, SUM-OF-BITS-WITH-NOISE):
+the flags that describe one are refused with --noise.
 """
 
 import math
@@ -69,8 +70,11 @@ def _check(args, solved: str = '') -> None:
     flags = ', '.join('--' + name.replace('_', '-') for name in given)
     raise NoiseUsageError(
         f'--noise accounts the noisy integer sum on its own; {flags} '
-        'describe(s) client randomization, which is not composed with the '
-        'noise into one release here: drop it, or drop --noise.')
+        'describe(s) client randomization, which the command line does not '
+        'compose with the noise into one release: drop it, or drop --noise '
+        '(in Python, SumOfReportsEvent(n, randomizer, aggregator_noise='
+        'DiscreteGaussianSumEvent(sigma)) accounts both as one release, '
+        'SUM-OF-BITS-WITH-NOISE).')
   if args.release == 'shuffle':
     raise NoiseUsageError('--noise adds noise to a sum: use --release sum '
                           'or leave --release out.')

@@ -24,13 +24,16 @@ from typing import Optional, Tuple
 import numpy as np
 
 from shuffle_accountants import _numerics
+from shuffle_accountants import events
 from shuffle_accountants.pairs import binomial
 from shuffle_accountants.pairs import privacy_loss
 
 __all__ = ['shifted_pair_atoms', 'binomial_window', 'binomial_losses',
            'discrete_gaussian_window', 'discrete_laplace_window',
-           'summed_window', 'UNIT_ROUNDOFF',
-           'BINOMIAL_LOG_TAIL']
+           'summed_window', 'noise_window', 'UNIT_ROUNDOFF',
+           'BINOMIAL_LOG_TAIL', 'DISCRETE_GAUSSIAN_PAIR',
+           'DISCRETE_LAPLACE_PAIR', 'ONE_AGGREGATOR', 'EXACT_SUM_MAX_SIGMA',
+           'EXACT_SUM_MAX_AGGREGATORS', 'EXACT_SUM_LAPLACE_RATIO']
 
 UNIT_ROUNDOFF = 2.0**-53
 # The binomial's window leaves at most 2 e^-80 (4e-35) outside: the
@@ -193,3 +196,38 @@ def summed_window(window, copies: int):
   total_error += 4 * UNIT_ROUNDOFF * (1 + float(np.max(np.abs(logs))))
   return logs, total_error, copies * tail
 
+
+
+DISCRETE_GAUSSIAN_PAIR = ('DISCRETE-GAUSSIAN-SUM: shifted discrete Gaussian '
+                          'pair, exact on its lattice')
+DISCRETE_LAPLACE_PAIR = ('DISCRETE-GAUSSIAN-SUM (iv): shifted discrete '
+                         'Laplace pair, exact on its lattice')
+ONE_AGGREGATOR = ('DISCRETE-GAUSSIAN-SUM (ii): all-honest noise accounted '
+                  "as one aggregator's (post-processing)")
+# The all-honest noise is convolved exactly (direct sums of positive
+# terms) up to this scale and this many aggregators.
+EXACT_SUM_MAX_SIGMA = 200.0
+EXACT_SUM_MAX_AGGREGATORS = 4
+# A discrete Laplace window (80 scales each side) is this many times wider
+# than a discrete Gaussian's of the same parameter (14 sigma): b <= 50.
+EXACT_SUM_LAPLACE_RATIO = 4.0
+
+
+def noise_window(event) -> Tuple[Tuple[np.ndarray, float, float], str]:
+  """(log-masses, their error bound, tail bound) of the aggregators' noise
+  as accounted (discrete Gaussian or Laplace), and the pair's name.
+
+  Both routes and the sum of reports with aggregator noise read it.
+  """
+  if isinstance(event, events.DiscreteLaplaceSumEvent):
+    window = discrete_laplace_window(event.scale)
+    name, width = DISCRETE_LAPLACE_PAIR, event.scale * EXACT_SUM_LAPLACE_RATIO
+  else:
+    window = discrete_gaussian_window(event.sigma)
+    name, width = DISCRETE_GAUSSIAN_PAIR, event.sigma
+  if event.trust == 'one-honest' or event.num_aggregators == 1:
+    return window, name
+  if (width <= EXACT_SUM_MAX_SIGMA
+      and event.num_aggregators <= EXACT_SUM_MAX_AGGREGATORS):
+    return summed_window(window, event.num_aggregators), name
+  return window, ONE_AGGREGATOR

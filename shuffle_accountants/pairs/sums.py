@@ -1,7 +1,7 @@
 """Sum-only release of independent-bit reports: one coordinate's pairs.
 
 IDs: SUM-OF-BITS, SUM-OF-BITS-DELETION, DELETION-AS-REPLACE-ONE,
-TAILS-TO-INFINITY
+SUM-OF-BITS-WITH-NOISE, TAILS-TO-INFINITY
 
 A user holding x reports independent bits, Bern(p) at coordinate x and
 Bern(q) elsewhere; the server sees only the coordinate-wise sums of the n
@@ -28,6 +28,14 @@ deviations: rounds whose noise variance n max(p(1 - p), q(1 - q)) exceeds
 `MAX_DIRECT_VARIANCE` are computed at fewer users (`computed_users`; fewer
 users dominate more, SUM-OF-BITS 6) and the accountants also take the
 per-coordinate shuffle bound at the true n.
+
+With aggregator noise Z added to every coordinate (SUM-OF-BITS-WITH-NOISE)
+the families are the same with PB(A) replaced by PB(A) * Z (Z on its
+window, the rest to +infinity); the users computed are also bounded so that
+the convolution with Z stays within `MAX_NOISE_PRODUCTS`, and noise
+windows wider than `MAX_NOISE_WINDOW` points have no such family
+(`noisy_family_computable`): the reports alone and the noise alone, both
+sound, bound the release there.
 """
 
 import math
@@ -43,6 +51,7 @@ from shuffle_accountants import _numerics
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
 from shuffle_accountants.pairs import binomial
+from shuffle_accountants.pairs import lattice_noise
 from shuffle_accountants.pairs import privacy_loss
 
 __all__ = ['SUM_OF_BITS', 'DEFAULT_RELATIVE_WIDTH', 'MAX_DIRECT_VARIANCE',
@@ -52,7 +61,10 @@ __all__ = ['SUM_OF_BITS', 'DEFAULT_RELATIVE_WIDTH', 'MAX_DIRECT_VARIANCE',
            'largest_loss', 'PER_COORDINATE', 'coordinate_shuffle_event',
            'window_tail', 'loss_error', 'SUM_OF_BITS_DELETION',
            'PER_COORDINATE_DELETION', 'DELETION_AS_REPLACE_ONE',
-           'SumUnderDeletion', 'accounted_under', 'relation_label']
+           'SumUnderDeletion', 'accounted_under', 'relation_label',
+           'MAX_NOISE_PRODUCTS', 'MAX_NOISE_WINDOW', 'NOISE_ALONE',
+           'NOISE_ALONE_DELETION', 'noisy_family_computable', 'WITH_NOISE',
+           'NOISE_WINDOW_CACHE_BYTES']
 
 SUM_OF_BITS = 'SUM-OF-BITS two coordinates, every configuration (grouped)'
 PER_COORDINATE = ('SUM-OF-BITS (vi) each coordinate as a shuffle of binary '
@@ -61,6 +73,11 @@ SUM_OF_BITS_DELETION = ('SUM-OF-BITS-DELETION coordinate x only, both '
                         'orders, every configuration (grouped)')
 PER_COORDINATE_DELETION = ('SUM-OF-BITS-DELETION coordinate x as a shuffle '
                            'of binary reports')
+WITH_NOISE = 'SUM-OF-BITS-WITH-NOISE (i) the families with the noise'
+NOISE_ALONE = ('SUM-OF-BITS-WITH-NOISE (iii): the aggregator noise alone, '
+               'two coordinates moved by at most 1')
+NOISE_ALONE_DELETION = ('SUM-OF-BITS-WITH-NOISE (iii): the aggregator noise '
+                        'alone, coordinate x moved by at most 1')
 DELETION_AS_REPLACE_ONE = ('DELETION-AS-REPLACE-ONE: deletion neighbours are '
                            'replace-one neighbours; the replace-one bound')
 # Relative width of the label groups (in users lost at the group's nearer
@@ -72,7 +89,14 @@ _LEAST_GROUP_FRACTION = 1e-3
 # Rounds whose noise has a larger variance are computed at fewer users
 # (a few seconds at most).
 MAX_DIRECT_VARIANCE = 2.5e5
+# With aggregator noise, the others' count window times the noise window
+# stays below this many products per label group (fewer users otherwise).
+MAX_NOISE_PRODUCTS = 4 * 10**6
+# Noise windows of more points (discrete Gaussian sigma above about 7,000,
+# discrete Laplace scale above 1,250) make families of too many atoms.
+MAX_NOISE_WINDOW = 2 * 10**5
 FAMILY_CACHE_BYTES = 64 * 2**20
+NOISE_WINDOW_CACHE_BYTES = 32 * 2**20
 # Outcomes of smaller P-mass go to +infinity (TAILS-TO-INFINITY).
 _NEGLIGIBLE_ATOM = 1e-30
 _NEGLIGIBLE_EDGE = 1e-18
@@ -121,23 +145,55 @@ def _window_pmf(num_trials: int, p: float, log_tail: float
   return pmf, window_tail(log_tail)
 
 
+# Every label group of a family reads the same noise window (an all-honest
+# sum of c draws is a convolution: computed once).
+@_cache.cached(NOISE_WINDOW_CACHE_BYTES, lambda value: value[0].nbytes)
+def _aggregator_window(aggregator_noise) -> Tuple[np.ndarray, float, float]:
+  """(masses normalised on the noise's window, log of a bound on their
+  relative error, the mass outside the window).
+
+  The log-masses' error e and the exponentials' rounding give each
+  normalised mass within a factor e^(2e + 4u(1 + max|log f|)) (1 + 4u W)
+  of the truth (LATTICE-NOISE-PAIR (iii)).
+  """
+  (log_pmf, log_error, tail), _ = lattice_noise.noise_window(
+      aggregator_noise)
+  masses = np.exp(log_pmf - log_pmf.max())
+  masses = masses / math.fsum(masses)
+  unit = lattice_noise.UNIT_ROUNDOFF
+  relative = (2 * log_error + 4 * unit * (1 + float(np.max(np.abs(log_pmf))))
+              + 4 * unit * masses.size)
+  return masses, relative, tail
+
+
 def coordinate_pair_atoms(at_p: int, at_q: int, p: float, q: float,
                           reverse: bool = False, raise_losses: bool = True,
-                          log_tail: float = binomial.LOG_TAIL
-                          ) -> privacy_loss.PldAtoms:
+                          log_tail: float = binomial.LOG_TAIL,
+                          aggregator_noise=None) -> privacy_loss.PldAtoms:
   """PLD atoms of (PB * Bern(p), PB * Bern(q)), PB = Bin(at_p, p) +
-  Bin(at_q, q); `reverse` swaps the two laws. [DOM, TAILS-TO-INFINITY]
+  Bin(at_q, q) (* Z, the aggregators' noise, when `aggregator_noise` is
+  given); `reverse` swaps the two laws. [DOM, TAILS-TO-INFINITY,
+  SUM-OF-BITS-WITH-NOISE]
 
-  The others' counts are conditioned on their Chernoff windows (the
+  The others' counts (and the noise) are conditioned on their windows (the
   adversary is told whether they fell inside; outside, everything goes to
   +infinity): the atoms are the conditional pair's, the +infinity mass
   bounds the windows' complement. Losses are raised (unless
-  `raise_losses` is False: the lower bound lowers them) and masses inflated
-  to cover floating point error.
+  `raise_losses` is False: the lower bound lowers them; it takes no noise)
+  and masses inflated to cover floating point error.
   """
   first, first_tail = _window_pmf(at_p, p, log_tail)
   second, second_tail = _window_pmf(at_q, q, log_tail)
   noise = np.convolve(first, second)
+  # The noise masses' relative error moves each law by at most e^relative,
+  # hence each loss by at most twice that.
+  relative, noise_tail = 0.0, 0.0
+  if aggregator_noise is not None:
+    masses, relative, noise_tail = _aggregator_window(aggregator_noise)
+    # Each entry sums at most min(sizes) positive products.
+    relative += lattice_noise.UNIT_ROUNDOFF * (min(noise.size, masses.size)
+                                               + 2)
+    noise = np.convolve(noise, masses)
   before = np.concatenate([[0.0], noise])  # f(s - 1)
   here = np.concatenate([noise, [0.0]])    # f(s)
   with_p = p * before + (1 - p) * here
@@ -153,29 +209,47 @@ def coordinate_pair_atoms(at_p: int, at_q: int, p: float, q: float,
   with_p, with_q = with_p[~negligible], with_q[~negligible]
   losses = np.log(with_p) - np.log(with_q)
   return privacy_loss.PldAtoms(
-      losses + loss_error(losses) if raise_losses else losses,
-      with_p * (1 + _numerics.RELATIVE_SAFETY_MARGIN),
-      (first_tail + second_tail + moved)
+      losses + loss_error(losses) + 2 * relative if raise_losses else losses,
+      with_p * (1 + _numerics.RELATIVE_SAFETY_MARGIN) * math.exp(relative),
+      (first_tail + second_tail + noise_tail + moved)
       * (1 + _numerics.RELATIVE_SAFETY_MARGIN))
 
 
 # Both routes read the same families (the PLD route asks the RDP route too).
 @_cache.cached(FAMILY_CACHE_BYTES, _cache.atoms_bytes)
 def coordinate_family_atoms(num_users: int, p: float, q: float,
-                            relative_width: float, reverse: bool = False
+                            relative_width: float, reverse: bool = False,
+                            aggregator_noise=None
                             ) -> Tuple[privacy_loss.PldAtoms, ...]:
   """The atoms of every label group's pair (`label_groups`). [DOM]
 
-  `num_users` is at most `computed_users`.
+  `num_users` is at most `computed_users`; `aggregator_noise` (or None) is
+  added to the coordinate (SUM-OF-BITS-WITH-NOISE).
   """
-  return tuple(coordinate_pair_atoms(at_p, at_q, p, q, reverse)
+  return tuple(coordinate_pair_atoms(at_p, at_q, p, q, reverse,
+                                     aggregator_noise=aggregator_noise)
                for at_p, at_q in label_groups(num_users - 1, relative_width))
 
 
-def computed_users(num_users: int, p: float, q: float) -> int:
-  """The users a round is computed at (`MAX_DIRECT_VARIANCE`)."""
+def noisy_family_computable(aggregator_noise) -> bool:
+  """Whether the noise's window is small enough for its families."""
+  return _aggregator_window(aggregator_noise)[0].size <= MAX_NOISE_WINDOW
+
+
+def computed_users(num_users: int, p: float, q: float,
+                   aggregator_noise=None) -> int:
+  """The users a round is computed at (`MAX_DIRECT_VARIANCE`, and with
+  aggregator noise `MAX_NOISE_PRODUCTS`; at least 1)."""
   variance = max(p * (1 - p), q * (1 - q))
-  return min(num_users, max(2, int(MAX_DIRECT_VARIANCE / variance)))
+  users = min(num_users, max(2, int(MAX_DIRECT_VARIANCE / variance)))
+  if aggregator_noise is None:
+    return users
+  width = _aggregator_window(aggregator_noise)[0].size
+  # The others' window is about 2 x 9.5 standard deviations wide
+  # (binomial.LOG_TAIL); keep its product with the noise's in budget.
+  others_width = MAX_NOISE_PRODUCTS / width
+  others = int(((others_width - 1) / 19.0)**2 / variance)
+  return max(1, min(users, others + 1))
 
 
 def largest_loss(p: float, q: float) -> float:
@@ -224,7 +298,8 @@ def accounted_under(event: dp_event.DpEvent,
       and type(event) is events.SumOfReportsEvent
       and event.reference_input is None
       and event.as_shuffle_event() is None):
-    return SumUnderDeletion(event.num_users, event.randomizer)
+    return SumUnderDeletion(event.num_users, event.randomizer,
+                            aggregator_noise=event.aggregator_noise)
   return event
 
 

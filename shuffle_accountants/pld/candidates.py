@@ -602,6 +602,8 @@ def _sum_pmf(event: events.SumOfReportsEvent, *rest
   shuffle = event.as_shuffle_event()
   if shuffle is not None:
     return shuffle_round_pmf(shuffle, *rest)
+  if event.aggregator_noise is not None:
+    return _noisy_sum_pmf(event, *rest)
   deletion = isinstance(event, pair_sums.SumUnderDeletion)
   pmf, names = (sums.deletion_round_pmf if deletion
                 else sums.sum_round_pmf)(event, *rest)
@@ -621,11 +623,60 @@ def _sum_pmf(event: events.SumOfReportsEvent, *rest
           names + (pair_sums.PER_COORDINATE,))
 
 
+def _noisy_sum_pmf(event: events.SumOfReportsEvent, *rest
+                   ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
+  """SUM-OF-BITS-WITH-NOISE: the smallest of its three dominating pairs.
+
+  (i) the families with the noise (when its window is small enough), the
+  reports alone (the noise is post-processing; at the true n through the
+  per-coordinate shuffle), and (iii) the noise alone, on one coordinate
+  under deletion, on two (composed) under replace-one, when its losses
+  reach no farther than twice a coordinate's (a wider pair only widens
+  the grid: at that noise the reports decide).
+  """
+  deletion = isinstance(event, pair_sums.SumUnderDeletion)
+  reports, names = _sum_pmf(attr.evolve(event, aggregator_noise=None),
+                            *rest)
+  candidates = [reports]
+  if pair_sums.noisy_family_computable(event.aggregator_noise):
+    pmf, noisy_names = (sums.deletion_round_pmf if deletion
+                        else sums.sum_round_pmf)(event, *rest)
+    candidates.append(pmf)
+    names += tuple(f'{pair_sums.WITH_NOISE}: {name}' for name in noisy_names)
+  if _noise_alone_may_help(event):
+    noise, _ = noise_sums.round_pmf(event.aggregator_noise, *rest)
+    candidates.append(noise if deletion else sums.composed(noise, noise))
+    names += (pair_sums.NOISE_ALONE_DELETION if deletion
+              else pair_sums.NOISE_ALONE,)
+  return discrete.smallest_profile(candidates), names
+
+
+def _noise_alone_may_help(event: events.SumOfReportsEvent) -> bool:
+  """Whether the noise alone's losses reach at most twice a coordinate's."""
+  atoms, _ = noise_sums.worst_pair(event.aggregator_noise)
+  return bool(atoms.losses.size) and float(np.max(np.abs(atoms.losses))) <= (
+      2 * pair_sums.largest_loss(*event.bit_probabilities()))
+
+
 def _sum_scales(event: events.SumOfReportsEvent, *rest) -> Scales:
   shuffle = event.as_shuffle_event()
   if shuffle is not None:
     return _shuffle_scales(shuffle, *rest)
-  return sums.sum_round_scales(event, *rest)
+  if event.aggregator_noise is None:
+    return sums.sum_round_scales(event, *rest)
+  # The candidates of `_noisy_sum_pmf`: the reports' and the families'
+  # narrowest spread sets the grid (the noise alone's, often far narrower,
+  # would make it too fine for the reports' reach), the widest reach and
+  # spread bound its range.
+  scales = [_sum_scales(attr.evolve(event, aggregator_noise=None), *rest)]
+  if pair_sums.noisy_family_computable(event.aggregator_noise):
+    scales.append(sums.sum_round_scales(event, *rest))
+  reach = max(s[1] for s in scales)
+  if _noise_alone_may_help(event):
+    coordinates = 1 if isinstance(event, pair_sums.SumUnderDeletion) else 2
+    reach = max(reach, coordinates * noise_sums.round_scales(
+        event.aggregator_noise, *rest)[1])
+  return (min(s[0] for s in scales), reach, max(s[2] for s in scales))
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)

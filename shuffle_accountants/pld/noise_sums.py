@@ -22,44 +22,10 @@ from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import checkin
 from shuffle_accountants.pld import discrete
 
-__all__ = ['BINOMIAL_PAIR', 'DISCRETE_GAUSSIAN_PAIR', 'DISCRETE_LAPLACE_PAIR',
-           'ONE_AGGREGATOR', 'EXACT_SUM_MAX_SIGMA',
-           'EXACT_SUM_MAX_AGGREGATORS', 'EXACT_SUM_LAPLACE_RATIO',
-           'noise_window', 'worst_pair', 'hockey_stick', 'round_pmf',
+__all__ = ['BINOMIAL_PAIR', 'worst_pair', 'hockey_stick', 'round_pmf',
            'round_scales']
 
 BINOMIAL_PAIR = 'BINOMIAL-SUM: shifted Bin(N, 1/2) pair, exact on its lattice'
-DISCRETE_GAUSSIAN_PAIR = ('DISCRETE-GAUSSIAN-SUM: shifted discrete Gaussian '
-                          'pair, exact on its lattice')
-DISCRETE_LAPLACE_PAIR = ('DISCRETE-GAUSSIAN-SUM (iv): shifted discrete '
-                         'Laplace pair, exact on its lattice')
-ONE_AGGREGATOR = ('DISCRETE-GAUSSIAN-SUM (ii): all-honest noise accounted '
-                  "as one aggregator's (post-processing)")
-# The all-honest noise is convolved exactly (direct sums of positive
-# terms) up to this scale and this many aggregators.
-EXACT_SUM_MAX_SIGMA = 200.0
-EXACT_SUM_MAX_AGGREGATORS = 4
-# A discrete Laplace window (80 scales each side) is this many times wider
-# than a discrete Gaussian's of the same parameter (14 sigma): b <= 50.
-EXACT_SUM_LAPLACE_RATIO = 4.0
-
-
-def noise_window(event) -> Tuple[Tuple[np.ndarray, float, float], str]:
-  """(log-masses, their error bound, tail bound) of the aggregators' noise
-  as accounted (discrete Gaussian or Laplace), and the pair's name."""
-  if isinstance(event, events.DiscreteLaplaceSumEvent):
-    window = lattice_noise.discrete_laplace_window(event.scale)
-    name, width = DISCRETE_LAPLACE_PAIR, event.scale * EXACT_SUM_LAPLACE_RATIO
-  else:
-    window = lattice_noise.discrete_gaussian_window(event.sigma)
-    name, width = DISCRETE_GAUSSIAN_PAIR, event.sigma
-  if event.trust == 'one-honest' or event.num_aggregators == 1:
-    return window, name
-  if (width <= EXACT_SUM_MAX_SIGMA
-      and event.num_aggregators <= EXACT_SUM_MAX_AGGREGATORS):
-    return (lattice_noise.summed_window(window, event.num_aggregators),
-            name)
-  return window, ONE_AGGREGATOR
 
 
 def worst_pair(event) -> Tuple[privacy_loss.PldAtoms, str]:
@@ -74,7 +40,7 @@ def worst_pair(event) -> Tuple[privacy_loss.PldAtoms, str]:
                                             error))
     return lattice_noise.shifted_pair_atoms(log_pmf, error, shift, tail,
                                             losses), BINOMIAL_PAIR
-  (log_pmf, error, tail), name = noise_window(event)
+  (log_pmf, error, tail), name = lattice_noise.noise_window(event)
   return lattice_noise.shifted_pair_atoms(log_pmf, error, shift, tail), name
 
 

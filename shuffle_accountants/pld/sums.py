@@ -1,7 +1,7 @@
 """The PLD of a sum-of-reports round, and its exact-configuration lower bound.
 
-IDs: SUM-OF-BITS, SUM-OF-BITS-DELETION, LB-SUM-CONFIGURATIONS,
-LB-SUM-DELETION, ROUNDOFF-CERTIFIED
+IDs: SUM-OF-BITS, SUM-OF-BITS-DELETION, SUM-OF-BITS-WITH-NOISE,
+LB-SUM-CONFIGURATIONS, LB-SUM-DELETION, ROUNDOFF-CERTIFIED
 
 A round of `SumOfReportsEvent` with independent-bit reports (unary
 encodings) is dominated by env ⊗ rev(env') (SUM-OF-BITS (iv)): env the
@@ -11,7 +11,9 @@ grid PMF, whose profile holds for both orders of the neighbouring pair.
 k-RR reports are the shuffle's release (SUM-OF-BITS (v)): their round is
 `ShuffleEvent`'s. Under deletion (`pairs.sums.SumUnderDeletion`) the round
 is dominated by one PMF whose profile is the largest of env and env'
-(SUM-OF-BITS-DELETION): one coordinate, both orders.
+(SUM-OF-BITS-DELETION): one coordinate, both orders. With aggregator
+noise the families carry it (SUM-OF-BITS-WITH-NOISE); `candidates` also
+takes the noise alone.
 """
 
 import math
@@ -122,15 +124,17 @@ def sum_round_pmf(event: events.SumOfReportsEvent, sampling_ratio,
   del sampling_ratio, krr_adversary  # a sum is never behind a hidden sample
   p, q = event.bit_probabilities()
   width = _group_width(relative_width)
-  users = sums.computed_users(event.num_users, p, q)
+  users = sums.computed_users(event.num_users, p, q, event.aggregator_noise)
   forward = _envelope(
-      sums.coordinate_family_atoms(users, p, q, width, False),
+      sums.coordinate_family_atoms(users, p, q, width, False,
+                                   event.aggregator_noise),
       discretization, discretize)
   # Symmetric unary encoding: reflecting the count (s -> n - s) maps the
   # reversed family onto the family itself (SUM-OF-BITS (iv)).
   backward = forward if isinstance(
       event.randomizer, randomizers.SymmetricUnaryEncoding) else _envelope(
-          sums.coordinate_family_atoms(users, p, q, width, True),
+          sums.coordinate_family_atoms(users, p, q, width, True,
+                                       event.aggregator_noise),
           discretization, discretize)
   return composed(forward, backward), (sums.SUM_OF_BITS,)
 
@@ -147,13 +151,14 @@ def deletion_round_pmf(event: events.SumOfReportsEvent, sampling_ratio,
   del sampling_ratio, krr_adversary
   p, q = event.bit_probabilities()
   width = _group_width(relative_width)
-  users = sums.computed_users(event.num_users, p, q)
+  users = sums.computed_users(event.num_users, p, q, event.aggregator_noise)
   # Symmetric unary encoding: the reversed family is the family reflected.
   directions = (False,) if isinstance(
       event.randomizer, randomizers.SymmetricUnaryEncoding) else (False, True)
   return _envelope(
       [atoms for reverse in directions for atoms in
-       sums.coordinate_family_atoms(users, p, q, width, reverse)],
+       sums.coordinate_family_atoms(users, p, q, width, reverse,
+                                    event.aggregator_noise)],
       discretization, discretize), (sums.SUM_OF_BITS_DELETION,)
 
 
@@ -173,8 +178,13 @@ def sum_round_scales(event: events.SumOfReportsEvent, ratio,
   del ratio, krr_adversary, relative_width
   p, q = event.bit_probabilities()
   # The extreme pair (everyone at p) has the widest losses of the family
-  # (one binomial: cheap at any n).
-  extreme = sums.coordinate_pair_atoms(event.num_users - 1, 0, p, q)
+  # (one binomial: cheap at any n; with noise, at the users computed).
+  # With aggregator noise (its families computable), at the users computed.
+  noise = event.aggregator_noise
+  users = (event.num_users if noise is None else
+           sums.computed_users(event.num_users, p, q, noise))
+  extreme = sums.coordinate_pair_atoms(users - 1, 0, p, q,
+                                       aggregator_noise=noise)
   spread = math.sqrt(2) * privacy_loss.loss_spread(extreme)
   reach = 2 * float(np.max(np.abs(extreme.losses)))
   return spread, reach, 2 * spread
@@ -227,6 +237,12 @@ def sum_release_lower_bound(event: events.SumOfReportsEvent, delta: float,
     raise ValueError('sum_release_lower_bound is for independent-bit '
                      f'reports; {event.randomizer!r} is k-RR, whose sum is '
                      'its shuffle (see pld.lower_bounds).')
+  if event.aggregator_noise is not None:
+    raise ValueError('sum_release_lower_bound is for the sum released as it '
+                     f'is; aggregator_noise={event.aggregator_noise!r} is '
+                     'set, and the noise-free lower bound would exceed the '
+                     'noisy release\'s truth. Pass the event with '
+                     'aggregator_noise=None.')
   p, q = event.bit_probabilities()
   others = event.num_users - 1
   if discretization is None:

@@ -629,7 +629,12 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
         event.num_users, *event.bit_probabilities(), event.local_epsilon,
         self.orders, isinstance(event.randomizer,
                                 randomizers.SymmetricUnaryEncoding),
-        deletion=deletion))
+        deletion=deletion, aggregator_noise=event.aggregator_noise))
+    if event.aggregator_noise is not None:
+      # SUM-OF-BITS-WITH-NOISE 4: the reports alone are a candidate too.
+      reports = self._sum_bound(attr.evolve(event, aggregator_noise=None))
+      return shuffle_round.smallest_bound(self.orders, {
+          **bound.candidates, **reports.candidates})
     if event.num_users <= pair_sums.computed_users(
         event.num_users, *event.bit_probabilities()):
       return bound

@@ -12,6 +12,7 @@ import pytest
 
 from shuffle_accountants import calibration
 from shuffle_accountants import events
+from shuffle_accountants.pairs import lattice_noise
 from shuffle_accountants.pld import noise_sums
 from shuffle_accountants.pld.accountant import NeighboringRelation
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
@@ -163,7 +164,7 @@ def test_one_honest_ignores_other_aggregators_and_all_honest_helps():
   # Too wide to convolve: one aggregator's noise, named as such.
   wide = events.DiscreteGaussianSumEvent(500.0, num_aggregators=2,
                                          trust='all-honest')
-  assert noise_sums.noise_window(wide)[1] == noise_sums.ONE_AGGREGATOR
+  assert lattice_noise.noise_window(wide)[1] == lattice_noise.ONE_AGGREGATOR
 
 
 def test_every_relation_accepted_with_the_same_pair():

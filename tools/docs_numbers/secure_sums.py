@@ -3,6 +3,7 @@
 import functools
 import math
 
+from .core import power_of_ten
 from .core import sig
 from .core import table
 
@@ -95,4 +96,50 @@ def _aggregators():
                  sig(_discrete_sigma(epsilon))]
                 + [sig(_discrete_sigma(epsilon, count))
                    for count in AGGREGATOR_COUNTS])
+  return header, rows
+
+
+# The combined release's points: the DAP draft's client randomizer (basic
+# RAPPOR, per-bit eps0 5: symmetric unary encoding with 2 x 5, d = 16) at
+# two batch sizes, with one honest aggregator's sigma for eps = 1 and 0.5
+# alone (the table above), delta 1e-9.
+COMBINED_USERS = (10**3, 10**5)
+COMBINED_BIT_EPSILON = 5.0
+COMBINED_NOISE_EPSILONS = (1.0, 0.5)
+
+
+def _combined_epsilons(num_users, sigma, deletion):
+  """(reports alone, noise alone, together) at AGGREGATOR_DELTA."""
+  from dp_accounting import NeighboringRelation
+
+  from shuffle_accountants import events
+  from shuffle_accountants import randomizers
+  from shuffle_accountants.pld.accountant import ShufflePldAccountant
+  relation = (NeighboringRelation.REPLACE_SPECIAL if deletion
+              else NeighboringRelation.REPLACE_ONE)
+  randomizer = randomizers.SymmetricUnaryEncoding(
+      16, 2 * COMBINED_BIT_EPSILON)
+  noise = events.DiscreteGaussianSumEvent(sigma)
+  releases = [(events.SumOfReportsEvent(num_users, randomizer), 1),
+              (noise, 1 if deletion else 2),
+              (events.SumOfReportsEvent(num_users, randomizer,
+                                        aggregator_noise=noise), 1)]
+  return [ShufflePldAccountant(relation).compose(event, count)
+          .get_epsilon(AGGREGATOR_DELTA) for event, count in releases]
+
+
+@table('secure_sums.combined', slow=True)
+def _combined():
+  header = ['n', 'σ (one honest aggregator)', 'relation',
+            'reports alone', 'noise alone', 'together (SUM-OF-BITS-WITH-NOISE)']
+  rows = []
+  for num_users in COMBINED_USERS:
+    for noise_epsilon in COMBINED_NOISE_EPSILONS:
+      sigma = float(sig(_discrete_sigma(noise_epsilon)))
+      for deletion in (False, True):
+        alone, noise, together = _combined_epsilons(num_users, sigma,
+                                                    deletion)
+        rows.append([power_of_ten(num_users), sig(sigma),
+                     'deletion' if deletion else 'replace-one',
+                     sig(alone), sig(noise), sig(together)])
   return header, rows
