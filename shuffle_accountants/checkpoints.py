@@ -48,7 +48,17 @@ import os
 import sys
 import tempfile
 import time
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Type
+from typing import (
+  Any,
+  Dict,
+  Iterator,
+  List,
+  Mapping,
+  Optional,
+  Set,
+  Tuple,
+  Type,
+)
 import warnings
 
 try:
@@ -66,10 +76,17 @@ from shuffle_accountants import events
 from shuffle_accountants import randomizers
 from shuffle_accountants.samplers import events as sampler_events
 
-# Bump when the layout changes; readers refuse versions they do not know.
-# Version 2: every field present, files carry an integrity digest.
-STATE_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+# Bump when the layout changes or an event gains a field; readers refuse
+# versions they do not know. Version 2: every field present, files carry
+# an integrity digest. Version 3: SumOfReportsEvent's `reference_input`
+# and `aggregator_noise` (issue 50).
+STATE_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
+# The fields each version added, by event class: a state of an older
+# version (from 2 on) may lack only these, which load with their defaults
+# (version 1 may lack any field).
+_FIELDS_ADDED = {3: {'SumOfReportsEvent': ('reference_input',
+                                           'aggregator_noise')}}
 EVENT_FORMAT = 'shuffle_accountants.event'
 ACCOUNTANT_FORMAT = 'shuffle_accountants.accountant'
 
@@ -200,10 +217,10 @@ def _encode(value: Any, path: str, depth: int = 0) -> Any:
                   'str, list, tuple or events (convert arrays to tuples).')
 
 
-def _decode(data: Any, path: str, strict: bool, depth: int = 0) -> Any:
+def _decode(data: Any, path: str, version: int, depth: int = 0) -> Any:
   """The value `_encode` wrote as `data`, events rebuilt and validated
-  (`strict`: every field of an event present, as the current version
-  writes)."""
+  (`version`: the state's; an event of the current version has every
+  field, one of an older version may lack only what later ones added)."""
   _check_nesting(depth, path)
   if isinstance(data, int) and not isinstance(data, bool):
     _check_integer(data, path)
@@ -215,17 +232,17 @@ def _decode(data: Any, path: str, strict: bool, depth: int = 0) -> Any:
                        '{"float": "inf"} and NaN is never valid.')
     return data
   if isinstance(data, list):
-    return [_decode(item, f'{path}[{i}]', strict, depth + 1)
+    return [_decode(item, f'{path}[{i}]', version, depth + 1)
             for i, item in enumerate(data)]
   if isinstance(data, Mapping):
     if set(data) == {'tuple'} and isinstance(data['tuple'], list):
-      return tuple(_decode(item, f'{path}[{i}]', strict, depth + 1)
+      return tuple(_decode(item, f'{path}[{i}]', version, depth + 1)
                    for i, item in enumerate(data['tuple']))
     if set(data) == {'float'} and data['float'] in ('inf', '-inf'):
       return float(data['float'])
     if set(data) == {'type', 'fields'} and isinstance(data['fields'],
                                                       Mapping):
-      return _decode_attrs(data['type'], data['fields'], path, strict,
+      return _decode_attrs(data['type'], data['fields'], path, version,
                            depth)
   raise ValueError(
       f'{path} = {data!r} is not a saved value: expected JSON null, bool, '
@@ -233,7 +250,7 @@ def _decode(data: Any, path: str, strict: bool, depth: int = 0) -> Any:
       'or {"float": "inf" | "-inf"}; was it written by shuffle-accountants?')
 
 
-def _decode_attrs(name: Any, fields: Mapping, path: str, strict: bool,
+def _decode_attrs(name: Any, fields: Mapping, path: str, version: int,
                   depth: int) -> Any:
   cls = _known_classes().get(name) if isinstance(name, str) else None
   if cls is None:
@@ -249,14 +266,14 @@ def _decode_attrs(name: Any, fields: Mapping, path: str, strict: bool,
         f'{path}.fields has {unknown}, which {name} does not have (fields: '
         f'{sorted(names)}); a newer shuffle-accountants may have written it: '
         'upgrade to read it.')
-  missing = sorted(names - set(fields))
-  if strict and missing:
+  missing = sorted(names - set(fields) - _may_lack(cls, version))
+  if missing:
     raise LedgerFileError(
         f'{path}.fields lacks {missing}, which a state of version '
-        f'{STATE_VERSION} always holds: it was edited or damaged (a '
+        f'{version} always holds: it was edited or damaged (a '
         'missing field would load with its default, a different event). '
         'Use the saved file unedited or recompute the ledger.')
-  values = {key: _decode(value, f'{path}.fields.{key}', strict, depth + 1)
+  values = {key: _decode(value, f'{path}.fields.{key}', version, depth + 1)
             for key, value in fields.items()}
   try:
     return cls(**values)
@@ -271,9 +288,18 @@ _STATE_KEYS = {EVENT_FORMAT: {'event'},
 INTEGRITY_KEY = 'integrity'
 
 
-def _check_header(state: Any, expected_format: str) -> bool:
-  """Checks format, version and keys; whether the state is strict (of the
-  current version: every key and field present)."""
+def _may_lack(cls: type, version: int) -> Set[str]:
+  """The fields of `cls` a state of `version` may lack: those later
+  versions added (any field, for version 1)."""
+  if version == 1:
+    return {field.name for field in attr.fields(cls)}
+  return {name for later, added in _FIELDS_ADDED.items() if later > version
+          for name in added.get(cls.__name__, ())}
+
+
+def _check_header(state: Any, expected_format: str) -> int:
+  """Checks format, version and keys; the state's version (from 2 on,
+  every key present)."""
   if not isinstance(state, Mapping):
     raise TypeError(f'state must be a dict written by shuffle-accountants; '
                     f'got {type(state).__name__}.')
@@ -286,17 +312,16 @@ def _check_header(state: Any, expected_format: str) -> bool:
         f"state['version'] = {version!r} is not supported: this "
         f'shuffle-accountants reads versions {list(READABLE_VERSIONS)}; '
         'upgrade shuffle-accountants to read a newer state.')
-  strict = version == STATE_VERSION
-  if strict:
+  if version >= 2:
     keys = _STATE_KEYS[expected_format] | {'format', 'version'}
     missing, unknown = (sorted(keys - set(state)),
                         sorted(set(state) - keys - {INTEGRITY_KEY}))
     if missing or unknown:
       raise LedgerFileError(
-          f'a version-{STATE_VERSION} state holds exactly the keys '
+          f'a version-{version} state holds exactly the keys '
           f'{sorted(keys)}; this one lacks {missing} and has {unknown}: it '
           'was edited or damaged.')
-  return strict
+  return version
 
 
 def event_to_dict(event: dp_event.DpEvent) -> Dict[str, Any]:
@@ -319,8 +344,8 @@ def event_from_dict(state: Mapping[str, Any]) -> dp_event.DpEvent:
     ValueError: unknown version, event type or field, or invalid fields
       (the message names the place in the dict).
   """
-  strict = _check_header(state, EVENT_FORMAT)
-  event = _decode(state.get('event'), 'event', strict)
+  version = _check_header(state, EVENT_FORMAT)
+  event = _decode(state.get('event'), 'event', version)
   if not isinstance(event, dp_event.DpEvent):
     raise ValueError(f"state['event'] is not an event: {event!r}.")
   return event
@@ -408,12 +433,12 @@ class Checkpointable:
       LedgerFileError: the state was edited or damaged, or has no digest.
       LedgerKeyError: `key` does not fit how the state was sealed.
     """
-    strict = _check_header(state, ACCOUNTANT_FORMAT)
+    version = _check_header(state, ACCOUNTANT_FORMAT)
     self._restore(verified_state(state, key=key,
                                  allow_unverified=allow_unverified),
-                  strict)
+                  version)
 
-  def _restore(self, state: Mapping[str, Any], strict: bool) -> None:
+  def _restore(self, state: Mapping[str, Any], version: int) -> None:
     """`load_state_dict` of a state whose digest was checked."""
     if state.get('accountant') != type(self).__name__:
       raise ValueError(
@@ -432,7 +457,7 @@ class Checkpointable:
           'the state was saved by an accountant configured differently ('
           + '; '.join(differences) + '); construct it with the saved '
           "configuration, e.g. load_accountant or from_state_dict.")
-    calls = _decode_calls(state.get('compositions'), strict)
+    calls = _decode_calls(state.get('compositions'), version)
     fresh = self.fresh()
     fresh._compose_calls()
     for index, (event, count, repeat) in enumerate(calls):
@@ -481,18 +506,18 @@ class Checkpointable:
                       allow_unverified: bool = False):
     """A new accountant restored from `state` (its saved configuration),
     its digest checked as `load_state_dict` does."""
-    strict = _check_header(state, ACCOUNTANT_FORMAT)
+    version = _check_header(state, ACCOUNTANT_FORMAT)
     return cls._from_verified(verified_state(
-        state, key=key, allow_unverified=allow_unverified), strict)
+        state, key=key, allow_unverified=allow_unverified), version)
 
   @classmethod
-  def _from_verified(cls, state: Mapping[str, Any], strict: bool):
+  def _from_verified(cls, state: Mapping[str, Any], version: int):
     configuration = state.get('configuration')
     if not isinstance(configuration, Mapping):
       raise ValueError("state['configuration'] must be a dict; got "
                        f'{configuration!r}.')
     accountant = cls.from_configuration(configuration)
-    accountant._restore(state, strict)
+    accountant._restore(state, version)
     return accountant
 
 
@@ -505,7 +530,7 @@ def _check_compose_calls(total: int) -> None:
         'record fewer calls.')
 
 
-def _decode_calls(compositions: Any, strict: bool
+def _decode_calls(compositions: Any, version: int
                   ) -> List[Tuple[dp_event.DpEvent, int, int]]:
   if not isinstance(compositions, list):
     raise ValueError("state['compositions'] must be a list; got "
@@ -528,7 +553,7 @@ def _decode_calls(compositions: Any, strict: bool
           0 if key == 'count' else 1):
         raise ValueError(f'{where}.{key} = {value!r}; expected an integer >= '
                          f"{0 if key == 'count' else 1}.")
-    event = _decode(entry['event'], f'{where}.event', strict)
+    event = _decode(entry['event'], f'{where}.event', version)
     if not isinstance(event, dp_event.DpEvent):
       raise ValueError(f'{where}.event is not an event: {event!r}.')
     calls.append((event, entry['count'], entry['repeat']))
@@ -846,14 +871,14 @@ def load_accountant(path: 'os.PathLike[str] | str', *,
   except ValueError as error:  # also UnicodeDecodeError, JSONDecodeError
     raise LedgerFileError(f'{name} is not JSON written by save_accountant '
                           f'(damaged or not a ledger file): {error}') from error
-  strict = _check_header(state, ACCOUNTANT_FORMAT)
+  version = _check_header(state, ACCOUNTANT_FORMAT)
   state = verified_state(state, key=key, allow_unverified=allow_unverified,
                          source=name)
   cls = _accountant_class(state.get('accountant'))
   if cls is None:
     raise ValueError(f"state['accountant'] = {state.get('accountant')!r} is "
                      f'not one of {sorted(_accountant_classes)}.')
-  accountant = cls._from_verified(state, strict)
+  accountant = cls._from_verified(state, version)
   _remember(accountant, target, data)
   return accountant
 

@@ -409,7 +409,7 @@ def _state():
 
 
 @pytest.mark.parametrize('change, message', [
-    (lambda s: s.update(version=3), r"state\['version'\] = 3 is not "
+    (lambda s: s.update(version=4), r"state\['version'\] = 4 is not "
      'supported.*upgrade'),
     (lambda s: s.update(format='x'), r"state\['format'\]"),
     (lambda s: s['compositions'][0]['event'].update(type='FutureEvent'),
@@ -830,3 +830,27 @@ def test_a_large_count_is_one_call_and_loads_at_once(tmp_path, make):
   restored = load_accountant(tmp_path / 'ledger.json')
   assert restored.ledger == accountant.ledger
   assert restored.state_dict() == accountant.state_dict()
+
+
+def test_a_version_2_state_may_lack_only_the_fields_version_3_added():
+  """SumOfReportsEvent gained `reference_input` and `aggregator_noise`
+  after version 2: a state saved then (without them) loads with their
+  defaults, and any other missing field is still refused."""
+  event = events.SumOfReportsEvent(
+      1000, randomizers.OptimizedUnaryEncoding(8, 1.0))
+  saved = checkpoints.event_to_dict(event)
+  assert saved['version'] == checkpoints.STATE_VERSION == 3
+  saved['version'] = 2
+  for added in ('reference_input', 'aggregator_noise'):
+    del saved['event']['fields'][added]
+  assert checkpoints.event_from_dict(_through_json(saved)) == event
+  del saved['event']['fields']['num_users']
+  with pytest.raises(checkpoints.LedgerFileError,
+                     match=r"lacks \['num_users'\], which a state of "
+                     'version 2 always holds'):
+    checkpoints.event_from_dict(_through_json(saved))
+  current = checkpoints.event_to_dict(event)
+  del current['event']['fields']['reference_input']
+  with pytest.raises(checkpoints.LedgerFileError,
+                     match=r"lacks \['reference_input'\]"):
+    checkpoints.event_from_dict(_through_json(current))

@@ -51,9 +51,11 @@ def test_randomizer_lower_bound_is_quiet_where_upstream_overflows():
   of k-RR at eps0 = 8 (scipy warned from inside self_compose); the library
   is quiet on valid input, and the bound stays below the certificate."""
   import warnings
+
   from shuffle_accountants import randomizers
   from shuffle_accountants.pld.lower_bounds import (
-      randomizer_epsilon_lower_bound)
+    randomizer_epsilon_lower_bound,
+  )
   randomizer = randomizers.KRandomizedResponse(100, 8.0)
   with warnings.catch_warnings():
     warnings.simplefilter('error')
