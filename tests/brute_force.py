@@ -382,19 +382,25 @@ def largest_hockey_stick(pairs, epsilon):
 # above).
 
 
+def unary_encoding_row(value, domain_size, on_true, on_other):
+  """The law of one report, over the bit vectors in
+  `itertools.product((0, 1), repeat=domain_size)` order: bit `value` is 1
+  with probability on_true, every other bit with on_other (value None:
+  the all-zero reference input, every bit on_other)."""
+  row = []
+  for bits in itertools.product((0, 1), repeat=domain_size):
+    prob = 1.0
+    for position, bit in enumerate(bits):
+      on = on_true if position == value else on_other
+      prob *= on if bit else 1 - on
+    row.append(prob)
+  return np.array(row)
+
+
 def unary_encoding_matrix(domain_size, on_true, on_other):
   """Bits flipped independently: P[bit x = 1] = on_true, others on_other."""
-  rows = []
-  for x in range(domain_size):
-    row = []
-    for bits in itertools.product((0, 1), repeat=domain_size):
-      prob = 1.0
-      for position, bit in enumerate(bits):
-        on = on_true if position == x else on_other
-        prob *= on if bit else 1 - on
-      row.append(prob)
-    rows.append(row)
-  return np.array(rows)
+  return np.array([unary_encoding_row(x, domain_size, on_true, on_other)
+                   for x in range(domain_size)])
 
 
 def local_hashing_matrix(domain_size, hash_range, local_epsilon):

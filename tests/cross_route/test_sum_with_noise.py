@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy import signal
 
+import brute_force
 from shuffle_accountants import checkpoints
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
@@ -46,14 +47,9 @@ def _noise_law(kind, parameter, copies):
 def _report_law(value, p, q):
   """The law of one report on {0, 1}^d: bit `value` Bern(p), others Bern(q)
   (value None: the empty input, every bit Bern(q))."""
-  law = np.zeros((2,) * DOMAIN)
-  for bits in itertools.product((0, 1), repeat=DOMAIN):
-    mass = 1.0
-    for j, bit in enumerate(bits):
-      rate = p if j == value else q
-      mass *= rate if bit else 1 - rate
-    law[bits] = mass
-  return law
+  # product((0, 1), repeat=d) order is the C order of a (2,) * d array.
+  return brute_force.unary_encoding_row(value, DOMAIN, p, q).reshape(
+      (2,) * DOMAIN)
 
 
 def _release_law(values, p, q, noise):

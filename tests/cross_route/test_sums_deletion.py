@@ -15,6 +15,7 @@ from dp_accounting import privacy_accountant
 import numpy as np
 import pytest
 
+import brute_force
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
 from shuffle_accountants import events
@@ -38,14 +39,9 @@ def _bits(randomizer):
 
 def _report_law(value, domain_size, on_own, on_other):
   """{bit vector: probability} of one report; value None: the all-zero."""
-  law = {}
-  for bits in itertools.product((0, 1), repeat=domain_size):
-    mass = 1.0
-    for coordinate, bit in enumerate(bits):
-      on = on_own if coordinate == value else on_other
-      mass *= on if bit else 1 - on
-    law[bits] = mass
-  return law
+  return dict(zip(itertools.product((0, 1), repeat=domain_size),
+                  brute_force.unary_encoding_row(value, domain_size, on_own,
+                                                 on_other)))
 
 
 def _sum_law(dataset, domain_size, on_own, on_other):
