@@ -416,9 +416,11 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
             self.value_discretization_interval, discrete.connect_the_dots)
       except composition.GridTooFineError as too_fine:
         self._derived.composition = too_fine
-    if isinstance(self._derived.composition, composition.GridTooFineError):
-      raise composition.GridTooFineError(*self._derived.composition.args)
-    return self._derived.composition
+    composed = self._derived.composition
+    if isinstance(composed, Exception):  # only a GridTooFineError is kept
+      raise composition.GridTooFineError(*composed.args)
+    assert composed is not None  # set above
+    return composed
 
   # ---- the compose step (`_ledger.ShuffleAccountant`)
 
