@@ -248,7 +248,7 @@ def computed_users(num_users: int, p: float, q: float,
   # The others' window is about 2 x 9.5 standard deviations wide
   # (binomial.LOG_TAIL); keep its product with the noise's in budget.
   others_width = MAX_NOISE_PRODUCTS / width
-  others = int(((others_width - 1) / 19.0)**2 / variance)
+  others = int((max(others_width - 1, 0.0) / 19.0)**2 / variance)
   return max(1, min(users, others + 1))
 
 

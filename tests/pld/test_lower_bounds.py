@@ -1,5 +1,7 @@
 """The all-equal binary-RR pair's ε is a lower bound: below the truth, below ours."""
 
+import warnings
+
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -8,6 +10,8 @@ import pytest
 import brute_force
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants import randomizers
+from shuffle_accountants.pld import lower_bounds
 from shuffle_accountants.pld.lower_bounds import (
   binary_rr_all_equal_pair_epsilon_lower_bound as lower_bound,
 )
@@ -50,16 +54,10 @@ def test_randomizer_lower_bound_is_quiet_where_upstream_overflows():
   """dp_accounting's Chernoff bounds overflow at some orders for 365 rounds
   of k-RR at eps0 = 8 (scipy warned from inside self_compose); the library
   is quiet on valid input, and the bound stays below the certificate."""
-  import warnings
-
-  from shuffle_accountants import randomizers
-  from shuffle_accountants.pld.lower_bounds import (
-    randomizer_epsilon_lower_bound,
-  )
   randomizer = randomizers.KRandomizedResponse(100, 8.0)
   with warnings.catch_warnings():
     warnings.simplefilter('error')
-    lower = randomizer_epsilon_lower_bound(randomizer, 10**6, 365, 1e-6)
+    lower = lower_bounds.randomizer_epsilon_lower_bound(randomizer, 10**6, 365, 1e-6)
   certified = ShufflePldAccountant().compose(
       ShuffleEvent(10**6, randomizer=randomizer), 365).get_epsilon(1e-6)
   assert lower is not None and 0 < lower <= certified
