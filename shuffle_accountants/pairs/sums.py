@@ -64,9 +64,12 @@ __all__ = ['SUM_OF_BITS', 'DEFAULT_RELATIVE_WIDTH', 'MAX_DIRECT_VARIANCE',
            'SumUnderDeletion', 'accounted_under', 'relation_label',
            'MAX_NOISE_PRODUCTS', 'MAX_NOISE_WINDOW', 'NOISE_ALONE',
            'NOISE_ALONE_DELETION', 'noisy_family_computable', 'WITH_NOISE',
-           'NOISE_WINDOW_CACHE_BYTES']
+           'NOISE_WINDOW_CACHE_BYTES', 'partner_family_atoms',
+           'SUM_OF_BITS_TWO_VALUES']
 
 SUM_OF_BITS = 'SUM-OF-BITS two coordinates, every configuration (grouped)'
+SUM_OF_BITS_TWO_VALUES = ('SUM-OF-BITS (vii) two values: the others not at '
+                          "x are at x', every configuration (grouped)")
 PER_COORDINATE = ('SUM-OF-BITS (vi) each coordinate as a shuffle of binary '
                   'reports, composed')
 SUM_OF_BITS_DELETION = ('SUM-OF-BITS-DELETION coordinate x only, both '
@@ -227,6 +230,22 @@ def coordinate_family_atoms(num_users: int, p: float, q: float,
   added to the coordinate (SUM-OF-BITS-WITH-NOISE).
   """
   return tuple(coordinate_pair_atoms(at_p, at_q, p, q, reverse,
+                                     aggregator_noise=aggregator_noise)
+               for at_p, at_q in label_groups(num_users - 1, relative_width))
+
+
+@_cache.cached(FAMILY_CACHE_BYTES, _cache.atoms_bytes)
+def partner_family_atoms(num_users: int, p: float, q: float,
+                         relative_width: float, aggregator_noise=None
+                         ) -> Tuple[privacy_loss.PldAtoms, ...]:
+  """Coordinate x''s pair for each label group of x, when d = 2. [DOM]
+
+  With two values every other user not at x is at x' (SUM-OF-BITS (vii)):
+  group [A0, A1] of coordinate x (A0 users at p, m - A1 at q) is coordinate
+  x' with m - A1 users at p and A0 at q, in the reverse order; entry i is
+  the partner of `coordinate_family_atoms`' entry i.
+  """
+  return tuple(coordinate_pair_atoms(at_q, at_p, p, q, True,
                                      aggregator_noise=aggregator_noise)
                for at_p, at_q in label_groups(num_users - 1, relative_width))
 

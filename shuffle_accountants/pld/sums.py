@@ -8,6 +8,8 @@ encodings) is dominated by env ⊗ rev(env') (SUM-OF-BITS (iv)): env the
 largest profile over the label groups of coordinate x's family, env' that
 of the reversed family (coordinate x'). The two are convolved into one
 grid PMF, whose profile holds for both orders of the neighbouring pair.
+With two values (d = 2) each group meets one partner group of x'
+(SUM-OF-BITS (vii)): the largest profile of the groups' products.
 k-RR reports are the shuffle's release (SUM-OF-BITS (v)): their round is
 `ShuffleEvent`'s. Under deletion (`pairs.sums.SumUnderDeletion`) the round
 is dominated by one PMF whose profile is the largest of env and env'
@@ -125,6 +127,10 @@ def sum_round_pmf(event: events.SumOfReportsEvent, sampling_ratio,
   p, q = event.bit_probabilities()
   width = _group_width(relative_width)
   users = sums.computed_users(event.num_users, p, q, event.aggregator_noise)
+  if event.randomizer.domain_size == 2:
+    return (_two_value_envelope(event, users, width, discretization,
+                                discretize),
+            (sums.SUM_OF_BITS_TWO_VALUES,))
   forward = _envelope(
       sums.coordinate_family_atoms(users, p, q, width, False,
                                    event.aggregator_noise),
@@ -137,6 +143,29 @@ def sum_round_pmf(event: events.SumOfReportsEvent, sampling_ratio,
                                        event.aggregator_noise),
           discretization, discretize)
   return composed(forward, backward), (sums.SUM_OF_BITS,)
+
+
+def _two_value_envelope(event: events.SumOfReportsEvent, users: int,
+                        width: float, discretization: float,
+                        discretize: checkin.Discretize) -> discrete.GridPmf:
+  """d = 2: one PMF whose profile is at least every group's product. [DOM]
+
+  SUM-OF-BITS (vii): the others not at x are at x', so each group of
+  coordinate x meets one partner group of coordinate x' (b = m - a), not
+  every one; for symmetric unary encoding the partner, reflected, is the
+  group's own pair (SUM-OF-BITS (iv)).
+  """
+  p, q = event.bit_probabilities()
+  noise = event.aggregator_noise
+  forward = [discretize(_without_light_atoms(atoms), discretization)
+             for atoms in sums.coordinate_family_atoms(users, p, q, width,
+                                                       False, noise)]
+  partners = forward if isinstance(
+      event.randomizer, randomizers.SymmetricUnaryEncoding) else [
+          discretize(_without_light_atoms(atoms), discretization)
+          for atoms in sums.partner_family_atoms(users, p, q, width, noise)]
+  return discrete.largest_profile([
+      composed(group, partner) for group, partner in zip(forward, partners)])
 
 
 def deletion_round_pmf(event: events.SumOfReportsEvent, sampling_ratio,

@@ -629,7 +629,8 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
         event.num_users, *event.bit_probabilities(), event.local_epsilon,
         self.orders, isinstance(event.randomizer,
                                 randomizers.SymmetricUnaryEncoding),
-        deletion=deletion, aggregator_noise=event.aggregator_noise))
+        deletion=deletion, aggregator_noise=event.aggregator_noise,
+        two_values=event.randomizer.domain_size == 2))
     if event.aggregator_noise is not None:
       # SUM-OF-BITS-WITH-NOISE 4: the reports alone are a candidate too.
       reports = self._sum_bound(attr.evolve(event, aggregator_noise=None))

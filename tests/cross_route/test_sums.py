@@ -59,6 +59,8 @@ def _worst_delta(num_users, domain_size, on_own, on_other, rounds,
 
 def _bits(randomizer):
   """(p, q) from the randomizer's definition (not the library's helper)."""
+  if isinstance(randomizer, randomizers.UnaryEncoding):
+    return randomizer.rate_if_one, randomizer.rate_if_zero
   eps0 = randomizer.local_epsilon
   if isinstance(randomizer, randomizers.SymmetricUnaryEncoding):
     on = math.exp(eps0 / 2) / (math.exp(eps0 / 2) + 1)
@@ -71,16 +73,24 @@ CASES = [
     (randomizers.SymmetricUnaryEncoding(3, 6.0), 5),
     (randomizers.OptimizedUnaryEncoding(3, 2.5), 4),
 ]
+# Two values: the others not at x are at x' (SUM-OF-BITS (vii)).
+TWO_VALUE_CASES = [
+    (randomizers.OptimizedUnaryEncoding(2, 2.0), 7),
+    (randomizers.SymmetricUnaryEncoding(2, 3.0), 6),
+    (randomizers.UnaryEncoding(2, 0.7, 0.2), 6),
+]
 
 
-@pytest.mark.parametrize('randomizer,num_users', CASES)
+@pytest.mark.parametrize('randomizer,num_users', CASES + TWO_VALUE_CASES)
 @pytest.mark.parametrize('rounds', [1, 2])
 @pytest.mark.parametrize('accountant', [ShufflePldAccountant,
                                         ShuffleRdpAccountant])
 def test_certified_delta_is_above_every_configuration(randomizer, num_users,
                                                       rounds, accountant):
   epsilons = [0.25, 0.75, 1.5]
-  truth = _worst_delta(num_users, 3, *_bits(randomizer), rounds, epsilons)
+  domain_size = randomizer.domain_size
+  truth = _worst_delta(num_users, domain_size, *_bits(randomizer), rounds,
+                       epsilons)
   certified = accountant().compose(
       events.SumOfReportsEvent(num_users, randomizer), rounds)
   for epsilon, true_delta in zip(epsilons, truth):
@@ -88,8 +98,22 @@ def test_certified_delta_is_above_every_configuration(randomizer, num_users,
   # epsilon(delta) too: the truth at the certified epsilon is within delta.
   for delta in (1e-2, 1e-5):
     epsilon = certified.get_epsilon(delta)
-    assert _worst_delta(num_users, 3, *_bits(randomizer), rounds,
+    assert _worst_delta(num_users, domain_size, *_bits(randomizer), rounds,
                         [epsilon])[0] <= delta * (1 + 1e-9)
+
+
+@pytest.mark.parametrize('accountant,tolerance', [(ShufflePldAccountant, 1.01),
+                                                  (ShuffleRdpAccountant, 1.2)])
+def test_two_values_are_certified_at_their_worst_configuration(accountant,
+                                                               tolerance):
+  # With d = 2 the coordinates' configurations are tied (b = m - a); taking
+  # them apart (every (a, b)) certified 1.13x (PLD) and 1.27x (RDP) the
+  # worst case here.
+  randomizer = randomizers.OptimizedUnaryEncoding(2, 2.0)
+  epsilon = accountant().compose(
+      events.SumOfReportsEvent(30, randomizer)).get_epsilon(1e-3)
+  truth = _worst_delta(30, 2, *_bits(randomizer), 1, [epsilon / tolerance])
+  assert truth[0] > 1e-3
 
 
 @pytest.mark.parametrize('randomizer,num_users', CASES[:2])
