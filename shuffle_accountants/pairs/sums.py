@@ -65,7 +65,7 @@ __all__ = ['SUM_OF_BITS', 'DEFAULT_RELATIVE_WIDTH', 'MAX_DIRECT_VARIANCE',
            'MAX_NOISE_PRODUCTS', 'MAX_NOISE_WINDOW', 'NOISE_ALONE',
            'NOISE_ALONE_DELETION', 'noisy_family_computable', 'WITH_NOISE',
            'NOISE_WINDOW_CACHE_BYTES', 'partner_family_atoms',
-           'SUM_OF_BITS_TWO_VALUES']
+           'SUM_OF_BITS_TWO_VALUES', 'two_values']
 
 SUM_OF_BITS = 'SUM-OF-BITS two coordinates, every configuration (grouped)'
 SUM_OF_BITS_TWO_VALUES = ('SUM-OF-BITS (vii) two values: the others not at '
@@ -269,6 +269,14 @@ def computed_users(num_users: int, p: float, q: float,
   others_width = MAX_NOISE_PRODUCTS / width
   others = int((max(others_width - 1, 0.0) / 19.0)**2 / variance)
   return max(1, min(users, others + 1))
+
+
+def two_values(event: events.SumOfReportsEvent) -> bool:
+  """Whether the reports are a unary encoding of two values (SUM-OF-BITS
+  (vii): the others not at x are at x')."""
+  randomizer = event.randomizer
+  return (not isinstance(randomizer, randomizers.KRandomizedResponse)
+          and randomizer.domain_size == 2)
 
 
 def largest_loss(p: float, q: float) -> float:

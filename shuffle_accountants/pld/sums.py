@@ -127,7 +127,7 @@ def sum_round_pmf(event: events.SumOfReportsEvent, sampling_ratio,
   p, q = event.bit_probabilities()
   width = _group_width(relative_width)
   users = sums.computed_users(event.num_users, p, q, event.aggregator_noise)
-  if event.randomizer.domain_size == 2:
+  if sums.two_values(event):
     return (_two_value_envelope(event, users, width, discretization,
                                 discretize),
             (sums.SUM_OF_BITS_TWO_VALUES,))
