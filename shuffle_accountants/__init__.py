@@ -53,20 +53,73 @@ _EXPORTS = {
     'save_accountant': 'shuffle_accountants.checkpoints',
     'clear_caches': 'shuffle_accountants._cache',
     'cache_bytes': 'shuffle_accountants._cache',
+    'NeighboringRelation': 'dp_accounting.privacy_accountant',
+    'KRandomizedResponse': 'shuffle_accountants.randomizers',
+    'SymmetricUnaryEncoding': 'shuffle_accountants.randomizers',
+    'OptimizedUnaryEncoding': 'shuffle_accountants.randomizers',
+    'UnaryEncoding': 'shuffle_accountants.randomizers',
+    'OptimizedLocalHashing': 'shuffle_accountants.randomizers',
+    'HadamardResponse': 'shuffle_accountants.randomizers',
+    'SubsetSelection': 'shuffle_accountants.randomizers',
+    'FiniteRandomizer': 'shuffle_accountants.randomizers',
+    'GaussianRandomizer': 'shuffle_accountants.randomizers',
+    'LaplaceRandomizer': 'shuffle_accountants.randomizers',
+    'calibrate_local_epsilon': 'shuffle_accountants.calibration',
+    'calibrate_noise_multiplier': 'shuffle_accountants.calibration',
+    'calibrate_rounds': 'shuffle_accountants.calibration',
+    'calibrate_num_users': 'shuffle_accountants.calibration',
+    'calibrate_num_trials': 'shuffle_accountants.calibration',
+    'calibrate_discrete_sigma': 'shuffle_accountants.calibration',
+    'UnreachableTargetError': 'shuffle_accountants.calibration',
+    'RandomAllocationDpEvent': 'shuffle_accountants.samplers',
+    'ShuffledBatchesDpEvent': 'shuffle_accountants.samplers',
 }
+# Subpackages and modules users reach as attributes (`sa.randomizers.X`).
+_SUBMODULES = frozenset({'randomizers', 'calibration', 'samplers'})
 
 
-if TYPE_CHECKING:  # type checkers see the names; runtime imports them lazily
+# Type checkers see the names (tests/test_layout.py keeps this block equal
+# to _EXPORTS); runtime imports them lazily.
+if TYPE_CHECKING:
+  from dp_accounting.privacy_accountant import NeighboringRelation
+
+  from shuffle_accountants import calibration
+  from shuffle_accountants import randomizers
+  from shuffle_accountants import samplers
+  from shuffle_accountants._cache import cache_bytes
+  from shuffle_accountants._cache import clear_caches
+  from shuffle_accountants.calibration import UnreachableTargetError
+  from shuffle_accountants.calibration import calibrate_discrete_sigma
+  from shuffle_accountants.calibration import calibrate_local_epsilon
+  from shuffle_accountants.calibration import calibrate_noise_multiplier
+  from shuffle_accountants.calibration import calibrate_num_trials
+  from shuffle_accountants.calibration import calibrate_num_users
+  from shuffle_accountants.calibration import calibrate_rounds
   from shuffle_accountants.checkpoints import event_from_dict
   from shuffle_accountants.checkpoints import event_to_dict
   from shuffle_accountants.checkpoints import load_accountant
   from shuffle_accountants.checkpoints import save_accountant
+  from shuffle_accountants.events import BinomialSecureSumEvent
   from shuffle_accountants.events import CheckInEvent
+  from shuffle_accountants.events import DiscreteGaussianSumEvent
+  from shuffle_accountants.events import DiscreteLaplaceSumEvent
+  from shuffle_accountants.events import DistributedCheckInEvent
   from shuffle_accountants.events import ShuffleEvent
+  from shuffle_accountants.events import SkellamSecureSumEvent
   from shuffle_accountants.events import SubsampledShuffleGaussianEvent
   from shuffle_accountants.events import SumOfReportsEvent
   from shuffle_accountants.pld.accountant import KRR_ADVERSARIES
   from shuffle_accountants.pld.accountant import ShufflePldAccountant
+  from shuffle_accountants.randomizers import FiniteRandomizer
+  from shuffle_accountants.randomizers import GaussianRandomizer
+  from shuffle_accountants.randomizers import HadamardResponse
+  from shuffle_accountants.randomizers import KRandomizedResponse
+  from shuffle_accountants.randomizers import LaplaceRandomizer
+  from shuffle_accountants.randomizers import OptimizedLocalHashing
+  from shuffle_accountants.randomizers import OptimizedUnaryEncoding
+  from shuffle_accountants.randomizers import SubsetSelection
+  from shuffle_accountants.randomizers import SymmetricUnaryEncoding
+  from shuffle_accountants.randomizers import UnaryEncoding
   from shuffle_accountants.rdp.accountant import DEFAULT_ORDERS
   from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
   from shuffle_accountants.rdp.checkin import checkin_rdp_upper_bound
@@ -78,11 +131,15 @@ if TYPE_CHECKING:  # type checkers see the names; runtime imports them lazily
   from shuffle_accountants.rdp.shuffle_round import (
     subsampled_shuffle_rdp_upper_bound,
   )
+  from shuffle_accountants.samplers import RandomAllocationDpEvent
+  from shuffle_accountants.samplers import ShuffledBatchesDpEvent
 
 
 def __getattr__(name: str) -> Any:
-  if name in _EXPORTS:
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+  if name in _EXPORTS or name in _SUBMODULES:
+    value = (importlib.import_module(f'{__name__}.{name}')
+             if name in _SUBMODULES
+             else getattr(importlib.import_module(_EXPORTS[name]), name))
     globals()[name] = value
     return value
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
@@ -96,7 +153,7 @@ def __dir__():
   """The public names (and loaded submodules), each once."""
   names = {name for name in globals() if name not in _OWN_IMPORTS
            and (name.startswith('__') or not name.startswith('_'))}
-  return sorted(names | set(_EXPORTS))
+  return sorted(names | set(_EXPORTS) | _SUBMODULES)
 
 
 def _installed_version() -> str:
@@ -108,4 +165,4 @@ def _installed_version() -> str:
 
 __version__ = _installed_version()
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted(set(_EXPORTS) | _SUBMODULES)

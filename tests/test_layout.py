@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 import shuffle_accountants
 from shuffle_accountants import reference
 
@@ -47,6 +49,52 @@ def test_top_level_exports_are_kept():
   assert set(PUBLIC_NAMES) <= set(shuffle_accountants.__all__)
   for name in shuffle_accountants.__all__:
     assert getattr(shuffle_accountants, name) is not None
+
+
+def test_the_type_checkers_see_exactly_the_exports():
+  # Two lists had drifted: four exported events and the caches were
+  # invisible to type checkers.
+  source = pathlib.Path(shuffle_accountants.__file__).read_text(
+      encoding='utf-8')
+  block = next(node for node in ast.parse(source).body
+               if isinstance(node, ast.If)
+               and getattr(node.test, 'id', None) == 'TYPE_CHECKING')
+  seen = {alias.name: node.module for node in ast.walk(block)
+          if isinstance(node, ast.ImportFrom) for alias in node.names}
+  expected = {**shuffle_accountants._EXPORTS,
+              **dict.fromkeys(shuffle_accountants._SUBMODULES,
+                              'shuffle_accountants')}
+  assert seen == expected
+
+
+def test_the_names_users_import_most_are_at_the_top_level():
+  from dp_accounting.privacy_accountant import NeighboringRelation
+
+  from shuffle_accountants import calibration
+  from shuffle_accountants import randomizers
+  assert shuffle_accountants.NeighboringRelation is NeighboringRelation
+  assert shuffle_accountants.randomizers is randomizers
+  assert (shuffle_accountants.calibrate_num_users
+          is calibration.calibrate_num_users)
+  assert (shuffle_accountants.OptimizedUnaryEncoding
+          is randomizers.OptimizedUnaryEncoding)
+  for name in ('randomizers', 'calibration', 'samplers',
+               'NeighboringRelation', 'RandomAllocationDpEvent'):
+    assert name in shuffle_accountants.__all__
+
+
+@pytest.mark.parametrize('module,old,new', [
+    ('shuffle_accountants.rdp.accountant', 'RATE_ONE_D19', 'RATE_ONE_ROUND'),
+    ('shuffle_accountants.rdp.accountant', 'D32_BLANKET', 'BLANKET_PAIR'),
+    ('shuffle_accountants.rdp.checkin', 'GAUSSIAN_D7', 'GAUSSIAN_NO_GAIN'),
+])
+def test_retired_proof_numbers_are_deprecated_aliases(module, old, new):
+  loaded = importlib.import_module(module)
+  with pytest.warns(DeprecationWarning, match=new):
+    assert getattr(loaded, old) is getattr(loaded, new)
+  assert new in loaded.__all__ and old not in loaded.__all__
+  with pytest.raises(AttributeError, match='no attribute'):
+    loaded.__getattr__('NOT_A_NAME')
 
 
 def test_the_routes_are_visible_in_the_tree():

@@ -41,7 +41,7 @@ UPSTREAM-SENSITIVITY lists what each route does with every event of
 dp_accounting under each relation.
 """
 
-from typing import List, Optional, Sequence, Tuple, TypeAlias
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple, TypeAlias
 
 import attr
 from dp_accounting import dp_event
@@ -50,6 +50,7 @@ from dp_accounting.rdp import rdp_privacy_accountant
 import numpy as np
 
 from shuffle_accountants import _cache
+from shuffle_accountants import _deprecated
 from shuffle_accountants import _dominating
 from shuffle_accountants import _event_checks
 from shuffle_accountants import _event_specs
@@ -72,7 +73,7 @@ from shuffle_accountants.samplers import accounting as sampler_accounting
 
 __all__ = [
     'NeighboringRelation', 'CompositionErrorDetails', 'REPLACE_ONE_SENSITIVITY',
-    'DEFAULT_ORDERS', 'ORDER_EXTENSIONS', 'RATE_ONE_D19', 'D32_BLANKET',
+    'DEFAULT_ORDERS', 'ORDER_EXTENSIONS', 'RATE_ONE_ROUND', 'BLANKET_PAIR',
     'ShuffleRdpContribution', 'GAUSSIAN_NO_AMPLIFICATION', 'parent_event',
     'log_delta_upper_bound', 'exp_rounded_up', 'ShuffleRdpAccountant',
 ]
@@ -109,8 +110,13 @@ ORDER_EXTENSIONS = (
 )
 
 # Name of the rate-1 candidate of a check-in round (DOMINATING-ROUNDS (i)).
-RATE_ONE_D19 = 'the same round at rate 1 (DOMINATING-ROUNDS)'
-D32_BLANKET = 'BLANKET-RDP blanket pair (BLANKET-TWO-LEVEL, CHECKIN-BLANKET)'
+RATE_ONE_ROUND = 'the same round at rate 1 (DOMINATING-ROUNDS)'
+BLANKET_PAIR = 'BLANKET-RDP blanket pair (BLANKET-TWO-LEVEL, CHECKIN-BLANKET)'
+# The names before the proofs were named (until 0.2): deprecated (hidden
+# from type checkers, which would read every attribute through it).
+if not TYPE_CHECKING:
+  __getattr__ = _deprecated.renamed(__name__, {
+      'RATE_ONE_D19': 'RATE_ONE_ROUND', 'D32_BLANKET': 'BLANKET_PAIR'})
 
 # Bounds of rounds, shared by every accountant (the Opacus adapter builds a
 # new one for every get_epsilon); each is a few arrays of one value per order.
@@ -160,7 +166,7 @@ def _blanket_candidates(num_users: int, local_epsilon: float,
   """
   # One pair: its (order - 1) D_order is convex, so dense grids evaluate
   # every other order and take chords between them (RDP-INTERP).
-  return {f'{D32_BLANKET}: {name}': shuffle_round.at_every_other_order(
+  return {f'{BLANKET_PAIR}: {name}': shuffle_round.at_every_other_order(
       lambda o, table=table: blanket.blanket_rdp(
           num_users, table.with_absence(checkin_rate), o), orders)
           for name, table in randomizers.checkin_blanket_tables(
@@ -598,7 +604,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
       # candidate at every order: epsilon never exceeds its value at rate 1.
       bound = shuffle_round.smallest_bound(self.orders, {
           **bound.candidates,
-          RATE_ONE_D19: self._shuffle_bound(everyone).rdp})
+          RATE_ONE_ROUND: self._shuffle_bound(everyone).rdp})
     return bound
 
   def _sampled_gaussian_bound(
@@ -630,7 +636,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
         self.orders, isinstance(event.randomizer,
                                 randomizers.SymmetricUnaryEncoding),
         deletion=deletion, aggregator_noise=event.aggregator_noise,
-        two_values=event.randomizer.domain_size == 2))
+        two_values=pair_sums.two_values(event)))
     if event.aggregator_noise is not None:
       # SUM-OF-BITS-WITH-NOISE 4: the reports alone are a candidate too.
       reports = self._sum_bound(attr.evolve(event, aggregator_noise=None))

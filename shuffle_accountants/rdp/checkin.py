@@ -61,12 +61,13 @@ LIEW-LEMMA1 (the DP-to-RDP conversion of Liew et al.) is false
 (eps, delta) guarantee with delta > 0 implies no finite RDP.
 """
 
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
 from scipy import special
 
 from shuffle_accountants import _cache
+from shuffle_accountants import _deprecated
 from shuffle_accountants import _numerics
 from shuffle_accountants import _validation
 from shuffle_accountants.pairs import binomial
@@ -78,7 +79,7 @@ from shuffle_accountants.rdp import shuffle_round
 from shuffle_accountants.rdp import subsampling
 
 __all__ = [
-    'LIEW_THM2', 'GAUSSIAN_D7', 'WBK19_GAUSSIAN', 'MAX_CHECKIN_GROUPS',
+    'LIEW_THM2', 'GAUSSIAN_NO_GAIN', 'WBK19_GAUSSIAN', 'MAX_CHECKIN_GROUPS',
     'CHECKIN_RELATIVE_WIDTH', 'GAUSSIAN_SENSITIVITY', 'gaussian_rdp',
     'gaussian_rdp_unchecked', 'log_wbk19_moment_unchecked', 'mixture_rdp',
     'checkin_rdp_upper_bound', 'subsampled_shuffle_gaussian_rdp_upper_bound',
@@ -88,8 +89,13 @@ __all__ = [
 
 LIEW_THM2 = ('LIEW-THM2 (per k: min of WBK19-THM9 and the symmetrized '
              'KHH-SUBSAMPLED moment)')
-GAUSSIAN_D7 = 'Gaussian RDP without shuffling gain (GAUSS-NO-GAIN)'
+GAUSSIAN_NO_GAIN = 'Gaussian RDP without shuffling gain (GAUSS-NO-GAIN)'
 WBK19_GAUSSIAN = 'WBK19-THM9 on the Gaussian RDP (GAUSS-NO-GAIN)'
+# The name before the proofs were named (until 0.2): deprecated (hidden
+# from type checkers, which would read every attribute through it).
+if not TYPE_CHECKING:
+  __getattr__ = _deprecated.renamed(__name__,
+                                    {'GAUSSIAN_D7': 'GAUSSIAN_NO_GAIN'})
 
 # At most this many groups of check-in counts (each costs one clone PLD),
 # and their default relative width (the bound is ~1.5% above width 1e-3's).
@@ -295,7 +301,8 @@ def checkin_rdp_upper_bound(
     noise_multiplier = _check_noise_multiplier(noise_multiplier)
     base = lambda o: gaussian_rdp_unchecked(noise_multiplier, o)
     if checkin_rate == 1:  # everyone reports: no subsampling gain
-      return shuffle_round.smallest_bound(orders, {GAUSSIAN_D7: base(orders)})
+      return shuffle_round.smallest_bound(orders,
+                                          {GAUSSIAN_NO_GAIN: base(orders)})
     pure, cap = np.inf, base
   else:
     eps0 = _validation.check_local_epsilon(local_epsilon)
@@ -354,7 +361,7 @@ def checkin_rdp_upper_bound(
   log_weights = [np.log(weight) for weight, _ in weighted_rows if weight > 0]
   mixture = mixture_rdp(log_weights, rows, orders)
   if noise_multiplier is not None:
-    candidates = {LIEW_THM2: mixture, GAUSSIAN_D7: base(orders)}
+    candidates = {LIEW_THM2: mixture, GAUSSIAN_NO_GAIN: base(orders)}
   else:
     candidates = {LIEW_THM2: mixture, shuffle_round.PURE_DP_CAP: cap(orders)}
   return shuffle_round.smallest_bound(orders, candidates)
@@ -376,7 +383,7 @@ def subsampled_shuffle_gaussian_rdp_upper_bound(
   base = lambda o: gaussian_rdp_unchecked(noise_multiplier, o)
   amplified = subsampling.wbk19_without_replacement_rdp_unchecked(
       sample_size / num_users, base, np.inf, orders)
-  return shuffle_round.smallest_bound(orders, {GAUSSIAN_D7: base(orders),
+  return shuffle_round.smallest_bound(orders, {GAUSSIAN_NO_GAIN: base(orders),
                                              WBK19_GAUSSIAN: amplified})
 
 
