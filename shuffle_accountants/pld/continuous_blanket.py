@@ -38,6 +38,7 @@ from scipy import special
 from scipy import stats
 
 from shuffle_accountants import _cache
+from shuffle_accountants import _search
 from shuffle_accountants import _validation
 from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import checkin
@@ -419,16 +420,9 @@ def _coarse_bounds(kind: str, num_users: int,
 
 def _largest_epsilon(profile) -> float:
   """The epsilon at which `profile` falls to _SMALLEST_DELTA (bisection)."""
-  low, high = 0.0, 1.0
-  while profile(np.array([high]))[0] > _SMALLEST_DELTA and high < 1e4:
-    low, high = high, 2 * high
-  for _ in range(60):
-    middle = (low + high) / 2
-    if profile(np.array([middle]))[0] > _SMALLEST_DELTA:
-      low = middle
-    else:
-      high = middle
-  return high
+  above = lambda epsilon: profile(np.array([epsilon]))[0] > _SMALLEST_DELTA
+  return _search.bisected(above, *_search.widened(above, 0.0, 1.0, 1e4),
+                          60)[1]
 
 
 def _laplace_profile(local_epsilon: float, epsilons: np.ndarray) -> np.ndarray:
@@ -593,14 +587,8 @@ def threshold_count_epsilon_lower_bound(num_users: int,
     pair = lambda eps: _count_pair_delta(num_users, p, q, np.array([eps]))[0]
     if pair(best) <= delta:
       continue
-    low, high = best, best + 1.0
-    while pair(high) > delta and high < 1e3:
-      low, high = high, 2 * high
-    for _ in range(40):
-      middle = (low + high) / 2
-      if pair(middle) > delta:
-        low = middle
-      else:
-        high = middle
+    above = lambda eps: pair(eps) > delta
+    low, _ = _search.bisected(
+        above, *_search.widened(above, best, best + 1.0, 1e3), 40)
     best = max(best, low)
   return best

@@ -19,6 +19,7 @@ from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 
 from shuffle_accountants import _numerics
+from shuffle_accountants import _search
 from shuffle_accountants import _upstream
 from shuffle_accountants import _validation
 from shuffle_accountants import randomizers
@@ -125,15 +126,9 @@ def _epsilon_below(first: int, masses: np.ndarray, interval: float,
       low = middle
     else:
       high = middle
-  low_eps = max(0.0, (first + low) * interval)
-  high_eps = (first + high) * interval
-  for _ in range(40):
-    middle_eps = (low_eps + high_eps) / 2
-    if _delta_below(first, masses, interval, middle_eps) > delta:
-      low_eps = middle_eps
-    else:
-      high_eps = middle_eps
-  return low_eps
+  return _search.bisected(
+      lambda eps: _delta_below(first, masses, interval, eps) > delta,
+      max(0.0, (first + low) * interval), (first + high) * interval, 40)[0]
 
 
 def _fft_lower_masses(interval: float,
@@ -354,10 +349,8 @@ def _epsilon_of_atoms(losses: np.ndarray, masses: np.ndarray,
   low, high = 0.0, float(max(0.0, np.max(losses, initial=0.0)))
   if delta_at(0.0) <= delta:
     return 0.0
-  for _ in range(100):
-    middle = (low + high) / 2
-    low, high = (middle, high) if delta_at(middle) > delta else (low, middle)
-  return low
+  return _search.bisected(lambda eps: delta_at(eps) > delta, low, high,
+                          100)[0]
 
 
 # Relative error allowed for a computed privacy loss (thousands of ulps).

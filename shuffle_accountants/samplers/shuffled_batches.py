@@ -28,6 +28,7 @@ import numpy as np
 from scipy import signal
 from scipy import special
 
+from shuffle_accountants import _search
 from shuffle_accountants import _validation
 
 __all__ = [
@@ -102,18 +103,9 @@ def gaussian_epsilon(mu: float, delta: float, allowance: float = 1e-8
   target = delta * (1 - allowance)  # covers the profile's rounding
   if gaussian_delta(mu, 0.0) <= target:
     return 0.0
-  low, high = 0.0, max(1.0, mu * mu)
-  while gaussian_delta(mu, high) > target:
-    low, high = high, 2 * high
-  for _ in range(100):
-    middle = (low + high) / 2
-    if gaussian_delta(mu, middle) > target:
-      low = middle
-    else:
-      high = middle
-    if high - low <= 1e-12 * high:
-      break
-  return high
+  above = lambda epsilon: gaussian_delta(mu, epsilon) > target
+  return _search.bisected(
+      above, *_search.widened(above, 0.0, max(1.0, mu * mu)), 100, 1e-12)[1]
 
 
 def upper_bound(noise_multiplier: float, num_epochs: int, target_delta: float,
@@ -204,13 +196,8 @@ def _composed_max_pair(noise_multiplier: float, steps: int, epochs: int,
   low, high = 0.0, float(composed_losses[-1])
   if delta_of(high) > delta:  # only the infinite mass exceeds delta
     return math.inf if infinity > delta else high
-  for _ in range(60):
-    middle = (low + high) / 2
-    if delta_of(middle) > delta:
-      low = middle
-    else:
-      high = middle
-  return low
+  return _search.bisected(lambda epsilon: delta_of(epsilon) > delta, low,
+                          high, 60)[0]
 
 
 def lower_bound(noise_multiplier: float, steps_per_epoch: int,
