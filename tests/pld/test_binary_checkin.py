@@ -79,6 +79,18 @@ def test_family_covers_every_configuration_up_to_16_users(
   _assert_family_covers(num_users, checkin_rate, local_epsilon, rounds)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize('num_users,checkin_rate,local_epsilon', [
+    (60, 0.2, 1.0), (60, 0.2, 2.0), (100, 0.5, 3.0)])
+def test_family_covers_every_configuration_where_groups_merge(
+    num_users, checkin_rate, local_epsilon):
+  # Here most label groups stand for many configurations at fewer users.
+  p = 1 / (1 + math.exp(-local_epsilon))
+  groups = binary_checkin.label_groups(num_users - 1, p, 1 - p, checkin_rate)
+  assert len(groups) < num_users / 2
+  _assert_family_covers(num_users, checkin_rate, local_epsilon, 1)
+
+
 def test_the_all_equal_configurations_alone_would_not_cover(monkeypatch):
   # The mutant keeps only the extremes (every other user at 0 or at 1): at
   # n = 4 a mixed configuration is worse somewhere, and the brute force
