@@ -19,7 +19,8 @@ With --blanket, issue 34's table instead: at the named points (delta =
 check-in mixture and the rate-1 round only), after (with the CHECKIN-BLANKET
 pairs), the exact binary pair (a lower bound,
 `binary_rr_checkin_epsilon_lower_bound`), their ratios, and the time after
-CHECKIN-BLANKET as a ratio to the time before, both in this run.
+CHECKIN-BLANKET as a ratio to the time before, both in this run. "After" is
+the accountant as it is (for k = 2 also with BINARY-RR-CHECKIN, issue 53).
 
 Run: python benchmarks/checkin.py [--quick] [--rdp] [--blanket]
 """
@@ -36,6 +37,7 @@ from shuffle_accountants import CheckInEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
 from shuffle_accountants import clear_caches
+from shuffle_accountants.pld import binary_shuffle
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import checkin
 
@@ -62,10 +64,15 @@ def _central_dp_sgd(checkin_rate, noise_multiplier, rounds, delta):
   return accountant.get_epsilon(delta)
 
 
+@contextlib.contextmanager
 def without_d31():
-  """The accountant as before CHECKIN-BLANKET (its check-in pairs withheld)."""
-  return mock.patch.object(candidates, 'checkin_blanket_pairs',
-                           lambda *args, **kwargs: ())
+  """The accountant as before CHECKIN-BLANKET (its check-in pairs withheld,
+  and the later BINARY-RR-CHECKIN family, grid choice included)."""
+  with mock.patch.object(candidates, 'checkin_blanket_pairs',
+                         lambda *args, **kwargs: ()), mock.patch.object(
+                             binary_shuffle, 'checkin_applies',
+                             lambda event: False):
+    yield
 
 
 def blanket_row(num_users, checkin_rate, local_epsilon, rounds,

@@ -6,7 +6,8 @@ One round of `CheckInEvent` (n = 10^4 users, check-in rate gamma, pure
 eps0-LDP reports, delta = 1e-6), certified by `ShufflePldAccountant` before
 CHECKIN-BLANKET (the LABEL-MIXTURE check-in mixture alone,
 `benchmarks/checkin.py`'s `without_d31`) and after (the round as a shuffle of
-R'(x) = bottom w.p. 1 - gamma, else R(x), through the privacy blanket), divided
+R'(x) = bottom w.p. 1 - gamma, else R(x), through the privacy blanket; for
+binary randomized response also BINARY-RR-CHECKIN, issue 53), divided
 by the exact binary randomized-response pair
 (`binary_rr_checkin_epsilon_lower_bound`, a lower bound: every certified curve
 must stay at or above 1). Left: binary randomized response named

@@ -1,7 +1,7 @@
 """The dominating pairs valid for each shuffle event, as grid PMFs.
 
 IDs: FMT21-CLONES, KHH-KRR-STRONG, KHH-KRR-WEAK, KHH-SUBSAMPLED,
-BINARY-RR-CONFIGURATIONS
+BINARY-RR-CONFIGURATIONS, BINARY-RR-CHECKIN
 
 Every candidate is a dominating pair [DOM] for the event's mechanism under
 replace-one (both orders): FMT21-CLONES for any pure eps0-LDP randomizer,
@@ -12,7 +12,8 @@ approximate LDP, NAMED-CLONE-RATE (clone rate s(R)) and BLANKET-TWO-LEVEL
 (privacy blanket) for a `randomizers` description, KHH-SUBSAMPLED (both orders,
 docs/mathematics.md ZDW22-ONE-ORDER) for a hidden sample, the LABEL-MIXTURE
 mixture of `checkin` for Liew et al.'s events, and for pure-LDP check-in the
-CHECKIN-BLANKET blanket pairs of the round as a shuffle. When several are valid,
+CHECKIN-BLANKET blanket pairs of the round as a shuffle, and for binary RR
+check-in BINARY-RR-CHECKIN (`binary_shuffle`). When several are valid,
 `discrete.smallest_profile` keeps the pointwise smallest profile, convexified
 (still an upper bound on the true, convex profile).
 """
@@ -29,6 +30,7 @@ from shuffle_accountants import _dominating
 from shuffle_accountants import _event_specs
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
+from shuffle_accountants.pairs import binary_checkin as pair_binary_checkin
 from shuffle_accountants.pairs import blanket
 from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pairs import fmt21
@@ -436,15 +438,24 @@ def _checkin_pmf(event: events.CheckInEvent, unused_sampling_ratio,
       checkin_randomizer(event), relative_width, discretization)
   if not blanket_pairs:
     return mixture_of(discretization)
-  blanket_pmf = discrete.smallest_profile(
-      [discretize(atoms, discretization) for _, atoms in blanket_pairs])
+  own = [discretize(atoms, discretization) for _, atoms in blanket_pairs]
+  own_names = tuple(name for name, _ in blanket_pairs)
+  if binary_shuffle.checkin_applies(event):
+    # BINARY-RR-CHECKIN: binary RR at every configuration, on the same grid.
+    if binary_shuffle.checkin_computable(event):
+      own.append(binary_shuffle.binary_rr_checkin_pmf(event, discretization,
+                                                      discretize))
+      own_names += (pair_binary_checkin.BINARY_RR_CHECKIN,)
+    else:
+      own_names += (f'{pair_binary_checkin.BINARY_RR_CHECKIN}: not used '
+                    '(too large: MAX_FAMILY_PRODUCTS)',)
+  blanket_pmf = discrete.smallest_profile(own)
   narrowest = min(privacy_loss.loss_spread(atoms) for _, atoms in blanket_pairs)
   widths = checkin.loss_spread(event.num_users, event.checkin_rate,
                                event.local_epsilon) / max(narrowest, 1e-300)
   steps = max(0, int(np.floor(np.log2(widths)))) if widths < 2**30 else 0
   mixture, names = mixture_of(discretization * 2.0**steps)
-  return (checkin.capped_by(blanket_pmf, mixture),
-          names + tuple(name for name, _ in blanket_pairs))
+  return checkin.capped_by(blanket_pmf, mixture), names + own_names
 
 
 def _mixture_pmf(event, names: Tuple[str, ...], arguments: dict,
@@ -579,6 +590,12 @@ def _checkin_scales(event: events.CheckInEvent, ratio: Optional[float],
             event.num_users, event.checkin_rate, event.local_epsilon,
             checkin_randomizer(event),
             max(relative_width, checkin.SCALE_RELATIVE_WIDTH), resolution)])
+  if (binary_shuffle.checkin_applies(event)
+      and binary_shuffle.checkin_computable(event)):
+    # The BINARY-RR-CHECKIN family (kept for the round's PMF): its extreme
+    # configuration, the first group, is the narrowest that wins.
+    spread = min(spread, privacy_loss.loss_spread(
+        binary_shuffle.checkin_family(event)[0]))
   return spread, reach, spread_bound
 
 
