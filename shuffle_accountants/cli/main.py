@@ -74,7 +74,7 @@ LIMITS = {
     'dimension': (1, 10**9),
     'target-epsilon': (1e-6, 1e6),
     'num-trials': (1, 10**10), 'sigma': (0.1, 1e5), 'sensitivity': (1, 10**4),
-    'aggregators': (1, 10**6),
+    'aggregators': (1, 10**6), 'scale': (0.1, 1e4),
     'rate-if-one': (0.0, 1.0), 'rate-if-zero': (0.0, 1.0),
 }
 # Flags whose range excludes its ends: a bit reported with rate 0 or 1
@@ -657,6 +657,9 @@ def _plot(args) -> dict:
                      'with --values instead')
   if args.num_users is None and field != 'num_users':
     raise UsageError('the following arguments are required: --num-users')
+  if field == 'local_epsilon' and args.randomizer == protocols.UNARY_RATES:
+    raise UsageError('--x local-epsilon sweeps eps0, which the rates of '
+                     '--randomizer ue fix: sweep rounds or num-users')
   parse = (_real if args.x == 'local-epsilon' else _whole)(args.x)
   text = args.values or _PLOT_VALUES[args.x]
   try:

@@ -12,7 +12,7 @@ reported as ε.
 """
 
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Union
 
 import attr
 import dp_accounting
@@ -102,8 +102,9 @@ class Protocol:
   `release` is what the server sees of a round: 'shuffle' (the shuffled
   reports) or 'sum' (their coordinate-wise sum, `SumOfReportsEvent`:
   unary encodings or k-RR, every user every round), to which
-  `aggregator_noise` (a `DiscreteGaussianSumEvent` of sensitivity 1, unary
-  encodings only) adds noise on every coordinate (SUM-OF-BITS-WITH-NOISE).
+  `aggregator_noise` (a `DiscreteGaussianSumEvent` or
+  `DiscreteLaplaceSumEvent` of sensitivity 1, unary encodings only) adds
+  noise on every coordinate (SUM-OF-BITS-WITH-NOISE).
   `relation` is a name in `RELATIONS`: 'replace-one' or 'deletion'
   (REPLACE_SPECIAL).
   Invalid combinations raise `ValueError` at construction.
@@ -123,7 +124,8 @@ class Protocol:
   dimension: Optional[int] = None
   rate_if_one: Optional[float] = None
   rate_if_zero: Optional[float] = None
-  aggregator_noise: Optional[events.DiscreteGaussianSumEvent] = None
+  aggregator_noise: Optional[Union[events.DiscreteGaussianSumEvent,
+                                   events.DiscreteLaplaceSumEvent]] = None
 
   def __attrs_post_init__(self):
     if self.relation not in RELATIONS:

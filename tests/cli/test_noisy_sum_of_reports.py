@@ -1,5 +1,6 @@
-"""`--release sum --noise discrete-gaussian` with a client randomizer, and
-`--randomizer ue --rate-if-one P --rate-if-zero Q` (issue 50, item 6)."""
+"""`--release sum --noise discrete-gaussian|discrete-laplace` with a client
+randomizer, and `--randomizer ue --rate-if-one P --rate-if-zero Q` (issue
+50, item 6)."""
 
 import json
 
@@ -7,6 +8,7 @@ from dp_accounting import NeighboringRelation
 import pytest
 
 from shuffle_accountants import DiscreteGaussianSumEvent
+from shuffle_accountants import DiscreteLaplaceSumEvent
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
@@ -23,6 +25,11 @@ SUE = (('--randomizer', 'sue', '--local-epsilon', '6'),
        randomizers.SymmetricUnaryEncoding(DOMAIN, 6.0))
 RATES = (('--randomizer', 'ue', '--rate-if-one', '0.75', '--rate-if-zero',
           '0.25'), randomizers.UnaryEncoding(DOMAIN, 0.75, 0.25))
+# (--noise, its size flag, the event, what the output calls it)
+GAUSSIAN = ('discrete-gaussian', '--sigma', DiscreteGaussianSumEvent,
+            'discrete Gaussian noise of sigma = 3')
+LAPLACE = ('discrete-laplace', '--scale', DiscreteLaplaceSumEvent,
+           'discrete Laplace noise of scale b = 3')
 
 
 def _run(capsys, *arguments):
@@ -39,30 +46,34 @@ def _api_epsilon(event, accountant, relation, rounds=1):
           event, rounds).get_epsilon(DELTA)
 
 
-@pytest.mark.parametrize('client,relation,accountant,aggregators,trust', [
-    (SUE, 'replace-one', 'pld', 1, 'one-honest'),
-    (SUE, 'deletion', 'rdp', 1, 'one-honest'),
-    (RATES, 'deletion', 'pld', 2, 'all-honest'),
-    (RATES, 'replace-one', 'rdp', 3, 'one-honest'),
-])
+@pytest.mark.parametrize(
+    'client,relation,accountant,aggregators,trust,noise_kind', [
+        (SUE, 'replace-one', 'pld', 1, 'one-honest', GAUSSIAN),
+        (SUE, 'deletion', 'rdp', 1, 'one-honest', GAUSSIAN),
+        (RATES, 'deletion', 'pld', 2, 'all-honest', GAUSSIAN),
+        (RATES, 'replace-one', 'rdp', 3, 'one-honest', GAUSSIAN),
+        (SUE, 'deletion', 'pld', 2, 'all-honest', LAPLACE),
+        (RATES, 'replace-one', 'pld', 1, 'one-honest', LAPLACE),
+    ])
 def test_a_noisy_sum_of_reports_equals_the_python_api(
-    capsys, client, relation, accountant, aggregators, trust):
+    capsys, client, relation, accountant, aggregators, trust, noise_kind):
   flags, randomizer = client
+  name, size_flag, kind, noise_words = noise_kind
   arguments = (*flags, '--release', 'sum', '--relation', relation,
-               '--noise', 'discrete-gaussian', '--sigma', '3',
+               '--noise', name, size_flag, '3',
                '--aggregators', str(aggregators), '--trust', trust,
                '--rounds', '2', '--accountant', accountant)
   report = json.loads(_run(capsys, *arguments, '--json'))
-  noise = DiscreteGaussianSumEvent(3.0, num_aggregators=aggregators,
-                                   trust=trust)
+  noise = kind(3.0, num_aggregators=aggregators, trust=trust)
   event = SumOfReportsEvent(USERS, randomizer, aggregator_noise=noise)
   expected = _api_epsilon(event, accountant, relation, rounds=2)
   assert report['certified']['epsilon'] == expected
   # The noise is part of the release: the noise-free sum is larger.
   assert expected < _api_epsilon(SumOfReportsEvent(USERS, randomizer),
                                  accountant, relation, rounds=2)
-  assert report['protocol']['aggregator_noise'] == dict(
-      sigma=3.0, sensitivity=1, num_aggregators=aggregators, trust=trust)
+  assert report['protocol']['aggregator_noise'] == {
+      size_flag[2:]: 3.0, 'sensitivity': 1, 'num_aggregators': aggregators,
+      'trust': trust}
   assert report['protocol']['release'] == 'sum'
   assert 'SUM-OF-BITS-WITH-NOISE' in report['certified']['detail']
   assert report['lower_bound']['epsilon'] is None
@@ -70,7 +81,7 @@ def test_a_noisy_sum_of_reports_equals_the_python_api(
   relied_on = 'all of them' if trust == 'all-honest' else (
       'one honest aggregator')
   for words in ('coordinate-wise sum of the reports plus', 'unary encoding',
-                f'sigma = 3 from each of {aggregators} aggregator(s), '
+                f'{noise_words} from each of {aggregators} aggregator(s), '
                 f'relying on {relied_on}', 'SUM-OF-BITS-WITH-NOISE',
                 'replace-one' if relation == 'replace-one'
                 else 'SUM-OF-BITS-DELETION'):
@@ -120,7 +131,12 @@ _OUE = ('--randomizer', 'oue', '--local-epsilon', '2')
 
 @pytest.mark.parametrize('arguments,message', [
     ((*_SUM, *_OUE, '--noise', 'binomial', '--num-trials', '100'),
-     'takes --noise discrete-gaussian only'),
+     'takes --noise discrete-gaussian or discrete-laplace only'),
+    ((*_SUM, *_OUE, '--noise', 'discrete-laplace'), 'needs --scale'),
+    ((*_SUM, *_OUE, '--noise', 'discrete-laplace', '--scale', '2',
+      '--sigma', '3'), '--sigma does not describe --noise discrete-laplace'),
+    ((*_SUM, *_OUE, '--noise', 'discrete-laplace', '--scale', '1e5'),
+     '--scale must be a number in [0.1, 10000]; got 1e5'),
     ((*_SUM[:-2], *_OUE, *_NOISE), 'give --release sum'),
     ((*_SUM, '--randomizer', 'krr', '--local-epsilon', '2', *_NOISE),
      'needs a unary encoding'),
@@ -164,9 +180,20 @@ def test_bad_flags_answer_in_one_line(capsys, arguments, message):
       *_NOISE, '--solve', 'sigma'), 'with a client randomizer, solve'),
     # --noise alone has no eps0: its sigma was reported as local-epsilon.
     ((*_NOISE, '--solve', 'local-epsilon'), 'needs a client randomizer'),
+    (('--noise', 'discrete-laplace', '--scale', '2', '--solve', 'sigma'),
+     '--solve sigma does not describe --noise discrete-laplace'),
 ])
 def test_calibrate_refuses_what_it_cannot_solve(capsys, arguments, message):
   assert main.main(['calibrate', '--target-epsilon', '1', '--delta', '1e-6',
                     *arguments]) == 2
   error = capsys.readouterr().err
   assert message in error and error.count('\n') == 1
+
+
+def test_plot_refuses_to_sweep_the_epsilon_of_fixed_rates(capsys, tmp_path):
+  assert main.main(['plot', '--num-users', '100', '--domain-size', '8',
+                    *RATES[0], '--x', 'local-epsilon', '--output',
+                    str(tmp_path / 'p.png')]) == 2
+  error = capsys.readouterr().err
+  assert 'which the rates of --randomizer ue fix' in error
+  assert error.count('\n') == 1
