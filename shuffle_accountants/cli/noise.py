@@ -95,9 +95,10 @@ def on_reports(args) -> bool:
 
 
 def aggregator_noise(args):
-  """The `DiscreteGaussianSumEvent` that --noise adds to every coordinate
-  of the sum of the reports, or None without --noise
-  (SUM-OF-BITS-WITH-NOISE)."""
+  """The `DiscreteGaussianSumEvent` or `DiscreteLaplaceSumEvent` that
+  --noise adds to every coordinate of the sum of the reports, or None
+  without --noise or without a client randomizer (SUM-OF-BITS-WITH-NOISE).
+  """
   if getattr(args, 'noise', None) is None:
     given = [name for name in _SIZE.values()
              if getattr(args, name, None) is not None]

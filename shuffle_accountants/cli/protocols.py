@@ -41,7 +41,8 @@ __all__ = [
     'MAX_GAUSSIAN_PAIR_USERS', 'MAX_SUM_PAIR_USERS', 'NotApplicable',
     'Protocol',
     'MethodResult', 'MAX_LOWER_BOUND_ROUNDS', 'NO_SAMPLED_LOWER_BOUND',
-    'MAX_CHECKIN_PAIR_PARTICIPANTS', 'NO_NOISY_SUM_LOWER_BOUND', 'METHODS', 'ACCOUNTANTS',
+    'MAX_CHECKIN_PAIR_PARTICIPANTS', 'NO_NOISY_SUM_LOWER_BOUND', 'METHODS',
+    'ACCOUNTANTS',
     'ACCOUNTANT_TYPES', 'evaluate', 'certified_epsilon', 'best_lower_bound',
     'compare', 'make_accountant',
 ]
@@ -472,11 +473,12 @@ def _pld_generic(protocol: Protocol):
   _check_replace_one_method(protocol)
   # A sum, and any noise added to it, is a post-processing of the shuffled
   # reports (SUM-OF-BITS); eps0 is the randomizer's ('ue': its rates').
+  local_epsilon = (protocol.local_epsilon if protocol.randomizer != UNARY_RATES
+                   else protocol.local_randomizer().local_epsilon)
   generic = protocol.replace(
       randomizer=None, domain_size=None, num_categories=None,
       release='shuffle', rate_if_one=None, rate_if_zero=None,
-      aggregator_noise=None,
-      local_epsilon=protocol.round_event().local_epsilon)
+      aggregator_noise=None, local_epsilon=local_epsilon)
   return (_accountant_epsilon(make_accountant('pld', generic), generic),
           'ShufflePldAccountant for a generic eps0-LDP randomizer (FMT21)'
           f'{_relation_note(generic)}')

@@ -5,6 +5,7 @@ randomizer, and `--randomizer ue --rate-if-one P --rate-if-zero Q` (issue
 import json
 
 from dp_accounting import NeighboringRelation
+from dp_accounting import SampledWithoutReplacementDpEvent
 import pytest
 
 from shuffle_accountants import DiscreteGaussianSumEvent
@@ -197,3 +198,15 @@ def test_plot_refuses_to_sweep_the_epsilon_of_fixed_rates(capsys, tmp_path):
   error = capsys.readouterr().err
   assert 'which the rates of --randomizer ue fix' in error
   assert error.count('\n') == 1
+
+
+def test_the_generic_bound_of_fixed_rates_in_a_hidden_sample(capsys):
+  """pld-generic takes eps0 from the rates (a hidden sample's round has no
+  local_epsilon of its own)."""
+  assert main.main(['compare', '--num-users', '2000', '--domain-size', '8',
+                    *RATES[0], '--sample-size', '500', '--delta', '1e-8',
+                    '--methods', 'pld-generic', '--json']) == 0
+  row, = json.loads(capsys.readouterr().out)['methods']
+  generic = SampledWithoutReplacementDpEvent(
+      2000, 500, ShuffleEvent(500, RATES[1].local_epsilon))
+  assert row['epsilon'] == _api_epsilon(generic, 'pld', 'replace-one')
