@@ -1,5 +1,4 @@
-"""The command line's noisy integer sums: `--noise binomial|discrete-gaussian|
-discrete-laplace`.
+"""The command line's noisy integer sums and noisy sums of reports (--noise).
 
 IDs: BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM, SUM-OF-BITS-WITH-NOISE
 
