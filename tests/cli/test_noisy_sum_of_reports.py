@@ -105,23 +105,21 @@ def test_the_rates_of_a_unary_encoding_equal_the_python_api(capsys, release,
           report['protocol']['rate_if_zero']) == (0.75, 0.25)
 
 
-def test_calibrate_sizes_the_clients_of_a_noisy_sum(capsys):
-  status = main.main(['calibrate', '--solve', 'num-users', '--target-epsilon',
-                      '0.3', *RATES[0], '--domain-size', str(DOMAIN),
-                      '--release', 'sum', '--relation', 'deletion',
-                      '--noise', 'discrete-gaussian', '--sigma', '3',
-                      '--delta', str(DELTA), '--accountant', 'pld', '--json'])
+def test_calibrate_finds_the_rounds_of_a_noisy_sum(capsys):
+  status = main.main(['calibrate', '--solve', 'rounds', '--target-epsilon',
+                      '1', '--num-users', str(USERS), *RATES[0],
+                      '--domain-size', str(DOMAIN), '--release', 'sum',
+                      '--relation', 'deletion', '--noise', 'discrete-laplace',
+                      '--scale', '3', '--delta', str(DELTA), '--accountant',
+                      'pld', '--json'])
   assert status == 0, capsys.readouterr().err
   report = json.loads(capsys.readouterr().out)
-  noise = DiscreteGaussianSumEvent(3.0)
-  users = report['value']
-  assert users > 1 and report['certified']['epsilon'] <= 0.3
-
-  def epsilon(num_users):
-    return _api_epsilon(SumOfReportsEvent(num_users, RATES[1],
-                                          aggregator_noise=noise),
-                        'pld', 'deletion')
-  assert epsilon(users) <= 0.3 < epsilon(users - 1)
+  event = SumOfReportsEvent(USERS, RATES[1],
+                            aggregator_noise=DiscreteLaplaceSumEvent(3.0))
+  rounds = report['value']
+  assert rounds > 1 and report['certified']['epsilon'] <= 1
+  assert (_api_epsilon(event, 'pld', 'deletion', rounds) <= 1
+          < _api_epsilon(event, 'pld', 'deletion', rounds + 1))
 
 
 _SUM = ('--num-users', '100', '--domain-size', '8', '--delta', '1e-8',
