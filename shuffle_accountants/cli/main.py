@@ -43,7 +43,7 @@ PROGRAM = 'shuffle-accountant'
 _PROTOCOL_FIELDS = ('num_users', 'delta', 'rounds', 'local_epsilon',
                     'noise_multiplier', 'num_categories', 'checkin_rate',
                     'sample_size', 'randomizer', 'domain_size', 'release',
-                    'relation', 'dimension')
+                    'relation', 'dimension', 'rate_if_one', 'rate_if_zero')
 _SWEEPS = ('rounds', 'num-users', 'local-epsilon')
 # Without --delta: well below 1/n (a mechanism releasing one random user's
 # record is (0, 1/n)-DP), and never above the customary 1e-6.
@@ -74,8 +74,12 @@ LIMITS = {
     'dimension': (1, 10**9),
     'target-epsilon': (1e-6, 1e6),
     'num-trials': (1, 10**10), 'sigma': (0.1, 1e5), 'sensitivity': (1, 10**4),
-    'aggregators': (1, 10**6),
+    'aggregators': (1, 10**6), 'scale': (0.1, 1e4),
+    'rate-if-one': (0.0, 1.0), 'rate-if-zero': (0.0, 1.0),
 }
+# Flags whose range excludes its ends: a bit reported with rate 0 or 1
+# reveals the value (UNARY-ENCODING-RATES).
+_OPEN_RANGES = ('rate-if-one', 'rate-if-zero')
 _FLAG_NAMES = {name.replace('-', '_'): f'--{name}' for name in LIMITS}
 _PLOT_VALUES = {'rounds': '1,10,100,1000',
                 'num-users': '1000,10000,100000,1000000',
@@ -106,9 +110,14 @@ def _bounded(flag: str, whole: bool):
                                          high)
       except ValueError as error:
         raise argparse.ArgumentTypeError(_flag_message(error)) from None
-    if not low <= value <= high:
+    if flag in _OPEN_RANGES:
+      inside, ends = low < value < high, '()'
+    else:
+      inside, ends = low <= value <= high, '[]'
+    if not inside:
       raise argparse.ArgumentTypeError(
-          f'--{flag} must be {kind} in [{low:g}, {high:g}]; got {text}')
+          f'--{flag} must be {kind} in {ends[0]}{low:g}, {high:g}{ends[1]}; '
+          f'got {text}')
     return value
   return parse
 
@@ -176,16 +185,24 @@ def _add_protocol_flags(parser, solved: Sequence[str] = ()):
                      help='k for k-ary randomized response reports')
   group.add_argument('--randomizer',
                      choices=('krr', 'sue', 'oue', 'olh', 'blh', 'hadamard',
-                              'subset', 'gaussian'),
+                              'subset', 'ue', 'gaussian'),
                      help='the deployed randomizer (with --local-epsilon and '
                      '--domain-size): k-RR, unary encoding (symmetric, '
                      'optimized), local hashing (optimized, binary), '
-                     'Hadamard response, subset selection; or gaussian '
+                     'Hadamard response, subset selection; ue (with '
+                     '--rate-if-one, --rate-if-zero and --domain-size): '
+                     'unary encoding with those per-bit rates (e.g. '
+                     'RAPPOR\'s); or gaussian '
                      '(with --noise-multiplier and --dimension): a vector '
                      'clipped to L2 norm C plus local Gaussian noise')
   group.add_argument('--domain-size', type=_whole('domain-size'),
                      help='number of input values d of --randomizer '
                      '(2 to 1e6)')
+  for flag, rate, where in (('rate-if-one', 'p', 'the user\'s own value'),
+                            ('rate-if-zero', 'q', 'every other value')):
+    group.add_argument(f'--{flag}', type=_real(flag),
+                       help=f'{rate} of --randomizer ue: P[reported bit = 1] '
+                       f'at {where} (0 < q < p < 1)')
   group.add_argument('--dimension', type=_whole('dimension'),
                      help='dimension d of --randomizer gaussian reports, or '
                      'the coordinates of a --noise sum, each with its own '
@@ -308,6 +325,7 @@ def _version() -> str:
 
 def _protocol(args, **overrides) -> 'protocols.Protocol':
   fields = {name: getattr(args, name, None) for name in _PROTOCOL_FIELDS}
+  fields['aggregator_noise'] = noise.aggregator_noise(args)
   fields.update(overrides)
   if fields['delta'] is None:
     fields['delta'] = default_delta(fields['num_users'])
@@ -336,7 +354,7 @@ _RANDOMIZER_WORDS = {
     'krr': 'k-ary randomized response', 'sue': 'symmetric unary encoding',
     'oue': 'optimized unary encoding', 'olh': 'optimized local hashing',
     'blh': 'binary local hashing', 'hadamard': 'Hadamard response',
-    'subset': 'subset selection'}
+    'subset': 'subset selection', 'ue': 'unary encoding'}
 
 
 def _report_words(protocol: 'protocols.Protocol') -> str:
@@ -347,6 +365,13 @@ def _report_words(protocol: 'protocols.Protocol') -> str:
               else 'value')
     return (f'its clipped {vector} (norm at most C) plus its own Gaussian '
             f'noise N(0, ({protocol.noise_multiplier:g} C)^2)')
+  if protocol.randomizer == protocols.UNARY_RATES:
+    epsilon = f'eps0 = {protocol.local_randomizer().local_epsilon:g}'
+    return (f'one report of unary encoding over {protocol.domain_size:,} '
+            f'values, each bit 1 with probability p = '
+            f'{protocol.rate_if_one:g} at its own value and q = '
+            f'{protocol.rate_if_zero:g} elsewhere ({epsilon}, '
+            'UNARY-ENCODING-RATES)')
   epsilon = f'eps0 = {protocol.local_epsilon:g}'
   if protocol.randomizer is not None:
     return (f'one report of {_RANDOMIZER_WORDS[protocol.randomizer]} over '
@@ -377,7 +402,14 @@ def _protocol_words(protocol: 'protocols.Protocol') -> List[str]:
   rounds = (f'in each of {protocol.rounds:,} rounds' if protocol.rounds > 1
             else 'in one round')
   sends = _report_words(protocol)
-  if protocol.release == 'sum':
+  if protocol.release == 'sum' and protocol.aggregator_noise is not None:
+    who = (f'Each of {users} sends {sends} {rounds}; only a '
+           'secure aggregation protocol is trusted: the server sees the '
+           'coordinate-wise sum of the reports plus, on every coordinate, '
+           f'{noise.noise_words(protocol.aggregator_noise)}, nothing else; '
+           'the reports and the noise are accounted as one release '
+           '(SUM-OF-BITS-WITH-NOISE).')
+  elif protocol.release == 'sum':
     who = (f'Each of {users} sends {sends} {rounds}; only a '
            'secure aggregation protocol is trusted: the server sees the '
            'coordinate-wise sum of the reports, nothing else.')
@@ -415,7 +447,7 @@ def _as_dict(result: 'protocols.MethodResult') -> dict:
 
 
 def _epsilon(args) -> dict:
-  if args.noise is not None:
+  if args.noise is not None and not noise.on_reports(args):
     return noise.epsilon(args, protocols)
   protocol = _protocol(args)
   _progress(0, 2, 'certified epsilon')
@@ -499,7 +531,8 @@ def _compare(args) -> dict:
 
 
 def _calibrate(args) -> dict:
-  if args.noise is not None or args.solve in noise.SOLVED:
+  if (args.noise is not None and not noise.on_reports(args)) or (
+      args.solve in noise.SOLVED):
     return noise.calibrate(args, protocols, calibration)
   solve = args.solve.replace('-', '_')
   if getattr(args, solve) is not None:
@@ -588,6 +621,10 @@ def _check_solvable(args, solve: str) -> None:
           f'replaces the pure LDP randomizer of {", ".join(given)}: drop '
           f'{"it" if len(given) == 1 else "them"}, or use --solve '
           'local-epsilon')
+  if solve == 'local_epsilon' and args.randomizer == protocols.UNARY_RATES:
+    raise UsageError('--solve local-epsilon chooses eps0, which the rates '
+                     'of --randomizer ue fix: solve rounds or num-users, or '
+                     'use --randomizer sue or oue')
   if solve == 'local_epsilon' and args.noise_multiplier is not None:
     raise UsageError('--solve local-epsilon chooses the eps0 of a pure LDP '
                      'randomizer, which --noise-multiplier (local Gaussian '
@@ -620,6 +657,9 @@ def _plot(args) -> dict:
                      'with --values instead')
   if args.num_users is None and field != 'num_users':
     raise UsageError('the following arguments are required: --num-users')
+  if field == 'local_epsilon' and args.randomizer == protocols.UNARY_RATES:
+    raise UsageError('--x local-epsilon sweeps eps0, which the rates of '
+                     '--randomizer ue fix: sweep rounds or num-users')
   parse = (_real if args.x == 'local-epsilon' else _whole)(args.x)
   text = args.values or _PLOT_VALUES[args.x]
   try:

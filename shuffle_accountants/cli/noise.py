@@ -1,29 +1,43 @@
-"""The command line's noisy integer sums: `--noise binomial|discrete-gaussian`.
+"""The command line's noisy integer sums and noisy sums of reports (--noise).
 
 IDs: BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM, SUM-OF-BITS-WITH-NOISE
 
 `epsilon --noise binomial --num-trials N` (or `--noise discrete-gaussian
---sigma S`) accounts an integer sum plus that noise on its own
-(`BinomialSecureSumEvent`, `DiscreteGaussianSumEvent`); `calibrate
+--sigma S`, `--noise discrete-laplace --scale B`) accounts an integer sum
+plus that noise on its own (`BinomialSecureSumEvent`,
+`DiscreteGaussianSumEvent`, `DiscreteLaplaceSumEvent`); `calibrate
 --solve num-trials` / `--solve sigma` finds the fewest flips or the
-smallest sigma meeting a target. The clients' own randomizer is not
-composed with the noise into one release here (the library does it:
-`SumOfReportsEvent(..., aggregator_noise=...)`, SUM-OF-BITS-WITH-NOISE):
-the flags that describe one are refused with --noise.
+smallest sigma meeting a target (the library has no search for the
+Laplace scale). With flags that describe the clients' randomizer,
+`--release sum` and a discrete Gaussian or Laplace `--noise` add the
+aggregators' noise to every coordinate of the sum of the reports:
+`aggregator_noise` is that noise, which the CLI's `Protocol` accounts with
+the reports as one release (`SumOfReportsEvent(..., aggregator_noise=...)`,
+SUM-OF-BITS-WITH-NOISE; unary encodings only, no binomial noise: the
+library has neither).
 """
 
 import math
 from typing import Callable, Dict, List, Sequence, Tuple
 
 __all__ = ['NOISES', 'SOLVED', 'NoiseUsageError', 'NoiseImpossible',
-           'given', 'add_flags', 'epsilon', 'calibrate']
+           'given', 'add_flags', 'on_reports', 'aggregator_noise',
+           'noise_words', 'epsilon', 'calibrate']
 
-NOISES = ('binomial', 'discrete-gaussian')
-# calibrate --solve values this module answers.
-SOLVED = ('num-trials', 'sigma')
-# Flags of a client randomizer or population, which a noisy sum ignores.
-_EXCLUDED = ('local_epsilon', 'noise_multiplier', 'num_categories',
-             'randomizer', 'domain_size', 'checkin_rate', 'sample_size')
+NOISES = ('binomial', 'discrete-gaussian', 'discrete-laplace')
+# The flag that gives each noise its size.
+_SIZE = {'binomial': 'num_trials', 'discrete-gaussian': 'sigma',
+         'discrete-laplace': 'scale'}
+# calibrate --solve values this module answers, and the noise each sizes.
+_SOLVES = {'num-trials': 'binomial', 'sigma': 'discrete-gaussian'}
+SOLVED = tuple(_SOLVES)
+# Flags of a client randomizer or population: with them, --noise is added
+# to the sum of the clients' reports (`on_reports`).
+_CLIENT_FLAGS = ('local_epsilon', 'noise_multiplier', 'num_categories',
+                 'randomizer', 'domain_size', 'checkin_rate', 'sample_size',
+                 'rate_if_one', 'rate_if_zero')
+# The noises a sum of reports takes (SUM-OF-BITS-WITH-NOISE).
+_ON_REPORTS = ('discrete-gaussian', 'discrete-laplace')
 
 
 class NoiseUsageError(ValueError):
@@ -42,21 +56,29 @@ def given(argv: Sequence[str]) -> bool:
 
 def add_flags(parser, whole: Callable, real: Callable) -> None:
   group = parser.add_argument_group(
-      'noisy integer sum (with --noise; BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM)')
+      'noisy integer sum (with --noise; BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM, '
+      'SUM-OF-BITS-WITH-NOISE)')
   group.add_argument('--noise', choices=NOISES,
                      help='account an integer sum plus this noise (MPC '
-                     'coin flips, or each aggregator\'s discrete Gaussian)')
+                     'coin flips, or each aggregator\'s discrete Gaussian '
+                     'or Laplace); with --release sum of sue, oue or ue '
+                     'reports, discrete-gaussian or discrete-laplace on '
+                     'every coordinate of their sum')
   group.add_argument('--num-trials', type=whole('num-trials'),
                      help='N fair coin flips of the binomial noise (1 to '
                      '1e10)')
   group.add_argument('--sigma', type=real('sigma'),
                      help='sigma of each aggregator\'s discrete Gaussian '
                      '(0.1 to 1e5)')
+  group.add_argument('--scale', type=real('scale'),
+                     help='scale b of each aggregator\'s discrete Laplace '
+                     '(0.1 to 1e4)')
   group.add_argument('--sensitivity', type=whole('sensitivity'), default=1,
                      help='largest change of one coordinate of the sum '
-                     '(1 to 1e4; default 1)')
+                     '(1 to 1e4; default 1; 1 on a sum of reports)')
   group.add_argument('--aggregators', type=whole('aggregators'), default=1,
-                     help='c aggregators adding discrete Gaussian noise '
+                     help='c aggregators adding discrete Gaussian or '
+                     'Laplace noise '
                      '(default 1)')
   group.add_argument('--trust', choices=('one-honest', 'all-honest'),
                      default='one-honest',
@@ -64,28 +86,75 @@ def add_flags(parser, whole: Callable, real: Callable) -> None:
                      'aggregator)')
 
 
-def _check(args, solved: str = '') -> None:
-  given = [name for name in _EXCLUDED if getattr(args, name) is not None]
-  if given:
-    flags = ', '.join('--' + name.replace('_', '-') for name in given)
+def on_reports(args) -> bool:
+  """Whether --noise is added to a sum of client reports (flags of a
+  client randomizer are given), not accounted on its own."""
+  return getattr(args, 'noise', None) is not None and any(
+      getattr(args, name) is not None for name in _CLIENT_FLAGS)
+
+
+def aggregator_noise(args):
+  """The `DiscreteGaussianSumEvent` or `DiscreteLaplaceSumEvent` that
+  --noise adds to every coordinate of the sum of the reports, or None
+  without --noise or without a client randomizer (SUM-OF-BITS-WITH-NOISE).
+  """
+  if getattr(args, 'noise', None) is None:
+    given = [name for name in _SIZE.values()
+             if getattr(args, name, None) is not None]
+    if given:
+      raise NoiseUsageError(f'--{given[0].replace("_", "-")} describes the '
+                            'noise of --noise: give --noise, or drop it.')
+    return None
+  if not on_reports(args):
+    return None
+  if args.noise not in _ON_REPORTS:
     raise NoiseUsageError(
-        f'--noise accounts the noisy integer sum on its own; {flags} '
-        'describe(s) client randomization, which the command line does not '
-        'compose with the noise into one release: drop it, or drop --noise '
-        '(in Python, SumOfReportsEvent(n, randomizer, aggregator_noise='
-        'DiscreteGaussianSumEvent(sigma)) accounts both as one release, '
-        'SUM-OF-BITS-WITH-NOISE).')
+        f'--noise {args.noise} is accounted on an integer sum on its own '
+        f'(drop the client flags); a sum of client reports takes --noise '
+        f'{" or ".join(_ON_REPORTS)} only (SUM-OF-BITS-WITH-NOISE).')
+  if args.release != 'sum':
+    raise NoiseUsageError(
+        f'--noise {args.noise} with a client randomizer adds the '
+        'aggregators\' noise to the sum of the reports: give --release sum.')
+  if args.num_categories is not None or args.randomizer == 'krr':
+    raise NoiseUsageError(
+        f'--noise {args.noise} on a sum of reports needs a unary encoding '
+        '(--randomizer sue, oue or ue: independent bits, '
+        'SUM-OF-BITS-WITH-NOISE); k-RR counts are not independent across '
+        'coordinates: account the reports alone (drop --noise) or the '
+        'noise alone (drop the client flags), whichever is smaller.')
+  if args.num_users is None and getattr(args, 'solve', None) != 'num-users':
+    raise NoiseUsageError('a sum of client reports needs --num-users.')
+  if args.dimension is not None:
+    raise NoiseUsageError(
+        f'--dimension={args.dimension} counts the coordinates of a noisy '
+        'sum on its own; a sum of unary-encoding reports has --domain-size '
+        'coordinates, each with its own noise.')
+  if args.sensitivity != 1:
+    raise NoiseUsageError(
+        f'--sensitivity must be 1 on a sum of reports (one user moves each '
+        f'coordinate by at most 1); got {args.sensitivity}.')
+  _check_parameters(args)
+  return _event(args)
+
+
+def _check(args, solved: str = '') -> None:
   if args.release == 'shuffle':
     raise NoiseUsageError('--noise adds noise to a sum: use --release sum '
                           'or leave --release out.')
   if args.delta is None:
     raise NoiseUsageError('give --delta with --noise (the default delta '
                           'depends on the number of users).')
-  needed = 'num_trials' if args.noise == 'binomial' else 'sigma'
-  other = 'sigma' if needed == 'num_trials' else 'num_trials'
-  if getattr(args, other) is not None:
-    raise NoiseUsageError(f'--{other.replace("_", "-")} does not describe '
-                          f'--noise {args.noise}.')
+  _check_parameters(args, solved)
+
+
+def _check_parameters(args, solved: str = '') -> None:
+  """The size flag of the noise (`_SIZE`), and no other noise's."""
+  needed = _SIZE[args.noise]
+  for other in _SIZE.values():
+    if other != needed and getattr(args, other) is not None:
+      raise NoiseUsageError(f'--{other.replace("_", "-")} does not describe '
+                            f'--noise {args.noise}.')
   if solved != needed.replace('_', '-') and getattr(args, needed) is None:
     raise NoiseUsageError(f'--noise {args.noise} needs --'
                           f'{needed.replace("_", "-")}.')
@@ -96,9 +165,11 @@ def _event(args, value=None):
   if args.noise == 'binomial':
     return events.BinomialSecureSumEvent(
         args.num_trials if value is None else value, args.sensitivity)
-  return events.DiscreteGaussianSumEvent(
-      args.sigma if value is None else value, args.sensitivity,
-      args.aggregators, args.trust)
+  kind = (events.DiscreteGaussianSumEvent if args.noise == 'discrete-gaussian'
+          else events.DiscreteLaplaceSumEvent)
+  size = getattr(args, _SIZE[args.noise])
+  return kind(size if value is None else value, args.sensitivity,
+              args.aggregators, args.trust)
 
 
 def _count(args) -> int:
@@ -127,17 +198,24 @@ def _names(args, protocols) -> Tuple[str, ...]:
 _RELATION = 'REPLACE_ONE'
 
 
+def noise_words(event) -> str:
+  """Who adds which noise, and whose noise is relied on, in words."""
+  from shuffle_accountants import events
+  if isinstance(event, events.BinomialSecureSumEvent):
+    return (f'centred binomial noise of {event.num_trials:,} fair coin '
+            'flips (MPC)')
+  noise = (f'discrete Gaussian noise of sigma = {event.sigma:g}'
+           if isinstance(event, events.DiscreteGaussianSumEvent) else
+           f'discrete Laplace noise of scale b = {event.scale:g}')
+  return (f'{noise} from each '
+          f'of {event.num_aggregators} aggregator(s), relying on '
+          f'{"all of them" if event.trust == "all-honest" else "one honest aggregator"}')
+
+
 def _words(event, args, rounds: int) -> str:
   """The release in words: who adds which noise, what is trusted."""
-  if args.noise == 'binomial':
-    noise = (f'centred binomial noise of {event.num_trials:,} fair coin '
-             'flips (MPC)')
-  else:
-    noise = (f'discrete Gaussian noise of sigma = {event.sigma:g} from each '
-             f'of {event.num_aggregators} aggregator(s), relying on '
-             f'{"all of them" if event.trust == "all-honest" else "one honest aggregator"}')
   return (f'An integer sum (one user changes each coordinate by at most '
-          f'{event.sensitivity}) is released with {noise}; secure '
+          f'{event.sensitivity}) is released with {noise_words(event)}; secure '
           f'aggregation reveals nothing else; neighbouring datasets change '
           f'the sum by at most that (replace-one). {rounds:,} release(s) of one '
           f'coordinate composed (rounds x dimension), delta = '
@@ -164,9 +242,18 @@ def calibrate(args, protocols, calibration) -> dict:
   """`calibrate --solve num-trials|sigma` with --noise."""
   if args.noise is None:
     raise NoiseUsageError(f'--solve {args.solve} needs --noise')
-  if (args.solve == 'num-trials') != (args.noise == 'binomial'):
+  if on_reports(args):
+    raise NoiseUsageError(
+        f'--solve {args.solve} sizes the noise of an integer sum on its own; '
+        'with a client randomizer, solve local-epsilon, rounds or num-users.')
+  if args.solve not in SOLVED:
+    raise NoiseUsageError(
+        f'--solve {args.solve} needs a client randomizer (and --release '
+        'sum); --noise on its own is sized by --solve num-trials or sigma.')
+  if _SOLVES[args.solve] != args.noise:
     raise NoiseUsageError(f'--solve {args.solve} does not describe --noise '
-                          f'{args.noise}.')
+                          f'{args.noise} (calibrate sizes --noise binomial '
+                          'and discrete-gaussian).')
   _check(args, args.solve)
   rounds = _count(args)
   values = []

@@ -1,7 +1,8 @@
 """The method table behind the CLI: one protocol, every bound.
 
 IDs: GIRGIS-UB1, GIRGIS-UB2, FMT21-CLOSED, GIRGIS-LB-BINOMIAL,
-SUM-OF-BITS-DELETION, DELETION-AS-REPLACE-ONE, LB-SUM-DELETION
+SUM-OF-BITS-DELETION, DELETION-AS-REPLACE-ONE, LB-SUM-DELETION,
+SUM-OF-BITS-WITH-NOISE, UNARY-ENCODING-RATES
 
 A `Protocol` describes T identical rounds with the event fields' names; the
 `METHODS` table maps a method name to a function giving its ε at the
@@ -11,7 +12,7 @@ reported as ε.
 """
 
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Union
 
 import attr
 import dp_accounting
@@ -36,10 +37,12 @@ from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
 
 __all__ = [
     'RELEASES', 'RELATIONS', 'UPPER', 'LOWER', 'RANDOMIZERS', 'GAUSSIAN',
+    'UNARY_RATES',
     'MAX_GAUSSIAN_PAIR_USERS', 'MAX_SUM_PAIR_USERS', 'NotApplicable',
     'Protocol',
     'MethodResult', 'MAX_LOWER_BOUND_ROUNDS', 'NO_SAMPLED_LOWER_BOUND',
-    'MAX_CHECKIN_PAIR_PARTICIPANTS', 'METHODS', 'ACCOUNTANTS',
+    'MAX_CHECKIN_PAIR_PARTICIPANTS', 'NO_NOISY_SUM_LOWER_BOUND', 'METHODS',
+    'ACCOUNTANTS',
     'ACCOUNTANT_TYPES', 'evaluate', 'certified_epsilon', 'best_lower_bound',
     'compare', 'make_accountant',
 ]
@@ -58,6 +61,9 @@ LOWER = 'lower bound'
 
 # --randomizer gaussian: GaussianRandomizer (noise multiplier, dimension).
 GAUSSIAN = 'gaussian'
+# --randomizer ue: UnaryEncoding with the given per-bit rates (its eps0
+# follows from them, UNARY-ENCODING-RATES).
+UNARY_RATES = 'ue'
 # --randomizer names: the catalogue class of each (domain size first).
 RANDOMIZERS = {
     'krr': randomizers.KRandomizedResponse,
@@ -74,6 +80,10 @@ class NotApplicable(Exception):
   """The method does not cover this protocol."""
 
 
+def _listed(fields: Dict[str, object]) -> str:
+  return ', '.join(f'{name}={value}' for name, value in fields.items())
+
+
 @attr.s(frozen=True, auto_attribs=True)
 class Protocol:
   """T identical rounds of one shuffle-model mechanism, reported at δ.
@@ -86,11 +96,18 @@ class Protocol:
   `ShuffleEvent`. `randomizer` (a name in `RANDOMIZERS`) with
   `domain_size` describes the local randomizer of eps0 `local_epsilon`;
   `randomizer='gaussian'` with `noise_multiplier` and `dimension` (default 1)
-  the local Gaussian randomizer (`GaussianRandomizer`, plain clipping).
+  the local Gaussian randomizer (`GaussianRandomizer`, plain clipping);
+  `randomizer='ue'` with `domain_size`, `rate_if_one` and `rate_if_zero`
+  the unary encoding of those per-bit rates (`UnaryEncoding`, no
+  `local_epsilon`: it follows from the rates).
   `release` is what the server sees of a round: 'shuffle' (the shuffled
   reports) or 'sum' (their coordinate-wise sum, `SumOfReportsEvent`:
-  unary encodings or k-RR, every user every round). `relation` is a name
-  in `RELATIONS`: 'replace-one' or 'deletion' (REPLACE_SPECIAL).
+  unary encodings or k-RR, every user every round), to which
+  `aggregator_noise` (a `DiscreteGaussianSumEvent` or
+  `DiscreteLaplaceSumEvent` of sensitivity 1, unary encodings only) adds
+  noise on every coordinate (SUM-OF-BITS-WITH-NOISE).
+  `relation` is a name in `RELATIONS`: 'replace-one' or 'deletion'
+  (REPLACE_SPECIAL).
   Invalid combinations raise `ValueError` at construction.
   """
   num_users: int
@@ -106,6 +123,10 @@ class Protocol:
   release: str = 'shuffle'
   relation: str = 'replace-one'
   dimension: Optional[int] = None
+  rate_if_one: Optional[float] = None
+  rate_if_zero: Optional[float] = None
+  aggregator_noise: Optional[Union[events.DiscreteGaussianSumEvent,
+                                   events.DiscreteLaplaceSumEvent]] = None
 
   def __attrs_post_init__(self):
     if self.relation not in RELATIONS:
@@ -130,6 +151,15 @@ class Protocol:
     """The catalogue randomizer named by `randomizer`, or None."""
     if self.randomizer == GAUSSIAN:
       return self._gaussian_randomizer()
+    if self.randomizer == UNARY_RATES:
+      return self._unary_randomizer()
+    rates = {name: getattr(self, name) for name in ('rate_if_one',
+                                                     'rate_if_zero')
+             if getattr(self, name) is not None}
+    if rates:
+      raise ValueError(f'{_listed(rates)} describe(s) randomizer '
+                       f'{UNARY_RATES!r} (unary encoding with these per-bit '
+                       f'rates); got randomizer={self.randomizer!r}.')
     if self.dimension is not None:
       raise ValueError(f'dimension={self.dimension} describes Gaussian '
                        'reports: it needs randomizer gaussian.')
@@ -139,8 +169,9 @@ class Protocol:
                          f'(one of {", ".join(RANDOMIZERS)}).')
       return None
     if self.randomizer not in RANDOMIZERS:
-      raise ValueError(f'randomizer must be one of {", ".join(RANDOMIZERS)} '
-                       f'or {GAUSSIAN}; got {self.randomizer!r}.')
+      raise ValueError(f'randomizer must be one of {", ".join(RANDOMIZERS)}, '
+                       f'{UNARY_RATES} or {GAUSSIAN}; got '
+                       f'{self.randomizer!r}.')
     if self.local_epsilon is None or self.domain_size is None:
       raise ValueError(f'randomizer {self.randomizer!r} needs local_epsilon '
                        f'and domain_size; got local_epsilon='
@@ -158,6 +189,19 @@ class Protocol:
     return randomizers.GaussianRandomizer(self.noise_multiplier,
                                           dimension=self.dimension or 1)
 
+  def _unary_randomizer(self) -> randomizers.UnaryEncoding:
+    """The `UnaryEncoding` of randomizer='ue' (UNARY-ENCODING-RATES)."""
+    if (self.domain_size is None or self.rate_if_one is None
+        or self.rate_if_zero is None or self.local_epsilon is not None):
+      raise ValueError(
+          f'randomizer {UNARY_RATES!r} needs domain_size, rate_if_one and '
+          f'rate_if_zero, not local_epsilon (its eps0 follows from the '
+          f'rates); got domain_size={self.domain_size}, rate_if_one='
+          f'{self.rate_if_one}, rate_if_zero={self.rate_if_zero}, '
+          f'local_epsilon={self.local_epsilon}.')
+    return randomizers.UnaryEncoding(self.domain_size, self.rate_if_one,
+                                     self.rate_if_zero)
+
   def round_event(self) -> dp_accounting.DpEvent:
     """The `DpEvent` of one round."""
     if self.release not in RELEASES:
@@ -165,6 +209,9 @@ class Protocol:
                        f'{self.release!r}.')
     if self.release == 'sum':
       return self._sum_event()
+    if self.aggregator_noise is not None:
+      raise ValueError('aggregator_noise is added to a sum: it needs '
+                       f'release=sum; got release={self.release!r}.')
     if self.noise_multiplier is not None and self.sample_size is not None:
       gaussian = self.local_randomizer()
       return events.SubsampledShuffleGaussianEvent(
@@ -181,7 +228,8 @@ class Protocol:
           noise_multiplier=self.noise_multiplier,
           num_categories=self.num_categories,
           randomizer=self.local_randomizer())
-    if self.local_epsilon is None:
+    randomizer = self.local_randomizer()
+    if self.local_epsilon is None and randomizer is None:
       raise ValueError('describe the local randomizer: give local_epsilon '
                        '(pure LDP) or noise_multiplier (Gaussian); got '
                        'neither.')
@@ -192,10 +240,10 @@ class Protocol:
           self.num_users, self.sample_size,
           events.ShuffleEvent(self.sample_size, self.local_epsilon,
                               num_categories=self.num_categories,
-                              randomizer=self.local_randomizer()))
+                              randomizer=randomizer))
     return events.ShuffleEvent(self.num_users, self.local_epsilon,
                                num_categories=self.num_categories,
-                               randomizer=self.local_randomizer())
+                               randomizer=randomizer)
 
   def _sum_event(self) -> events.SumOfReportsEvent:
     """The round of release='sum' (every user reports every round)."""
@@ -210,10 +258,11 @@ class Protocol:
       randomizer = randomizers.KRandomizedResponse(self.num_categories,
                                                    self.local_epsilon)
     if not isinstance(randomizer, events.SUM_RANDOMIZERS):
-      raise ValueError('release=sum needs randomizer sue, oue or krr (with '
-                       'domain_size) or num_categories; got randomizer='
-                       f'{self.randomizer!r}.')
-    return events.SumOfReportsEvent(self.num_users, randomizer)
+      raise ValueError('release=sum needs randomizer sue, oue, ue or krr '
+                       '(with domain_size) or num_categories; got '
+                       f'randomizer={self.randomizer!r}.')
+    return events.SumOfReportsEvent(self.num_users, randomizer,
+                                    aggregator_noise=self.aggregator_noise)
 
   def replace(self, **changes) -> 'Protocol':
     return attr.evolve(self, **changes)
@@ -265,9 +314,16 @@ def _relation_note(protocol: Protocol) -> str:
   return f' under {protocol.relation_label()}' if protocol.deletion else ''
 
 
+def _noise_note(protocol: Protocol) -> str:
+  return (' of the reports and the aggregator noise as one release '
+          '(SUM-OF-BITS-WITH-NOISE)' if protocol.aggregator_noise is not None
+          else '')
+
+
 def _pld(protocol: Protocol):
   return (_accountant_epsilon(make_accountant('pld', protocol), protocol),
-          f'ShufflePldAccountant (certified PLD){_relation_note(protocol)}')
+          f'ShufflePldAccountant (certified PLD){_noise_note(protocol)}'
+          f'{_relation_note(protocol)}')
 
 
 def _check_replace_one_method(protocol: Protocol) -> None:
@@ -285,8 +341,8 @@ def _rdp(protocol: Protocol):
   epsilon = _accountant_epsilon(accountant, protocol)
   explanation = accountant.explain(protocol.delta)
   winner = explanation[0]['bound'] if explanation else 'RDP'
-  return epsilon, (f'ShuffleRdpAccountant, winning bound {winner}'
-                   f'{_relation_note(protocol)}')
+  return epsilon, (f'ShuffleRdpAccountant{_noise_note(protocol)}, winning '
+                   f'bound {winner}{_relation_note(protocol)}')
 
 
 def _rdp_curve(bound: Callable, integer_orders: bool = False):
@@ -335,6 +391,10 @@ MAX_LOWER_BOUND_ROUNDS = 10**4
 NO_SAMPLED_LOWER_BOUND = ('no lower bound for rounds that sample users '
                           '(check-in, hidden sample): none is implemented '
                           'but binary-rr-pair for binary or generic check-in')
+# Why no lower bound is shown for a sum with aggregator noise (the
+# noise-free sum's pairs would exceed the noisy release's truth).
+NO_NOISY_SUM_LOWER_BOUND = ('no lower bound for a sum with aggregator noise: '
+                            'none is implemented')
 # The exact check-in pair has an atom per (participants, reports of x) in
 # wide windows: above this many expected participants it is skipped (cost).
 MAX_CHECKIN_PAIR_PARTICIPANTS = 10**5
@@ -357,7 +417,8 @@ def _check_deletion_lower_bound(protocol: Protocol,
 
 def _check_lower_bound_applies(event: dp_accounting.DpEvent) -> None:
   if isinstance(event, events.SumOfReportsEvent):
-    raise NotApplicable('see sum-configurations')
+    raise NotApplicable(NO_NOISY_SUM_LOWER_BOUND if event.aggregator_noise
+                        is not None else 'see sum-configurations')
   if not isinstance(event, events.ShuffleEvent):
     raise NotApplicable(NO_SAMPLED_LOWER_BOUND)
 
@@ -410,9 +471,14 @@ def _pld_generic(protocol: Protocol):
   if protocol.randomizer == GAUSSIAN:
     raise NotApplicable('Gaussian reports are not pure LDP')
   _check_replace_one_method(protocol)
-  # A sum is a post-processing of the shuffled reports (SUM-OF-BITS).
-  generic = protocol.replace(randomizer=None, domain_size=None,
-                             num_categories=None, release='shuffle')
+  # A sum, and any noise added to it, is a post-processing of the shuffled
+  # reports (SUM-OF-BITS); eps0 is the randomizer's ('ue': its rates').
+  local_epsilon = (protocol.local_epsilon if protocol.randomizer != UNARY_RATES
+                   else protocol.local_randomizer().local_epsilon)
+  generic = protocol.replace(
+      randomizer=None, domain_size=None, num_categories=None,
+      release='shuffle', rate_if_one=None, rate_if_zero=None,
+      aggregator_noise=None, local_epsilon=local_epsilon)
   return (_accountant_epsilon(make_accountant('pld', generic), generic),
           'ShufflePldAccountant for a generic eps0-LDP randomizer (FMT21)'
           f'{_relation_note(generic)}')
@@ -457,7 +523,9 @@ def _sum_configurations(protocol: Protocol):
   event = protocol.round_event()
   if (not isinstance(event, events.SumOfReportsEvent)
       or event.as_shuffle_event() is not None):
-    raise NotApplicable('only with --release sum of sue or oue reports')
+    raise NotApplicable('only with --release sum of sue, oue or ue reports')
+  if event.aggregator_noise is not None:
+    raise NotApplicable(NO_NOISY_SUM_LOWER_BOUND)
   if protocol.rounds > MAX_LOWER_BOUND_ROUNDS:
     raise NotApplicable(f'skipped above {MAX_LOWER_BOUND_ROUNDS} rounds (its '
                         'cost grows with the rounds)')

@@ -6,6 +6,7 @@ import pytest
 
 from shuffle_accountants import BinomialSecureSumEvent
 from shuffle_accountants import DiscreteGaussianSumEvent
+from shuffle_accountants import DiscreteLaplaceSumEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants.cli import main
 
@@ -34,6 +35,15 @@ def test_all_honest_aggregators_and_calibrate(capsys):
                  'binomial', '--target-epsilon', '1', '--delta', '1e-5',
                  '--accountant', 'pld')
   assert solved['value'] == 62 and solved['certified']['epsilon'] <= 1
+
+
+def test_discrete_laplace_equals_the_python_api(capsys):
+  report = _json(capsys, 'epsilon', '--noise', 'discrete-laplace', '--scale',
+                 '2', '--aggregators', '2', '--trust', 'all-honest',
+                 '--dimension', '3', '--delta', '1e-6', '--accountant', 'pld')
+  event = DiscreteLaplaceSumEvent(2.0, num_aggregators=2, trust='all-honest')
+  assert report['certified']['epsilon'] == ShufflePldAccountant().compose(
+      event, 3).get_epsilon(1e-6)
 
 
 @pytest.mark.parametrize('arguments,status,message', [
