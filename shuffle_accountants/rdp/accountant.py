@@ -642,10 +642,9 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
       reports = self._sum_bound(attr.evolve(event, aggregator_noise=None))
       return shuffle_round.smallest_bound(self.orders, {
           **bound.candidates, **reports.candidates})
-    if event.num_users <= pair_sums.computed_users(
-        event.num_users, *event.bit_probabilities()):
-      return bound
-    # Computed at fewer users: each coordinate as a shuffle at the true n.
+    # Each coordinate as a shuffle (SUM-OF-BITS (vi)): at the true n when
+    # the families are computed at fewer users, and at high orders, where
+    # the families' cut-off windows (charged the largest loss) decide.
     coordinate = self._shuffle_bound(pair_sums.coordinate_shuffle_event(event))
     if deletion:
       return shuffle_round.smallest_bound(self.orders, {
