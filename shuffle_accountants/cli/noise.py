@@ -76,14 +76,25 @@ def add_flags(parser, whole: Callable, real: Callable) -> None:
   group.add_argument('--sensitivity', type=whole('sensitivity'), default=1,
                      help='largest change of one coordinate of the sum '
                      '(1 to 1e4; default 1; 1 on a sum of reports)')
-  group.add_argument('--aggregators', type=whole('aggregators'), default=1,
+  group.add_argument('--aggregators', type=whole('aggregators'),
                      help='c aggregators adding discrete Gaussian or '
                      'Laplace noise '
                      '(default 1)')
   group.add_argument('--trust', choices=('one-honest', 'all-honest'),
-                     default='one-honest',
                      help='whose noise is relied on (default: one honest '
                      'aggregator)')
+
+
+def _aggregation(args) -> Tuple[int, str]:
+  """(aggregators, trust) of --noise discrete-gaussian/-laplace, with the
+  defaults (one aggregator, one honest)."""
+  return (1 if args.aggregators is None else args.aggregators,
+          'one-honest' if args.trust is None else args.trust)
+
+
+def _aggregation_flags(args) -> List[str]:
+  return [f'--{name}' for name in ('aggregators', 'trust')
+          if getattr(args, name, None) is not None]
 
 
 def on_reports(args) -> bool:
@@ -99,11 +110,12 @@ def aggregator_noise(args):
   without --noise or without a client randomizer (SUM-OF-BITS-WITH-NOISE).
   """
   if getattr(args, 'noise', None) is None:
-    given = [name for name in _SIZE.values()
-             if getattr(args, name, None) is not None]
+    given = [f'--{name.replace("_", "-")}' for name in _SIZE.values()
+             if getattr(args, name, None) is not None] + _aggregation_flags(
+                 args)
     if given:
-      raise NoiseUsageError(f'--{given[0].replace("_", "-")} describes the '
-                            'noise of --noise: give --noise, or drop it.')
+      raise NoiseUsageError(f'{given[0]} describes the noise of --noise: '
+                            'give --noise, or drop it.')
     return None
   if not on_reports(args):
     return None
@@ -145,6 +157,12 @@ def _check(args, solved: str = '') -> None:
   if args.delta is None:
     raise NoiseUsageError('give --delta with --noise (the default delta '
                           'depends on the number of users).')
+  if getattr(args, 'num_users', None) is not None:
+    raise NoiseUsageError(
+        f'--num-users={args.num_users} counts the clients of a sum of '
+        'reports; a noisy sum on its own has none: drop it, or give the '
+        'clients\' randomizer (--randomizer sue, oue or ue) and --release '
+        'sum.')
   _check_parameters(args, solved)
 
 
@@ -158,6 +176,11 @@ def _check_parameters(args, solved: str = '') -> None:
   if solved != needed.replace('_', '-') and getattr(args, needed) is None:
     raise NoiseUsageError(f'--noise {args.noise} needs --'
                           f'{needed.replace("_", "-")}.')
+  if args.noise == 'binomial' and _aggregation_flags(args):
+    raise NoiseUsageError(f'{_aggregation_flags(args)[0]} describes the '
+                          'aggregators of --noise discrete-gaussian or '
+                          'discrete-laplace, not the coin flips of --noise '
+                          'binomial.')
 
 
 def _event(args, value=None):
@@ -169,7 +192,7 @@ def _event(args, value=None):
           else events.DiscreteLaplaceSumEvent)
   size = getattr(args, _SIZE[args.noise])
   return kind(size if value is None else value, args.sensitivity,
-              args.aggregators, args.trust)
+              *_aggregation(args))
 
 
 def _count(args) -> int:
@@ -267,7 +290,7 @@ def calibrate(args, protocols, calibration) -> dict:
       else:
         values.append(calibration.calibrate_discrete_sigma(
             args.target_epsilon, args.delta, args.sensitivity,
-            args.aggregators, args.trust, rounds, **options))
+            *_aggregation(args), rounds, **options))
     except calibration.UnreachableTargetError:
       continue
   if not values:

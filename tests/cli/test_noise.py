@@ -58,6 +58,15 @@ def test_discrete_laplace_equals_the_python_api(capsys):
     (('epsilon', '--noise', 'binomial', '--num-trials', '0', '--delta',
       '1e-5'), 2, 'in [1, 1e+10]'),
     (('epsilon', '--local-epsilon', '1'), 2, 'required: --num-users'),
+    # Flags that would have been ignored.
+    (('epsilon', '--noise', 'discrete-gaussian', '--sigma', '5', '--delta',
+      '1e-9', '--num-users', '1000'), 2, '--num-users=1000 counts the '
+     'clients'),
+    (('epsilon', '--local-epsilon', '1', '--num-users', '1000',
+      '--aggregators', '2'), 2, '--aggregators describes the noise'),
+    (('epsilon', '--noise', 'binomial', '--num-trials', '9', '--trust',
+      'all-honest', '--delta', '1e-5'), 2, '--trust describes the '
+     'aggregators'),
     (('calibrate', '--solve', 'num-trials', '--target-epsilon', '1',
       '--delta', '1e-5'), 2, '--solve num-trials needs --noise'),
     (('calibrate', '--solve', 'sigma', '--noise', 'binomial',

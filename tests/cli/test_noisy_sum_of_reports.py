@@ -69,9 +69,13 @@ def test_a_noisy_sum_of_reports_equals_the_python_api(
   event = SumOfReportsEvent(USERS, randomizer, aggregator_noise=noise)
   expected = _api_epsilon(event, accountant, relation, rounds=2)
   assert report['certified']['epsilon'] == expected
-  # The noise is part of the release: the noise-free sum is larger.
-  assert expected < _api_epsilon(SumOfReportsEvent(USERS, randomizer),
-                                 accountant, relation, rounds=2)
+  # The noise is part of the release: the noise-free sum is larger (on the
+  # RDP route each coordinate's shuffle, which takes no noise, decides
+  # here, and the two are equal).
+  noise_free = _api_epsilon(SumOfReportsEvent(USERS, randomizer),
+                            accountant, relation, rounds=2)
+  assert expected < noise_free if accountant == 'pld' else (
+      expected <= noise_free)
   assert report['protocol']['aggregator_noise'] == {
       size_flag[2:]: 3.0, 'sensitivity': 1, 'num_aggregators': aggregators,
       'trust': trust}
