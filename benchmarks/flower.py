@@ -1,4 +1,5 @@
-"""Our Flower backend `PldAccountant` against dp_accounting's PLD and Flower's `RdpAccountant` (prints tables; not a test).
+"""Our Flower backend `PldAccountant` against dp_accounting's PLD and Flower's
+`RdpAccountant` (prints tables; not a test).
 
 Table 1, for each of Flower's three accounting models (no amplification,
 Poisson and without replacement), population n = 1000, sample sizes m in
@@ -79,7 +80,8 @@ from shuffle_accountants.events import SkellamSecureSumEvent
 DELTA = 1e-5
 POPULATION = 1000
 MODELS = (
-    (SamplingMethod.NO_AMPLIFICATION, NeighboringRelation.ADD_OR_REMOVE_ONE, 1.0),
+    (SamplingMethod.NO_AMPLIFICATION, NeighboringRelation.ADD_OR_REMOVE_ONE,
+     1.0),
     (SamplingMethod.POISSON, NeighboringRelation.ADD_OR_REMOVE_ONE, 1.0),
     (SamplingMethod.WITHOUT_REPLACEMENT, NeighboringRelation.REPLACE_ONE, 0.5),
 )

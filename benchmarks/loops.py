@@ -180,8 +180,8 @@ def _checkin_table(reference, populations):
 
 
 def _ratio_table(populations, round_counts):
-  print('\n4. ShuffleRdpAccountant / ShufflePldAccountant epsilon, delta = 1e-6 '
-        '(target <= 2)')
+  print('\n4. ShuffleRdpAccountant / ShufflePldAccountant epsilon, '
+        'delta = 1e-6 (target <= 2)')
   print(f'{"n":>12} {"eps0":>5} ' + ' '.join(f'{"T=" + str(t):>9}'
                                             for t in round_counts)
         + f' {"RDP s (max)":>12}')

@@ -1,4 +1,5 @@
-"""Seeded sweep: does epsilon fall where the mathematics says it cannot? (prints falls; not a test)
+"""Seeded sweep: does epsilon fall where the mathematics says it cannot?
+(prints falls; not a test)
 
 For each kind of pair, random check-in rounds (fixed seed, the documented
 ranges: n <= 1e7 here for time, gamma >= 1e-3, eps0 <= 8, k in {none, 3,

@@ -1,4 +1,5 @@
-"""Benchmark of mechanism-specific amplification per randomizer (prints a table; not a test).
+"""Benchmark of mechanism-specific amplification per randomizer (prints a table;
+not a test).
 
 For each catalogue randomizer (domain d = 100), eps0 in {0.5, 1, 2, 4, 8},
 n in {1e3, 1e4, 1e6, 1e8}, delta = 1e-6 and T in {1, 365} rounds, epsilon of

@@ -4,9 +4,10 @@ Table 1, for `ShuffleEvent(n, eps0)` with n in {1e2, ..., 1e10}, eps0 in
 {0.1, 1, 3, 8} and T in {1, 10} rounds at delta = 1e-6: epsilon of each
 route, their ratio RDP / PLD (issue 22 asks for at most 2; a PLD epsilon of
 0 with an RDP epsilon of 0 counts as 1) and, for the first count of each
-round (whose bounds later counts reuse), the time ratio RDP / PLD. Times are also given as ratios to
-dp_accounting's own PLD of `SelfComposedDpEvent(PoissonSampledDpEvent(0.01,
-GaussianDpEvent(1.0)), 1000)` computed in the same run.
+round (whose bounds later counts reuse), the time ratio RDP / PLD. Times are
+also given as ratios to dp_accounting's own PLD of
+`SelfComposedDpEvent(PoissonSampledDpEvent(0.01, GaussianDpEvent(1.0)), 1000)`
+computed in the same run.
 
 Table 2 (issue 22 item 5): for random check-in rounds (fixed seed), the
 share of pairs gamma < gamma' whose epsilon falls as the rate rises, per

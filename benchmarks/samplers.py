@@ -68,9 +68,10 @@ def table(columns=COLUMNS) -> str:
   for sigma in SIGMAS:
     for epochs in EPOCHS:
       values = row(sigma, epochs, columns)
-      lines.append(f'| {sigma:g} | {epochs} | ' + ' | '.join(_cell(values[k]) for k in (
-          'poisson', 'allocation_upper', 'allocation_lower', 'shuffled_lower',
-          'shuffled_upper')) + ' |')
+      lines.append(f'| {sigma:g} | {epochs} | ' + ' | '.join(
+          _cell(values[k]) for k in (
+              'poisson', 'allocation_upper', 'allocation_lower',
+              'shuffled_lower', 'shuffled_upper')) + ' |')
   return '\n'.join(lines)
 
 

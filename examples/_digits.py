@@ -1,4 +1,5 @@
-"""Shared plumbing for the Opacus examples: scikit-learn's digits, a linear model, training."""
+"""Shared plumbing for the Opacus examples: scikit-learn's digits, a linear
+model, training."""
 
 import argparse
 
@@ -27,7 +28,8 @@ def parser(description: str, *, noise_multiplier: float,
 
 
 def digits(seed: int):
-  """(training TensorDataset, (test features, test labels)), 80/20 split, standardized."""
+  """(training TensorDataset, (test features, test labels)), 80/20 split,
+  standardized."""
   features, labels = load_digits(return_X_y=True)
   train_x, test_x, train_y, test_y = train_test_split(
       features, labels, test_size=0.2, random_state=seed, stratify=labels)
@@ -40,7 +42,8 @@ def digits(seed: int):
 
 
 def data(batch_size: int, seed: int):
-  """(train DataLoader, (test inputs, test labels)): 80/20 split, standardized."""
+  """(train DataLoader, (test inputs, test labels)): 80/20 split,
+  standardized."""
   train, test = digits(seed)
   return DataLoader(train, batch_size=batch_size), test
 

@@ -44,7 +44,8 @@ def figure_1(args):
       panel.plot(xs, ys, label=label, markevery=max(1, len(xs) // 10),
                  **figure_style.series_style(index))
     if min(closed) > 1.0:
-      panel.text(0.97, 0.97, f'FMT21 closed form:\nepsilon >= {min(closed):.2g}',
+      panel.text(0.97, 0.97,
+                 f'FMT21 closed form:\nepsilon >= {min(closed):.2g}',
                  transform=panel.transAxes, ha='right', va='top', fontsize=8)
     panel.set(yscale='log', xlabel='epsilon', xlim=(0.1, 1.0),
               ylim=(1e-6, 1), title=f'T = {rounds}')

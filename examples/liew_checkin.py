@@ -17,8 +17,10 @@ from _figures import pyplot
 from shuffle_accountants import figure_style
 from shuffle_accountants.cli import protocols
 
-# (eps0, gamma) -> (baseline, Approach 1, Approach 2) as printed (docs/mathematics.md).
-PRINTED = {(2.0, 1e-2): (0.096, 0.17, 0.049), (2.0, 1e-3): (0.013, 0.012, 0.024),
+# (eps0, gamma) -> (baseline, Approach 1, Approach 2) as printed
+# (docs/mathematics.md).
+PRINTED = {(2.0, 1e-2): (0.096, 0.17, 0.049),
+           (2.0, 1e-3): (0.013, 0.012, 0.024),
            (8.0, 1e-2): (9.52, 8.57, 8.18), (8.0, 1e-3): (3.86, 1.78, 1.58)}
 
 

@@ -13,7 +13,7 @@ Dashed: the exact lower bound NUM-LB (thresholded counts of scalar
 reports; it holds for both mechanisms and every d).
 
 Run: python examples/numeric_telemetry.py --output figures  (a few minutes)
-"""
+"""  # noqa: E501
 
 import _figures
 from _figures import pyplot

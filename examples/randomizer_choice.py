@@ -8,7 +8,7 @@ count) against the generic eps0-LDP bound (FMT21), with the exact lower bound of
 `randomizer_epsilon_lower_bound` (dataset pairs, dashed) for unary encoding.
 
 Run: python examples/randomizer_choice.py --output figures  (about a minute)
-"""
+"""  # noqa: E501
 
 import _figures
 from _figures import pyplot

@@ -9,7 +9,7 @@ of 1 means the certified value is the exact epsilon of the worst pair; the
 truth lies between the lower bound and the certified value.
 
 Run: python examples/randomizer_tightness.py --output figures  (a few minutes)
-"""
+"""  # noqa: E501
 
 import _figures
 from _figures import pyplot

@@ -14,7 +14,7 @@ All epsilons are add/remove at delta = 1e-5.
 
 Needs: pip install ".[opacus,examples,samplers]" (from a checkout)
 Run:   python examples/samplers_digits.py [--quick]
-"""
+"""  # noqa: E501
 
 import argparse
 import math

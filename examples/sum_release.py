@@ -23,8 +23,8 @@ DELTA = 1e-9
 
 
 def ratio(num_users, bit_epsilon, rounds):
-  event = events.SumOfReportsEvent(num_users, randomizers.SymmetricUnaryEncoding(
-      16, 2 * bit_epsilon))
+  event = events.SumOfReportsEvent(
+      num_users, randomizers.SymmetricUnaryEncoding(16, 2 * bit_epsilon))
   certified = ShufflePldAccountant().compose(event, rounds).get_epsilon(DELTA)
   return certified / sums.sum_release_lower_bound(event, DELTA, rounds)
 

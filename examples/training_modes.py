@@ -22,8 +22,9 @@ both relations (add/remove by Opacus' PRV accountant, as Opacus prints it;
 replace-one by dp_accounting's PLD).
 
 Needs: pip install ".[opacus,examples]" (from a checkout)
-Run:   python examples/training_modes.py [--quick]   (about half a minute; quick: 1 epoch)
-"""
+Run:   python examples/training_modes.py [--quick]
+       (about half a minute; quick: 1 epoch)
+"""  # noqa: E501
 
 import math
 import time

@@ -94,7 +94,8 @@ def poisson_shuffle_error(event: dp_event.PoissonSampledDpEvent
 
 def poisson_replace_one_rdp_error(event: dp_event.PoissonSampledDpEvent
                                   ) -> CompositionErrorDetails:
-  """Why the RDP route refuses Poisson sampling under replace-one, and what to use."""
+  """Why the RDP route refuses Poisson sampling under replace-one, and what to
+  use."""
   return error(event, (
       f'{event} under REPLACE_ONE: dp_accounting has no RDP bound for '
       'Poisson sampling under replace-one. Use ShufflePldAccountant, which '

@@ -55,7 +55,8 @@ def check_integer(name: str, value, minimum: int,
 def check_real(name: str, value, minimum: float = -math.inf,
                maximum: float = math.inf, min_inclusive: bool = True,
                max_inclusive: bool = True) -> float:
-  """Returns `value` as a float, or raises if it is not a finite real in range."""
+  """Returns `value` as a float, or raises if it is not a finite real in
+  range."""
   if isinstance(value, bool) or not isinstance(value, numbers.Real):
     raise TypeError(f'{name} must be a real number; got {value!r} of type '
                     f'{type(value).__name__}.')
@@ -83,7 +84,8 @@ def check_local_epsilon(value, name: str = 'local_epsilon') -> float:
 
 def check_orders(orders, minimum: float = 1.0, name: str = 'orders'
                  ) -> 'np.ndarray':
-  """Returns RDP orders as a 1-d float array; every order must exceed `minimum`."""
+  """Returns RDP orders as a 1-d float array; every order must exceed
+  `minimum`."""
   import numpy as np
   array = np.atleast_1d(np.asarray(orders, dtype=np.float64))
   if array.ndim != 1 or array.size == 0:
@@ -138,7 +140,8 @@ def check_count(count) -> int:
 
 
 def check_domain_size(name: str, value) -> int:
-  """A domain size or number of categories: an integer in [2, MAX_DOMAIN_SIZE]."""
+  """A domain size or number of categories: an integer in
+  [2, MAX_DOMAIN_SIZE]."""
   return check_integer(name, value, 2, MAX_DOMAIN_SIZE)
 
 
@@ -165,7 +168,8 @@ def install_hint(extra: str) -> str:
          if marker in line]
   quoted = ' '.join(f"'{name}'" for name in own)
   direct = f', or pip install {quoted}' if own else ''
-  return f'pip install ".[{extra}]" from a checkout of shuffle-accountants{direct}'
+  return (f'pip install ".[{extra}]" from a checkout of '
+          f'shuffle-accountants{direct}')
 
 
 def missing_extra(error: ImportError, extra: str,

@@ -23,7 +23,7 @@ stated tolerance.
 >>> from shuffle_accountants.calibration import calibrate_local_epsilon
 >>> calibrate_local_epsilon(num_users=10**6, rounds=1000, target_epsilon=1.0,
 ...                         target_delta=1e-6)
-"""
+"""  # noqa: E501
 
 import math
 from typing import Any, Callable, Dict, Optional, Tuple, cast

@@ -686,7 +686,8 @@ def _check_subset_size(instance, attribute, value):
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class SubsetSelection(_DomainRandomizer):
-  """k-subset selection (Wang et al. 2016; Ye, Barg, IEEE Trans. Inf. Theory 2018).
+  """k-subset selection (Wang et al. 2016; Ye, Barg,
+  IEEE Trans. Inf. Theory 2018).
 
   Reports a subset S of size k with probability proportional to e^eps0 if
   x is in S and 1 otherwise; eps0-LDP exactly. `subset_size` defaults to
@@ -931,11 +932,11 @@ class GaussianRandomizer(_ContinuousRandomizer):
 
   Each user reports x + N(0, sigma^2 C^2 I_d), x its record clipped to the
   ball of radius C in R^d (or rounded, below), sigma = `noise_multiplier`.
-  Replace-one: one user's record changes, so its report's mean moves by up to 2C. Not pure
-  LDP (`local_epsilon` is infinite): shuffle rounds are accounted with the
-  GAUSS-NO-GAIN Gaussian pair (no amplification), FMT-EQ10-11 along the
-  report's privacy profile (GAUSS-PROFILE-LDP, `local_deltas`: any d) and,
-  for d = 1, the continuous privacy blanket NUM-BLANKET
+  Replace-one: one user's record changes, so its report's mean moves by up to
+  2C. Not pure LDP (`local_epsilon` is infinite): shuffle rounds are
+  accounted with the GAUSS-NO-GAIN Gaussian pair (no amplification), FMT-EQ10-11
+  along the report's privacy profile (GAUSS-PROFILE-LDP, `local_deltas`: any d)
+  and, for d = 1, the continuous privacy blanket NUM-BLANKET
   (`pld.continuous_blanket`), the smallest profile winning; for d > 1 the
   contribution record names the blanket as not used.
 

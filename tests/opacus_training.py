@@ -1,4 +1,5 @@
-"""A tiny Opacus training set-up shared by the adapter tests (needs torch; import after importorskip)."""
+"""A tiny Opacus training set-up shared by the adapter tests (needs torch;
+import after importorskip)."""
 
 import torch
 from torch import nn

@@ -46,7 +46,8 @@ class Watched(NamedTuple):
 
 
 def watch(pid: int, timeout: float, cap_bytes: int) -> Watched:
-  """Waits for child `pid`; kills it past `timeout` s or `cap_bytes` resident."""
+  """Waits for child `pid`; kills it past `timeout` s or `cap_bytes`
+  resident."""
   deadline = time.monotonic() + timeout
   reason = ''
   while True:

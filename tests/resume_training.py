@@ -1,4 +1,5 @@
-"""A small Opacus run that checkpoints, shared by the resume tests (needs torch).
+"""A small Opacus run that checkpoints, shared by the resume tests (needs
+torch).
 
 Run as a script (`python resume_training.py MECHANISM PATH STEPS`) it trains
 with accountant MECHANISM, saves a checkpoint to PATH after STEPS steps,

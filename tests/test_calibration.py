@@ -1,4 +1,5 @@
-"""shuffle_accountants.calibration: certified (epsilon <= target) and tight (within 1 %) (issue 24)."""
+"""shuffle_accountants.calibration: certified (epsilon <= target) and tight
+(within 1 %) (issue 24)."""
 
 import dp_accounting
 import pytest

@@ -1,4 +1,5 @@
-"""Saving and restoring accountants and events (`shuffle_accountants.checkpoints`)."""
+"""Saving and restoring accountants and events
+(`shuffle_accountants.checkpoints`)."""
 
 import copy
 import fcntl

@@ -1,4 +1,5 @@
-"""The figure conventions: a colour and marker per method, a style per bound kind."""
+"""The figure conventions: a colour and marker per method, a style per bound
+kind."""
 
 import pytest
 

@@ -1,4 +1,5 @@
-"""Packaging guards: the public API, the tree's shape, adapters inside the package."""
+"""Packaging guards: the public API, the tree's shape, adapters inside the
+package."""
 
 import ast
 import importlib

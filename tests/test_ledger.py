@@ -1,4 +1,5 @@
-"""The ledger's one walk and one classification (`_ledger`), which both accountants read."""
+"""The ledger's one walk and one classification (`_ledger`), which both
+accountants read."""
 
 import math
 

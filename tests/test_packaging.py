@@ -1,4 +1,5 @@
-"""Packaging basics: license, version, changelog, install lines, what a wheel ships (issue 24)."""
+"""Packaging basics: license, version, changelog, install lines, what a wheel
+ships (issue 24)."""
 
 import importlib.metadata
 import pathlib

@@ -1,4 +1,5 @@
-"""The memory guard of the robustness tests measures and stops what it should."""
+"""The memory guard of the robustness tests measures and stops what it
+should."""
 
 import sys
 

@@ -1,4 +1,5 @@
-"""`plotting.epsilon_history` / `plot_history` on tiny synthetic runs (issue 48)."""
+"""`plotting.epsilon_history` / `plot_history` on tiny synthetic runs
+(issue 48)."""
 
 import math
 

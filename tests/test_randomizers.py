@@ -1,4 +1,5 @@
-"""Randomizer catalogue: closed forms against matrices, and every pair against brute force.
+"""Randomizer catalogue: closed forms against matrices, and every pair against
+brute force.
 
 The brute force (tests/brute_force.py) builds each randomizer's matrix from
 its published definition and enumerates the exact shuffled output law of

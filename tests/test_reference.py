@@ -1,4 +1,5 @@
-"""The packaged mathematics reference and `shuffle-accountant reference` (issue 24)."""
+"""The packaged mathematics reference and `shuffle-accountant reference`
+(issue 24)."""
 
 import ast
 import json

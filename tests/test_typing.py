@@ -1,4 +1,5 @@
-"""Types: the package is typed (py.typed) and mypy accepts its public API (issue 24)."""
+"""Types: the package is typed (py.typed) and mypy accepts its public API
+(issue 24)."""
 
 import os
 import pathlib

@@ -165,7 +165,8 @@ def _event_epsilon(accountant, event) -> Callable[[float], float]:
   return lambda delta: float(accountant.get_epsilon(delta))
 
 
-def _central_event(noise_multiplier: float, sampling_probability: Optional[float],
+def _central_event(noise_multiplier: float,
+                   sampling_probability: Optional[float],
                    num_epochs: float) -> dp_accounting.DpEvent:
   """TF-Privacy's central DP-SGD event (`_compute_dp_sgd_example_privacy`)."""
   event = dp_accounting.GaussianDpEvent(noise_multiplier)
@@ -251,7 +252,8 @@ def compute_shuffle_privacy_statement(
     report = (f'noise multiplier {noise_multiplier} added by each example to '
               'its own clipped gradient')
   else:
-    report = f'each example randomizing its report with a {local_epsilon}-LDP randomizer'
+    report = (f'each example randomizing its report with a {local_epsilon}-LDP '
+              'randomizer')
   users = ('no bound on number of examples per user'
            if max_examples_per_user is None
            else f'at most {max_examples_per_user} examples per user')
@@ -346,7 +348,8 @@ def compute_shuffle_privacy_statement(
   return '\n\n'.join(paragraphs) + '\n'
 
 
-def _dp_accounting_accountant(kind: AccountantType) -> dp_accounting.PrivacyAccountant:
+def _dp_accounting_accountant(
+    kind: AccountantType) -> dp_accounting.PrivacyAccountant:
   """dp_accounting's accountant of `kind`, as TF-Privacy's `get_accountant`."""
   return pld.PLDAccountant() if kind is AccountantType.PLD else (
       rdp.RdpAccountant())

@@ -232,7 +232,7 @@ def noise_words(event) -> str:
            f'discrete Laplace noise of scale b = {event.scale:g}')
   return (f'{noise} from each '
           f'of {event.num_aggregators} aggregator(s), relying on '
-          f'{"all of them" if event.trust == "all-honest" else "one honest aggregator"}')
+          f'{"all of them" if event.trust == "all-honest" else "one honest aggregator"}')  # noqa: E501
 
 
 def _words(event, args, rounds: int) -> str:
@@ -240,8 +240,8 @@ def _words(event, args, rounds: int) -> str:
   return (f'An integer sum (one user changes each coordinate by at most '
           f'{event.sensitivity}) is released with {noise_words(event)}; secure '
           f'aggregation reveals nothing else; neighbouring datasets change '
-          f'the sum by at most that (replace-one). {rounds:,} release(s) of one '
-          f'coordinate composed (rounds x dimension), delta = '
+          f'the sum by at most that (replace-one). {rounds:,} release(s) of '
+          f'one coordinate composed (rounds x dimension), delta = '
           f'{args.delta:g}.')
 
 

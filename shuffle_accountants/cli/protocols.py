@@ -6,8 +6,8 @@ SUM-OF-BITS-WITH-NOISE, UNARY-ENCODING-RATES
 
 A `Protocol` describes T identical rounds with the event fields' names; the
 `METHODS` table maps a method name to a function giving its ε at the
-protocol's δ. Upper bounds are certified ([UB] in docs/mathematics.md); lower bounds
-([LB]) say how far from the truth the certificate can be, and are never
+protocol's δ. Upper bounds are certified ([UB] in docs/mathematics.md); lower
+bounds ([LB]) say how far from the truth the certificate can be, and are never
 reported as ε.
 """
 
@@ -567,7 +567,8 @@ ACCOUNTANT_TYPES = {'pld': ShufflePldAccountant, 'rdp': ShuffleRdpAccountant}
 
 
 def evaluate(protocol: Protocol, method: str) -> MethodResult:
-  """One method's result; epsilon None (and a reason) where it does not apply."""
+  """One method's result; epsilon None (and a reason) where it does not
+  apply."""
   if method not in METHODS:
     raise ValueError(f'method must be one of {", ".join(METHODS)}; got '
                      f'{method!r}.')

@@ -30,9 +30,9 @@ swap-symmetric (docs/mathematics.md CLONE-SWAP-SYMMETRY).
     P(s | y) = gamma Bin(y + 1, 2/k)(s) + (1 - gamma) Bin(y, 2/k)(s - 1),
   and given (y, s >= 1) the pair is the conditional clone pair with c = s - 1
   and theta = log(1 + (1 - gamma) k s / (gamma (y + 1))); s = 0 has loss 0.
-  (Derived from KHH-KRR-WEAK's laws, [KHH] App. B (B.1)-(B.4): P(y, a, b) is proportional to
-  binom(s, a) ((1 - gamma) a + gamma (y + 1) / k) given (y, s); checked
-  against direct enumeration in the tests.)
+  (Derived from KHH-KRR-WEAK's laws, [KHH] App. B (B.1)-(B.4): P(y, a, b) is
+  proportional to binom(s, a) ((1 - gamma) a + gamma (y + 1) / k) given
+  (y, s); checked against direct enumeration in the tests.)
 
 Truncation: labels outside Chernoff windows and outputs outside a window of
 each conditional pair go to +infinity (docs/mathematics.md TAILS-TO-INFINITY)
@@ -75,8 +75,9 @@ def _binomial_groups(num_trials: int, p: float, one_minus_p: float,
                      ) -> Tuple[np.ndarray, np.ndarray, float]:
   """Groups of clone counts: (starts, weights, mass sent to +infinity).
 
-  The upper tail is added to the last group (more clones are safer, docs/mathematics.md
-  CLONE-MONOTONE); the lower tail is returned for the +infinity atom.
+  The upper tail is added to the last group (more clones are safer,
+  docs/mathematics.md CLONE-MONOTONE); the lower tail is returned for the
+  +infinity atom.
   """
   groups = binomial.label_groups(num_trials, p, one_minus_p, relative_width,
                                  max_groups, log_tail=log_tail)

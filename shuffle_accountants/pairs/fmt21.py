@@ -136,7 +136,8 @@ def _approximate_ldp_terms(num_users, local_epsilon, local_delta, delta1):
 def approximate_ldp_guarantee(num_users: int, local_epsilon: float,
                               local_delta: float, delta1: float
                               ) -> Optional[Tuple[float, float]]:
-  """FMT-EQ10-11 [UB]: (eps, delta) of the shuffle, or None if it does not apply."""
+  """FMT-EQ10-11 [UB]: (eps, delta) of the shuffle, or None if it does not
+  apply."""
   num_users = _validation.check_integer('num_users', num_users, 1)
   local_epsilon = _validation.check_local_epsilon(local_epsilon)
   local_delta = _validation.check_real('local_delta', local_delta, 0.0, 1.0)
@@ -185,7 +186,8 @@ def local_profile_candidates(num_users: int,
                              local_deltas: Callable[[np.ndarray], np.ndarray],
                              name: str
                              ) -> List[Tuple[str, privacy_loss.PldAtoms]]:
-  """FMT-EQ10-11 along a randomizer's privacy profile (GAUSS-PROFILE-LDP). [DOM each]
+  """FMT-EQ10-11 along a randomizer's privacy profile (GAUSS-PROFILE-LDP).
+  [DOM each]
 
   A randomizer that is (eps0, delta0(eps0))-LDP for every eps0 is, at each
   eps0 of `LOCAL_EPSILON_GRID` and delta1 of the FMT-EQ10-11 grid, a valid

@@ -133,13 +133,14 @@ def _built_round(event: dp_event.DpEvent, interval: float,
   if (isinstance(event, dp_event.TruncatedSubsampledGaussianDpEvent)
       and event.sampling_probability and event.truncated_batch_size
       and event.dataset_size and event.noise_multiplier):
-    return privacy_loss_distribution.from_truncated_subsampled_gaussian_mechanism(
-        dataset_size=event.dataset_size,
-        sampling_probability=event.sampling_probability,
-        truncated_batch_size=event.truncated_batch_size,
-        noise_multiplier=event.noise_multiplier,
-        value_discretization_interval=interval,
-        neighboring_relation=relation)
+    return (privacy_loss_distribution
+            .from_truncated_subsampled_gaussian_mechanism(
+                dataset_size=event.dataset_size,
+                sampling_probability=event.sampling_probability,
+                truncated_batch_size=event.truncated_batch_size,
+                noise_multiplier=event.noise_multiplier,
+                value_discretization_interval=interval,
+                neighboring_relation=relation))
   return None
 
 
@@ -230,7 +231,8 @@ class GridComposition:
       names += (pair_sums.DELETION_AS_REPLACE_ONE,)
     self._progress.step()
     if count > 0:
-      self._pending.append((composition.to_privacy_loss_distribution(pmf), count))
+      self._pending.append(
+          (composition.to_privacy_loss_distribution(pmf), count))
     self.contributions.append(ShufflePldContribution(reported, count, names))
 
   def _compose_sampler(self, event, count: int) -> None:

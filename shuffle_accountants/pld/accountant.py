@@ -219,7 +219,8 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
       ledger = self._grouped_ledger()
       self._derived.grid = grid.automatic_grid(
           ledger, self._relative_accuracy, self._krr_adversary,
-          self._relative_width, self._progress_over(ledger, 'choosing the grid'))
+          self._relative_width,
+          self._progress_over(ledger, 'choosing the grid'))
     return self._derived.grid
 
   def _progress_over(self, ledger: dp_event.DpEvent, phase: str
@@ -242,7 +243,8 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
       return ()  # a Gaussian-only ledger holds no shuffle event
     try:
       return tuple(self._composition().contributions)
-    except composition.GridTooFineError:  # no PLD within budget: nothing composed
+    except composition.GridTooFineError:
+      # no PLD within budget: nothing composed
       return ()
 
   def compose(self, event: dp_event.DpEvent, count: int = 1

@@ -169,7 +169,8 @@ _VECTORS = ('not used (plain clipping of vectors, d > 1: its worst pair is '
             'unproven, NUM-BLANKET (iv))')
 
 
-PROFILE_LDP_PAIR = 'FMT-EQ10-11 on the Gaussian privacy profile (GAUSS-PROFILE-LDP)'
+PROFILE_LDP_PAIR = ('FMT-EQ10-11 on the Gaussian privacy profile '
+                    '(GAUSS-PROFILE-LDP)')
 
 
 def _gaussian_pairs(num_users: int, randomizer, discretization):

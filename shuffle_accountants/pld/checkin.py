@@ -103,7 +103,8 @@ Discretize = Callable[[privacy_loss.PldAtoms, float], discrete.GridPmf]
 
 
 def gaussian_shift(noise_multiplier: float) -> float:
-  """mu = 2 / sigma: the replace-one shift of a clipped report in noise units."""
+  """mu = 2 / sigma: the replace-one shift of a clipped report in noise
+  units."""
   return 2.0 / noise_multiplier
 
 
@@ -406,7 +407,8 @@ def pmf_reach(num_users: int, checkin_rate: float,
 def loss_variance_bound(num_users: int, checkin_rate: float,
                         local_epsilon: Optional[float] = None,
                         noise_multiplier: Optional[float] = None,
-                        relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH,
+                        relative_width: float = (
+                            clone_pairs.DEFAULT_RELATIVE_WIDTH),
                         sample_size: Optional[int] = None) -> float:
   """About E[L^2] of a round's finite losses, from above (grid choice only).
 

@@ -300,14 +300,15 @@ def vector_blanket_deltas(num_users: int, noise_multiplier: float,
   t = y_1 / r, rho = gamma e^{r (1 + t) / sigma^2} and
   rho' = gamma e^{r (1 - t) / sigma^2}. Under omega, r and t are
   independent: t = 2 B - 1, B ~ Beta((d - 1) / 2, (d - 1) / 2), and r has
-  density proportional to that of sigma chi_d times e^{-(2 r + 1) / (2 sigma^2)}.
+  density proportional to that of sigma chi_d times
+  e^{-(2 r + 1) / (2 sigma^2)}.
   L = gamma e^{r / s^2} (e^{y_1 / s^2} - a e^{-y_1 / s^2}) is increasing in
   y_1 = r t: on a cell [r0, r1] x [t0, t1] it is at most its value at
   y_1 = max(r0 t1, r1 t1) with the prefactor at r1 (bracket > 0) or r0
   (bracket <= 0); cell masses use the tilt at the start of 32
-  sub-cells, over a lower bound on gamma, which is also the others' blanket probability (a smaller
-  blanket is valid). Above the clamp radius r_c, rho is clamped at
-  gamma e^{2 r_c / s^2}; the leak is at most P[|N(e1, s^2 I)| > r_c].
+  sub-cells, over a lower bound on gamma, which is also the others' blanket
+  probability (a smaller blanket is valid). Above the clamp radius r_c, rho is
+  clamped at gamma e^{2 r_c / s^2}; the leak is at most P[|N(e1, s^2 I)| > r_c].
   """
   epsilons = np.asarray(epsilons, dtype=np.float64)
   sigma, d = noise_multiplier, dimension

@@ -62,7 +62,8 @@ __all__ = [
 
 
 def sum_shift(noise_multiplier: float, counts) -> np.ndarray:
-  """mu_k = 2 / (sigma sqrt(k)): sensitivity 2C over the sum's noise s sqrt(k)."""
+  """mu_k = 2 / (sigma sqrt(k)): sensitivity 2C over the sum's noise
+  s sqrt(k)."""
   return 2.0 / (noise_multiplier * np.sqrt(np.asarray(counts, np.float64)))
 
 
@@ -157,7 +158,8 @@ def loss_spread(num_users: int, checkin_rate: float, noise_multiplier: float,
 
 def loss_variance_bound(num_users: int, checkin_rate: float,
                         noise_multiplier: float,
-                        relative_width: float = clone_pairs.DEFAULT_RELATIVE_WIDTH,
+                        relative_width: float = (
+                            clone_pairs.DEFAULT_RELATIVE_WIDTH),
                         participation: str = events.DEFAULT_PARTICIPATION,
                         min_reporting: Optional[int] = None) -> float:
   """About E[L^2] of a round's finite losses, from above (grid choice only).

@@ -26,7 +26,8 @@ from shuffle_accountants import randomizers
 from shuffle_accountants.pld import roundoff
 
 __all__ = [
-    'binary_rr_all_equal_pair_epsilon_lower_bound', 'composed_epsilon_lower_bound',
+    'binary_rr_all_equal_pair_epsilon_lower_bound',
+    'composed_epsilon_lower_bound',
     'dataset_pair_atoms',
     'randomizer_epsilon_lower_bound',
 ]
@@ -384,11 +385,11 @@ def randomizer_epsilon_lower_bound(randomizer: randomizers.Randomizer,
   the all-equal pair, which is then exact up to rounding; for the
   third-value pair they are a post-processing), and for the third-value
   pair also the two counts among the reports with c = 1 and among those
-  with c = 0, c a third bit ("supports z": LB-THIRD-SPLIT), both directions, composed T
-  times by `composed_epsilon_lower_bound` (ROUNDOFF-LOWER), so every
-  numerical error lowers it, at every delta. The largest is returned: what no certified accountant
-  can go below. None when the randomizer's bit laws are not known (a
-  `FiniteRandomizer`).
+  with c = 0, c a third bit ("supports z": LB-THIRD-SPLIT), both directions,
+  composed T times by `composed_epsilon_lower_bound` (ROUNDOFF-LOWER), so every
+  numerical error lowers it, at every delta. The largest is returned: what no
+  certified accountant can go below. None when the randomizer's bit laws are
+  not known (a `FiniteRandomizer`).
   """
   num_users = _validation.check_integer('num_users', num_users, 1)
   rounds = _validation.check_integer('rounds', rounds, 1)

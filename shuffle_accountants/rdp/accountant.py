@@ -11,12 +11,13 @@ It handles
   a hidden uniform sample of m of N users reports (WBK19-THM9);
 * `CheckInEvent` (pure LDP or local Gaussian noise): LIEW-THM2 with the
   k = 0 term, per k the smaller of WBK19-THM9 and the Renyi moment of the
-  symmetric pair with the KHH-SUBSAMPLED profile (`checkin.checkin_rdp_upper_bound`;
-  docs/mathematics.md ORDERED-RDP-UNSOUND explains why the ordered pairs'
-  moments are not used) and, for pure LDP, per order the smaller of that, the
-  bound of the same round at rate 1 (DOMINATING-ROUNDS), so epsilon never
-  exceeds its value at rate 1, and the Renyi divergence of the round's
-  CHECKIN-BLANKET blanket pairs (BLANKET-RDP, `blanket`);
+  symmetric pair with the KHH-SUBSAMPLED profile
+  (`checkin.checkin_rdp_upper_bound`; docs/mathematics.md
+  ORDERED-RDP-UNSOUND explains why the ordered pairs' moments are not used) and,
+  for pure LDP, per order the smaller of that, the bound of the same round at
+  rate 1 (DOMINATING-ROUNDS), so epsilon never exceeds its value at rate 1, and
+  the Renyi divergence of the round's CHECKIN-BLANKET blanket pairs
+  (BLANKET-RDP, `blanket`);
 * `SubsampledShuffleGaussianEvent`: WBK19-THM9 on the Gaussian RDP without
   shuffling gain (docs/mathematics.md GAUSS-NO-GAIN), whatever its `dimension`;
 * `DistributedCheckInEvent`: SECAGG-REVEALED (participants revealed, exact) or
@@ -306,8 +307,8 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     >>> accountant.get_epsilon(1e-6)
 
   Every RDP value composed for a shuffle event is a proven upper bound
-  (see `shuffle_round` and `checkin`); `contributions` and `explain` show which bound won.
-  `state_dict()` / `load_state_dict()` save and restore it exactly
+  (see `shuffle_round` and `checkin`); `contributions` and `explain` show which
+  bound won. `state_dict()` / `load_state_dict()` save and restore it exactly
   (`shuffle_accountants.checkpoints`).
   """
 

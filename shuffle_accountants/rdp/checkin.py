@@ -204,11 +204,11 @@ def _symmetrized_subsampled_log_moments(num_users: int, local_epsilon: float,
   mu_i) the integral is closed form:
     1 + sum_{m_i > 0} mu_i expm1((lam - 1) m_i) (1 - e^{-lam m_i}).
   This is the moment of the *symmetric* pair with profile delta_1. The
-  larger of the two ordered pairs' own moments is not a bound (docs/mathematics.md
-  ORDERED-RDP-UNSOUND: third-value datasets exceed it). Truncated clone-pair
-  mass (losses in [-eps0, eps0]) enters as an atom at the largest subsampled
-  loss, which only raises delta_1 for eps >= 0 (docs/mathematics.md
-  TAILS-TO-INFINITY).
+  larger of the two ordered pairs' own moments is not a bound
+  (docs/mathematics.md ORDERED-RDP-UNSOUND: third-value datasets exceed it).
+  Truncated clone-pair mass (losses in [-eps0, eps0]) enters as an atom at the
+  largest subsampled loss, which only raises delta_1 for eps >= 0
+  (docs/mathematics.md TAILS-TO-INFINITY).
   """
   if num_users == 0:  # no check-in (a label below a tiny rate's window)
     return np.zeros(orders.size)  # nothing is released: the moment is 1

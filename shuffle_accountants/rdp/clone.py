@@ -11,7 +11,8 @@ the pair
   P = (A + Delta, C - A + 1 - Delta),  Q = (A + 1 - Delta, C - A + Delta)
 
 dominates the shuffler: the shuffled output on either dataset is a
-post-processing of P or Q. Given C = c, write a = first coordinate, b = c + 1 - a:
+post-processing of P or Q. Given C = c, write a = first coordinate,
+b = c + 1 - a:
 
   P_c(a) = B_{c+1}(a) 2 (q a + (1 - q) b) / (c + 1),
   L(a)   = log(P_c(a) / Q_c(a)) = log((e^{eps0} a + b) / (a + e^{eps0} b)).
@@ -47,7 +48,8 @@ _CHUNK_OUTPUTS = 1 << 17
 
 def _privacy_loss(outputs: np.ndarray, num_outputs: int,
                   local_epsilon: float) -> np.ndarray:
-  """L(a) = log((e^eps0 a + b) / (a + e^eps0 b)), b = num_outputs - a, via log1p."""
+  """L(a) = log((e^eps0 a + b) / (a + e^eps0 b)), b = num_outputs - a,
+  via log1p."""
   other = num_outputs - outputs
   expm1_eps = np.expm1(local_epsilon)
   return np.log1p(expm1_eps * (outputs - other)

@@ -2,9 +2,9 @@
 
 IDs: GIRGIS-UB1, GIRGIS-UB2, GIRGIS-UB-MIX [UB]; GIRGIS-LB, GIRGIS-COR2 [LB]
 
-GIRGIS-* in docs/mathematics.md (arXiv numbering). Setting: `num_users` users, each applies
-a pure `local_epsilon`-LDP randomizer, outputs are shuffled; replace-one
-neighbours over a public population. With
+GIRGIS-* in docs/mathematics.md (arXiv numbering). Setting: `num_users` users,
+each applies a pure `local_epsilon`-LDP randomizer, outputs are shuffled;
+replace-one neighbours over a public population. With
 n_bar = floor((n - 1) / (2 e^{eps0})) + 1:
 
 * GIRGIS-UB1 (Thm 1, eq. 6)  [UB], integer orders.
@@ -94,8 +94,9 @@ def _log_b5_excess_fn(local_epsilon: float, orders: np.ndarray):
 
   def log_excess(users: float) -> np.ndarray:
     log_users = np.log(users)
-    higher = _numerics.log_sum_exp(fixed + (i / 2) * (log_base_fixed - log_users),
-                               axis=1) if i.size else -np.inf
+    higher = _numerics.log_sum_exp(
+        fixed + (i / 2) * (log_base_fixed - log_users),
+        axis=1) if i.size else -np.inf
     value = np.logaddexp(log_second_fixed - log_users, higher)
     return np.where(summed, value, np.inf)
 
@@ -145,7 +146,8 @@ def girgis_ub2(num_users: int, local_epsilon: float, orders) -> np.ndarray:
 
 def girgis_ub_mix(num_users: int, local_epsilon: float, orders,
                   relative_block_width: float = 1e-3) -> np.ndarray:
-  """GIRGIS-UB-MIX (docs/mathematics.md, derived): RDP bound at integer orders. [UB]
+  """GIRGIS-UB-MIX (docs/mathematics.md, derived): RDP bound at integer
+  orders. [UB]
 
   By Thm 4 the moment is at most E_m[E_{m}] with m ~ Bin(n-1, e^{-eps0})
   clones-like users, E_m <= min{e^{(order-1) cap}, B5(m+1), B6(m+1)} (Thm 5,
@@ -212,7 +214,8 @@ def efm19_rdp_baseline(num_users: int, local_epsilon: float,
   """EFM19-RDP as quoted by Girgis et al. (eq. 10). [UB ?] Baseline only.
 
   order * 2 e^{4 eps0} (e^eps0 - 1)^2 / n. Its original conditions are not
-  verified (docs/mathematics.md), so it is shown for comparison and never used to account.
+  verified (docs/mathematics.md), so it is shown for comparison and never used
+  to account.
   """
   num_users, local_epsilon = _check_common(num_users, local_epsilon)
   orders = _validation.check_orders(orders)
@@ -221,7 +224,8 @@ def efm19_rdp_baseline(num_users: int, local_epsilon: float,
 
 
 def _all_equal_pair_log_moments(num_users, local_epsilon, exponents):
-  """log E_{k ~ Bin(n, 1/(e^eps0+1))}[R(k)^exponent], R = (k e^eps0 + (n-k) e^-eps0)/n.
+  """log E_{k ~ Bin(n, 1/(e^eps0+1))}[R(k)^exponent],
+  R = (k e^eps0 + (n-k) e^-eps0)/n.
 
   R(k) is the likelihood ratio M(D')/M(D) of shuffled binary randomized
   response on D = (0, ..., 0), D' = (0, ..., 0, 1); E[R] = 1. Terms outside a
@@ -278,7 +282,8 @@ def girgis_lower_bound(num_users: int, local_epsilon: float,
 def binary_rr_all_equal_pair_rdp_lower_bound(num_users: int,
                                              local_epsilon: float,
                                              orders) -> np.ndarray:
-  """Exact RDP of shuffled binary RR on the all-equal pair, both orders. [LB, PAIR]
+  """Exact RDP of shuffled binary RR on the all-equal pair, both orders.
+  [LB, PAIR]
 
   max(D_order(M(D') || M(D)), D_order(M(D) || M(D'))) for D = (0,...,0),
   D' = (0,...,0,1). The first is GIRGIS-LB; the second uses the same

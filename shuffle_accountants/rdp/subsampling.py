@@ -8,10 +8,11 @@ mechanism on datasets of `sample_size` records is (j, eps(j))-RDP for integers
 `sample_size`-subset of `population_size` records (gamma = ratio) is
 (order, eps'(order))-RDP for integer order >= 2 with
 
-  eps'(order) <= log(1 + gamma^2 C(order,2) min{4(e^{eps(2)} - 1),
-                                              e^{eps(2)} min{2, (e^{eps(inf)} - 1)^2}}
+  eps'(order) <= log(1 + gamma^2 C(order,2)
+                             min{4(e^{eps(2)} - 1),
+                                 e^{eps(2)} min{2, (e^{eps(inf)} - 1)^2}}
                     + sum_{j=3}^{order} gamma^j C(order,j) e^{(j-1) eps(j)}
-                                         min{2, (e^{eps(inf)} - 1)^j}) / (order - 1),
+                          min{2, (e^{eps(inf)} - 1)^j}) / (order - 1),
 
 and also eps'(order) <= eps(order) (subsampling never hurts), which callers
 apply by taking the minimum with the base bound.

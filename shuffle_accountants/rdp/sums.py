@@ -10,9 +10,9 @@ divergences add over a product and cannot grow under post-processing, so
 the largest group divergence of each family, summed, bounds the round at
 every order [UB]; with two values (d = 2, SUM-OF-BITS (vii)) the largest
 sum over each group and its partner group. The +infinity mass of a group
-pair (its truncated outputs) is charged the coordinate's largest loss, which bounds every
-output's. Under deletion (SUM-OF-BITS-DELETION) one coordinate changes, in
-either order: the larger of the two families' divergences bounds it.
+pair (its truncated outputs) is charged the coordinate's largest loss, which
+bounds every output's. Under deletion (SUM-OF-BITS-DELETION) one coordinate
+changes, in either order: the larger of the two families' divergences bounds it.
 With aggregator noise (SUM-OF-BITS-WITH-NOISE) the families carry the
 noise, and the noise alone (two coordinates, or one under deletion, each
 moved by at most 1) is a second candidate.

@@ -60,7 +60,8 @@ class RandomAllocationDpEvent(dp_event.DpEvent):
   def __attrs_post_init__(self):
     if not isinstance(self.event, dp_event.DpEvent):
       raise TypeError('event must be a dp_accounting DpEvent (e.g. '
-                      f'GaussianDpEvent(noise_multiplier)); got {self.event!r}.')
+                      'GaussianDpEvent(noise_multiplier)); got '
+                      f'{self.event!r}.')
     if self.num_selected > self.num_steps:
       raise ValueError(
           f'num_selected must be in [1, num_steps={self.num_steps}]; got '

@@ -200,7 +200,8 @@ def _epoch_pld(noise_multiplier: float, num_selected: int, num_steps: int,
         f'outside [{SMALLEST_NOISE_MULTIPLIER:g}, '
         f"{LARGEST_NOISE_MULTIPLIER:g}], where PLD_accounting's epoch PLD "
         'is computed without overflow (outside, its loss grid leaves the '
-        'range of exp or holds too few points). Use a noise multiplier in that range, or '
+        'range of exp or holds too few points). Use a noise multiplier in '
+        'that range, or '
         "ShuffledBatchesDpEvent (the 'shuffled_batches' Opacus accountant), "
         'which claims no amplification.')
   package = _package()

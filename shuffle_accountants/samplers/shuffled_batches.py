@@ -145,7 +145,8 @@ def _best_ratio(p_tail: np.ndarray, q_tail: np.ndarray, delta: float) -> float:
 
 def _cell_masses(edges: np.ndarray, spike: float, noise_multiplier: float,
                  steps: int) -> np.ndarray:
-  """P[M in each cell] for the cells (-inf, e_0], (e_0, e_1], ..., (e_K, inf)."""
+  """P[M in each cell] for the cells
+  (-inf, e_0], (e_0, e_1], ..., (e_K, inf)."""
   log_cdf = _log_max_cdf(edges, spike, noise_multiplier, steps)
   cdf, survival = np.exp(log_cdf), -np.expm1(log_cdf)
   # Differences of whichever of cdf / survival is small: no cancellation.

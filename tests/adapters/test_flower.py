@@ -1,4 +1,5 @@
-"""Flower adapter: PldAccountant against Flower's protocol, closed forms and Flower's RDP backend."""
+"""Flower adapter: PldAccountant against Flower's protocol, closed forms and
+Flower's RDP backend."""
 
 import inspect
 import json
@@ -50,11 +51,14 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
 
 
 def mixture_delta(shift: float, ratio: float, epsilon: float) -> float:
-  """Larger delta(eps) of both orders of (r N(shift) + (1-r) N(0), N(0)), by quadrature."""
-  p = lambda x: ratio * stats.norm.pdf(x - shift) + (1 - ratio) * stats.norm.pdf(x)
+  """Larger delta(eps) of both orders of (r N(shift) + (1-r) N(0), N(0)), by
+  quadrature."""
+  p = lambda x: (ratio * stats.norm.pdf(x - shift)
+                 + (1 - ratio) * stats.norm.pdf(x))
   q = stats.norm.pdf
   def hockey(first, second):
-    return integrate.quad(lambda x: max(0.0, first(x) - math.exp(epsilon) * second(x)),
+    return integrate.quad(
+        lambda x: max(0.0, first(x) - math.exp(epsilon) * second(x)),
                           -40, 40 + shift, points=[0.0, shift], limit=400,
                           epsabs=1e-14)[0]
   return max(hockey(p, q), hockey(q, p))
@@ -81,10 +85,12 @@ def test_implements_flowers_protocol_with_its_signatures():
              if parameter not in extras]
             == list(inspect.signature(theirs).parameters)), name
   assert (list(inspect.signature(PldAccountant).parameters)
-          == list(inspect.signature(rdp_accountant.RdpAccountant).parameters)[:1])
+          == list(inspect.signature(
+              rdp_accountant.RdpAccountant).parameters)[:1])
 
 
-@pytest.mark.parametrize('backend', [PldAccountant, rdp_accountant.RdpAccountant])
+@pytest.mark.parametrize('backend',
+                         [PldAccountant, rdp_accountant.RdpAccountant])
 @pytest.mark.parametrize('model', MODELS)
 def test_protocol_behaviour_shared_with_flowers_backend(backend, model):
   """What the protocol promises, checked on Flower's backend and ours alike."""
@@ -111,7 +117,8 @@ def test_protocol_behaviour_shared_with_flowers_backend(backend, model):
   assert restored.num_releases == 3
   assert restored.get_epsilon(DELTA) == before  # bit for bit
   with pytest.raises(ValueError):
-    restored.load_state_dict(backend(config(model, population=999)).state_dict())
+    restored.load_state_dict(
+        backend(config(model, population=999)).state_dict())
   with pytest.raises(ValueError):
     accountant.compose(GaussianPrivacyEvent(2.0, 5, 999))
   with pytest.raises(ValueError):
@@ -122,7 +129,8 @@ def test_protocol_behaviour_shared_with_flowers_backend(backend, model):
 
 @pytest.mark.parametrize('sigma', [0.3, 0.7, 1.0, 2.0, 5.0, 20.0])
 @pytest.mark.parametrize('rounds', [1, 10, 300])
-def test_no_amplification_within_one_percent_of_the_gdp_closed_form(sigma, rounds):
+def test_no_amplification_within_one_percent_of_the_gdp_closed_form(
+    sigma, rounds):
   accountant = PldAccountant(config(NO_AMPLIFICATION))
   accountant.compose(GaussianPrivacyEvent(sigma, 10, 1000), rounds)
   exact = gaussian_epsilon(math.sqrt(rounds) / sigma, DELTA)
@@ -143,7 +151,8 @@ def test_rounds_of_different_noise_compose_to_the_gdp_of_their_sum():
 
 @pytest.mark.parametrize('model, shift_per_inverse_sigma',
                          [(POISSON, 1.0), (WITHOUT_REPLACEMENT, 2.0)])
-@pytest.mark.parametrize('sigma, sample_size', [(0.8, 100), (1.5, 30), (3.0, 500)])
+@pytest.mark.parametrize('sigma, sample_size',
+                         [(0.8, 100), (1.5, 30), (3.0, 500)])
 @pytest.mark.parametrize('epsilon', [0.0, 0.3, 1.5])
 def test_one_sampled_release_is_above_its_pair_by_quadrature(
     model, shift_per_inverse_sigma, sigma, sample_size, epsilon):
@@ -236,11 +245,13 @@ def test_an_edited_state_never_loads_below_the_true_epsilon(edit):
 
 def test_refuses_foreign_state_and_types_with_named_parameters():
   accountant = PldAccountant(config(NO_AMPLIFICATION))
-  flower_state = rdp_accountant.RdpAccountant(config(NO_AMPLIFICATION)).state_dict()
+  flower_state = rdp_accountant.RdpAccountant(
+      config(NO_AMPLIFICATION)).state_dict()
   with pytest.raises(ValueError, match='backend'):
     accountant.load_state_dict(flower_state)
   state = accountant.state_dict()
-  state['compositions'] = [{'event': {'noise_multiplier': -1.0, 'sample_size': 1,
+  state['compositions'] = [{'event': {'noise_multiplier': -1.0,
+                                      'sample_size': 1,
                                       'population_size': 1000}, 'count': 1}]
   with pytest.raises(ValueError, match='edited'):
     accountant.load_state_dict(state)
@@ -366,12 +377,14 @@ def test_each_share_and_the_event_follow_the_opacus_convention(server_identity):
 def test_the_model_moves_by_the_sum_over_the_count(server_identity):
   strategy = wrapper(checkin_rate=0.5)
   _, replies, (arrays, metrics) = one_round(strategy, 1, np.full(4, 0.1))
-  updates = [reply.content['arrays'].to_numpy_ndarrays()[0] for reply in replies]
+  updates = [reply.content['arrays'].to_numpy_ndarrays()[0]
+             for reply in replies]
   assert metrics['dp-participants'] == len(replies)
   np.testing.assert_allclose(arrays.to_numpy_ndarrays()[0],
                              np.sum(updates, axis=0) / len(updates), rtol=1e-14)
   # Clients send no training metrics beyond the participation bit.
-  assert set(replies[0].content['metrics']) == {'dp-participant', 'num-examples'}
+  assert set(replies[0].content['metrics']) == {'dp-participant',
+                                                'num-examples'}
 
 
 @pytest.mark.parametrize('participation, min_reporting',
@@ -381,7 +394,8 @@ def test_every_round_is_one_event_in_the_ledger(server_identity, participation,
   strategy = wrapper(participation=participation, min_reporting=min_reporting)
   ledger = ShufflePldAccountant()
   for server_round in (1, 2, 3):
-    messages, _, (_, metrics) = one_round(strategy, server_round, np.full(4, 0.1))
+    messages, _, (_, metrics) = one_round(strategy, server_round,
+                                          np.full(4, 0.1))
     ledger.compose(DistributedCheckInEvent(
         20, 0.25, 2.0 / math.sqrt(5), participation=participation,
         min_reporting=min_reporting))
@@ -414,7 +428,8 @@ def test_hidden_non_participants_send_a_zero_update(server_identity):
   strategy = wrapper(participation='hidden', checkin_rate=0.25)
   counts = []
   for server_round in range(1, 6):
-    _, replies, (_, metrics) = one_round(strategy, server_round, np.full(4, 1.0))
+    _, replies, (_, metrics) = one_round(strategy, server_round,
+                                         np.full(4, 1.0))
     bits = [reply.content['metrics']['dp-participant'] for reply in replies]
     for bit, reply in zip(bits, replies):
       if bit == 0:
@@ -479,7 +494,8 @@ def test_hidden_count_trains_the_participants_and_uploads_every_share(
   assert 10 < len(trained) < 80
 
 
-def test_dropouts_need_min_reporting_and_release_nothing_below_it(server_identity):
+def test_dropouts_need_min_reporting_and_release_nothing_below_it(
+    server_identity):
   # Issue 49: the round stayed in the ledger and the run ended with an
   # error, no Result. Now it releases nothing, stays accounted (its uploads
   # reached the server) and training stops.
@@ -508,11 +524,13 @@ def test_refusals_name_the_fix(server_identity):
   for strategy in (Weighted(), FedAdam()):
     with pytest.raises(ValueError, match='FedAvg'):
       flower.DistributedNoiseFixedClipping(
-          strategy, 1.0, 1.0, num_users=10, checkin_rate=0.5, target_delta=DELTA)
+          strategy, 1.0, 1.0, num_users=10, checkin_rate=0.5,
+          target_delta=DELTA)
   strategy = wrapper()
   with pytest.raises(ValueError, match='num_users'):
-    strategy.configure_train(1, flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(2)]),
-                             flwr_app.ConfigRecord(), Grid(21))
+    strategy.configure_train(
+        1, flwr_app.ArrayRecord(numpy_ndarrays=[np.zeros(2)]),
+        flwr_app.ConfigRecord(), Grid(21))
   with pytest.raises(ValueError, match='participation'):
     wrapper(participation='anonymous')
   with pytest.raises(ValueError, match='min_reporting'):

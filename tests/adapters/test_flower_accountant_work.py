@@ -1,4 +1,5 @@
-"""Flower's PldAccountant: Poisson's two halves, dp_accounting's notices, work per round."""
+"""Flower's PldAccountant: Poisson's two halves, dp_accounting's notices, work
+per round."""
 
 import logging
 import math

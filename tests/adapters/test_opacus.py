@@ -1,4 +1,5 @@
-"""Opacus adapter: a real (tiny) training loop trains and accounts the shuffle model."""
+"""Opacus adapter: a real (tiny) training loop trains and accounts the shuffle
+model."""
 
 import os
 import subprocess
@@ -67,7 +68,8 @@ def test_mean_reduction_scales_the_local_noise_like_opacus():
   nn.functional.cross_entropy(model(inputs), labels).backward()
   optimizer.step()
   noise = model._module.weight.grad
-  expected = participants**0.5 * NOISE_MULTIPLIER / optimizer.expected_batch_size
+  expected = (participants**0.5 * NOISE_MULTIPLIER
+              / optimizer.expected_batch_size)
   assert float(noise.std()) == pytest.approx(expected, rel=0.03)
 
 
@@ -347,7 +349,8 @@ def _fresh_python(code: str) -> str:
 def test_importing_the_adapter_registers_with_opacus():
   output = _fresh_python('import shuffle_accountants.adapters.opacus\n'
                          'from opacus import PrivacyEngine\n'
-                         'engine = PrivacyEngine(accountant="shuffle_checkin")\n'
+                         'engine = PrivacyEngine('
+                         'accountant="shuffle_checkin")\n'
                          'print(type(engine.accountant).__name__)')
   assert output.strip() == 'ShuffleCheckinAccountant'
 

@@ -1,4 +1,5 @@
-"""Opacus adapter: distributed check-in trains and accounts per-participant noise summed by secure aggregation; local noise says what it trains."""
+"""Opacus adapter: distributed check-in trains and accounts per-participant
+noise summed by secure aggregation; local noise says what it trains."""
 
 import math
 import os
@@ -250,12 +251,14 @@ def test_the_error_without_registration_is_the_one_the_docs_explain():
   result = subprocess.run([sys.executable, '-c', code], capture_output=True,
                           text=True, check=False, cwd='/')
   last_line = result.stderr.strip().splitlines()[-1]
-  assert last_line == f'ValueError: Unexpected accounting mechanism: {DISTRIBUTED}'
+  assert last_line == ('ValueError: Unexpected accounting mechanism: '
+                       f'{DISTRIBUTED}')
   docs = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, 'docs',
                       'opacus.md')
   with open(docs, encoding='utf-8') as page:
     opening = ''.join(page.readlines()[:12])
-  assert 'ValueError: Unexpected accounting mechanism: shuffle_checkin' in opening
+  assert ('ValueError: Unexpected accounting mechanism: shuffle_checkin'
+          in opening)
   assert 'import shuffle_accountants' in opening
 
 

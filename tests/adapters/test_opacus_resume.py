@@ -1,4 +1,5 @@
-"""A training run killed after its checkpoint resumes with the epsilon of an uninterrupted run."""
+"""A training run killed after its checkpoint resumes with the epsilon of an
+uninterrupted run."""
 
 import os
 import signal

@@ -1,4 +1,5 @@
-"""Opacus sampler accountants: registration, RandomAllocationSampler, the sampler <-> accountant contract at make_private, and the noise trained."""
+"""Opacus sampler accountants: registration, RandomAllocationSampler, the
+sampler <-> accountant contract at make_private, and the noise trained."""
 
 import math
 
@@ -28,8 +29,9 @@ adapter.install_data_loader_check()
 
 def _dataset():
   generator = torch.Generator().manual_seed(0)
-  return TensorDataset(torch.randn(NUM_EXAMPLES, FEATURES, generator=generator),
-                       torch.randint(0, 2, (NUM_EXAMPLES,), generator=generator))
+  return TensorDataset(
+      torch.randn(NUM_EXAMPLES, FEATURES, generator=generator),
+      torch.randint(0, 2, (NUM_EXAMPLES,), generator=generator))
 
 
 def _loader(kind):

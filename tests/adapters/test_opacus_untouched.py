@@ -1,4 +1,5 @@
-"""Opacus' own accountants train and account the same with or without shuffle-accountants imported.
+"""Opacus' own accountants train and account the same with or without
+shuffle-accountants imported.
 
 Each run is a fresh interpreter: Opacus' "prv" or "rdp" accountant trains the
 tiny model of `opacus_training` once with Poisson sampling and once on

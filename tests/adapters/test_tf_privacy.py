@@ -1,4 +1,5 @@
-"""TF-Privacy-style statements: numbers, errors, and TF-Privacy's own accounting."""
+"""TF-Privacy-style statements: numbers, errors, and TF-Privacy's own
+accounting."""
 
 import importlib.util
 import math

@@ -1,4 +1,5 @@
-"""examples/training_modes.py runs (quick mode), and docs/training.md shows the table its full run prints."""
+"""examples/training_modes.py runs (quick mode), and docs/training.md shows the
+table its full run prints."""
 
 import os
 import re

@@ -1,4 +1,5 @@
-"""`--noise binomial|discrete-gaussian`: the CLI accounts a noisy integer sum."""
+"""`--noise binomial|discrete-gaussian`: the CLI accounts a noisy integer
+sum."""
 
 import json
 

@@ -229,10 +229,11 @@ def _exact_pair_plds(num_users, rate, local_epsilon, rounds, interval):
                                        forward)
     indices, inverse = np.unique(np.floor(losses / interval).astype(np.int64),
                                  return_inverse=True)
-    pld = privacy_loss_distribution.PrivacyLossDistribution.create_from_rounded_probability(
-        dict(zip(indices.tolist(),
-                 np.bincount(inverse, weights=masses).tolist())),
-        0.0, interval, pessimistic_estimate=False)
+    pld = (privacy_loss_distribution.PrivacyLossDistribution
+           .create_from_rounded_probability(
+               dict(zip(indices.tolist(),
+                        np.bincount(inverse, weights=masses).tolist())),
+               0.0, interval, pessimistic_estimate=False))
     plds.append(pld.self_compose(rounds) if rounds > 1 else pld)
   return plds
 

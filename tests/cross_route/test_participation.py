@@ -286,7 +286,8 @@ def test_invalid_arguments_name_the_parameter_value_and_range(keywords, error,
 def test_defaults_positional_fields_and_named_tuples():
   event = DistributedCheckInEvent(100, 0.1, 2.0)
   assert (event.participation, event.min_reporting) == ('revealed', None)
-  assert DistributedCheckInEvent(100, 0.1, 2.0, 'hidden', 5.0).min_reporting == 5
+  assert DistributedCheckInEvent(100, 0.1, 2.0, 'hidden',
+                                 5.0).min_reporting == 5
   for event in (DistributedCheckInEvent(100, 0.1, 2.0),
                 DistributedCheckInEvent(100, 0.1, 2.0, participation='hidden',
                                         min_reporting=7),

@@ -2,11 +2,11 @@
 
 Random cases over the documented ranges (n 1..1e10, eps0 0..20, check-in
 rate 1e-12..1, sigma 1e-3..1e5, counts 1..1e9, delta 1e-300..0.9) run each
-in a process whose resident memory is capped at 2.5 GB, with a time limit, so that one runaway case fails
-the test instead of exhausting CI. Each answer must be finite where a
-finite certified answer exists (always, for pure LDP: basic composition),
-non-negative, at most basic composition, monotone in delta, and a delta in
-[0, 1]; and quiet: the cases run with warnings as errors (issue 24).
+in a process whose resident memory is capped at 2.5 GB, with a time limit, so
+that one runaway case fails the test instead of exhausting CI. Each answer must
+be finite where a finite certified answer exists (always, for pure LDP: basic
+composition), non-negative, at most basic composition, monotone in delta, and a
+delta in [0, 1]; and quiet: the cases run with warnings as errors (issue 24).
 """
 
 import json

@@ -28,7 +28,8 @@ def _prose(page: pathlib.Path) -> str:
 
 @functools.lru_cache(maxsize=None)
 def anchors(page: pathlib.Path) -> frozenset:
-  """The ids a link can name on `page`: those of the page as mkdocs renders it."""
+  """The ids a link can name on `page`: those of the page as mkdocs renders
+  it."""
   markdown = pytest.importorskip('markdown')
   html = markdown.markdown(page.read_text(encoding='utf-8'),
                            extensions=_EXTENSIONS)

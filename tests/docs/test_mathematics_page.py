@@ -1,4 +1,5 @@
-"""Every ID the package, README and docs cite resolves on docs/mathematics.md."""
+"""Every ID the package, README and docs cite resolves on
+docs/mathematics.md."""
 
 import pathlib
 import re

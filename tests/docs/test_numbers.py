@@ -48,9 +48,10 @@ def test_marked_number_is_current(page, kind, key):
     pytest.importorskip('flwr')
   text = page.read_text(encoding='utf-8')
   problems = docs_numbers.stale(
-      '\n'.join(m.group(0) for m in (docs_numbers.VALUE_MARK if kind == 'value'
-                                     else docs_numbers.TABLE_MARK).finditer(text)
-                if m.group('key') == key), lambda entry: True)
+      '\n'.join(
+          m.group(0) for m in (docs_numbers.VALUE_MARK if kind == 'value'
+                               else docs_numbers.TABLE_MARK).finditer(text)
+          if m.group('key') == key), lambda entry: True)
   assert not problems, (
       f'{problems}\nRun `python -m tools.docs_numbers` to rewrite the pages.')
 

@@ -1,4 +1,5 @@
-"""Every Python block of the README and docs runs as written, so they never rot."""
+"""Every Python block of the README and docs runs as written, so they never
+rot."""
 
 import glob
 import os

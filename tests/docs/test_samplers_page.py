@@ -1,4 +1,5 @@
-"""docs/samplers.md: its table is what benchmarks/samplers.py computes, and the digits example runs.
+"""docs/samplers.md: its table is what benchmarks/samplers.py computes, and the
+digits example runs.
 
 The whole table (random allocation too) is rerun by tests/docs/test_numbers.py
 in the slow run (key samplers.table).

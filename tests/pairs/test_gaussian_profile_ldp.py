@@ -125,8 +125,8 @@ def test_target_vectors_at_a_quarter_of_the_unshuffled_gaussian():
 
 
 def _shuffled_pair_delta_bracket(num_users, sigma, epsilon, samples, seed):
-  """Monte-Carlo bracket (low, high), 3.3 standard errors, of delta(eps) of the pair:
-  target at +1 (P) or -1 (Q), every other user at -1, scalars, C = 1.
+  """Monte-Carlo bracket (low, high), 3.3 standard errors, of delta(eps) of the
+  pair: target at +1 (P) or -1 (Q), every other user at -1, scalars, C = 1.
 
   The privacy loss of the multiset is log mean_i exp(2 y_i / sigma^2) under
   P (the per-report likelihood ratio at +1 against -1, averaged over which

@@ -1,4 +1,5 @@
-"""ShufflePldAccountant against brute force, MATH.md values and dp_accounting."""
+"""ShufflePldAccountant against brute force, MATH.md values and
+dp_accounting."""
 
 import math
 

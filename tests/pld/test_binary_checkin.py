@@ -1,4 +1,5 @@
-"""BINARY-RR-CHECKIN: check-in of binary RR, count revealed, every configuration."""
+"""BINARY-RR-CHECKIN: check-in of binary RR, count revealed, every
+configuration."""
 
 import itertools
 import math

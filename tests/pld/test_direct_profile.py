@@ -1,4 +1,5 @@
-"""The closed-form epsilon(delta) of composed PLDs (pld.composition.DirectProfile)."""
+"""The closed-form epsilon(delta) of composed PLDs
+(pld.composition.DirectProfile)."""
 
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
@@ -55,7 +56,8 @@ def test_accountant_runs_no_pure_python_search(monkeypatch):
   accountant.compose(events.ShuffleEvent(num_users=10**4, local_epsilon=1.0),
                      100)
   epsilon = accountant.get_epsilon(1e-6)
-  assert 0 < epsilon < 100 and accountant.get_delta(epsilon) <= 1e-6 * (1 + 1e-9)
+  assert 0 < epsilon < 100 and (accountant.get_delta(epsilon)
+                                <= 1e-6 * (1 + 1e-9))
 
 
 def test_an_asymmetric_pld_keeps_both_relations_in_a_batch():

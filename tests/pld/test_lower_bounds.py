@@ -1,4 +1,5 @@
-"""The all-equal binary-RR pair's ε is a lower bound: below the truth, below ours."""
+"""The all-equal binary-RR pair's ε is a lower bound: below the truth, below
+ours."""
 
 import warnings
 
@@ -57,7 +58,8 @@ def test_randomizer_lower_bound_is_quiet_where_upstream_overflows():
   randomizer = randomizers.KRandomizedResponse(100, 8.0)
   with warnings.catch_warnings():
     warnings.simplefilter('error')
-    lower = lower_bounds.randomizer_epsilon_lower_bound(randomizer, 10**6, 365, 1e-6)
+    lower = lower_bounds.randomizer_epsilon_lower_bound(randomizer, 10**6, 365,
+                                                        1e-6)
   certified = ShufflePldAccountant().compose(
       ShuffleEvent(10**6, randomizer=randomizer), 365).get_epsilon(1e-6)
   assert lower is not None and 0 < lower <= certified

@@ -1,4 +1,5 @@
-"""dp_accounting's accountant contract with the sampler events composed, nested and round-tripped like built-in events."""
+"""dp_accounting's accountant contract with the sampler events composed, nested
+and round-tripped like built-in events."""
 
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant

@@ -61,16 +61,15 @@ def distributed_noise_mod(msg, ctxt, call_next):
 
   On a training message from the wrapper it reads the clipping norm C, the
   noise share s (σ_agg·C/√(q·n); σ_agg·C/√n with ``'hidden_count'``) and
-  the participation model from the config. With ``'hidden'`` and ``'hidden_count'`` participation the client
-  checks in by its own coin (probability q, from the operating system's
-  randomness). A participant trains (the inner app), clips its update
-  (model − global) to C and adds N(0, s² I) to it. A non-participant does
-  not train: with ``'hidden'`` it replies with a zero update; with
-  ``'hidden_count'`` with its noise share alone (a zero update plus
+  the participation model from the config. With ``'hidden'`` and
+  ``'hidden_count'`` participation the client checks in by its own coin
+  (probability q, from the operating system's randomness). A participant trains
+  (the inner app), clips its update (model − global) to C and adds N(0, s² I) to
+  it. A non-participant does not train: with ``'hidden'`` it replies with a zero
+  update; with ``'hidden_count'`` with its noise share alone (a zero update plus
   N(0, s² I)), so that every upload looks alike. The reply's metric
-  ``dp-participant`` (1 or 0) is summed by secure aggregation into the
-  revealed count k; with ``'hidden_count'`` no such bit is sent (k stays
-  hidden).
+  ``dp-participant`` (1 or 0) is summed by secure aggregation into the revealed
+  count k; with ``'hidden_count'`` no such bit is sent (k stays hidden).
 
   Put it last among the mods that touch the parameters, as Flower's
   ``fixedclipping_mod``. It also serves a train function of its own
