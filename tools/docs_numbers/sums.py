@@ -61,7 +61,9 @@ def _draft():
   return header, rows
 
 
-@table('sums.targets', slow=True)
+# The 365-round certificate at eps0 = 8 sits near a rounding boundary of
+# its fourth digit, which the CPU's round-off moves (41.20 / 41.21 seen).
+@table('sums.targets', slow=True, machine_noise=3e-4)
 def _targets():
   header = ['n', 'per-bit ε0', '1 round: certified', 'lower', 'ratio',
             '365 rounds: certified', 'lower', 'ratio']
