@@ -66,12 +66,18 @@ def _without_light_atoms(atoms: privacy_loss.PldAtoms
       * (1 + _numerics.RELATIVE_SAFETY_MARGIN))
 
 
+def _group_pmfs(family, discretization: float,
+                discretize: checkin.Discretize) -> List[discrete.GridPmf]:
+  """Each group pair's grid PMF (light atoms at +infinity first)."""
+  return [discretize(_without_light_atoms(atoms), discretization)
+          for atoms in family]
+
+
 def _envelope(family, discretization: float,
               discretize: checkin.Discretize) -> discrete.GridPmf:
   """One PMF whose profile is at least every group pair's."""
-  return discrete.largest_profile([
-      discretize(_without_light_atoms(atoms), discretization)
-      for atoms in family])
+  return discrete.largest_profile(
+      _group_pmfs(family, discretization, discretize))
 
 
 def _convolve(first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -157,13 +163,13 @@ def _two_value_envelope(event: events.SumOfReportsEvent, users: int,
   """
   p, q = event.bit_probabilities()
   noise = event.aggregator_noise
-  forward = [discretize(_without_light_atoms(atoms), discretization)
-             for atoms in sums.coordinate_family_atoms(users, p, q, width,
-                                                       False, noise)]
+  forward = _group_pmfs(
+      sums.coordinate_family_atoms(users, p, q, width, False, noise),
+      discretization, discretize)
   partners = forward if isinstance(
-      event.randomizer, randomizers.SymmetricUnaryEncoding) else [
-          discretize(_without_light_atoms(atoms), discretization)
-          for atoms in sums.partner_family_atoms(users, p, q, width, noise)]
+      event.randomizer, randomizers.SymmetricUnaryEncoding) else _group_pmfs(
+          sums.partner_family_atoms(users, p, q, width, noise),
+          discretization, discretize)
   return discrete.largest_profile([
       composed(group, partner) for group, partner in zip(forward, partners)])
 
