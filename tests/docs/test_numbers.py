@@ -88,3 +88,14 @@ def test_print_comments_are_compared_at_their_digits():
     docs_numbers.printed_values(block, '0.03\n')
   assert docs_numbers.sig(0.6237, 4) == '0.6237'
   assert docs_numbers.sig(1.0e8, 2) == '1.0e8'
+
+
+def test_cpsgd_bound_reproduces_the_binomial_drafts_cited_trials():
+  # The binomial table's cpSGD column is computed; at delta = 1e-5 it must be
+  # the N the draft cites (draft-case-ppm-binomial-dp), else the formula is
+  # not the draft's.
+  from docs_numbers import secure_sums
+  for (epsilon, delta), cited in secure_sums.CPSGD_TRIALS.items():
+    assert secure_sums.cpsgd_trials(epsilon, delta) == cited
+  # The condition N/4 >= 23 log(10/delta) binds at epsilon = 3 and 1.
+  assert secure_sums.cpsgd_trials(3.0, 1e-6) == 1483

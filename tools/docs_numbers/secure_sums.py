@@ -8,8 +8,8 @@ from .core import sig
 from .core import table
 
 # draft-case-ppm-binomial-dp's points (sensitivity 1) and the coin flips it
-# cites from cpSGD's bound at delta = 1e-5 (cited constants, not computed;
-# the draft gives none at 1e-6).
+# cites from cpSGD's bound at delta = 1e-5 (the draft gives none at 1e-6;
+# `cpsgd_trials` reproduces these three and computes the 1e-6 row).
 BINOMIAL_EPSILONS = (3.0, 1.0, 0.1)
 BINOMIAL_DELTAS = (1e-5, 1e-6)
 CPSGD_TRIALS = {(3.0, 1e-5): 1272, (1.0, 1e-5): 1272, (0.1, 1e-5): 19608}
@@ -45,20 +45,63 @@ def exact_trials(epsilon, delta):
   return trials
 
 
+def cpsgd_epsilon(trials, delta, dimension=1):
+  """cpSGD's published epsilon for Bin(N, 1/2) noise, sensitivity 1 [UB].
+
+  Agarwal et al., cpSGD (NeurIPS 2018), Theorem 1 with p = 1/2, scale
+  s = 1 and Delta_1 = Delta_2 = Delta_inf = 1, as draft-case-ppm-binomial-dp
+  applies it; +inf where its condition N p (1 - p) >= max(23 log(10 d /
+  delta), 2 Delta_inf / s) fails. A published bound, shown for comparison
+  only: the library certifies the binomial mechanism by BINOMIAL-SUM.
+  """
+  p = 0.5
+  variance = trials * p * (1 - p)
+  if variance < max(23 * math.log(10 * dimension / delta), 2.0):
+    return math.inf
+  c_p = math.sqrt(2) * (3 * p**3 + 3 * (1 - p)**3 + 2 * p**2 + 2 * (1 - p)**2)
+  b_p = 2 / 3 * (p**2 + (1 - p)**2) + (1 - 2 * p)
+  d_p = 4 / 3 * (p**2 + (1 - p)**2)
+  return (math.sqrt(2 * math.log(1.25 / delta) / variance)
+          + (c_p * math.sqrt(math.log(10 / delta)) + b_p)
+          / (variance * (1 - delta / 10))
+          + (2 / 3 * math.log(1.25 / delta)
+             + d_p * math.log(20 * dimension / delta) * math.log(10 / delta))
+          / variance)
+
+
+@functools.lru_cache(maxsize=None)
+def cpsgd_trials(epsilon, delta):
+  """The smallest N that cpSGD's Theorem 1 admits at (epsilon, delta).
+
+  Its epsilon falls with N past the condition's threshold, so the smallest
+  admissible N is found by doubling and bisection on the integers.
+  """
+  high = 1
+  while cpsgd_epsilon(high, delta) > epsilon:
+    high *= 2
+  low = high // 2
+  while high - low > 1:
+    middle = (low + high) // 2
+    if cpsgd_epsilon(middle, delta) > epsilon:
+      low = middle
+    else:
+      high = middle
+  return high
+
+
 @table('secure_sums.binomial', slow=True)
 def _binomial():
   header = ['ε', 'δ', 'exact N', 'certified N', 'certified / exact',
-            "cpSGD's N (the draft)", 'cpSGD / exact']
+            "cpSGD's N (the draft's bound)", 'cpSGD / exact']
   rows = []
   for delta in BINOMIAL_DELTAS:
     for epsilon in BINOMIAL_EPSILONS:
       exact = exact_trials(epsilon, delta)
       certified = certified_trials(epsilon, delta)
-      cited = CPSGD_TRIALS.get((epsilon, delta))
+      cpsgd = cpsgd_trials(epsilon, delta)
       rows.append([f'{epsilon:g}', f'{delta:g}', str(exact), str(certified),
-                   sig(certified / exact, 4),
-                   '—' if cited is None else str(cited),
-                   '—' if cited is None else sig(cited / exact, 3)])
+                   sig(certified / exact, 4), str(cpsgd),
+                   sig(cpsgd / exact, 3)])
   return header, rows
 
 
