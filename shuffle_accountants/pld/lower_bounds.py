@@ -94,8 +94,8 @@ def binary_rr_all_equal_pair_epsilon_lower_bound(
 _MAX_LOWER_GRID = 2**17
 # The dp_accounting route is used only from this delta up: its numpy FFT's
 # round-off (about 1e-16 an entry) stays far below delta there. Below it,
-# fewer rounds go through the proven route (more rounds only raise the
-# pair's epsilon).
+# fewer rounds (more rounds only raise the pair's epsilon), or single rounds
+# on a coarser grid, go through the proven route.
 _FFT_DELTA_FLOOR = 1e-10
 # Tilts tried per bound: each resolves delta near its own saddle point.
 _MAX_TILTS = 12
@@ -215,7 +215,10 @@ def composed_epsilon_lower_bound(
     fewer = [(losses, masses, max(1, int(count * shrink)))
              for losses, masses, count in kept]
     if all(a[2] == b[2] for a, b in zip(fewer, kept)):
-      return 0.0
+      # Single rounds too wide for the grid: a coarser one that fits rounds
+      # the losses further down, which only lowers the bound.
+      return composed_epsilon_lower_bound(
+          kept, delta, interval * 1.05 * support / _MAX_LOWER_GRID)
     return composed_epsilon_lower_bound(fewer, delta, interval)
   for _ in range(_MAX_TILTS):
     result = roundoff.lower_masses(interval, grids, tilt)

@@ -197,3 +197,17 @@ def test_one_round_randomizer_pairs_never_exceed_the_exact_worst_case(
   certified = ShufflePldAccountant().compose(events.ShuffleEvent(
       num_users=num_users, randomizer=randomizer)).get_epsilon(delta)
   assert lower <= certified
+
+
+def test_single_rounds_too_wide_for_the_grid_still_give_a_bound():
+  # One round of basic RAPPOR at eps0 = 10: each coordinate's losses span
+  # 7 on a 1e-4 grid, two coordinates exceed the proven route's grid and
+  # there was no round to drop: the bound fell to 0 below delta = 1e-10
+  # (9.9997 at 1e-10). A coarser grid keeps it informative and below.
+  event = events.SumOfReportsEvent(
+      1000, randomizers.SymmetricUnaryEncoding(5, 10.0))
+  accountant = ShufflePldAccountant()
+  accountant.compose(event)
+  for delta in (1e-11, 1e-100):
+    lower = sums.sum_release_lower_bound(event, delta)
+    assert 9.99 < lower <= accountant.get_epsilon(delta), delta
