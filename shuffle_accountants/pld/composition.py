@@ -561,8 +561,9 @@ class DirectProfile:
   composition's (`roundoff.Rounds.certified_masses`, the composition redone
   in the tilted domain at the saddle point of the epsilon asked for, with a
   proven error bound); the FFT result itself only locates that epsilon.
-  Certificates are kept, and every answer is the smallest over those
-  computed so far (each is an upper bound), so `delta(epsilon(x)) <= x`.
+  Certificates are kept per key (tilt, window), and each answer comes from
+  the certificates its question selects, whatever was asked before (one
+  question, one answer), with `delta(epsilon(x)) <= x`.
   A `TwoSidedPld` is answered from its two halves, each certified on its
   own: delta is the larger, and so is epsilon. Other PLDs (composed by
   dp_accounting) keep NOT-MONOTONE's estimate: negative masses zeroed, twice
@@ -593,6 +594,11 @@ class DirectProfile:
     return max(half.epsilon(delta) for half in self._halves)
 
 
+# Certificates one epsilon query may visit before it stops on the largest
+# answer so far (each is an upper bound; a cycle of keys is met long before).
+_MAX_CERTIFICATES = 8
+
+
 class _HalfProfile:
   """`DirectProfile` of one PLD: certified if it is a `GridPld` with rounds."""
 
@@ -608,21 +614,23 @@ class _HalfProfile:
   def certified(self) -> bool:
     return self._rounds is not None
 
-  def _certificates(self, epsilon: float):
-    """(lowest loss resolved, profile) of the certificates computed so far,
-    with one whose tilt and window suit `epsilon`."""
+  def _certificate(self, epsilon: float
+                   ) -> Tuple[Tuple[float, int], Tuple[float, _PmfProfile]]:
+    """The key (tilt, window start) that suits `epsilon`, and its
+    certificate: (lowest loss resolved, profile), computed once per key."""
     assert self._rounds is not None  # the callers check
     tilt = self._rounds.saddle_point(epsilon)
     first, length = self._rounds.window(tilt, epsilon)
-    if (tilt, first) not in self._certified:
+    key = (tilt, first)
+    if key not in self._certified:
       lower, masses, infinity = self._rounds.certified_masses(tilt, first,
                                                                length)
       # A window from the lowest loss up resolves every epsilon.
       floor = (-np.inf if lower <= self._rounds.lowest()
                else lower * self._rounds.discretization)
-      self._certified[(tilt, first)] = (floor,
-          _PmfProfile(self._rounds.discretization, lower, masses, infinity))
-    return self._certified.values()
+      self._certified[key] = (floor, _PmfProfile(
+          self._rounds.discretization, lower, masses, infinity))
+    return key, self._certified[key]
 
   def delta(self, epsilon: float) -> float:
     """delta(epsilon) of the PLD, in [0, 1]."""
@@ -631,21 +639,38 @@ class _HalfProfile:
     if epsilon >= self._rounds.largest_loss():  # no loss above epsilon
       return 0.0
     # Below its window a certificate bounds nothing: delta <= 1 there.
-    return min(profile.delta(epsilon) if epsilon >= floor else 1.0
-               for floor, profile in self._certificates(epsilon))
+    floor, profile = self._certificate(epsilon)[1]
+    return profile.delta(epsilon) if epsilon >= floor else 1.0
 
   def located_epsilon(self, delta: float) -> float:
     """Where the FFT result puts epsilon at `delta`: a location, not a bound."""
     return max(part.epsilon(delta) for part in self._parts)
 
   def epsilon(self, delta: float) -> float:
-    """The smallest epsilon >= 0 with delta(epsilon) <= delta (inf if none)."""
+    """The smallest epsilon >= 0 with delta(epsilon) <= delta (inf if none).
+
+    From the certificate of the FFT's estimate, then of each answer in
+    turn, until a key repeats: the largest answer on that cycle is the
+    certified epsilon. Each answer is an upper bound at `delta`, so the
+    largest is too, and `delta` of it, answered from the certificate of
+    its own key (the cycle's next), is at most `delta`. Only the question
+    decides the certificates asked, never earlier queries.
+    """
     estimate = self.located_epsilon(delta)
     if self._rounds is None:
       return estimate
     largest = self._rounds.largest_loss()  # delta(largest) = 0
     if not np.isfinite(estimate):
       return min(estimate, largest)
-    return min([largest] + [
-        max(floor, profile.epsilon(delta)) if delta < 1 else 0.0
-        for floor, profile in self._certificates(estimate)])
+    if delta >= 1:
+      return 0.0
+    answers: Dict[Tuple[float, int], float] = {}
+    key, (floor, profile) = self._certificate(estimate)
+    while key not in answers and len(answers) < _MAX_CERTIFICATES:
+      answers[key] = max(floor, profile.epsilon(delta))
+      if answers[key] >= largest:
+        return largest
+      key, (floor, profile) = self._certificate(answers[key])
+    visited = list(answers)
+    cycle = visited[visited.index(key):] if key in answers else visited
+    return max(answers[on_cycle] for on_cycle in cycle)
