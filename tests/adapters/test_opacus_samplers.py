@@ -154,6 +154,37 @@ def test_random_allocation_starts_its_epoch_at_the_first_step(monkeypatch):
                                                (1.5, STEPS, 1e-3)]
 
 
+def test_random_allocation_composes_an_epoch_once(monkeypatch):
+  """Every started epoch counts in full, so queries after every step of an
+  epoch ask for one ledger: composed once, the answer a fresh accountant
+  gives; the next epoch, or another delta, is composed again."""
+  pytest.importorskip('PLD_accounting')
+  composed = []
+  pld_accountant = sampler_accountants.ShufflePldAccountant
+  compose = pld_accountant.compose
+
+  def counted(self, event, count=1):
+    composed.append(count)
+    return compose(self, event, count)
+
+  monkeypatch.setattr(pld_accountant, 'compose', counted)
+
+  def stepped(steps):
+    accountant = create_accountant('random_allocation')
+    for _ in range(steps):
+      accountant.step(noise_multiplier=2.0, sample_rate=1 / STEPS)
+      yield accountant
+
+  answers = [accountant.get_epsilon(1e-5) for accountant in stepped(STEPS + 1)]
+  assert composed == [1, 2]
+  assert answers[:STEPS] == [answers[0]] * STEPS
+  assert answers[STEPS] > answers[0]
+  *_, fresh = stepped(STEPS + 1)
+  assert fresh.get_epsilon(1e-5) == answers[-1]
+  assert fresh.get_epsilon(1e-6) > answers[-1]
+  assert composed == [1, 2, 2, 2]
+
+
 def test_noise_is_sigma_times_clipping_norm_on_the_sum():
   # Zero gradients, summed loss, lr 1: the update is the noise, std sigma C.
   engine = PrivacyEngine(accountant='shuffled_batches')
