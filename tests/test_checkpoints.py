@@ -8,6 +8,8 @@ import math
 import os
 import pathlib
 import struct
+import subprocess
+import sys
 import threading
 import warnings
 
@@ -21,6 +23,7 @@ import pytest
 
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants import _checkpointable
 from shuffle_accountants import checkpoints
 from shuffle_accountants import events
 from shuffle_accountants import load_accountant
@@ -204,7 +207,7 @@ def _through_json(state):
 
 def test_every_known_class_has_a_strategy():
   # A new event class must be added to the round-trip tests below.
-  known = set(checkpoints._known_classes().values())
+  known = set(_checkpointable._known_classes().values())
   covered = set(LEAVES) | set(_nested(st.nothing())) | set(RANDOMIZERS)
   assert known == covered
 
@@ -254,7 +257,7 @@ def test_a_field_added_later_round_trips_and_old_states_get_its_default(
     assert _bit_identical(checkpoints.event_from_dict(_through_json(old)),
                           extended(**values))
   finally:
-    del checkpoints._registered[extended.__name__]
+    del _checkpointable._registered[extended.__name__]
 
 
 # Events the accountants compose within a second or so.
@@ -356,6 +359,26 @@ def test_loading_replaces_what_the_accountant_held():
   target.load_state_dict(empty.state_dict())
   assert target.get_epsilon(1e-6) == 0.0
   assert target.state_dict() == empty.state_dict()
+
+
+def test_a_process_importing_only_checkpoints_loads_both_accountants(
+    tmp_path):
+  ledgers = [ShufflePldAccountant().compose(events.ShuffleEvent(1000, 1.0)),
+             ShuffleRdpAccountant().compose(dp_event.GaussianDpEvent(2.0))]
+  for index, accountant in enumerate(ledgers):
+    save_accountant(accountant, tmp_path / f'{index}.json')
+  code = ('import sys\n'
+          'from shuffle_accountants.checkpoints import load_accountant\n'
+          'for path in sys.argv[1:]:\n'
+          '  accountant = load_accountant(path)\n'
+          '  print(type(accountant).__name__, '
+          'accountant.get_epsilon(1e-6).hex())\n')
+  output = subprocess.run(
+      [sys.executable, '-c', code] + [str(tmp_path / f'{index}.json')
+                                      for index in range(len(ledgers))],
+      capture_output=True, text=True, check=True, cwd='/').stdout
+  assert output.split('\n')[:-1] == [
+      f'{type(a).__name__} {a.get_epsilon(1e-6).hex()}' for a in ledgers]
 
 
 def test_equal_events_of_other_bits_are_replayed_as_composed():
@@ -538,7 +561,7 @@ def _edit(path, change, rehash=False):
   state = json.loads(path.read_text())
   change(state)
   if rehash:  # an editor who recomputes the plain digest
-    state['integrity'] = checkpoints._integrity(state, None)
+    state['integrity'] = _checkpointable._integrity(state, None)
   path.write_text(json.dumps(state))
 
 
@@ -613,7 +636,7 @@ def test_a_state_dict_carries_the_file_digest_and_refuses_edits():
                                               100)
   epsilon = accountant.get_epsilon(1e-5)
   state = _through_json(accountant.state_dict())
-  assert state['integrity'] == checkpoints._integrity(state, None)
+  assert state['integrity'] == _checkpointable._integrity(state, None)
   key = b'k' * 32
   keyed = accountant.state_dict(key=key)
   assert ShuffleRdpAccountant.from_state_dict(
@@ -645,7 +668,7 @@ def _hostile(tmp_path, change):
   state = _through_json(ShuffleRdpAccountant().compose(
       dp_event.GaussianDpEvent(1.0)).state_dict())
   change(state)
-  state['integrity'] = checkpoints._integrity(state, None)
+  state['integrity'] = _checkpointable._integrity(state, None)
   path = tmp_path / 'hostile.json'
   path.write_text(json.dumps(state))
   return path
@@ -704,7 +727,7 @@ def test_json_nested_past_the_parser_and_huge_files_are_refused(
 
 
 def test_what_would_not_load_is_not_saved(tmp_path, monkeypatch):
-  monkeypatch.setattr(checkpoints, 'MAX_COMPOSE_CALLS', 3)
+  monkeypatch.setattr(_checkpointable, 'MAX_COMPOSE_CALLS', 3)
   accountant = ShuffleRdpAccountant()
   for sigma in (1.0, 2.0, 1.0, 2.0):
     accountant.compose(dp_event.GaussianDpEvent(sigma))
