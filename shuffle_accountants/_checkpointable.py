@@ -49,6 +49,9 @@ ACCOUNTANT_FORMAT = 'shuffle_accountants.accountant'
 # Modules whose public attrs classes are known event (and field) types.
 _EVENT_MODULES = (dp_event, events, randomizers, sampler_events)
 _registered: Dict[str, type] = {}
+# The attribute in which an accountant remembers the files it was loaded
+# from or saved to (`checkpoints`): {real path: SHA-256 of the file's bytes}.
+FILES_ATTRIBUTE = '_ledger_files'
 
 # Limits of what a state may ask of a load, checked before the work that
 # grows with them (also when saving, so a file that saves also loads).
@@ -399,23 +402,33 @@ class Checkpointable(_ledger.ShuffleAccountant):
           + '; '.join(differences) + '); construct it with the saved '
           "configuration, e.g. load_accountant or from_state_dict.")
     calls = _decode_calls(state.get('compositions'), version)
-    fresh = self.fresh()
-    fresh._compose_calls()
+    previous = [(event, count, repeat)
+                for event, count, repeat in self._compose_calls()]
+    try:
+      self._replay(calls)
+    except Exception:
+      # A load that fails leaves this accountant as it was, never holding
+      # part of another ledger (a lower epsilon).
+      self._replay(previous)
+      raise
+    # The files it loaded or saved hold another ledger now.
+    vars(self).pop(FILES_ATTRIBUTE, None)
+
+  def _replay(self, calls: List[Tuple[dp_event.DpEvent, int, int]]
+              ) -> None:
+    """Empties this accountant in place, then composes `calls` (event,
+    count, repeat) in order: the same floating-point operations as the
+    saved accountant's."""
+    self._empty()
+    self._compose_calls().clear()
     for index, (event, count, repeat) in enumerate(calls):
       try:
         for _ in range(repeat):
-          fresh.compose(event, count)
+          self.compose(event, count)
       except (privacy_accountant.UnsupportedEventError, TypeError,
               ValueError) as error:
         raise ValueError(f'compositions[{index}] cannot be composed by a '
                          f'{type(self).__name__}: {error}') from error
-    # Take over the fresh accountant's whole state (same class and
-    # configuration); the progress option is not configuration: keep ours.
-    progress = vars(self).get('_progress_option')
-    vars(self).clear()
-    vars(self).update(vars(fresh))
-    if progress is not None:
-      self._progress_option = progress
 
   @classmethod
   def from_state_dict(cls, state: Mapping[str, Any], *,

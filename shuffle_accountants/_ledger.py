@@ -230,6 +230,12 @@ class ShuffleAccountant:
       raise ValueError(f'configuration {dict(configuration)!r} does not fit '
                        f'{cls.__name__}: {error}') from error
 
+  def _empty(self) -> None:
+    """Makes this accountant as new, in place: its constructor runs again
+    with its configuration, so the ledger and everything derived from it
+    start over (the constructor sets every such attribute)."""
+    type(self).__init__(self, **_constructor_arguments(self.configuration()))
+
   def _forget_answers(self) -> None:
     """Drops what was derived from the ledger before it grew."""
     raise NotImplementedError

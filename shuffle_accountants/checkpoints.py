@@ -4,8 +4,8 @@ Training runs crash and resume. An accountant restored from its state holds
 the same ledger and configuration and returns the same epsilon, bit for bit:
 the state records every `compose(event, count)` call in order (consecutive
 identical calls run-length encoded) and the constructor's settings, and
-restoring replays those calls in a fresh accountant, so every floating-point
-operation happens again in the same order.
+restoring empties the accountant in place and replays those calls, so every
+floating-point operation happens again in the same order.
 
 Events are written generically from their attrs fields, so a field added to
 an event class later round-trips without changes here. A state of the
@@ -143,13 +143,8 @@ def _locked(target: str) -> Iterator[None]:
     os.close(handle)  # releases the lock
 
 
-# The attribute in which an accountant remembers the files it was loaded
-# from or saved to: {real path: SHA-256 of the file's bytes}.
-_FILES_ATTRIBUTE = '_ledger_files'
-
-
 def _remember(accountant: Checkpointable, target: str, data: bytes) -> None:
-  files = vars(accountant).setdefault(_FILES_ATTRIBUTE, {})
+  files = vars(accountant).setdefault(_checkpointable.FILES_ATTRIBUTE, {})
   files[target] = _raw_digest(data)
 
 
@@ -193,7 +188,8 @@ def save_accountant(accountant: Checkpointable,
   directory = os.path.dirname(target)
   with _locked(target):
     current = _read_limited(target)
-    known = vars(accountant).get(_FILES_ATTRIBUTE, {}).get(target)
+    known = vars(accountant).get(_checkpointable.FILES_ATTRIBUTE,
+                                 {}).get(target)
     if current is not None and not overwrite and _raw_digest(
         current) != known:
       raise LedgerConflictError(

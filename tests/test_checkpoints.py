@@ -361,6 +361,46 @@ def test_loading_replaces_what_the_accountant_held():
   assert target.state_dict() == empty.state_dict()
 
 
+def test_loading_rebuilds_the_accountant_in_place():
+  # It took over a fresh accountant's instance dictionary instead
+  # (`vars(self).update(vars(fresh))`), dropping what else this one held.
+  saved = ShufflePldAccountant().compose(events.ShuffleEvent(1000, 1.0), 3)
+  target = ShufflePldAccountant(progress=True).compose(
+      dp_event.GaussianDpEvent(2.0))
+  target.run_name = 'resumed'
+  calls = target._compose_calls()
+  target.load_state_dict(saved.state_dict())
+  assert target.run_name == 'resumed'
+  assert target._compose_calls() is calls
+  assert target._progress_option is True  # not configuration: kept
+  assert target.state_dict() == saved.state_dict()
+  assert _bits(target.get_epsilon(1e-6)) == _bits(saved.get_epsilon(1e-6))
+
+
+def test_a_load_that_fails_leaves_the_accountant_as_it_was(tmp_path):
+  accountant = ShuffleRdpAccountant().compose(events.ShuffleEvent(1000, 1.0),
+                                              5)
+  path = tmp_path / 'ledger.json'
+  save_accountant(accountant, path)
+  before, epsilon = accountant.state_dict(), accountant.get_epsilon(1e-6)
+  state = ShuffleRdpAccountant().compose(dp_event.GaussianDpEvent(2.0),
+                                         3).state_dict()
+  approximate = events.ShuffleEvent(1000, 1.0, local_delta=0.1)
+  state['compositions'].append({
+      'event': checkpoints.event_to_dict(approximate)['event'],
+      'count': 1, 'repeat': 1})
+  with pytest.raises(ValueError, match=r'compositions\[1\] cannot be '
+                     'composed by a ShuffleRdpAccountant'):
+    accountant.load_state_dict(checkpoints.seal_state(state))
+  # Not the first call of the other ledger: a lower epsilon.
+  assert accountant.state_dict() == before
+  assert _bits(accountant.get_epsilon(1e-6)) == _bits(epsilon)
+  save_accountant(accountant, path)  # it still knows the file it saved
+  accountant.load_state_dict(ShuffleRdpAccountant().state_dict())
+  with pytest.raises(checkpoints.LedgerConflictError):
+    save_accountant(accountant, path)  # another ledger than the file's
+
+
 def test_a_process_importing_only_checkpoints_loads_both_accountants(
     tmp_path):
   ledgers = [ShufflePldAccountant().compose(events.ShuffleEvent(1000, 1.0)),

@@ -202,6 +202,11 @@ class ShufflePldAccountant(_checkpointable.Checkpointable,
         relative_width=self._relative_width,
         relative_grouping=self._relative_grouping)
 
+  def _empty(self) -> None:
+    progress = self._progress_option  # not configuration: kept
+    super()._empty()
+    self._progress_option = progress
+
   @property
   def krr_adversary(self) -> str:
     return self._krr_adversary
