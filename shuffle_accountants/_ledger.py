@@ -7,6 +7,10 @@
   round it accounts and at which sampling ratio; both accountants check and
   compose a leaf by its kind (`ShuffleAccountant`), and the PLD grid
   policy reads the same records (`shuffle_rounds`).
+* `ShuffleAccountant` is also the accountants' identity: `configuration()`,
+  `fresh()` (an empty sibling of that configuration, what the routes below
+  build) and the registry of accountant classes by name
+  (`accountant_class`), so building a sibling needs no persistence code.
 * `CertifiedRoutes` answers epsilon (delta) as the smallest over the
   certified routes of one ledger: the accountant's own, a companion route
   asked from some epsilon on, the ledgers it post-processes (DOMINATING-ROUNDS,
@@ -27,7 +31,18 @@ replace-one), which bounds their epsilon at delta = 0.
 """
 
 import math
-from typing import Callable, List, Optional, Tuple, TypeAlias, TypeVar
+from typing import (
+  Any,
+  Callable,
+  Dict,
+  List,
+  Mapping,
+  Optional,
+  Tuple,
+  Type,
+  TypeAlias,
+  TypeVar,
+)
 
 import attr
 from dp_accounting import dp_event
@@ -165,10 +180,61 @@ def only_shuffle_rounds(ledger: dp_event.DpEvent) -> bool:
              for leaf in (classify(e) for e, _ in leaves(ledger)))
 
 
+# Every accountant class by name (`ShuffleAccountant.__init_subclass__`).
+_ACCOUNTANT_CLASSES: Dict[str, Type['ShuffleAccountant']] = {}
+
+
+def accountant_class(name: Any) -> Optional[Type['ShuffleAccountant']]:
+  """The accountant class called `name` (one imported so far), or None."""
+  return _ACCOUNTANT_CLASSES.get(name) if isinstance(name, str) else None
+
+
+def accountant_names() -> List[str]:
+  """The names of the accountant classes imported so far, sorted."""
+  return sorted(_ACCOUNTANT_CLASSES)
+
+
 class ShuffleAccountant:
   """The compose step of both accountants (mixed in before their
   dp_accounting parent): every leaf of an event is classified once, then
-  checked (`_check_*`) or composed (`_compose_event`) by its kind."""
+  checked (`_check_*`) or composed (`_compose_event`) by its kind.
+
+  Also their identity: a subclass lists its constructor's settings in
+  `configuration()`, those settings and the ledger determine its answers,
+  and `fresh()` builds an empty sibling of them. Every subclass that is a
+  dp_accounting accountant is known by its class name (`accountant_class`),
+  as a saved state names it.
+  """
+
+  def __init_subclass__(cls, **kwargs):
+    super().__init_subclass__(**kwargs)
+    # Mixins (`checkpoints.Checkpointable`) are not accountants to build.
+    if issubclass(cls, privacy_accountant.PrivacyAccountant):
+      _ACCOUNTANT_CLASSES[cls.__name__] = cls
+
+  def configuration(self) -> Dict[str, Any]:
+    """The constructor's settings that determine the answers (JSON-ready)."""
+    raise NotImplementedError
+
+  def fresh(self, **changes):
+    """A new, empty accountant of this configuration, with `changes`
+    (constructor settings) applied: what a query builds beside this one."""
+    return type(self).from_configuration({**self.configuration(), **changes})
+
+  @classmethod
+  def from_configuration(cls, configuration: Mapping[str, Any]):
+    """A fresh accountant with the settings of `configuration()`."""
+    try:
+      return cls(**_constructor_arguments(configuration))
+    except TypeError as error:
+      raise ValueError(f'configuration {dict(configuration)!r} does not fit '
+                       f'{cls.__name__}: {error}') from error
+
+  def _empty(self) -> None:
+    """Makes this accountant as new, in place: its constructor runs again
+    with its configuration, so the ledger and everything derived from it
+    start over (the constructor sets every such attribute)."""
+    type(self).__init__(self, **_constructor_arguments(self.configuration()))
 
   def _forget_answers(self) -> None:
     """Drops what was derived from the ledger before it grew."""
@@ -234,6 +300,22 @@ class ShuffleAccountant:
     if leaf.kind is Kind.OWN_PARTICIPATION:
       return self._check_own_participation(leaf.event)
     return self._check_other(leaf.event, count)
+
+
+def _constructor_arguments(configuration: Mapping[str, Any]
+                           ) -> Dict[str, Any]:
+  """The keyword arguments of the constructor for `configuration()`."""
+  settings = dict(configuration)
+  name = settings.get('neighboring_relation')
+  try:
+    settings['neighboring_relation'] = (
+        privacy_accountant.NeighboringRelation[name])
+  except (KeyError, TypeError):
+    raise ValueError(
+        f"configuration['neighboring_relation'] = {name!r} is not one of "
+        f'{[r.name for r in privacy_accountant.NeighboringRelation]}.'
+    ) from None
+  return settings
 
 
 # ---- basic composition of LDP rounds (see the module docstring)

@@ -36,7 +36,6 @@ from scipy import optimize
 
 from shuffle_accountants import _ledger
 from shuffle_accountants import _validation
-from shuffle_accountants import checkpoints
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
@@ -181,7 +180,7 @@ class _Search:
     if self.discrete or len(_ledger.leaves(self.make_event(self.private))) < 2:
       return None
     accountant = make_fresh_accountant()
-    if not isinstance(accountant, checkpoints.Checkpointable):
+    if not isinstance(accountant, _ledger.ShuffleAccountant):
       return None
     settings = dict(accountant.configuration())
     if not settings.get('relative_grouping',

@@ -8,6 +8,8 @@ import math
 import os
 import pathlib
 import struct
+import subprocess
+import sys
 import threading
 import warnings
 
@@ -21,6 +23,7 @@ import pytest
 
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants import _checkpointable
 from shuffle_accountants import checkpoints
 from shuffle_accountants import events
 from shuffle_accountants import load_accountant
@@ -204,7 +207,7 @@ def _through_json(state):
 
 def test_every_known_class_has_a_strategy():
   # A new event class must be added to the round-trip tests below.
-  known = set(checkpoints._known_classes().values())
+  known = set(_checkpointable._known_classes().values())
   covered = set(LEAVES) | set(_nested(st.nothing())) | set(RANDOMIZERS)
   assert known == covered
 
@@ -254,7 +257,7 @@ def test_a_field_added_later_round_trips_and_old_states_get_its_default(
     assert _bit_identical(checkpoints.event_from_dict(_through_json(old)),
                           extended(**values))
   finally:
-    del checkpoints._registered[extended.__name__]
+    del _checkpointable._registered[extended.__name__]
 
 
 # Events the accountants compose within a second or so.
@@ -356,6 +359,66 @@ def test_loading_replaces_what_the_accountant_held():
   target.load_state_dict(empty.state_dict())
   assert target.get_epsilon(1e-6) == 0.0
   assert target.state_dict() == empty.state_dict()
+
+
+def test_loading_rebuilds_the_accountant_in_place():
+  # It took over a fresh accountant's instance dictionary instead
+  # (`vars(self).update(vars(fresh))`), dropping what else this one held.
+  saved = ShufflePldAccountant().compose(events.ShuffleEvent(1000, 1.0), 3)
+  target = ShufflePldAccountant(progress=True).compose(
+      dp_event.GaussianDpEvent(2.0))
+  target.run_name = 'resumed'
+  calls = target._compose_calls()
+  target.load_state_dict(saved.state_dict())
+  assert target.run_name == 'resumed'
+  assert target._compose_calls() is calls
+  assert target._progress_option is True  # not configuration: kept
+  assert target.state_dict() == saved.state_dict()
+  assert _bits(target.get_epsilon(1e-6)) == _bits(saved.get_epsilon(1e-6))
+
+
+def test_a_load_that_fails_leaves_the_accountant_as_it_was(tmp_path):
+  accountant = ShuffleRdpAccountant().compose(events.ShuffleEvent(1000, 1.0),
+                                              5)
+  path = tmp_path / 'ledger.json'
+  save_accountant(accountant, path)
+  before, epsilon = accountant.state_dict(), accountant.get_epsilon(1e-6)
+  state = ShuffleRdpAccountant().compose(dp_event.GaussianDpEvent(2.0),
+                                         3).state_dict()
+  approximate = events.ShuffleEvent(1000, 1.0, local_delta=0.1)
+  state['compositions'].append({
+      'event': checkpoints.event_to_dict(approximate)['event'],
+      'count': 1, 'repeat': 1})
+  with pytest.raises(ValueError, match=r'compositions\[1\] cannot be '
+                     'composed by a ShuffleRdpAccountant'):
+    accountant.load_state_dict(checkpoints.seal_state(state))
+  # Not the first call of the other ledger: a lower epsilon.
+  assert accountant.state_dict() == before
+  assert _bits(accountant.get_epsilon(1e-6)) == _bits(epsilon)
+  save_accountant(accountant, path)  # it still knows the file it saved
+  accountant.load_state_dict(ShuffleRdpAccountant().state_dict())
+  with pytest.raises(checkpoints.LedgerConflictError):
+    save_accountant(accountant, path)  # another ledger than the file's
+
+
+def test_a_process_importing_only_checkpoints_loads_both_accountants(
+    tmp_path):
+  ledgers = [ShufflePldAccountant().compose(events.ShuffleEvent(1000, 1.0)),
+             ShuffleRdpAccountant().compose(dp_event.GaussianDpEvent(2.0))]
+  for index, accountant in enumerate(ledgers):
+    save_accountant(accountant, tmp_path / f'{index}.json')
+  code = ('import sys\n'
+          'from shuffle_accountants.checkpoints import load_accountant\n'
+          'for path in sys.argv[1:]:\n'
+          '  accountant = load_accountant(path)\n'
+          '  print(type(accountant).__name__, '
+          'accountant.get_epsilon(1e-6).hex())\n')
+  output = subprocess.run(
+      [sys.executable, '-c', code] + [str(tmp_path / f'{index}.json')
+                                      for index in range(len(ledgers))],
+      capture_output=True, text=True, check=True, cwd='/').stdout
+  assert output.split('\n')[:-1] == [
+      f'{type(a).__name__} {a.get_epsilon(1e-6).hex()}' for a in ledgers]
 
 
 def test_equal_events_of_other_bits_are_replayed_as_composed():
@@ -538,7 +601,7 @@ def _edit(path, change, rehash=False):
   state = json.loads(path.read_text())
   change(state)
   if rehash:  # an editor who recomputes the plain digest
-    state['integrity'] = checkpoints._integrity(state, None)
+    state['integrity'] = _checkpointable._integrity(state, None)
   path.write_text(json.dumps(state))
 
 
@@ -613,7 +676,7 @@ def test_a_state_dict_carries_the_file_digest_and_refuses_edits():
                                               100)
   epsilon = accountant.get_epsilon(1e-5)
   state = _through_json(accountant.state_dict())
-  assert state['integrity'] == checkpoints._integrity(state, None)
+  assert state['integrity'] == _checkpointable._integrity(state, None)
   key = b'k' * 32
   keyed = accountant.state_dict(key=key)
   assert ShuffleRdpAccountant.from_state_dict(
@@ -645,7 +708,7 @@ def _hostile(tmp_path, change):
   state = _through_json(ShuffleRdpAccountant().compose(
       dp_event.GaussianDpEvent(1.0)).state_dict())
   change(state)
-  state['integrity'] = checkpoints._integrity(state, None)
+  state['integrity'] = _checkpointable._integrity(state, None)
   path = tmp_path / 'hostile.json'
   path.write_text(json.dumps(state))
   return path
@@ -704,7 +767,7 @@ def test_json_nested_past_the_parser_and_huge_files_are_refused(
 
 
 def test_what_would_not_load_is_not_saved(tmp_path, monkeypatch):
-  monkeypatch.setattr(checkpoints, 'MAX_COMPOSE_CALLS', 3)
+  monkeypatch.setattr(_checkpointable, 'MAX_COMPOSE_CALLS', 3)
   accountant = ShuffleRdpAccountant()
   for sigma in (1.0, 2.0, 1.0, 2.0):
     accountant.compose(dp_event.GaussianDpEvent(sigma))

@@ -195,6 +195,25 @@ def test_explain_routes_lists_every_route_and_the_one_that_answered(
       accountant, ShufflePldAccountant)
 
 
+def test_identity_is_the_accountants_base_not_persistence():
+  # Issue 52: `fresh()` and the class registry were the persistence
+  # mixin's, so no accountant built a sibling without it.
+  for cls in (ShufflePldAccountant, ShuffleRdpAccountant):
+    for name in ('configuration', 'fresh', 'from_configuration'):
+      assert name in vars(_ledger.ShuffleAccountant), name
+    assert cls.fresh is _ledger.ShuffleAccountant.fresh
+    assert _ledger.accountant_class(cls.__name__) is cls
+  assert _ledger.accountant_class('Checkpointable') is None  # a mixin
+  assert _ledger.accountant_class(['ShufflePldAccountant']) is None
+  assert {'ShufflePldAccountant', 'ShuffleRdpAccountant'} <= set(
+      _ledger.accountant_names())
+  with pytest.raises(ValueError, match="neighboring_relation'] = 'ANY'"):
+    ShuffleRdpAccountant.from_configuration(dict(
+        ShuffleRdpAccountant().configuration(), neighboring_relation='ANY'))
+  with pytest.raises(ValueError, match='does not fit ShuffleRdpAccountant'):
+    ShuffleRdpAccountant().fresh(grid=1)
+
+
 def test_companions_are_built_from_the_configuration():
   accountant = ShuffleRdpAccountant(relative_grouping=0.05)
   fresh = accountant.fresh(orders=[2, 3])

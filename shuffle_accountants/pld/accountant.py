@@ -53,13 +53,13 @@ from dp_accounting import privacy_accountant
 from dp_accounting.pld import pld_privacy_accountant
 import numpy as np
 
+from shuffle_accountants import _checkpointable
 from shuffle_accountants import _event_checks
 from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
 from shuffle_accountants import _progress
 from shuffle_accountants import _upstream
 from shuffle_accountants import _validation
-from shuffle_accountants import checkpoints
 from shuffle_accountants import events
 from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pld import _grid_composition
@@ -106,7 +106,7 @@ class _Derived:
   gaussian: Optional[object] = None
 
 
-class ShufflePldAccountant(checkpoints.Checkpointable,
+class ShufflePldAccountant(_checkpointable.Checkpointable,
                            _ledger.ShuffleAccountant,
                            pld_privacy_accountant.PLDAccountant):
   """PLD accountant for shuffle-model events, composable with all others.
@@ -201,6 +201,11 @@ class ShufflePldAccountant(checkpoints.Checkpointable,
         krr_adversary=self._krr_adversary,
         relative_width=self._relative_width,
         relative_grouping=self._relative_grouping)
+
+  def _empty(self) -> None:
+    progress = self._progress_option  # not configuration: kept
+    super()._empty()
+    self._progress_option = progress
 
   @property
   def krr_adversary(self) -> str:

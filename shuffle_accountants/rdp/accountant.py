@@ -51,6 +51,7 @@ from dp_accounting.rdp import rdp_privacy_accountant
 import numpy as np
 
 from shuffle_accountants import _cache
+from shuffle_accountants import _checkpointable
 from shuffle_accountants import _deprecated
 from shuffle_accountants import _dominating
 from shuffle_accountants import _event_checks
@@ -59,7 +60,6 @@ from shuffle_accountants import _grouping
 from shuffle_accountants import _ledger
 from shuffle_accountants import _upstream
 from shuffle_accountants import _validation
-from shuffle_accountants import checkpoints
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
 from shuffle_accountants.pairs import sums as pair_sums
@@ -295,7 +295,7 @@ def exp_rounded_up(log_value: float) -> float:
   return float(min(value, 1.0))
 
 
-class ShuffleRdpAccountant(checkpoints.Checkpointable,
+class ShuffleRdpAccountant(_checkpointable.Checkpointable,
                            _ledger.ShuffleAccountant,
                            rdp_privacy_accountant.RdpAccountant):
   """RDP accountant for shuffle-model events, composable with all others.
