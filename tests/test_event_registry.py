@@ -9,6 +9,7 @@ from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
 from shuffle_accountants import _event_specs
+from shuffle_accountants import _grouping
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.rdp import accountant as rdp_accountant
 
@@ -76,3 +77,31 @@ def test_a_spec_without_a_route_entry_names_the_gap(monkeypatch):
   with pytest.raises(TypeError, match="ToyRound has an EventSpec but no "
                      "entry in this route's table"):
     ShuffleRdpAccountant().compose(ToyRound(10, 1.0))
+
+
+def test_a_spec_accounts_its_event_as_the_round_it_is(monkeypatch):
+  # `accounted_as`: the toy round is a shuffle round, so it needs no entry
+  # in the routes' tables (as a rate-1 check-in round is one).
+  spec = _event_specs.EventSpec(_event_specs.Kind.OWN_PARTICIPATION,
+                                accounted_as=_as_shuffle)
+  monkeypatch.setitem(_event_specs._SPECS, ToyRound, spec)
+  toy = ShuffleRdpAccountant().compose(ToyRound(5000, 1.5), 40)
+  same = ShuffleRdpAccountant().compose(
+      ShuffleEvent(num_users=5000, local_epsilon=1.5), 40)
+  assert toy.get_epsilon(1e-6) == same.get_epsilon(1e-6)
+  assert [c.accounted_as for c in toy.contributions] == [
+      ShuffleEvent(num_users=5000, local_epsilon=1.5)]
+
+
+def test_a_spec_keeps_the_rounds_it_does_not_admit_out_of_bins(monkeypatch):
+  # `groupable`: rounds it refuses stay as they are (as dropouts do).
+  spec = _event_specs.EventSpec(
+      _event_specs.Kind.OWN_PARTICIPATION, grouped_by=('num_users',),
+      groupable=lambda event: event.local_epsilon < 1)
+  monkeypatch.setitem(_event_specs._SPECS, ToyRound, spec)
+  ledger = dp_event.ComposedDpEvent([
+      ToyRound(1000, 0.5), ToyRound(1005, 0.5), ToyRound(1000, 2.0),
+      ToyRound(1005, 2.0)])
+  assert _grouping.grouped_ledger(ledger, 0.01) == dp_event.ComposedDpEvent([
+      dp_event.SelfComposedDpEvent(ToyRound(1000, 0.5), 2),
+      ToyRound(1000, 2.0), ToyRound(1005, 2.0)])

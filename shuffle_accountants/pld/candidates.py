@@ -508,7 +508,7 @@ def event_pmf(event, sampling_ratio_: Optional[float], discretization: float,
               relative_width: float
               ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
   """The PMF (and pair names) of any shuffle event, cached across ledgers."""
-  event = _dominating.accounted_round(event)  # rate 1 (RATE-ONE-DOMINATES)
+  event = _event_specs.accounted_round(event)  # rate 1 (RATE-ONE-DOMINATES)
   return _event_specs.route_entry(ROUND_PMFS, event).pmf(
       event, sampling_ratio_, discretization, discretize, krr_adversary,
       relative_width)

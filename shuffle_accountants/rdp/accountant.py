@@ -579,7 +579,7 @@ class ShuffleRdpAccountant(checkpoints.Checkpointable,
     As accounted: RATE-ONE-DOMINATES.
     """
     rounded = pair_sums.accounted_under(
-        _dominating.accounted_round(self._representative(event, count)),
+        _event_specs.accounted_round(self._representative(event, count)),
         self.neighboring_relation)
     bound = _event_specs.route_entry(ROUND_BOUNDS, rounded)(self, rounded)
     if (self.neighboring_relation is NeighboringRelation.REPLACE_SPECIAL
