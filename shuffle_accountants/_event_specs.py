@@ -157,14 +157,27 @@ def specs() -> Tuple[EventSpec, ...]:
   return tuple(_SPECS.values())
 
 
+def defined_under(relation: str) -> Tuple[type, ...]:
+  """The registered event types whose spec names `relation` (a
+  `NeighboringRelation`'s name), in the order registered."""
+  return tuple(event_type for event_type, spec in _SPECS.items()
+               if relation in spec.relations)
+
+
 def _checkin_guarantee(event: events.CheckInEvent) -> Guarantee:
   return None if event.local_epsilon is None else (event.local_epsilon, 0.0)
 
 
+# Deletion neighbours (one report replaced by the randomizer's output on a
+# reference input) of a shuffle round are replace-one neighbours
+# (DELETION-AS-REPLACE-ONE); a sum of reports has its own deletion bound
+# (SUM-OF-BITS-DELETION).
+_DELETION_TOO = ('REPLACE_ONE', 'REPLACE_SPECIAL')
 register(events.ShuffleEvent, EventSpec(
     Kind.SHUFFLE,
     local_guarantee=lambda event: (event.local_epsilon, event.local_delta),
-    one_user=_dominating.one_user, grouped_by=('num_users',)))
+    one_user=_dominating.one_user, grouped_by=('num_users',),
+    relations=_DELETION_TOO))
 register(events.CheckInEvent, EventSpec(
     Kind.OWN_PARTICIPATION, lambda event: event.checkin_rate,
     _checkin_guarantee, accounted_as=_dominating.checkin_at_rate_one,
@@ -192,7 +205,7 @@ register(events.SkellamSecureSumEvent,
 register(events.SumOfReportsEvent, EventSpec(
     Kind.OWN_PARTICIPATION,
     local_guarantee=lambda event: (event.local_epsilon, 0.0),
-    grouped_by=('num_users',)))
+    grouped_by=('num_users',), relations=_DELETION_TOO))
 # A noisy integer sum is defined by the change of the sum, the same under
 # replace-one, add/remove and deletion to a reference contribution
 # (BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM): one release, never grouped.

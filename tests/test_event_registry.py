@@ -1,15 +1,23 @@
 """A shuffle event defined here alone: class, spec, one entry per route."""
 
+import ast
+import pathlib
+import re
+
 import attr
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
 import pytest
 
+import shuffle_accountants
+from shuffle_accountants import CheckInEvent
+from shuffle_accountants import NeighboringRelation
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
 from shuffle_accountants import _event_specs
 from shuffle_accountants import _grouping
+from shuffle_accountants import events
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.rdp import accountant as rdp_accountant
 
@@ -105,3 +113,57 @@ def test_a_spec_keeps_the_rounds_it_does_not_admit_out_of_bins(monkeypatch):
   assert _grouping.grouped_ledger(ledger, 0.01) == dp_event.ComposedDpEvent([
       dp_event.SelfComposedDpEvent(ToyRound(1000, 0.5), 2),
       ToyRound(1000, 2.0), ToyRound(1005, 2.0)])
+
+
+_PACKAGE = pathlib.Path(shuffle_accountants.__file__).parent
+
+
+def _docstring(module: str) -> str:
+  return ast.get_docstring(ast.parse((_PACKAGE / module).read_text(
+      encoding='utf-8')))
+
+
+def _page(name: str) -> str:
+  return (_PACKAGE.parent / 'docs' / name).read_text(encoding='utf-8')
+
+
+# Where the events are listed by hand, each read as the names it lists.
+_EVENT_LISTS = {
+    'shuffle_accountants.__all__': lambda: shuffle_accountants.__all__,
+    'events.__all__': lambda: events.__all__,
+    'rdp.accountant': lambda: re.findall(r'`(\w+)', _docstring(
+        'rdp/accountant.py')),
+    'pld.accountant': lambda: re.findall(r'`(\w+)', _docstring(
+        'pld/accountant.py')),
+    'docs/architecture.md': lambda: re.findall(r'\w+', _page(
+        'architecture.md').split('events.py', 1)[1].split('.py', 1)[0]),
+    'docs/concepts.md': lambda: re.findall(r'`(\w+)\(', _page('concepts.md')),
+}
+
+
+def test_the_route_tables_hold_exactly_the_registered_events():
+  assert set(rdp_accountant.ROUND_BOUNDS) == set(_event_specs._SPECS)
+  assert set(candidates.ROUND_PMFS) == set(_event_specs._SPECS)
+
+
+@pytest.mark.parametrize('where', sorted(_EVENT_LISTS))
+def test_every_list_of_the_events_names_every_registered_one(where):
+  # These lists had drifted: the accountants' docstrings, the map of the
+  # house and the concepts page named five or six of the nine events.
+  listed = set(_EVENT_LISTS[where]())
+  missing = [event_type.__name__ for event_type in _event_specs._SPECS
+             if event_type.__name__ not in listed]
+  assert not missing, (where, missing)
+
+
+def test_the_events_defined_under_deletion_are_the_specs(monkeypatch):
+  # Derived from the specs' relations: a new event is accepted and named.
+  deletion = NeighboringRelation.REPLACE_SPECIAL
+  monkeypatch.setitem(_event_specs._SPECS, ToyRound, _event_specs.EventSpec(
+      _event_specs.Kind.OWN_PARTICIPATION,
+      relations=('REPLACE_ONE', deletion.name)))
+  assert ToyRound in _event_specs.defined_under(deletion.name)
+  with pytest.raises(privacy_accountant.UnsupportedEventError,
+                     match=r'only ShuffleEvent, .*ToyRound are accounted'):
+    ShuffleRdpAccountant(neighboring_relation=deletion).compose(
+        CheckInEvent(100, 0.5, 1.0))

@@ -22,24 +22,31 @@ It handles
   shuffling gain (docs/mathematics.md GAUSS-NO-GAIN), whatever its `dimension`;
 * `DistributedCheckInEvent`: SECAGG-REVEALED (participants revealed, exact) or
   LIEW-THM4 with the k = 0 term (hidden) (`distributed`);
+* `SkellamSecureSumEvent`: SKELLAM-SUM (`skellam`);
+* `SumOfReportsEvent`: SUM-OF-BITS (`sums`), k-RR's sum as its shuffle;
+* `BinomialSecureSumEvent`, `DiscreteGaussianSumEvent`,
+  `DiscreteLaplaceSumEvent`: BINOMIAL-SUM (no finite RDP),
+  DISCRETE-GAUSSIAN-SUM (`noise_sums`);
 and delegates every other event to `dp_accounting.rdp.RdpAccountant`, so that
 Gaussian, Laplace, composed and self-composed events keep their behaviour
 (read with the library's sensitivity under REPLACE_ONE, below).
 
 Shuffle events require `NeighboringRelation.REPLACE_ONE`, the accountant's
-default. Under that relation `GaussianDpEvent(sigma)` means what it means in
-dp_accounting's PLD accountant and in `ShufflePldAccountant`: noise standard
-deviation sigma C on a sum of records clipped to norm C, so replacing one
-record moves the sum by up to 2C (sensitivity 2 in units of sigma): RDP
-2 order / sigma^2, also inside composed, self-composed and
+default, or another relation their spec names (`ShuffleEvent` and
+`SumOfReportsEvent` also deletion, REPLACE_SPECIAL; the noisy integer sums
+every relation). Under REPLACE_ONE `GaussianDpEvent(sigma)` means what it
+means in dp_accounting's PLD accountant and in `ShufflePldAccountant`: noise
+standard deviation sigma C on a sum of records clipped to norm C, so replacing
+one record moves the sum by up to 2C (sensitivity 2 in units of sigma): RDP 2
+order / sigma^2, also inside composed, self-composed and
 `SampledWithoutReplacementDpEvent` events (dp_accounting's RDP accountant
-alone would compose order / (2 sigma^2), sensitivity 1: half the mechanism
-the PLD route accounts). `LaplaceDpEvent(b)` likewise moves by 2C on noise
-of scale b C: largest privacy loss 2 / b (the parent alone reads 1 / b).
-`PoissonSampledDpEvent` is refused under REPLACE_ONE, as by the parent,
-with a message naming what to use instead. docs/mathematics.md
-UPSTREAM-SENSITIVITY lists what each route does with every event of
-dp_accounting under each relation.
+alone would compose order / (2 sigma^2), sensitivity 1: half the mechanism the
+PLD route accounts). `LaplaceDpEvent(b)` likewise moves by 2C on noise of
+scale b C: largest privacy loss 2 / b (the parent alone reads 1 / b).
+`PoissonSampledDpEvent` is refused under REPLACE_ONE, as by the parent, with a
+message naming what to use instead. docs/mathematics.md UPSTREAM-SENSITIVITY
+lists what each route does with every event of dp_accounting under each
+relation.
 """
 
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple, TypeAlias
