@@ -4,7 +4,7 @@ IDs: DOMINATING-ROUNDS, RATE-ONE-DOMINATES, GROUPING
 
 Adding a shuffle event = its class (`events`), its `EventSpec` here
 (`register`), and one entry in each route's table of bounds
-(`rdp.accountant.ROUND_BOUNDS`, `pld.candidates.ROUND_PMFS`). The generic
+(`rdp.routes.ROUND_BOUNDS`, `pld.routes.ROUND_PMFS`). The generic
 code (`_ledger`, `_grouping`, `_dominating`) asks `spec_of(event)` and
 never names an event type.
 """

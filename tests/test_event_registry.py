@@ -19,7 +19,8 @@ from shuffle_accountants import _event_specs
 from shuffle_accountants import _grouping
 from shuffle_accountants import events
 from shuffle_accountants.pld import candidates
-from shuffle_accountants.rdp import accountant as rdp_accountant
+from shuffle_accountants.pld import routes as pld_routes
+from shuffle_accountants.rdp import routes as rdp_routes
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -40,14 +41,12 @@ def _toy_round_registered(monkeypatch):
       _event_specs.Kind.OWN_PARTICIPATION,
       local_guarantee=lambda event: (event.local_epsilon, 0.0),
       grouped_by=('num_users',)))  # more users only add post-processing
-  # pylint: disable-next=protected-access
-  shuffle_bound = lambda accountant, event: accountant._shuffle_bound(
-      _as_shuffle(event))
-  monkeypatch.setitem(rdp_accountant.ROUND_BOUNDS, ToyRound, shuffle_bound)
-  monkeypatch.setitem(candidates.ROUND_PMFS, ToyRound, candidates.RoundPmf(
+  monkeypatch.setitem(rdp_routes.ROUND_BOUNDS, ToyRound, lambda event, orders:
+                      rdp_routes.shuffle_bound(_as_shuffle(event), orders))
+  monkeypatch.setitem(pld_routes.ROUND_PMFS, ToyRound, pld_routes.RoundPmf(
       lambda event, *rest: candidates.shuffle_round_pmf(_as_shuffle(event),
                                                          *rest),
-      lambda event, *rest: candidates.round_scales(_as_shuffle(event), *rest)))
+      lambda event, *rest: pld_routes.round_scales(_as_shuffle(event), *rest)))
   yield
   _event_specs.unregister(ToyRound)
 
@@ -142,8 +141,8 @@ _EVENT_LISTS = {
 
 
 def test_the_route_tables_hold_exactly_the_registered_events():
-  assert set(rdp_accountant.ROUND_BOUNDS) == set(_event_specs._SPECS)
-  assert set(candidates.ROUND_PMFS) == set(_event_specs._SPECS)
+  assert set(rdp_routes.ROUND_BOUNDS) == set(_event_specs._SPECS)
+  assert set(pld_routes.ROUND_PMFS) == set(_event_specs._SPECS)
 
 
 @pytest.mark.parametrize('where', sorted(_EVENT_LISTS))
@@ -167,3 +166,4 @@ def test_the_events_defined_under_deletion_are_the_specs(monkeypatch):
                      match=r'only ShuffleEvent, .*ToyRound are accounted'):
     ShuffleRdpAccountant(neighboring_relation=deletion).compose(
         CheckInEvent(100, 0.5, 1.0))
+
