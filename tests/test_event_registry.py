@@ -1,12 +1,14 @@
 """A shuffle event defined here alone: class, spec, one entry per route."""
 
 import ast
+import math
 import pathlib
 import re
 
 import attr
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
+import numpy as np
 import pytest
 
 import shuffle_accountants
@@ -18,9 +20,11 @@ from shuffle_accountants import ShuffleRdpAccountant
 from shuffle_accountants import _event_specs
 from shuffle_accountants import _grouping
 from shuffle_accountants import events
+from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import routes as pld_routes
 from shuffle_accountants.rdp import routes as rdp_routes
+from shuffle_accountants.rdp import shuffle_round
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -167,3 +171,102 @@ def test_the_events_defined_under_deletion_are_the_specs(monkeypatch):
     ShuffleRdpAccountant(neighboring_relation=deletion).compose(
         CheckInEvent(100, 0.5, 1.0))
 
+
+# ---- a newcomer with its own math, in three registrations (the steps of
+# docs/contributing.md, "Adding a shuffle event")
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class NamedBitsEvent(dp_event.DpEvent):
+  """Each of `num_users` users releases its bit, under its name, through
+  binary randomized response at `local_epsilon` (no shuffler).
+
+  Neighbouring relation: replace-one. Only the replaced user's report
+  changes law, so the round is exactly the pair P = (p, 1 - p), Q = (1 - p,
+  p), p = e^eps0 / (1 + e^eps0), whatever n: privacy losses +-eps0 with
+  P-masses p and 1 - p, Renyi divergence of order a log(p^a (1 - p)^(1 - a)
+  + (1 - p)^a p^(1 - a)) / (a - 1), and eps0-DP.
+  """
+  num_users: int
+  local_epsilon: float
+
+
+def _keep_probability(local_epsilon: float) -> float:
+  return 1 / (1 + math.exp(-local_epsilon))
+
+
+def named_bits_rdp(event: NamedBitsEvent, orders: np.ndarray
+                   ) -> shuffle_round.RdpBound:
+  """The RDP route's entry: the pair's Renyi divergence at every order."""
+  log_p = math.log(_keep_probability(event.local_epsilon))
+  log_q = math.log(_keep_probability(-event.local_epsilon))
+  rdp = np.logaddexp(orders * log_p + (1 - orders) * log_q,
+                     orders * log_q + (1 - orders) * log_p) / (orders - 1)
+  return shuffle_round.smallest_bound(orders, {'named bits pair': rdp})
+
+
+def _named_bits_atoms(event: NamedBitsEvent) -> privacy_loss.PldAtoms:
+  p = _keep_probability(event.local_epsilon)
+  return privacy_loss.PldAtoms(
+      np.array([event.local_epsilon, -event.local_epsilon]),
+      np.array([p, 1 - p]), 0.0)
+
+
+def named_bits_pmf(event, unused_sampling_ratio, discretization, discretize,
+                   unused_krr_adversary, unused_relative_width):
+  """The PLD route's PMF: the pair's two losses on the grid."""
+  return (discretize(_named_bits_atoms(event), discretization),
+          ('named bits pair',))
+
+
+def named_bits_scales(event, unused_ratio, unused_krr_adversary,
+                      unused_relative_width):
+  """The PLD route's scales: the loss's spread (twice) and its reach."""
+  spread = privacy_loss.loss_spread(_named_bits_atoms(event))
+  return spread, event.local_epsilon, spread
+
+
+@pytest.fixture(name='named_bits_registered')
+def _named_bits_registered(monkeypatch):
+  # 1. The spec: a round of its own (no hidden sample of it), eps0-DP,
+  # never grouped (n does not matter), replace-one only (the default).
+  monkeypatch.setitem(_event_specs._SPECS, NamedBitsEvent,
+                      _event_specs.EventSpec(
+                          _event_specs.Kind.OWN_PARTICIPATION,
+                          local_guarantee=lambda event: (
+                              event.local_epsilon, 0.0)))
+  # 2. The RDP route's entry; 3. the PLD route's.
+  monkeypatch.setitem(rdp_routes.ROUND_BOUNDS, NamedBitsEvent, named_bits_rdp)
+  monkeypatch.setitem(pld_routes.ROUND_PMFS, NamedBitsEvent,
+                      pld_routes.RoundPmf(named_bits_pmf, named_bits_scales))
+
+
+def _exact_delta(local_epsilon: float, rounds: int, epsilon: float) -> float:
+  """delta(epsilon) of `rounds` named-bits rounds: the loss is eps0 (2K -
+  rounds), K ~ Bin(rounds, p) under P (summed here, independently of the
+  package)."""
+  p = _keep_probability(local_epsilon)
+  return math.fsum(
+      math.comb(rounds, k) * p**k * (1 - p)**(rounds - k)
+      * max(0.0, -math.expm1(epsilon - local_epsilon * (2 * k - rounds)))
+      for k in range(rounds + 1))
+
+
+@pytest.mark.usefixtures('named_bits_registered')
+def test_a_newcomer_answers_what_its_math_says_on_both_routes():
+  event, rounds = NamedBitsEvent(num_users=1000, local_epsilon=0.5), 40
+  pld = ShufflePldAccountant().compose(event, rounds)
+  rdp = ShuffleRdpAccountant().compose(
+      dp_event.ComposedDpEvent([event] * rounds))
+  for epsilon in (1.0, 3.0, 6.0):
+    exact = _exact_delta(0.5, rounds, epsilon)
+    # The PLD route is the exact delta up to its grid's pessimism.
+    assert exact <= pld.get_delta(epsilon) <= exact * (1 + 1e-6)
+    assert exact <= rdp.get_delta(epsilon)
+  # The RDP route composes the pair's divergence by addition.
+  expected = named_bits_rdp(event, rdp.orders).rdp * rounds
+  np.testing.assert_allclose(rdp.rdp, expected, rtol=1e-12)
+  # Basic composition caps both at rounds x eps0 (the spec's guarantee).
+  assert pld.get_epsilon(0.0) <= 20.0 * (1 + 1e-9)
+  assert [c.event for c in pld.contributions] == [event]
+  assert rdp.contributions[0].bound.winners[0] == 'named bits pair'
