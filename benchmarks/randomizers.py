@@ -25,6 +25,7 @@ from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.pld import lower_bounds
+from shuffle_accountants.pld import routes
 
 DELTA = 1e-6
 DOMAIN = 100
@@ -39,7 +40,7 @@ FAMILIES = {
 
 def _cold():
   candidates.shuffle_round_pairs.cache_clear()
-  candidates.event_pmf.cache_clear()
+  routes.event_pmf.cache_clear()
 
 
 def _certified(event, rounds):

@@ -16,28 +16,28 @@ the bounds of the rounds listed here (docs/mathematics.md DOMINATING-ROUNDS):
   itself. So epsilon never exceeds its value at n = 1.
 
 The rate-1 rule (RATE-ONE-DOMINATES) lives here and nowhere else:
-`accounted_round` turns a pure-LDP check-in round at rate 1 into the shuffle
-round it is (both accountants apply it to every leaf they account, so a rate-1
-`CheckInEvent` gets exactly the answer of its `ShuffleEvent` on each route), and
-`everyone_checks_in` gives a round below rate 1 that shuffle round as a
-dominating round: the RDP accountant takes its bound per round and per
-order (RDP composes by addition, so the ledger never exceeds its rate-1
-ledger); the PLD accountant takes it per round on the round's grid
-(`pld.checkin.capped_by`, CHECKIN-COARSE-GRIDS) and reports the smallest epsilon
-(delta) over the ledger and its `_ledger.dominating_ledgers`, among them the
-rate-1 ledger where the rates are at least `RATE_ONE_LEDGER_FROM`, each
-accounted on its own grid (so whatever the grids, epsilon never exceeds the
-rate-1 ledger's there). Both also report the smallest over the
-ledger with every named round reduced to one user. A new event type with a
-rate or a population names its dominating rounds in its spec
-(`_event_specs`: its rate-1 or one-user round); `_ledger` walks the ledger
-with them.
+`checkin_at_rate_one` turns a pure-LDP check-in round at rate 1 into the
+shuffle round it is (its spec's `accounted_as`, which both accountants
+apply to every leaf they account through `_event_specs.accounted_round`, so
+a rate-1 `CheckInEvent` gets exactly the answer of its `ShuffleEvent` on
+each route), and `everyone_checks_in` gives a round below rate 1 that
+shuffle round as a dominating round: the RDP accountant takes its bound per
+round and per order (RDP composes by addition, so the ledger never exceeds
+its rate-1 ledger); the PLD accountant takes it per round on the round's
+grid (`pld.checkin.capped_by`, CHECKIN-COARSE-GRIDS) and reports the
+smallest epsilon (delta) over the ledger and its
+`_ledger.dominating_ledgers`, among them the rate-1 ledger where the rates
+are at least `RATE_ONE_LEDGER_FROM`, each accounted on its own grid (so
+whatever the grids, epsilon never exceeds the rate-1 ledger's there). Both
+also report the smallest over the ledger with every named round reduced to
+one user. A new event type with a rate or a population names its
+dominating rounds in its spec (`_event_specs`: the round it is, its rate-1
+or one-user round); `_ledger` walks the ledger with them.
 """
 
 from typing import Optional
 
 import attr
-from dp_accounting import dp_event
 
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
@@ -66,19 +66,18 @@ def everyone_checks_in(event: events.CheckInEvent
                              randomizer=event.randomizer)
 
 
-def accounted_round(event: dp_event.DpEvent) -> dp_event.DpEvent:
-  """The round as both accountants account it: the rate-1 rule.
+def checkin_at_rate_one(event: events.CheckInEvent
+                        ) -> Optional[events.ShuffleEvent]:
+  """The shuffle round a check-in round at rate 1 is, or None.
 
-  The rate-1 rule is RATE-ONE-DOMINATES.
-
-  A pure-LDP check-in round at rate 1 is the shuffle of all n reports (the
-  count n is public), so it is accounted as that `ShuffleEvent`, with every
-  candidate and grid of a shuffle round; every other event is returned
-  as it is.
+  The spec's `accounted_as` (RATE-ONE-DOMINATES (i)): a pure-LDP check-in
+  round at rate 1 is the shuffle of all n reports (the count n is public),
+  so it is accounted as that `ShuffleEvent`, with every candidate and grid
+  of a shuffle round. None below rate 1.
   """
-  if isinstance(event, events.CheckInEvent) and event.checkin_rate == 1:
-    return everyone_checks_in(event) or event
-  return event
+  if event.checkin_rate != 1:
+    return None
+  return everyone_checks_in(event)
 
 
 def everyone_below_rate_one(event: events.CheckInEvent

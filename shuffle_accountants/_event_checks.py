@@ -25,11 +25,6 @@ def error(event: dp_event.DpEvent, message: str) -> CompositionErrorDetails:
   return CompositionErrorDetails(invalid_event=event, error_message=message)
 
 
-# The events accounted under REPLACE_SPECIAL (deletion): a sum of reports
-# (SUM-OF-BITS-DELETION) and a shuffle round (DELETION-AS-REPLACE-ONE).
-DELETION_EVENTS = (events.ShuffleEvent, events.SumOfReportsEvent)
-
-
 def check_relation(relation: NeighboringRelation, reported: dp_event.DpEvent
                    ) -> Optional[CompositionErrorDetails]:
   if relation is NeighboringRelation.REPLACE_ONE:
@@ -38,13 +33,12 @@ def check_relation(relation: NeighboringRelation, reported: dp_event.DpEvent
   if spec is not None and relation.name in spec.relations:
     return None
   if relation is NeighboringRelation.REPLACE_SPECIAL:
-    if isinstance(reported, DELETION_EVENTS):
-      return None
+    names = [event_type.__name__ for event_type
+             in _event_specs.defined_under(relation.name)]
     return error(reported, (
         'under NeighboringRelation.REPLACE_SPECIAL (deletion: one report '
         'replaced by the randomizer\'s output on a reference input) only '
-        'ShuffleEvent, SumOfReportsEvent and the noisy integer sums are '
-        'accounted; '
+        f'{", ".join(names[:-1])} and {names[-1]} are accounted; '
         f'{type(reported).__name__} is defined under REPLACE_ONE. Construct '
         'the accountant with neighboring_relation='
         'NeighboringRelation.REPLACE_ONE.'))

@@ -1,10 +1,10 @@
 """One spec per shuffle event type, which the generic code reads.
 
-IDs: DOMINATING-ROUNDS, RATE-ONE-DOMINATES
+IDs: DOMINATING-ROUNDS, RATE-ONE-DOMINATES, GROUPING
 
 Adding a shuffle event = its class (`events`), its `EventSpec` here
 (`register`), and one entry in each route's table of bounds
-(`rdp.accountant.ROUND_BOUNDS`, `pld.candidates.ROUND_PMFS`). The generic
+(`rdp.routes.ROUND_BOUNDS`, `pld.routes.ROUND_PMFS`). The generic
 code (`_ledger`, `_grouping`, `_dominating`) asks `spec_of(event)` and
 never names an event type.
 """
@@ -41,30 +41,64 @@ def _no_guarantee(unused_event) -> Guarantee:
   return None
 
 
+def _always(unused_event) -> bool:
+  return True
+
+
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class EventSpec:
   """What the generic code needs of one shuffle event type.
 
+  Each field says what the accountants take from it and, after "Owes:",
+  what must be proven of the event for their answers to stay upper bounds
+  (the docs/mathematics.md entry that proves it for the events here).
+
   Attributes:
     kind: SHUFFLE (a shuffle round, also behind a hidden sample) or
       OWN_PARTICIPATION (a round that samples its participants itself).
-    sampling_ratio: its participation probability, or None (SHUFFLE).
+      Owes: SHUFFLE only for a shuffle of eps0-LDP reports
+      (`local_epsilon`), whose hidden sample the routes bound by
+      WBK19-THM9 and KHH-SUBSAMPLED.
+    sampling_ratio: its participation probability, or None (SHUFFLE), which
+      the PLD grid reads. Owes: nothing (it chooses a grid, never a bound).
     local_guarantee: the (eps0, delta0) of one report, for basic
-      composition (LOCAL-GUARANTEE), or None when there is none.
-    rate_one: the round at rate 1 that dominates it, for the rate-1 ledger
-      (RATE-ONE-DOMINATES), or None.
-    one_user: the round with one user that dominates it (DOMINATING-ROUNDS), or
-    None. grouped_by: the fields `_grouping` bins ('num_users' first, then a
-      rate); empty: never grouped.
+      composition, or None when there is none. Owes: the round is
+      (eps0, delta0)-DP under each of `relations` (LOCAL-GUARANTEE).
+    accounted_as: the round it is, accounted in its place wherever a
+      ledger's rounds are read (grouping, each route's table, the PLD grid,
+      the dominating ledgers), or None to account it as it is. Owes: the
+      round returned is the same mechanism under each of `relations`, or
+      one of which the event is a post-processing, so each of its bounds
+      bounds the event (RATE-ONE-DOMINATES (i): a pure-LDP check-in round
+      at rate 1 is the shuffle of its n reports); it is a registered event
+      that is accounted as it is (the rule is applied once).
+    rate_one: the round at rate 1 that dominates it, for the rate-1 ledger,
+      or None. Owes: the event is a post-processing of the round returned
+      (RATE-ONE-DOMINATES (ii), DOMINATING-ROUNDS (i)).
+    one_user: the round with one user that dominates it, or None. Owes: the
+      event is a post-processing of the round returned (DOMINATING-ROUNDS
+      (ii)).
+    grouped_by: the fields `_grouping` bins ('num_users' first, then a
+      rate); empty: never grouped. Owes: the event is a post-processing of
+      the same event with fewer users (and a higher rate), its other fields
+      equal, so each bound of a bin's representative (the fewest users, the
+      highest rate) bounds every member (GROUPING).
+    groupable: whether a round with `grouped_by` fields joins a bin; False
+      accounts it as it is. Owes: True only where `grouped_by`'s
+      post-processing holds for that round (not for dropouts, whose bound
+      grows with n: SECAGG-REVEALED (iii)).
     relations: the names of the `NeighboringRelation`s its docstring
-      defines it under (the accountants refuse the others).
+      defines it under (the accountants refuse the others). Owes: every
+      entry of the routes' tables bounds the round under each of them.
   """
   kind: Kind
   sampling_ratio: Optional[Callable[[dp_event.DpEvent], float]] = None
   local_guarantee: Callable[[dp_event.DpEvent], Guarantee] = _no_guarantee
+  accounted_as: Optional[DominatingRound] = None
   rate_one: Optional[DominatingRound] = None
   one_user: Optional[DominatingRound] = None
   grouped_by: Tuple[str, ...] = ()
+  groupable: Callable[[dp_event.DpEvent], bool] = _always
   relations: Tuple[str, ...] = ('REPLACE_ONE',)
 
 
@@ -107,22 +141,47 @@ def spec_of(event) -> Optional[EventSpec]:
   return _lookup(_SPECS, event)
 
 
+def accounted_round(event: dp_event.DpEvent) -> dp_event.DpEvent:
+  """The round as both accountants account it: its spec's `accounted_as`.
+
+  See RATE-ONE-DOMINATES (i). Any other event is returned as it is.
+  """
+  spec = spec_of(event)
+  accounted = (None if spec is None or spec.accounted_as is None
+               else spec.accounted_as(event))
+  return event if accounted is None else accounted
+
+
 def specs() -> Tuple[EventSpec, ...]:
   """Every registered spec, in the order registered."""
   return tuple(_SPECS.values())
+
+
+def defined_under(relation: str) -> Tuple[type, ...]:
+  """The registered event types whose spec names `relation` (a
+  `NeighboringRelation`'s name), in the order registered."""
+  return tuple(event_type for event_type, spec in _SPECS.items()
+               if relation in spec.relations)
 
 
 def _checkin_guarantee(event: events.CheckInEvent) -> Guarantee:
   return None if event.local_epsilon is None else (event.local_epsilon, 0.0)
 
 
+# Deletion neighbours (one report replaced by the randomizer's output on a
+# reference input) of a shuffle round are replace-one neighbours
+# (DELETION-AS-REPLACE-ONE); a sum of reports has its own deletion bound
+# (SUM-OF-BITS-DELETION).
+_DELETION_TOO = ('REPLACE_ONE', 'REPLACE_SPECIAL')
 register(events.ShuffleEvent, EventSpec(
     Kind.SHUFFLE,
     local_guarantee=lambda event: (event.local_epsilon, event.local_delta),
-    one_user=_dominating.one_user, grouped_by=('num_users',)))
+    one_user=_dominating.one_user, grouped_by=('num_users',),
+    relations=_DELETION_TOO))
 register(events.CheckInEvent, EventSpec(
     Kind.OWN_PARTICIPATION, lambda event: event.checkin_rate,
-    _checkin_guarantee, rate_one=_dominating.everyone_near_rate_one,
+    _checkin_guarantee, accounted_as=_dominating.checkin_at_rate_one,
+    rate_one=_dominating.everyone_near_rate_one,
     grouped_by=('num_users', 'checkin_rate')))
 register(events.SubsampledShuffleGaussianEvent, EventSpec(
     Kind.OWN_PARTICIPATION,
@@ -130,10 +189,13 @@ register(events.SubsampledShuffleGaussianEvent, EventSpec(
 # Distributed check-in is grouped by n only: its epsilon is not monotone in
 # the rate (more participants, more noise in the sum; SECAGG-HIDDEN), but n
 # users are a post-processing of fewer at the same rate (the others' noisy
-# vectors and check-ins are added to the sum and the count).
+# vectors and check-ins are added to the sum and the count). Not with
+# dropouts: more users make a released round likelier, so that bound grows
+# with n (SECAGG-REVEALED (iii)).
 register(events.DistributedCheckInEvent, EventSpec(
     Kind.OWN_PARTICIPATION, lambda event: event.checkin_rate,
-    grouped_by=('num_users',)))
+    grouped_by=('num_users',),
+    groupable=lambda event: event.min_reporting is None))
 # A Skellam secure sum has no sampling of its own (its participants are
 # public): one round, never grouped (SKELLAM-SUM).
 register(events.SkellamSecureSumEvent,
@@ -143,7 +205,7 @@ register(events.SkellamSecureSumEvent,
 register(events.SumOfReportsEvent, EventSpec(
     Kind.OWN_PARTICIPATION,
     local_guarantee=lambda event: (event.local_epsilon, 0.0),
-    grouped_by=('num_users',)))
+    grouped_by=('num_users',), relations=_DELETION_TOO))
 # A noisy integer sum is defined by the change of the sum, the same under
 # replace-one, add/remove and deletion to a reference contribution
 # (BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM): one release, never grouped.

@@ -17,9 +17,11 @@ each report independently with probability gamma / gamma'). So every bound
 valid for the representative is valid for each member, whatever the bound.
 Tightness: one round's epsilon scales about as n^(-1/2) and gamma, so a
 member's epsilon rises by at most about s / 2 (0.5 % at the default s).
-Distributed check-in rounds are binned by n only (SECAGG-HIDDEN: not monotone in
-gamma), and not at all with dropouts (`min_reporting`): more users make a
-released round likelier, so that bound grows with n (SECAGG-REVEALED (iii)).
+Which fields are binned, and which rounds are not binned at all, is each
+event's spec (`_event_specs`: `grouped_by`, `groupable`): distributed
+check-in rounds are binned by n only (SECAGG-HIDDEN: not monotone in gamma),
+and not at all with dropouts (`min_reporting`): more users make a released
+round likelier, so that bound grows with n (SECAGG-REVEALED (iii)).
 A ledger whose rounds share n and gamma is accounted exactly.
 """
 
@@ -29,7 +31,6 @@ from typing import Dict, List, Optional, Tuple
 import attr
 from dp_accounting import dp_event
 
-from shuffle_accountants import _dominating
 from shuffle_accountants import _event_specs
 from shuffle_accountants import _ledger
 
@@ -40,6 +41,13 @@ def _grouped_by(event) -> Tuple[str, ...]:
   """The fields of `event` binned (its spec's `grouped_by`), or ()."""
   spec = _event_specs.spec_of(event)
   return () if spec is None else spec.grouped_by
+
+
+def _joins_a_bin(event) -> bool:
+  """Whether `event` is binned: it has `grouped_by` fields and its spec's
+  `groupable` admits it (not dropouts, SECAGG-REVEALED (iii))."""
+  spec = _event_specs.spec_of(event)
+  return spec is not None and bool(spec.grouped_by) and spec.groupable(event)
 
 
 def _rate_field(event) -> Optional[str]:
@@ -63,10 +71,8 @@ class Grouping:
     self._largest_rate: Dict[tuple, float] = {}
 
   def _key(self, event) -> Optional[tuple]:
-    if self.relative_step == 0 or not _grouped_by(event):
+    if self.relative_step == 0 or not _joins_a_bin(event):
       return None
-    if getattr(event, 'min_reporting', None) is not None:
-      return None  # dropouts: the bound grows with n (SECAGG-REVEALED (iii))
     users_bin = math.floor(math.log(event.num_users)
                            / math.log1p(self.relative_step))
     fields = attr.asdict(event, recurse=False)
@@ -79,7 +85,7 @@ class Grouping:
 
   def observe(self, event: dp_event.DpEvent) -> None:
     """Records a round of the ledger (other events are ignored)."""
-    event = _dominating.accounted_round(event)  # rate 1 (RATE-ONE-DOMINATES)
+    event = _event_specs.accounted_round(event)  # rate 1 (RATE-ONE-DOMINATES)
     key = self._key(event)
     if key is None:
       return
@@ -93,7 +99,7 @@ class Grouping:
 
   def representative(self, event: dp_event.DpEvent) -> dp_event.DpEvent:
     """The observed round that `event` is accounted as (itself if alone)."""
-    event = _dominating.accounted_round(event)  # rate 1 (RATE-ONE-DOMINATES)
+    event = _event_specs.accounted_round(event)  # rate 1 (RATE-ONE-DOMINATES)
     key = self._key(event)
     if key is None or key not in self._smallest_users:
       return event

@@ -48,7 +48,6 @@ import attr
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
 
-from shuffle_accountants import _dominating
 from shuffle_accountants import _event_checks
 from shuffle_accountants import _event_specs
 
@@ -168,7 +167,7 @@ def shuffle_rounds(ledger: dp_event.DpEvent
     leaf = classify(event)
     if _is_round(leaf):
       # Rate 1 (RATE-ONE-DOMINATES).
-      accounted = _dominating.accounted_round(leaf.round)
+      accounted = _event_specs.accounted_round(leaf.round)
       rounds.append((accounted, None if accounted is not leaf.round
                      else leaf.sampling_ratio, count))
   return rounds
@@ -423,7 +422,7 @@ def _dominating_round(event: dp_event.DpEvent, spec: _event_specs.EventSpec,
 
   As accounted (RATE-ONE-DOMINATES).
   """
-  event = _dominating.accounted_round(event)
+  event = _event_specs.accounted_round(event)
   return dominating(event) if _event_specs.spec_of(event) is spec else None
 
 

@@ -103,7 +103,8 @@ def test_the_routes_are_visible_in_the_tree():
   modules = {str(p.relative_to(package)) for p in package.rglob('*.py')}
   for expected in ('events.py', 'rdp/accountant.py', 'rdp/checkin.py',
                    'pld/accountant.py', 'pld/checkin.py', 'pld/grid.py',
-                   'pld/candidates.py', 'cli/main.py', 'cli/protocols.py'):
+                   'pld/candidates.py', 'rdp/routes.py', 'pld/routes.py',
+                   'cli/main.py', 'cli/protocols.py'):
     assert expected in modules
 
 
@@ -231,6 +232,18 @@ def test_routes_sit_above_pairs_and_samplers_without_cycles():
   # The parser finds what the tree is known to hold.
   assert ('pld', 'pairs') in edges and ('rdp', 'pairs') in edges
   assert ('pld', 'rdp') in edges
+
+
+def test_the_route_tables_import_no_accountant():
+  # Each entry of a route's table is a function of the event (and the
+  # orders), not an accountant's method (issue 52).
+  graph = _module_graph(pathlib.Path(shuffle_accountants.__file__).parent)
+  assert 'shuffle_accountants.pld.candidates' in graph[
+      'shuffle_accountants.pld.routes']  # the parser sees the imports
+  for table in ('shuffle_accountants.rdp.routes',
+                'shuffle_accountants.pld.routes'):
+    accountants = sorted(m for m in graph[table] if m.endswith('.accountant'))
+    assert not accountants, (table, accountants)
 
 
 def test_no_module_imports_itself_back():

@@ -19,7 +19,7 @@ import dp_accounting
 from dp_accounting.rdp import rdp_privacy_accountant
 import numpy as np
 
-from shuffle_accountants import _event_checks
+from shuffle_accountants import _event_specs
 from shuffle_accountants import _validation
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
@@ -141,7 +141,7 @@ class Protocol:
           'check in independently or samples a fixed number of them.')
     event = self.round_event()  # validates the remaining fields
     if self.deletion and not isinstance(
-        event, _event_checks.DELETION_EVENTS):
+        event, _event_specs.defined_under('REPLACE_SPECIAL')):
       raise ValueError(
           f'relation=deletion accounts a shuffle or a sum of every user\'s '
           f'report; {type(event).__name__} (checkin_rate, sample_size or '

@@ -31,9 +31,9 @@ from shuffle_accountants import _ledger
 from shuffle_accountants import _progress
 from shuffle_accountants import _upstream
 from shuffle_accountants.pairs import sums as pair_sums
-from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import random_allocation
+from shuffle_accountants.pld import routes
 from shuffle_accountants.samplers import accounting as sampler_accounting
 
 PLD: TypeAlias = privacy_loss_distribution.PrivacyLossDistribution
@@ -223,7 +223,7 @@ class GridComposition:
     ratio = (leaf.sampling_ratio if leaf.kind is _ledger.Kind.HIDDEN_SAMPLE
              else None)
     accounted = pair_sums.accounted_under(inner, self._relation)
-    pmf, names = candidates.event_pmf(
+    pmf, names = routes.event_pmf(
         accounted, ratio, self.interval, self._discretize,
         self._krr_adversary, self._relative_width)
     if (self._relation is privacy_accountant.NeighboringRelation

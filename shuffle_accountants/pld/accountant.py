@@ -24,6 +24,12 @@ It handles
 * `DistributedCheckInEvent`: the exact mixture over the target's revealed
   participation and count (SECAGG-REVEALED), or the SECAGG-HIDDEN pair mixed
   over the count when participants are hidden (`pld.distributed`);
+* `SkellamSecureSumEvent`: the symmetric pair of its RDP profile
+  (SKELLAM-SUM, `pld.skellam`);
+* `SumOfReportsEvent`: SUM-OF-BITS (`pld.sums`), k-RR's sum as its shuffle;
+* `BinomialSecureSumEvent`, `DiscreteGaussianSumEvent`,
+  `DiscreteLaplaceSumEvent`: the shifted pair of the noise
+  (LATTICE-NOISE-PAIR, `pld.noise_sums`);
 and delegates every other event to `dp_accounting.pld.PLDAccountant`.
 
 Grid: by default (`value_discretization_interval=None`) the grid is chosen
@@ -39,8 +45,10 @@ dp_accounting's (FFT; `self_compose` for repeated events), so the reported
 epsilon is an upper bound for the composed mechanism. The accountant holds
 the ledger and answers; the composition on a grid is `_grid_composition`'s.
 
-Shuffle events require `NeighboringRelation.REPLACE_ONE`, the default here.
-Under that relation the parent treats `GaussianDpEvent(sigma)` as having L2
+Shuffle events require `NeighboringRelation.REPLACE_ONE`, the default here,
+or another relation their spec names (`ShuffleEvent` and `SumOfReportsEvent`
+also deletion, REPLACE_SPECIAL; the noisy integer sums every relation).
+Under REPLACE_ONE the parent treats `GaussianDpEvent(sigma)` as having L2
 sensitivity 2 (dp-accounting >= 0.5), i.e. `noise_multiplier` is the noise
 standard deviation divided by the clipping norm of one record.
 """

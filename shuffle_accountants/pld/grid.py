@@ -20,8 +20,8 @@ import numpy as np
 from shuffle_accountants import _cache
 from shuffle_accountants import _ledger
 from shuffle_accountants import _progress
-from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import composition
+from shuffle_accountants.pld import routes
 
 __all__ = [
     'FINEST_MIXED_GRID', 'COARSEST_GRID', 'MAX_ROUND_BUCKETS', 'DEFAULT_GRID',
@@ -42,9 +42,9 @@ COARSEST_FALLBACK_GRID = 1.0
 # each round's scales are kept (three floats; the budget counts entries).
 @_cache.cached(2**16, lambda scales: 1)
 def _round_scales(event, ratio, krr_adversary: str, relative_width: float
-                  ) -> candidates.Scales:
-  """`candidates.round_scales`, cached."""
-  return candidates.round_scales(event, ratio, krr_adversary, relative_width)
+                  ) -> routes.Scales:
+  """`routes.round_scales`, cached."""
+  return routes.round_scales(event, ratio, krr_adversary, relative_width)
 
 
 def automatic_interval(ledger: dp_event.DpEvent, relative_accuracy: float,

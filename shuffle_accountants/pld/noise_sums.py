@@ -55,14 +55,14 @@ def round_pmf(event, unused_sampling_ratio, discretization: float,
               discretize: checkin.Discretize, unused_krr_adversary,
               unused_relative_width
               ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
-  """`candidates.ROUND_PMFS`' entry: the release's PMF and its pair's name."""
+  """`routes.ROUND_PMFS`' entry: the release's PMF and its pair's name."""
   atoms, name = worst_pair(event)
   return discretize(atoms, discretization), (name,)
 
 
 def round_scales(event, unused_ratio, unused_krr_adversary,
                  unused_relative_width) -> Tuple[float, float, float]:
-  """`candidates.ROUND_PMFS`' entry: (spread, reach, spread bound)."""
+  """`routes.ROUND_PMFS`' entry: (spread, reach, spread bound)."""
   atoms, _ = worst_pair(event)
   if atoms.losses.size == 0:  # disjoint supports: all at +infinity
     return 1.0, 1.0, 1.0

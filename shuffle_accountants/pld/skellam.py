@@ -114,12 +114,12 @@ def round_pmf(event: events.SkellamSecureSumEvent, unused_sampling_ratio,
               discretization: float, unused_discretize,
               unused_krr_adversary, unused_relative_width
               ) -> Tuple[discrete.GridPmf, Tuple[str, ...]]:
-  """`candidates.ROUND_PMFS`' entry: the PMF and its pair's name."""
+  """`routes.ROUND_PMFS`' entry: the PMF and its pair's name."""
   return skellam_sum_pmf(event, discretization), (SKELLAM_PAIR,)
 
 
 def round_scales(event: events.SkellamSecureSumEvent, unused_ratio,
                  unused_krr_adversary, unused_relative_width
                  ) -> Tuple[float, float, float]:
-  """`candidates.ROUND_PMFS`' entry: `skellam_sum_scales`."""
+  """`routes.ROUND_PMFS`' entry: `skellam_sum_scales`."""
   return skellam_sum_scales(event)

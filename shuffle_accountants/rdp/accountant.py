@@ -22,24 +22,31 @@ It handles
   shuffling gain (docs/mathematics.md GAUSS-NO-GAIN), whatever its `dimension`;
 * `DistributedCheckInEvent`: SECAGG-REVEALED (participants revealed, exact) or
   LIEW-THM4 with the k = 0 term (hidden) (`distributed`);
+* `SkellamSecureSumEvent`: SKELLAM-SUM (`skellam`);
+* `SumOfReportsEvent`: SUM-OF-BITS (`sums`), k-RR's sum as its shuffle;
+* `BinomialSecureSumEvent`, `DiscreteGaussianSumEvent`,
+  `DiscreteLaplaceSumEvent`: BINOMIAL-SUM (no finite RDP),
+  DISCRETE-GAUSSIAN-SUM (`noise_sums`);
 and delegates every other event to `dp_accounting.rdp.RdpAccountant`, so that
 Gaussian, Laplace, composed and self-composed events keep their behaviour
 (read with the library's sensitivity under REPLACE_ONE, below).
 
 Shuffle events require `NeighboringRelation.REPLACE_ONE`, the accountant's
-default. Under that relation `GaussianDpEvent(sigma)` means what it means in
-dp_accounting's PLD accountant and in `ShufflePldAccountant`: noise standard
-deviation sigma C on a sum of records clipped to norm C, so replacing one
-record moves the sum by up to 2C (sensitivity 2 in units of sigma): RDP
-2 order / sigma^2, also inside composed, self-composed and
+default, or another relation their spec names (`ShuffleEvent` and
+`SumOfReportsEvent` also deletion, REPLACE_SPECIAL; the noisy integer sums
+every relation). Under REPLACE_ONE `GaussianDpEvent(sigma)` means what it
+means in dp_accounting's PLD accountant and in `ShufflePldAccountant`: noise
+standard deviation sigma C on a sum of records clipped to norm C, so replacing
+one record moves the sum by up to 2C (sensitivity 2 in units of sigma): RDP 2
+order / sigma^2, also inside composed, self-composed and
 `SampledWithoutReplacementDpEvent` events (dp_accounting's RDP accountant
-alone would compose order / (2 sigma^2), sensitivity 1: half the mechanism
-the PLD route accounts). `LaplaceDpEvent(b)` likewise moves by 2C on noise
-of scale b C: largest privacy loss 2 / b (the parent alone reads 1 / b).
-`PoissonSampledDpEvent` is refused under REPLACE_ONE, as by the parent,
-with a message naming what to use instead. docs/mathematics.md
-UPSTREAM-SENSITIVITY lists what each route does with every event of
-dp_accounting under each relation.
+alone would compose order / (2 sigma^2), sensitivity 1: half the mechanism the
+PLD route accounts). `LaplaceDpEvent(b)` likewise moves by 2C on noise of
+scale b C: largest privacy loss 2 / b (the parent alone reads 1 / b).
+`PoissonSampledDpEvent` is refused under REPLACE_ONE, as by the parent, with a
+message naming what to use instead. docs/mathematics.md UPSTREAM-SENSITIVITY
+lists what each route does with every event of dp_accounting under each
+relation.
 """
 
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple, TypeAlias
@@ -50,10 +57,8 @@ from dp_accounting import privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant
 import numpy as np
 
-from shuffle_accountants import _cache
 from shuffle_accountants import _checkpointable
 from shuffle_accountants import _deprecated
-from shuffle_accountants import _dominating
 from shuffle_accountants import _event_checks
 from shuffle_accountants import _event_specs
 from shuffle_accountants import _grouping
@@ -63,13 +68,9 @@ from shuffle_accountants import _validation
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
 from shuffle_accountants.pairs import sums as pair_sums
-from shuffle_accountants.rdp import blanket
 from shuffle_accountants.rdp import checkin
-from shuffle_accountants.rdp import distributed
-from shuffle_accountants.rdp import noise_sums
+from shuffle_accountants.rdp import routes
 from shuffle_accountants.rdp import shuffle_round
-from shuffle_accountants.rdp import skellam
-from shuffle_accountants.rdp import sums
 from shuffle_accountants.samplers import accounting as sampler_accounting
 
 __all__ = [
@@ -110,19 +111,16 @@ ORDER_EXTENSIONS = (
     (1310720, 1572864, 2097152, 2621440, 3145728, 4194304),
 )
 
-# Name of the rate-1 candidate of a check-in round (DOMINATING-ROUNDS (i)).
-RATE_ONE_ROUND = 'the same round at rate 1 (DOMINATING-ROUNDS)'
-BLANKET_PAIR = 'BLANKET-RDP blanket pair (BLANKET-TWO-LEVEL, CHECKIN-BLANKET)'
+# The names of the rate-1 candidate of a check-in round and of the blanket
+# pairs (`routes`), kept here for those who read them from here.
+RATE_ONE_ROUND = routes.RATE_ONE_ROUND
+BLANKET_PAIR = routes.BLANKET_PAIR
+GAUSSIAN_NO_AMPLIFICATION = routes.GAUSSIAN_NO_AMPLIFICATION
 # The names before the proofs were named (until 0.2): deprecated (hidden
 # from type checkers, which would read every attribute through it).
 if not TYPE_CHECKING:
   __getattr__ = _deprecated.renamed(__name__, {
       'RATE_ONE_D19': 'RATE_ONE_ROUND', 'D32_BLANKET': 'BLANKET_PAIR'})
-
-# Bounds of rounds, shared by every accountant (the Opacus adapter builds a
-# new one for every get_epsilon); each is a few arrays of one value per order.
-_BOUNDS = _cache.Lru(4096, lambda bound: 1, 'rdp.accountant.bounds (entries)')
-
 
 @attr.s(frozen=True, slots=True, auto_attribs=True, eq=False)
 class ShuffleRdpContribution:
@@ -139,53 +137,6 @@ class ShuffleRdpContribution:
   count: int
   bound: shuffle_round.RdpBound
   accounted_as: dp_event.DpEvent
-
-
-GAUSSIAN_NO_AMPLIFICATION = ('GAUSS-NO-GAIN Gaussian pair (no amplification; '
-                             'the blanket '
-                             'NUM-BLANKET has no RDP form)')
-
-
-def _randomizer(event) -> Optional[randomizers.Randomizer]:
-  """The round's named randomizer (k-RR when only k is given), or None."""
-  if event.randomizer is None and event.num_categories is None:
-    return None
-  return event.randomizer or randomizers.KRandomizedResponse(
-      event.num_categories, float(event.local_epsilon or 0.0))
-
-
-def _blanket_candidates(num_users: int, local_epsilon: float,
-                        randomizer: Optional[randomizers.Randomizer],
-                        checkin_rate: float, orders: np.ndarray) -> dict:
-  """BLANKET-RDP: the Renyi divergences of the round's blanket pairs. [UB]
-
-  The blanket pairs are CHECKIN-BLANKET's.
-
-  At rate 1 the clone view is the clone pair at the randomizer's rate,
-  already a candidate of `shuffle_round`, so only the randomizer's own
-  table is added there.
-  """
-  # One pair: its (order - 1) D_order is convex, so dense grids evaluate
-  # every other order and take chords between them (RDP-INTERP).
-  return {f'{BLANKET_PAIR}: {name}': shuffle_round.at_every_other_order(
-      lambda o, table=table: blanket.blanket_rdp(
-          num_users, table.with_absence(checkin_rate), o), orders)
-          for name, table in randomizers.checkin_blanket_tables(
-              local_epsilon, randomizer).items()
-          if checkin_rate < 1 or name != 'NAMED-CLONE-RATE clone view'}
-
-
-def _pure_shuffle_bound(num_users: int, local_epsilon: float,
-                        randomizer: Optional[randomizers.Randomizer],
-                        orders: np.ndarray) -> shuffle_round.RdpBound:
-  """A pure-LDP shuffle round: `shuffle_round`'s bounds and BLANKET-RDP's."""
-  bound = shuffle_round.shuffle_rdp_upper_bound(
-      num_users, local_epsilon, orders,
-      randomizer.clone_rate() if randomizer is not None else None)
-  extra = _blanket_candidates(num_users, local_epsilon, randomizer, 1.0,
-                              orders)
-  return (shuffle_round.smallest_bound(orders, {**bound.candidates, **extra})
-          if extra else bound)
 
 
 def parent_event(event: dp_event.DpEvent, relation: NeighboringRelation
@@ -223,24 +174,6 @@ def parent_event(event: dp_event.DpEvent, relation: NeighboringRelation
         event.source_dataset_size, event.sample_size,
         dp_event.GaussianDpEvent(sigma / REPLACE_ONE_SENSITIVITY))
   return None
-
-
-def _checkin_mixture_bound(event: events.CheckInEvent, orders
-                           ) -> shuffle_round.RdpBound:
-  """LIEW-THM2 with BLANKET-RDP's blanket candidates for pure LDP."""
-  if event.local_epsilon is None:
-    return checkin.checkin_rdp_upper_bound(
-        event.num_users, event.checkin_rate, orders,
-        noise_multiplier=event.noise_multiplier)
-  mixture = checkin.checkin_rdp_upper_bound(
-      event.num_users, event.checkin_rate, orders,
-      local_epsilon=event.local_epsilon)
-  # CHECKIN-BLANKET (i): the round is a shuffle of R' by all n users;
-  # BLANKET-RDP bounds the Renyi divergence of its blanket pairs.
-  return shuffle_round.smallest_bound(orders, {
-      **mixture.candidates, **_blanket_candidates(
-          event.num_users, event.local_epsilon, _randomizer(event),
-          event.checkin_rate, orders)})
 
 
 # Relative error allowed for the float evaluation of a log-delta of
@@ -504,23 +437,6 @@ class ShuffleRdpAccountant(_checkpointable.Checkpointable,
           'account them; use ShufflePldAccountant.'))
     return self._check_relation_and_orders(reported)
 
-  def _bound(self, key, compute) -> shuffle_round.RdpBound:
-    return _BOUNDS.get((key, self.orders.tobytes()), compute)
-
-  def _shuffle_bound(self, event) -> shuffle_round.RdpBound:
-    """The (cached) bound of a pure-LDP `ShuffleEvent`."""
-    if isinstance(event.randomizer, randomizers.GaussianRandomizer):
-      # GAUSS-NO-GAIN: no RDP form of the continuous blanket (NUM-BLANKET is PLD
-      # only).
-      sigma = event.randomizer.noise_multiplier
-      return shuffle_round.smallest_bound(self.orders, {
-          GAUSSIAN_NO_AMPLIFICATION: self.orders * 2.0 / sigma**2})
-    randomizer = _randomizer(event)
-    return self._bound(
-        ('shuffle', event.num_users, event.local_epsilon, randomizer),
-        lambda: _pure_shuffle_bound(event.num_users, event.local_epsilon,
-                                    randomizer, self.orders))
-
   def _add(self, event, count, bound, accounted_as=None):
     _upstream.add_rdp(self, count * bound.rdp)
     self._contributions.append(ShuffleRdpContribution(
@@ -574,14 +490,15 @@ class ShuffleRdpAccountant(_checkpointable.Checkpointable,
         self._parent_event(leaf_event, leaf_count, True)
 
   def _compose_round(self, event, count: int) -> None:
-    """A round (as grouped and accounted) by `ROUND_BOUNDS`.
+    """A round (as grouped and accounted) by `routes.ROUND_BOUNDS`.
 
     As accounted: RATE-ONE-DOMINATES.
     """
     rounded = pair_sums.accounted_under(
-        _dominating.accounted_round(self._representative(event, count)),
+        _event_specs.accounted_round(self._representative(event, count)),
         self.neighboring_relation)
-    bound = _event_specs.route_entry(ROUND_BOUNDS, rounded)(self, rounded)
+    bound = _event_specs.route_entry(routes.ROUND_BOUNDS, rounded)(
+        rounded, self.orders)
     if (self.neighboring_relation is NeighboringRelation.REPLACE_SPECIAL
         and not isinstance(rounded, pair_sums.SumUnderDeletion)):
       # Every name says the bound is replace-one's, read under deletion.
@@ -590,99 +507,5 @@ class ShuffleRdpAccountant(_checkpointable.Checkpointable,
           for name, rdp in bound.candidates.items()})
     self._add(event, count, bound, rounded)
 
-  def _checkin_bound(self, event: events.CheckInEvent
-                     ) -> shuffle_round.RdpBound:
-    """A check-in round's (cached) bound, capped at rate 1.
-
-    See DOMINATING-ROUNDS (i).
-    """
-    bound = self._bound(
-        event, lambda: _checkin_mixture_bound(event, self.orders))
-    everyone = _dominating.everyone_below_rate_one(event)
-    if everyone is not None:
-      # DOMINATING-ROUNDS (i): the round is a post-processing of its rate-1
-      # round, so that round's bound (cached as a shuffle round's) is a
-      # candidate at every order: epsilon never exceeds its value at rate 1.
-      bound = shuffle_round.smallest_bound(self.orders, {
-          **bound.candidates,
-          RATE_ONE_ROUND: self._shuffle_bound(everyone).rdp})
-    return bound
-
-  def _sampled_gaussian_bound(
-      self, event: events.SubsampledShuffleGaussianEvent
-  ) -> shuffle_round.RdpBound:
-    return self._bound(
-        event, lambda: checkin.subsampled_shuffle_gaussian_rdp_upper_bound(
-            event.num_users, event.sample_size, event.noise_multiplier,
-            self.orders))
-
-  def _distributed_bound(self, event: events.DistributedCheckInEvent
-                         ) -> shuffle_round.RdpBound:
-    return self._bound(
-        event, lambda: distributed.distributed_checkin_rdp_upper_bound(
-            event.num_users, event.checkin_rate, event.noise_multiplier,
-            self.orders, participation=event.participation,
-            min_reporting=event.min_reporting))
-
-  def _sum_bound(self, event: events.SumOfReportsEvent
-                 ) -> shuffle_round.RdpBound:
-    """SUM-OF-BITS; k-RR's sum is its shuffle (SUM-OF-BITS (v))."""
-    shuffle = event.as_shuffle_event()
-    if shuffle is not None:
-      return self._shuffle_bound(shuffle)
-    # Under deletion one coordinate changes (SUM-OF-BITS-DELETION).
-    deletion = isinstance(event, pair_sums.SumUnderDeletion)
-    bound = self._bound(event, lambda: sums.sum_rdp_upper_bound(
-        event.num_users, *event.bit_probabilities(), event.local_epsilon,
-        self.orders, isinstance(event.randomizer,
-                                randomizers.SymmetricUnaryEncoding),
-        deletion=deletion, aggregator_noise=event.aggregator_noise,
-        two_values=pair_sums.two_values(event)))
-    if event.aggregator_noise is not None:
-      # SUM-OF-BITS-WITH-NOISE 4: the reports alone are a candidate too.
-      reports = self._sum_bound(attr.evolve(event, aggregator_noise=None))
-      return shuffle_round.smallest_bound(self.orders, {
-          **bound.candidates, **reports.candidates})
-    # Each coordinate as a shuffle (SUM-OF-BITS (vi)): at the true n when
-    # the families are computed at fewer users, and at high orders, where
-    # the families' cut-off windows (charged the largest loss) decide.
-    coordinate = self._shuffle_bound(pair_sums.coordinate_shuffle_event(event))
-    if deletion:
-      return shuffle_round.smallest_bound(self.orders, {
-          **bound.candidates,
-          pair_sums.PER_COORDINATE_DELETION: coordinate.rdp})
-    return shuffle_round.smallest_bound(self.orders, {
-        **bound.candidates, pair_sums.PER_COORDINATE: 2 * coordinate.rdp})
-
   def _compose_hidden_sample(self, event, count: int) -> None:
-    inner = event.event
-    key = ('sampled', event.source_dataset_size, event.sample_size,
-           inner.local_epsilon)
-    self._add(event, count, self._bound(
-        key, lambda: shuffle_round.subsampled_shuffle_rdp_upper_bound(
-            event.source_dataset_size, event.sample_size,
-            inner.local_epsilon, self.orders)))
-
-
-# The RDP route's one table: per shuffle event type (`_event_specs`), the
-# per-order bound of one round, as grouped and accounted (RATE-ONE-DOMINATES).
-ROUND_BOUNDS = {
-    events.ShuffleEvent: ShuffleRdpAccountant._shuffle_bound,
-    events.CheckInEvent: ShuffleRdpAccountant._checkin_bound,
-    events.SubsampledShuffleGaussianEvent: (
-        ShuffleRdpAccountant._sampled_gaussian_bound),
-    events.DistributedCheckInEvent: ShuffleRdpAccountant._distributed_bound,
-    events.SkellamSecureSumEvent: (
-        lambda accountant, event: skellam.skellam_sum_rdp_upper_bound(
-            event, accountant.orders)),
-    events.SumOfReportsEvent: ShuffleRdpAccountant._sum_bound,
-    events.BinomialSecureSumEvent: (
-        lambda accountant, event: noise_sums.noise_sum_rdp_upper_bound(
-            event, accountant.orders)),
-    events.DiscreteGaussianSumEvent: (
-        lambda accountant, event: noise_sums.noise_sum_rdp_upper_bound(
-            event, accountant.orders)),
-    events.DiscreteLaplaceSumEvent: (
-        lambda accountant, event: noise_sums.noise_sum_rdp_upper_bound(
-            event, accountant.orders)),
-}
+    self._add(event, count, routes.hidden_sample_bound(event, self.orders))
