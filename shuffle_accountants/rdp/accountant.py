@@ -49,6 +49,7 @@ lists what each route does with every event of dp_accounting under each
 relation.
 """
 
+import math
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple, TypeAlias
 
 import attr
@@ -77,7 +78,8 @@ __all__ = [
     'NeighboringRelation', 'CompositionErrorDetails', 'REPLACE_ONE_SENSITIVITY',
     'DEFAULT_ORDERS', 'ORDER_EXTENSIONS', 'RATE_ONE_ROUND', 'BLANKET_PAIR',
     'ShuffleRdpContribution', 'GAUSSIAN_NO_AMPLIFICATION', 'parent_event',
-    'log_delta_upper_bound', 'exp_rounded_up', 'ShuffleRdpAccountant',
+    'log_delta_upper_bound', 'epsilon_upper_bound', 'exp_rounded_up',
+    'ShuffleRdpAccountant',
 ]
 
 NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
@@ -216,6 +218,41 @@ def log_delta_upper_bound(orders: np.ndarray, rdp: np.ndarray,
   return float(min(log_deltas[best], 0.0)), float(orders[best])
 
 
+def epsilon_upper_bound(orders: np.ndarray, rdp: np.ndarray,
+                        delta: float) -> Tuple[float, float]:
+  """CONV-RDP2DP's epsilon at `delta` and its order, rounded up [UB].
+
+  dp_accounting's `compute_epsilon` per order lambda,
+  r + log(1 - 1/lambda) - (log delta + log lambda) / (lambda - 1) (orders
+  > 1.01; 0 where the KL bound already gives delta), but with log delta
+  and log lambda taken apart (delta * lambda loses digits below 1e-308)
+  and raised by a margin that covers both its own float error and
+  `log_delta_upper_bound`'s, so that the delta certified back at the
+  answer is at most `delta`.
+  """
+  orders = np.asarray(orders, dtype=float)
+  rdp = np.asarray(rdp, dtype=float)
+  rdp = np.where(np.isnan(rdp), np.inf, np.maximum(rdp, 0.0))
+  if delta == 0:
+    return (0.0 if np.all(rdp == 0) else np.inf), 0.0
+  log_delta = math.log(delta)
+  with np.errstate(divide='ignore', invalid='ignore', over='ignore'):
+    kl = np.where(rdp > 0, 0.5 * np.log(-np.expm1(-rdp)), -np.inf)
+    kl_met = (rdp == 0) | (kl + _LOG_DELTA_MARGIN * (np.abs(kl) + 1)
+                          <= log_delta)
+    log_tilt = np.log1p(-1 / orders)
+    log_orders = np.log(orders)
+    epsilons = rdp + log_tilt - (log_delta + log_orders) / (orders - 1)
+    margin = _LOG_DELTA_MARGIN * (
+        2 * (rdp + np.abs(epsilons) + np.abs(log_tilt))
+        + (2 * log_orders + abs(log_delta) + 2) / (orders - 1))
+  epsilons = np.where(orders > 1.01, epsilons + margin, np.inf)
+  epsilons = np.where(kl_met, 0.0, epsilons)
+  epsilons = np.where(np.isnan(epsilons), np.inf, epsilons)
+  best = int(np.argmin(epsilons))
+  return max(0.0, float(epsilons[best])), float(orders[best])
+
+
 def exp_rounded_up(log_value: float) -> float:
   """A float >= e^log_value, and > 0 whenever log_value > -inf.
 
@@ -306,8 +343,8 @@ class ShuffleRdpAccountant(_checkpointable.Checkpointable,
     """CONV-RDP2DP epsilon at `target_delta` in [0, 1] and its order."""
     target_delta = _validation.check_delta('target_delta', target_delta)
     return self._over_extensions(
-        lambda accountant: rdp_privacy_accountant.RdpAccountant
-        .get_epsilon_and_optimal_order(accountant, target_delta))
+        lambda accountant: epsilon_upper_bound(
+            accountant.orders, accountant.rdp, target_delta))
 
   def get_epsilon(self, target_delta: float) -> float:
     """Certified epsilon: the smaller of CONV-RDP2DP and basic composition."""
