@@ -126,8 +126,13 @@ def _docstring(module: str) -> str:
       encoding='utf-8')))
 
 
+_DOCS = pathlib.Path(__file__).resolve().parents[1] / 'docs'
+
+
 def _page(name: str) -> str:
-  return (_PACKAGE.parent / 'docs' / name).read_text(encoding='utf-8')
+  # From the checkout, not the package: CI installs the package
+  # non-editable, so the package's parent is site-packages.
+  return (_DOCS / name).read_text(encoding='utf-8')
 
 
 # Where the events are listed by hand, each read as the names it lists.

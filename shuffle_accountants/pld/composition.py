@@ -15,6 +15,7 @@ dp_accounting 0.6 has no public accessor for a PLD's PMF; `_grid_of` and
 `_pmfs` are the only places that read its private fields.
 """
 
+import collections
 import math
 from typing import Dict, List, Optional, Sequence, Tuple, TypeAlias
 
@@ -601,6 +602,9 @@ class DirectProfile:
 # each answer is its window's floor and the walk descends slowly, so the
 # cap then leaves the answer loose, never unsound.
 _MAX_CERTIFICATES = 8
+# Certificates a profile keeps: an answer's walk mostly closes a cycle of
+# one or two keys, and the next query often reuses the last.
+_KEPT_CERTIFICATES = 2
 
 
 class _HalfProfile:
@@ -612,7 +616,9 @@ class _HalfProfile:
     # Certified answers use the FFT result only to locate epsilon.
     self._parts = [_PmfProfile.estimated(pmf, allowance=self._rounds is None)
                    for pmf in _pmfs(pld)]
-    self._certified: Dict[Tuple[float, int], Tuple[float, _PmfProfile]] = {}
+    self._certified: collections.OrderedDict[
+        Tuple[float, int], Tuple[float, _PmfProfile]] = (
+            collections.OrderedDict())
 
   @property
   def certified(self) -> bool:
@@ -626,7 +632,9 @@ class _HalfProfile:
     tilt = self._rounds.saddle_point(epsilon)
     first, length = self._rounds.window(tilt, epsilon)
     key = (tilt, first)
-    if key not in self._certified:
+    if key in self._certified:
+      self._certified.move_to_end(key)
+    else:
       lower, masses, infinity = self._rounds.certified_masses(tilt, first,
                                                                length)
       # A window from the lowest loss up resolves every epsilon.
@@ -634,6 +642,11 @@ class _HalfProfile:
                else lower * self._rounds.discretization)
       self._certified[key] = (floor, _PmfProfile(
           self._rounds.discretization, lower, masses, infinity))
+      # Each holds up to five arrays of its window (~0.6 GB at 1e9 rounds
+      # of 10-RR): keeping every one ran a six-delta sweep past 2.5 GB.
+      # Recomputing an evicted one gives the same certificate (speed only).
+      while len(self._certified) > _KEPT_CERTIFICATES:
+        self._certified.popitem(last=False)
     return key, self._certified[key]
 
   def delta(self, epsilon: float) -> float:

@@ -37,7 +37,10 @@ def test_a_billion_rounds_of_three_category_krr():
   # eps0 = 20: nearly no amplification; basic composition caps it at 2e10.
   epsilon = _epsilon_in_a_fresh_process(
       'ShuffleEvent(18135353, 20, num_categories=3)', 10**9)
-  assert epsilon == pytest.approx(19266731710.05103, rel=1e-9)
+  # 19266731710.05103 until epsilon came from the cycle of its own
+  # certificates (one question, one answer): 2.9e-7 relative lower, each
+  # certified (tests/cross_route/test_one_question_one_answer.py).
+  assert epsilon == pytest.approx(19266726111.00866, rel=1e-9)
   assert epsilon <= 20 * 10**9
 
 
