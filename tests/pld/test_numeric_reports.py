@@ -117,22 +117,29 @@ def _shuffled_delta_quadrature(target, other, values, sigma, epsilon,
   n = len(values) + 1
   grid = np.linspace(-1 - 7 * sigma, 1 + 7 * sigma, 161 if n == 3 else 2001)
   step = grid[1] - grid[0]
-  points = np.meshgrid(*([grid] * n), indexing='ij')
 
-  def report(y, x):
+  def report(x):
+    """The density of input x's report on the grid (one axis: the joint
+    density of independent reports is an outer product)."""
     if not rounding:
-      return noise.pdf(y, x, sigma)
+      return noise.pdf(grid, x, sigma)
     up = (1 + x) / 2
-    return up * noise.pdf(y, 1.0, sigma) + (1 - up) * noise.pdf(y, -1.0,
-                                                                sigma)
+    return up * noise.pdf(grid, 1.0, sigma) + (1 - up) * noise.pdf(
+        grid, -1.0, sigma)
+
+  def along(axis, vector):
+    shape = [1] * n
+    shape[axis] = vector.size
+    return vector.reshape(shape)
 
   def density(first):
     inputs = (first,) + tuple(values)
+    reports = [report(x) for x in inputs]
     total = 0.0
     for order in itertools.permutations(range(n)):
       term = 1.0
       for slot, who in enumerate(order):
-        term = term * report(points[slot], inputs[who])
+        term = term * along(slot, reports[who])
       total = total + term
     return total / math.factorial(n)
 
