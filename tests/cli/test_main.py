@@ -276,6 +276,14 @@ def _drain(terminal: int) -> bytes:
   return b''.join(chunks)
 
 
+def _default_sigint():
+  # An ignored SIGINT is inherited across exec, and Python then installs no
+  # KeyboardInterrupt handler: under a test run started in the background
+  # by a non-interactive shell (which ignores SIGINT) the CLI ran on to
+  # completion.
+  signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_exits_130_with_one_line():
   # stderr on a terminal, so the CLI shows its progress line; SIGINT goes
   # once the calibration has started (what it prints, not a sleep: under
@@ -285,7 +293,7 @@ def test_ctrl_c_exits_130_with_one_line():
       [sys.executable, '-m', 'shuffle_accountants', 'calibrate',
        '--num-users', '1000000', '--local-epsilon', '1', '--solve', 'rounds',
        '--target-epsilon', '1e6'], stdout=subprocess.PIPE, stderr=terminal,
-      cwd='/')
+      cwd='/', preexec_fn=_default_sigint)
   os.close(terminal)
   shown = b''
   try:
