@@ -80,7 +80,9 @@ def record(names: Tuple[str, ...] = ()) -> Dict[str, Answer]:
     for count in COUNTS:
       for route, accountant_type in ACCOUNTANTS.items():
         for query, answer in _answers(accountant_type, build(), count).items():
-          answers[f'{name} x {count} {route} {query}'] = answer
+          # Strict JSON: an infinite answer is recorded as the string 'inf'.
+          answers[f'{name} x {count} {route} {query}'] = (
+              'inf' if answer == math.inf else answer)
   return answers
 
 
@@ -117,7 +119,7 @@ def main() -> None:
   print(f'{len(answers)} answers in {time.perf_counter() - start:.1f} s')
   if args.out:
     with open(args.out, 'w', encoding='utf-8') as file:
-      json.dump(answers, file, indent=1, sort_keys=True)
+      json.dump(answers, file, indent=1, sort_keys=True, allow_nan=False)
   if args.diff:
     with open(args.diff, encoding='utf-8') as file:
       counts, moved = diff(json.load(file), answers)

@@ -627,7 +627,8 @@ class _HalfProfile:
   def _certificate(self, epsilon: float
                    ) -> Tuple[Tuple[float, int], Tuple[float, _PmfProfile]]:
     """The key (tilt, window start) that suits `epsilon`, and its
-    certificate: (lowest loss resolved, profile), computed once per key."""
+    certificate: (lowest loss resolved, profile), the same whenever the
+    key is asked (the last two are kept)."""
     assert self._rounds is not None  # the callers check
     tilt = self._rounds.saddle_point(epsilon)
     first, length = self._rounds.window(tilt, epsilon)
