@@ -7,7 +7,10 @@ on its own: the cap bounds one public call, not what earlier unrelated
 ledgers left in caches or in the allocator, and a runaway case fails the
 test instead of hanging or exhausting CI.
 
-  python robustness_cases.py SEED COUNT KIND CAP_BYTES
+  python robustness_cases.py SEED COUNT KIND CAP_BYTES [PART PARTS]
+
+With PART and PARTS, the same COUNT cases are drawn and only those whose
+index is PART modulo PARTS run, so that a sweep can be shared by workers.
 """
 
 import json
@@ -66,16 +69,19 @@ def _run(accountant_type, event, rounds, local_epsilon) -> None:
         flush=True)
 
 
-def main(seed: int, count: int, accountant_name: str, cap_bytes: int) -> None:
+def main(seed: int, count: int, accountant_name: str, cap_bytes: int,
+         part: int = 0, parts: int = 1) -> None:
   import shuffle_accountants
   accountant_type = getattr(shuffle_accountants, accountant_name)
   # Quiet by default: a warning escaping a public call on valid input fails
   # the case (import-time deprecations of dependencies are not ours).
   warnings.simplefilter('error')
   rng = random.Random(seed)
-  for _ in range(count):
+  for index in range(count):
     event, local_epsilon = _event(rng)
     rounds = int(rng.choice([1, 10**9, _log_uniform(rng, 1, 1e9)]))
+    if index % parts != part:
+      continue
     sys.stdout.flush()
     pid = os.fork()
     if pid == 0:
@@ -94,4 +100,5 @@ def main(seed: int, count: int, accountant_name: str, cap_bytes: int) -> None:
 
 
 if __name__ == '__main__':
-  main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4]))
+  main(*(int(arg) for arg in sys.argv[1:3]), sys.argv[3],
+       *(int(arg) for arg in sys.argv[4:]))

@@ -37,10 +37,11 @@ CASES = os.path.join(os.path.dirname(os.path.dirname(__file__)),
 MEMORY_BYTES = 25 * 10**8
 
 
-def _run_cases(seed, count, accountant, timeout):
+def _run_cases(seed, count, accountant, timeout, part=0, parts=1):
   result = peak_memory.run(
       [sys.executable, CASES, str(seed), str(count), accountant,
-       str(MEMORY_BYTES)], timeout=timeout, cap_bytes=MEMORY_BYTES)
+       str(MEMORY_BYTES), str(part), str(parts)], timeout=timeout,
+      cap_bytes=MEMORY_BYTES)
   assert result.returncode == 0, result.stderr[-3000:]
   assert result.peak_bytes <= MEMORY_BYTES
   return [json.loads(line) for line in result.stdout.splitlines()]
@@ -49,7 +50,12 @@ def _run_cases(seed, count, accountant, timeout):
 def _check(case):
   epsilons = case['epsilons']
   assert all(not math.isnan(e) and e >= 0 for e in epsilons), case
-  assert all(a >= b for a, b in zip(epsilons, epsilons[1:])), case
+  # Each delta reads the round-off certificates its own question selects
+  # (each an upper bound); after 1e9 rounds their margins differ by up to
+  # ~1e-8 relative (ShuffleEvent(12, 18.98) x 1e9: eps(0.9) 1.6e-8 above
+  # eps(0.1)), so epsilon is monotone up to that.
+  assert all(a >= b * (1 - 1e-7) for a, b in zip(epsilons, epsilons[1:])), \
+      case
   assert all(0 <= d <= 1 for d in case['delta_at']), case
   # delta(eps) sums far-apart masses: monotone up to float rounding.
   assert all(a >= b * (1 - 1e-6) for a, b in zip(case['delta_at'],
@@ -61,16 +67,26 @@ def _check(case):
     assert all(math.isfinite(e) for e in epsilons), case
 
 
-@pytest.mark.parametrize('accountant,seed,count,timeout', [
-    ('ShufflePldAccountant', 1, 14, 900),
-    ('ShuffleRdpAccountant', 2, 30, 900),
-    pytest.param('ShufflePldAccountant', 3, 60, 1800, marks=pytest.mark.slow),
-    pytest.param('ShuffleRdpAccountant', 4, 120, 1800, marks=pytest.mark.slow),
+# The slow PLD sweep runs in parts (case index modulo parts), one test each,
+# so that the workers share it (its 60 cases took ~45 min in one test on CI).
+_SLOW_PARTS = 6
+
+
+@pytest.mark.parametrize('accountant,seed,count,timeout,part,parts', [
+    ('ShufflePldAccountant', 1, 14, 900, 0, 1),
+    ('ShuffleRdpAccountant', 2, 30, 900, 0, 1),
+    pytest.param('ShuffleRdpAccountant', 4, 120, 1800, 0, 1,
+                 marks=pytest.mark.slow),
+] + [
+    pytest.param('ShufflePldAccountant', 3, 60, 1200, part, _SLOW_PARTS,
+                 marks=pytest.mark.slow)
+    for part in range(_SLOW_PARTS)
 ])
 def test_random_valid_inputs_give_bounded_sane_answers(accountant, seed,
-                                                       count, timeout):
-  cases = _run_cases(seed, count, accountant, timeout)
-  assert len(cases) == count
+                                                       count, timeout, part,
+                                                       parts):
+  cases = _run_cases(seed, count, accountant, timeout, part, parts)
+  assert len(cases) == len(range(part, count, parts))
   for case in cases:
     _check(case)
 
