@@ -52,6 +52,19 @@ def check_integer(name: str, value, minimum: int,
   return value
 
 
+def check_neighboring_relation(value):
+  """`value` if it is a dp_accounting `NeighboringRelation`, else TypeError
+  naming the members (a string such as 'REPLACE_ONE' is not one: the parent
+  would fail on it only at the first event)."""
+  from dp_accounting.privacy_accountant import NeighboringRelation
+  if not isinstance(value, NeighboringRelation):
+    members = ', '.join(f'NeighboringRelation.{member.name}'
+                        for member in NeighboringRelation)
+    raise TypeError(f'neighboring_relation must be one of {members}; got '
+                    f'{value!r} of type {type(value).__name__}.')
+  return value
+
+
 def check_real(name: str, value, minimum: float = -math.inf,
                maximum: float = math.inf, min_inclusive: bool = True,
                max_inclusive: bool = True) -> float:

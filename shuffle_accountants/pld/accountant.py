@@ -169,6 +169,7 @@ class ShufflePldAccountant(_checkpointable.Checkpointable,
         once it has taken two seconds; or a callable receiving
         (phase, done, total) after every step.
     """
+    _validation.check_neighboring_relation(neighboring_relation)
     _progress.Progress(progress, '', 0)  # validates the option
     if value_discretization_interval is not None:
       value_discretization_interval = _validation.check_real(

@@ -300,6 +300,7 @@ class ShuffleRdpAccountant(_checkpointable.Checkpointable,
         its bound; its epsilon rises by at most about s / 2. 0 accounts every
         round as it is.
     """
+    _validation.check_neighboring_relation(neighboring_relation)
     self._grouping = _grouping.Grouping(_validation.check_real(
         'relative_grouping', relative_grouping, 0.0, 0.1))
     if orders is not None:

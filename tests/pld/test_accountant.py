@@ -16,6 +16,7 @@ import pytest
 import brute_force
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
+from shuffle_accountants import ShuffleRdpAccountant
 from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pairs import fmt21
 from shuffle_accountants.pairs import privacy_loss
@@ -282,6 +283,17 @@ def test_add_remove_relation_is_refused_for_shuffle_events_only():
 def test_bad_options_raise_value_errors(options, match):
   with pytest.raises(ValueError, match=match):
     ShufflePldAccountant(**options)
+
+
+@pytest.mark.parametrize('accountant_type', [ShufflePldAccountant,
+                                             ShuffleRdpAccountant])
+@pytest.mark.parametrize('relation', ['REPLACE_ONE', 'bogus', 1, None])
+def test_a_relation_that_is_not_a_member_is_refused_at_once(accountant_type,
+                                                            relation):
+  # The parent stores anything and fails at the first event, on `.name`.
+  with pytest.raises(TypeError, match=r"neighboring_relation must be one of "
+                     r"NeighboringRelation\.ADD_OR_REMOVE_ONE.*got"):
+    accountant_type(neighboring_relation=relation)
 
 
 # --- properties --------------------------------------------------------------
