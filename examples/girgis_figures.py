@@ -79,7 +79,7 @@ def _kind(label):
 LABELS = {'pld': 'PLD accountant', 'rdp': 'RDP accountant',
           'girgis-ub1': 'GIRGIS-UB1 route',
           'fmt21-closed': 'FMT21 closed form, composed',
-          'binary-rr-pair': 'binary RR, all-equal pair (exact)'}
+          'binary-rr-pair': 'binary RR, exact pair (lower bound)'}
 
 
 def figure_4(args):

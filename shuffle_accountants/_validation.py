@@ -44,8 +44,8 @@ def check_integer(name: str, value, minimum: int,
         f'{type(value).__name__}.')
   if whole_if_integral(value) is value and not isinstance(
       value, numbers.Integral):
-    raise ValueError(f'{name} must be a whole number {allowed} (1e6 is '
-                     f'accepted); got {value!r}.')
+    raise ValueError(f'{name} must be a whole number {allowed} (whole '
+                     f'floats such as 1e6 are accepted); got {value!r}.')
   value = int(value)  # type: ignore[call-overload]  # Real lacks __int__
   if value < minimum or (maximum is not None and value > maximum):
     raise ValueError(f'{name} must be a whole number {allowed}; got {value}.')

@@ -16,6 +16,7 @@ terminal and --json is not given. Limits: see LIMITS and docs/limits.md.
 """
 
 import argparse
+import difflib
 import math
 import os
 import sys
@@ -95,6 +96,8 @@ def _bounded(flag: str, whole: bool):
   """
   low, high = LIMITS[flag]
   kind = 'a whole number' if whole else 'a number'
+  ends = '()' if flag in _OPEN_RANGES else '[]'
+  allowed = f'{kind} in {ends[0]}{low:g}, {high:g}{ends[1]}'
 
   def parse(text: str):
     try:
@@ -102,7 +105,7 @@ def _bounded(flag: str, whole: bool):
     except ValueError:
       value = math.nan
     if math.isnan(value) or (not whole and math.isinf(value)):
-      raise argparse.ArgumentTypeError(f'--{flag} must be {kind}; got '
+      raise argparse.ArgumentTypeError(f'--{flag} must be {allowed}; got '
                                        f'{text!r}')
     if whole:
       try:
@@ -110,14 +113,11 @@ def _bounded(flag: str, whole: bool):
                                          high)
       except ValueError as error:
         raise argparse.ArgumentTypeError(_flag_message(error)) from None
-    if flag in _OPEN_RANGES:
-      inside, ends = low < value < high, '()'
-    else:
-      inside, ends = low <= value <= high, '[]'
+    inside = (low < value < high if flag in _OPEN_RANGES
+              else low <= value <= high)
     if not inside:
-      raise argparse.ArgumentTypeError(
-          f'--{flag} must be {kind} in {ends[0]}{low:g}, {high:g}{ends[1]}; '
-          f'got {text}')
+      raise argparse.ArgumentTypeError(f'--{flag} must be {allowed}; got '
+                                       f'{text}')
     return value
   return parse
 
@@ -149,6 +149,22 @@ class _Parser(argparse.ArgumentParser):
     super().__init__(*args, **kwargs)
 
   def error(self, message):
+    if message.startswith('unrecognized arguments'):
+      # The commands' parsers leave unknown flags to this one: their flags
+      # are the candidates.
+      parsers = [self] + [parser for action in self._actions
+                          if isinstance(action, argparse._SubParsersAction)
+                          for parser in action.choices.values()]
+      flags = sorted({option for parser in parsers
+                      for option in parser._option_string_actions
+                      if option.startswith('--')})
+      unknown = [word.split('=')[0] for word in message.split(': ', 1)[-1]
+                 .split() if word.startswith('--')]
+      close = sorted({match for word in unknown
+                      for match in difflib.get_close_matches(word, flags,
+                                                              cutoff=0.7)})
+      hint = f'did you mean {", ".join(close)}? ' if close else ''
+      message += f' ({hint}{self.prog} COMMAND --help lists its flags)'
     raise UsageError(message)
 
 
@@ -182,7 +198,8 @@ def _add_protocol_flags(parser, solved: Sequence[str] = ()):
                           help='sigma of local Gaussian noise (clip norm C; '
                           '1e-3 to 1e5)')
   group.add_argument('--num-categories', type=_whole('num-categories'),
-                     help='k for k-ary randomized response reports')
+                     help='k for k-ary randomized response reports '
+                     '(2 to 1e6)')
   group.add_argument('--randomizer',
                      choices=('krr', 'sue', 'oue', 'olh', 'blh', 'hadamard',
                               'subset', 'ue', 'gaussian'),
@@ -210,7 +227,7 @@ def _add_protocol_flags(parser, solved: Sequence[str] = ()):
   group.add_argument('--release', choices=('shuffle', 'sum'),
                      help='what the server sees of a round: the shuffled '
                      'reports (default) or only their coordinate-wise sum '
-                     '(secure aggregation of sue/oue/krr reports)')
+                     '(secure aggregation of sue, oue, ue or krr reports)')
   group.add_argument('--relation', choices=('replace-one', 'deletion'),
                      help='neighbouring datasets: one user\'s value '
                      'replaced (default), or deletion (REPLACE_SPECIAL: one '
@@ -222,9 +239,11 @@ def _add_protocol_flags(parser, solved: Sequence[str] = ()):
                         help='each user checks in with this probability '
                         '(1e-12 to 1)')
   sampling.add_argument('--sample-size', type=_whole('sample-size'),
-                        help='a hidden uniform sample of this many users')
+                        help='a hidden uniform sample of this many users '
+                        '(1 to 1e10)')
   group.add_argument('--rounds', type=_whole('rounds'),
-                     help='T (default 1; 1 to 1e9, 1e6 is accepted)')
+                     help='T, rounds of the protocol (1 to 1e9; default 1; '
+                     'whole numbers may be written 1e6)')
   group.add_argument('--delta', type=_real('delta'),
                      help=f'target delta (1e-300 to 0.5; default '
                      f'{DELTA_RULE}, printed with the result)')
@@ -289,7 +308,8 @@ def _build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
   _add_protocol_flags(calibrate, solved=('num_users',))
   _add_accountant_flag(calibrate)
   calibrate.add_argument('--target-epsilon', type=_real('target-epsilon'),
-                         required=True)
+                         required=True,
+                         help='the epsilon to meet at --delta (1e-6 to 1e6)')
   calibrate.add_argument('--solve', required=True,
                          choices=('local-epsilon', 'noise-multiplier',
                                   'rounds', 'num-users') + noise.SOLVED,
@@ -396,21 +416,29 @@ def _relation_words(protocol: 'protocols.Protocol') -> str:
           'bound (DELETION-AS-REPLACE-ONE).')
 
 
+# What calibrate found, in words ('most local-epsilon' read badly).
+_SOLVED_WORDS = {('most', 'local_epsilon'): 'largest eps0',
+                 ('most', 'rounds'): 'most rounds',
+                 ('least', 'num_users'): 'fewest users',
+                 ('least', 'noise_multiplier'): 'smallest noise multiplier'}
+
+
 def _protocol_words(protocol: 'protocols.Protocol') -> List[str]:
   """The protocol as sentences: who takes part, who is trusted, the relation."""
-  users = f'{protocol.num_users:,} users'
+  users = (f'{protocol.num_users:,} users' if protocol.num_users != 1
+           else '1 user')
   rounds = (f'in each of {protocol.rounds:,} rounds' if protocol.rounds > 1
             else 'in one round')
   sends = _report_words(protocol)
   if protocol.release == 'sum' and protocol.aggregator_noise is not None:
-    who = (f'Each of {users} sends {sends} {rounds}; only a '
+    who = (f'{_each_of(users)} sends {sends} {rounds}; only a '
            'secure aggregation protocol is trusted: the server sees the '
            'coordinate-wise sum of the reports plus, on every coordinate, '
            f'{noise.noise_words(protocol.aggregator_noise)}, nothing else; '
            'the reports and the noise are accounted as one release '
            '(SUM-OF-BITS-WITH-NOISE).')
   elif protocol.release == 'sum':
-    who = (f'Each of {users} sends {sends} {rounds}; only a '
+    who = (f'{_each_of(users)} sends {sends} {rounds}; only a '
            'secure aggregation protocol is trusted: the server sees the '
            'coordinate-wise sum of the reports, nothing else.')
   elif protocol.sample_size is not None:
@@ -427,10 +455,15 @@ def _protocol_words(protocol: 'protocols.Protocol') -> List[str]:
            'shuffler is trusted: it hides who sent which report, and the '
            'server sees the shuffled reports and how many there are.')
   else:
-    who = (f'Each of {users} sends {sends} {rounds}; only the '
+    who = (f'{_each_of(users)} sends {sends} {rounds}; only the '
            'shuffler is trusted: it hides who sent which report, and the '
            'server sees the shuffled reports.')
   return [who, _relation_words(protocol)]
+
+
+def _each_of(users: str) -> str:
+  """'Each of 1,000 users', or 'The 1 user' alone."""
+  return 'The 1 user' if users == '1 user' else f'Each of {users}'
 
 
 def _describe(protocol: 'protocols.Protocol', args) -> str:
@@ -588,7 +621,8 @@ def _calibrate(args) -> dict:
               certified=_as_dict(achieved),
               relation=protocol.relation_label(), text=[
                   _describe(protocol, args),
-                  f'  {verb} {args.solve} meeting epsilon <= {target:g}: '
+                  f'  {_SOLVED_WORDS[verb, solve]} meeting epsilon <= '
+                  f'{target:g}: '
                   f'{value:.6g}{at_limit}',
                   f'  certified epsilon (upper bound) there: '
                   f'{achieved.epsilon:.6g} ({achieved.method})'])

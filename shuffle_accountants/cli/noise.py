@@ -79,7 +79,7 @@ def add_flags(parser, whole: Callable, real: Callable) -> None:
   group.add_argument('--aggregators', type=whole('aggregators'),
                      help='c aggregators adding discrete Gaussian or '
                      'Laplace noise '
-                     '(default 1)')
+                     '(1 to 1e6; default 1)')
   group.add_argument('--trust', choices=('one-honest', 'all-honest'),
                      help='whose noise is relied on (default: one honest '
                      'aggregator)')

@@ -16,6 +16,7 @@ from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import randomizers
 from shuffle_accountants.cli import protocols
+from shuffle_accountants.pld import lower_bounds
 
 
 def _run(*arguments, check=True):
@@ -136,10 +137,10 @@ def test_calibrate_finds_the_largest_local_epsilon_and_the_most_rounds():
      '--num-users must be a whole number in [1, 1e+10]; got 0'),
     (('epsilon', '--num-users', '10'), 2, 'give --local-epsilon'),
     (('epsilon', '--num-users', 'ten', '--local-epsilon', '1'), 2,
-     "--num-users must be a whole number; got 'ten'"),
+     "--num-users must be a whole number in [1, 1e+10]; got 'ten'"),
     (('epsilon', '--num-users', '1.5', '--local-epsilon', '1'), 2,
-     '--num-users must be a whole number in [1, 1e+10] (1e6 is accepted); '
-     'got 1.5'),
+     '--num-users must be a whole number in [1, 1e+10] (whole floats such '
+     'as 1e6 are accepted); got 1.5'),
     (('epsilon', '--num-users', '10', '--local-epsilon', '1', '--rounds',
       '1e30'), 2, '--rounds must be a whole number in [1, 1e+09]'),
     (('epsilon', '--num-users', '10', '--local-epsilon', '1e300'), 2,
@@ -172,7 +173,11 @@ def test_calibrate_finds_the_largest_local_epsilon_and_the_most_rounds():
     (('epsilon', '--num-user', '10', '--local-epsilon', '1'), 2,
      'required: --num-users'),
     (('epsilon', '--num-users', '10', '--local-eps', '1'), 2,
-     'unrecognized arguments: --local-eps'),
+     'unrecognized arguments: --local-eps 1 (did you mean --local-epsilon? '),
+    (('epsilon', '--num-users', '10', '--local-epsilon', '1', '--zzz', '1'),
+     2, '--zzz 1 (shuffle-accountant COMMAND --help lists its flags)'),
+    (('epsilon', '--num-users', '10', '--local-epsilon', 'nan'), 2,
+     "--local-epsilon must be a number in [0, 20]; got 'nan'"),
     (('reference', 'W99'), 2, "unknown ID 'W99'"),
     (('plot', '--num-users', '10', '--local-epsilon', '1', '--x',
       'num-users', '--output', 'p.png'), 2,
@@ -364,7 +369,7 @@ def test_whole_numbers_are_accepted_and_refused_alike_in_python_and_the_cli():
     ShuffleEvent(2.5, 1.0)
   for message in (cli, str(python.value)):
     assert 'num-users must be a whole number' in message.replace('_', '-')
-    assert '(1e6 is accepted); got 2.5.' in message
+    assert '(whole floats such as 1e6 are accepted); got 2.5.' in message
 
 
 def _on_a_terminal(*arguments):
@@ -473,3 +478,22 @@ def test_compare_columns_line_up_on_every_row():
     epsilon = row.split()[3]
     assert row.index(f' {epsilon} ') + 1 + len(epsilon) == (
         header.index('epsilon') + len('epsilon')), row
+
+
+@pytest.mark.parametrize('num_users,local_epsilon,rounds', [
+    (10**5, 4.0, 1), (10**4, 1.0, 1), (10**6, 1.0, 100)])
+def test_the_generic_lower_bound_is_binary_rr_s_largest_pair(
+    num_users, local_epsilon, rounds):
+  # Binary RR is one eps0-LDP randomizer: each of its pairs bounds a generic
+  # round from below, and the generic line reports the larger of the two.
+  generic = protocols.Protocol(num_users=num_users,
+                               local_epsilon=local_epsilon, rounds=rounds,
+                               delta=1e-6)
+  generic_lower = protocols.evaluate(generic, 'binary-rr-pair').epsilon
+  pairs = protocols.evaluate(generic.replace(num_categories=2),
+                             'randomizer-pairs').epsilon
+  all_equal = lower_bounds.binary_rr_all_equal_pair_epsilon_lower_bound(
+      num_users, local_epsilon, rounds, 1e-6)
+  assert generic_lower == max(pairs, all_equal)
+  assert generic_lower <= protocols.evaluate(generic, 'pld').epsilon
+  assert protocols.best_lower_bound(generic).epsilon == generic_lower

@@ -156,7 +156,7 @@ _OUE = ('--randomizer', 'oue', '--local-epsilon', '2')
     ((*_SUM, '--randomizer', 'ue', '--rate-if-one', '0.5', '--rate-if-zero',
       '0'), '--rate-if-zero must be a number in (0, 1); got 0'),
     ((*_SUM, '--randomizer', 'ue', '--rate-if-one', 'x', '--rate-if-zero',
-      '0.2'), "--rate-if-one must be a number; got 'x'"),
+      '0.2'), "--rate-if-one must be a number in (0, 1); got 'x'"),
     ((*_SUM, '--randomizer', 'ue', '--rate-if-one', '0.3', '--rate-if-zero',
       '0.4'), '--rate-if-zero=0.4 must be below --rate-if-one=0.3 (0 < '
      '--rate-if-zero < --rate-if-one < 1)'),

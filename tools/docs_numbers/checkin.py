@@ -60,6 +60,16 @@ def _checkin_local_over_central():
   return f'{min(ratios):.0f}–{max(ratios):.0f}'
 
 
+@value('checkin.gaussian_rdp', slow=True)
+def _checkin_gaussian_rdp():
+  return sig(_checkin_row(1e-3, 'sigma', 2.0)[1], 3)
+
+
+@value('checkin.gaussian_pld', slow=True)
+def _checkin_gaussian_pld():
+  return sig(_checkin_row(1e-3, 'sigma', 2.0)[0], 3)
+
+
 @functools.lru_cache(maxsize=None)
 def _checkin_blanket_rows():
   return benchmark('checkin').blanket_table()
