@@ -785,8 +785,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
   if not arguments:
     # No command: the usage line and where to read more, not only an error.
     sys.stderr.write(_build_parser().format_usage())
-    return _fail(f'give a command; `{PROGRAM} --help` explains them with '
-                 'examples', 2)
+    return _fail(False, f'give a command; `{PROGRAM} --help` explains '
+                 'them with examples', 2)
+  # With --json a failure is also a JSON object on stdout, so that a script
+  # reading it gets one (the flag is looked for even when parsing fails).
+  as_json = '--json' in arguments
   try:
     args = _build_parser(arguments).parse_args(arguments)
     _PROGRESS_SHOWN[0] = sys.stderr.isatty() and not args.json
@@ -805,19 +808,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
       if args.delta is None:
         report['delta_rule'] = DELTA_RULE
   except (UsageError, noise.NoiseUsageError) as error:
-    return _fail(str(error), 2)
+    return _fail(as_json, str(error), 2)
   except (ValueError, TypeError) as error:
-    return _fail(_flag_message(error), 2)
+    return _fail(as_json, _flag_message(error), 2)
   except (Impossible, noise.NoiseImpossible) as error:
-    return _fail(str(error), 1)
+    return _fail(as_json, str(error), 1)
   except KeyboardInterrupt:
-    return _fail('interrupted', 130)
+    return _fail(as_json, 'interrupted', 130)
   except MemoryError:
-    return _fail('out of memory; please report the command that caused it',
+    return _fail(as_json, 'out of memory; please report the command that caused it',
                  1)
   except Exception as error:
     # Never a traceback: one line that can be reported.
-    return _fail(f'internal error ({type(error).__name__}: '
+    return _fail(as_json, f'internal error ({type(error).__name__}: '
                  f'{_flag_message(error)}); please report the command', 1)
   text = report.pop('text')
   try:
@@ -834,9 +837,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
   return 0
 
 
-def _fail(message: str, status: int) -> int:
+def _fail(as_json: bool, message: str, status: int) -> int:
   sys.stderr.write('\n' if _PROGRESS_OPEN[0] else '')
   print(f'{PROGRAM}: error: {message}', file=sys.stderr)
+  if as_json:
+    print(_json.dumps({'error': message, 'exit_status': status}))
   return status
 
 

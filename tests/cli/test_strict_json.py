@@ -51,3 +51,21 @@ def test_non_finite_values_become_null_with_a_reason():
   assert 'series[1] was not a number' in report['reason']
   assert report['nested'][0] == {'delta': None,
                                  'reason': 'delta was -infinity'}
+
+
+@pytest.mark.parametrize('arguments,status,message', [
+    (('epsilon', '--num-users', '-1', '--local-epsilon', '1'), 2,
+     '--num-users must be a whole number in [1, 1e+10]; got -1.'),
+    (('epsilon', '--num-users', '10', '--local-epsilon', '1', '--zz', '2'),
+     2, 'unrecognized arguments: --zz 2'),
+    (('calibrate', '--num-users', '10', '--local-epsilon', '1',
+      '--target-epsilon', '1e-6', '--solve', 'rounds'), 1, ''),
+])
+def test_a_failure_with_json_is_also_a_json_object(capsys, arguments, status,
+                                                   message):
+  assert main.main([*arguments, '--json']) == status
+  captured = capsys.readouterr()
+  report = json.loads(captured.out, parse_constant=_refuse)
+  assert report['exit_status'] == status
+  assert message in report['error']
+  assert captured.err == f'shuffle-accountant: error: {report["error"]}\n'
