@@ -816,8 +816,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
   except KeyboardInterrupt:
     return _fail(as_json, 'interrupted', 130)
   except MemoryError:
-    return _fail(as_json, 'out of memory; please report the command that caused it',
-                 1)
+    return _fail(as_json, 'out of memory; please report the command that '
+                 'caused it', 1)
   except Exception as error:
     # Never a traceback: one line that can be reported.
     return _fail(as_json, f'internal error ({type(error).__name__}: '

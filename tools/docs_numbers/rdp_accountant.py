@@ -96,25 +96,26 @@ for _index, _name in enumerate(('capped', 'staged', 'pld')):
 def _thinned_orders_example():
   """n = 1e5, eps0 = 4, delta = 1e-6, one round: the accountant, the same
   with clone blocks of width 1e-3, and the clone pair at every order."""
+  from dp_accounting.rdp import rdp_privacy_accountant
+  import numpy as np
+
   from shuffle_accountants import ShuffleEvent
   from shuffle_accountants import ShuffleRdpAccountant
   from shuffle_accountants import clear_caches
   from shuffle_accountants.rdp import clone
   from shuffle_accountants.rdp import shuffle_round
   from shuffle_accountants.rdp.accountant import DEFAULT_ORDERS
-  from dp_accounting.rdp import rdp_privacy_accountant
-  import numpy as np
   event = ShuffleEvent(num_users=10**5, local_epsilon=4.0)
   accountant = ShuffleRdpAccountant().compose(event).get_epsilon(1e-6)
-  width = shuffle_round._CLONE_BLOCK_WIDTH  # pylint: disable=protected-access
+  width = shuffle_round._CLONE_BLOCK_WIDTH
   # The round's bound is cached: emptied so that the narrow width is used,
   # and again so that no later call sees it.
   clear_caches()
   try:
-    shuffle_round._CLONE_BLOCK_WIDTH = 1e-3  # pylint: disable=protected-access
+    shuffle_round._CLONE_BLOCK_WIDTH = 1e-3
     narrow = ShuffleRdpAccountant().compose(event).get_epsilon(1e-6)
   finally:
-    shuffle_round._CLONE_BLOCK_WIDTH = width  # pylint: disable=protected-access
+    shuffle_round._CLONE_BLOCK_WIDTH = width
     clear_caches()
   orders = np.asarray(DEFAULT_ORDERS, dtype=float)
   every_order, _ = rdp_privacy_accountant.compute_epsilon(
