@@ -621,7 +621,8 @@ def _calibrate(args) -> dict:
               certified=_as_dict(achieved),
               relation=protocol.relation_label(), text=[
                   _describe(protocol, args),
-                  f'  {_SOLVED_WORDS[verb, solve]} meeting epsilon <= '
+                  f'  {_SOLVED_WORDS.get((verb, solve), solve)} meeting '
+                  'epsilon <= '
                   f'{target:g}: '
                   f'{value:.6g}{at_limit}',
                   f'  certified epsilon (upper bound) there: '
