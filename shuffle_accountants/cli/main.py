@@ -427,18 +427,19 @@ def _protocol_words(protocol: 'protocols.Protocol') -> List[str]:
   """The protocol as sentences: who takes part, who is trusted, the relation."""
   users = (f'{protocol.num_users:,} users' if protocol.num_users != 1
            else '1 user')
+  each_of = 'The 1 user' if protocol.num_users == 1 else f'Each of {users}'
   rounds = (f'in each of {protocol.rounds:,} rounds' if protocol.rounds > 1
             else 'in one round')
   sends = _report_words(protocol)
   if protocol.release == 'sum' and protocol.aggregator_noise is not None:
-    who = (f'{_each_of(users)} sends {sends} {rounds}; only a '
+    who = (f'{each_of} sends {sends} {rounds}; only a '
            'secure aggregation protocol is trusted: the server sees the '
            'coordinate-wise sum of the reports plus, on every coordinate, '
            f'{noise.noise_words(protocol.aggregator_noise)}, nothing else; '
            'the reports and the noise are accounted as one release '
            '(SUM-OF-BITS-WITH-NOISE).')
   elif protocol.release == 'sum':
-    who = (f'{_each_of(users)} sends {sends} {rounds}; only a '
+    who = (f'{each_of} sends {sends} {rounds}; only a '
            'secure aggregation protocol is trusted: the server sees the '
            'coordinate-wise sum of the reports, nothing else.')
   elif protocol.sample_size is not None:
@@ -455,15 +456,10 @@ def _protocol_words(protocol: 'protocols.Protocol') -> List[str]:
            'shuffler is trusted: it hides who sent which report, and the '
            'server sees the shuffled reports and how many there are.')
   else:
-    who = (f'{_each_of(users)} sends {sends} {rounds}; only the '
+    who = (f'{each_of} sends {sends} {rounds}; only the '
            'shuffler is trusted: it hides who sent which report, and the '
            'server sees the shuffled reports.')
   return [who, _relation_words(protocol)]
-
-
-def _each_of(users: str) -> str:
-  """'Each of 1,000 users', or 'The 1 user' alone."""
-  return 'The 1 user' if users == '1 user' else f'Each of {users}'
 
 
 def _describe(protocol: 'protocols.Protocol', args) -> str:

@@ -463,9 +463,12 @@ def _binary_rr_pair(protocol: Protocol):
   all_equal = lower_bounds.binary_rr_all_equal_pair_epsilon_lower_bound(
       protocol.num_users, protocol.local_epsilon, protocol.rounds,
       protocol.delta)
-  # Binary RR's other pairs (every other user at x', or at a third value)
-  # are lower bounds too, and can be larger (n = 1e5, eps0 = 4: 0.08471
-  # against 0.08417).
+  if event.num_categories == 2:  # its other pairs are randomizer-pairs'
+    return all_equal, ('exact epsilon of binary RR on the all-equal pair '
+                       '(specific pair)')
+  # For a generic round binary RR's other pairs (every other user at x')
+  # bound it too, and can be larger (n = 1e5, eps0 = 4: 0.08471 against
+  # 0.08417).
   other_pairs = lower_bounds.randomizer_epsilon_lower_bound(
       randomizers.KRandomizedResponse(2, protocol.local_epsilon),
       protocol.num_users, protocol.rounds, protocol.delta)
