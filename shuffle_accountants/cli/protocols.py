@@ -463,9 +463,10 @@ def _binary_rr_pair(protocol: Protocol):
   all_equal = lower_bounds.binary_rr_all_equal_pair_epsilon_lower_bound(
       protocol.num_users, protocol.local_epsilon, protocol.rounds,
       protocol.delta)
+  all_equal_words = ('exact epsilon of binary RR on the all-equal pair '
+                     '(specific pair)')
   if event.num_categories == 2:  # its other pairs are randomizer-pairs'
-    return all_equal, ('exact epsilon of binary RR on the all-equal pair '
-                       '(specific pair)')
+    return all_equal, all_equal_words
   # For a generic round binary RR's other pairs (every other user at x')
   # bound it too, and can be larger (n = 1e5, eps0 = 4: 0.08471 against
   # 0.08417).
@@ -475,8 +476,7 @@ def _binary_rr_pair(protocol: Protocol):
   if other_pairs > all_equal:
     return other_pairs, ('exact epsilon of binary RR on its dataset pairs '
                          '(others hold x\'; specific pairs)')
-  return all_equal, ('exact epsilon of binary RR on the all-equal pair '
-                     '(specific pair)')
+  return all_equal, all_equal_words
 
 
 def _pld_generic(protocol: Protocol):
