@@ -9,8 +9,9 @@ every pair's blanket loss, NUM-BLANKET (v): the blanket's worst-pair step is
 unproven for interior inputs). Dotted: the blanket at
 the extreme pair for plain clipping in R^d, d in {1, 2, 8, 32}
 (`continuous_blanket.extreme_pair_epsilon`): estimates, not certificates.
-Dashed: the exact lower bound NUM-LB (thresholded counts of scalar
-reports; it holds for both mechanisms and every d).
+Dashed: the lower bound NUM-LB / NUM-LB-LIKELIHOOD (thresholded counts or
+the sum of likelihood ratios of scalar reports; it holds for both mechanisms
+and every d).
 
 Run: python examples/numeric_telemetry.py --output figures  (a few minutes)
 """  # noqa: E501
@@ -22,6 +23,7 @@ from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import figure_style
 from shuffle_accountants import randomizers
 from shuffle_accountants.pld import continuous_blanket
+from shuffle_accountants.pld import likelihood_sum
 
 DELTA = 1e-6
 NOISE_MULTIPLIER = 2.0
@@ -54,8 +56,8 @@ def main():
               for n in populations]
     curves[f'estimate, clipping, d = {dimension}'] = (ESTIMATE, values)
     _figures.progress('dimensions', index + 1, len(dimensions))
-  curves['exact lower bound (NUM-LB)'] = (figure_style.LOWER, [
-      continuous_blanket.threshold_count_epsilon_lower_bound(
+  curves['lower bound (NUM-LB)'] = (figure_style.LOWER, [
+      likelihood_sum.gaussian_shuffle_epsilon_lower_bound(
           n, NOISE_MULTIPLIER, DELTA) for n in populations])
   for name, (_, values) in curves.items():
     print(f'{name}: ' + ', '.join(

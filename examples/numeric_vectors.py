@@ -4,9 +4,9 @@ Each of n users reports a vector of L2 norm at most C plus N(0, sigma^2 C^2 I_d)
 with sigma = 5, and the reports are shuffled. Certified: FMT-EQ10-11 along
 the report's privacy profile (GAUSS-PROFILE-LDP), the same in every
 dimension, with the un-shuffled Gaussian (GAUSS-NO-GAIN) beside it; for
-d = 1 (plain clipping) also the NUM-BLANKET (v) envelope. Dashed: the exact
-lower bound NUM-LB, which holds in every dimension (the pair along one axis;
-the other coordinates are pure noise).
+d = 1 (plain clipping) also the NUM-BLANKET (v) envelope. Dashed: the
+lower bound NUM-LB / NUM-LB-LIKELIHOOD, which holds in every dimension (the
+pair along one axis; the other coordinates are pure noise).
 
 Run: python examples/numeric_vectors.py --output figures  (a few minutes)
 """
@@ -17,7 +17,7 @@ from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import figure_style
 from shuffle_accountants import randomizers
-from shuffle_accountants.pld import continuous_blanket
+from shuffle_accountants.pld import likelihood_sum
 
 DELTA = 1e-6
 NOISE_MULTIPLIER = 5.0
@@ -42,9 +42,9 @@ def main():
       [certified(n, 100) for n in populations])}
   by_n['un-shuffled Gaussian (GAUSS-NO-GAIN)'] = (
       figure_style.UPPER, populations, [certified(1, 100)] * len(populations))
-  by_n['exact lower bound (NUM-LB, any d)'] = (figure_style.LOWER,
+  by_n['lower bound (NUM-LB, any d)'] = (figure_style.LOWER,
                                                 lower_populations, [
-      continuous_blanket.threshold_count_epsilon_lower_bound(
+      likelihood_sum.gaussian_shuffle_epsilon_lower_bound(
           n, NOISE_MULTIPLIER, DELTA) for n in lower_populations])
   by_d = {f'certified, n = 10^{exponent}': (
       figure_style.UPPER, dimensions,

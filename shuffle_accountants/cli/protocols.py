@@ -26,7 +26,7 @@ from shuffle_accountants import randomizers
 from shuffle_accountants.pairs import fmt21
 from shuffle_accountants.pairs import sums as pair_sums
 from shuffle_accountants.pld import checkin
-from shuffle_accountants.pld import continuous_blanket
+from shuffle_accountants.pld import likelihood_sum
 from shuffle_accountants.pld import lower_bounds
 from shuffle_accountants.pld import sums
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
@@ -37,8 +37,7 @@ from shuffle_accountants.rdp.accountant import ShuffleRdpAccountant
 
 __all__ = [
     'RELEASES', 'RELATIONS', 'UPPER', 'LOWER', 'RANDOMIZERS', 'GAUSSIAN',
-    'UNARY_RATES',
-    'MAX_GAUSSIAN_PAIR_USERS', 'MAX_SUM_PAIR_USERS', 'NotApplicable',
+    'UNARY_RATES', 'MAX_SUM_PAIR_USERS', 'NotApplicable',
     'Protocol',
     'MethodResult', 'MAX_LOWER_BOUND_ROUNDS', 'NO_SAMPLED_LOWER_BOUND',
     'MAX_CHECKIN_PAIR_PARTICIPANTS', 'NO_NOISY_SUM_LOWER_BOUND', 'METHODS',
@@ -498,20 +497,15 @@ def _pld_generic(protocol: Protocol):
           f'{_relation_note(generic)}')
 
 
-# NUM-LB's binomial pair grows with n: above this many users it is skipped.
-MAX_GAUSSIAN_PAIR_USERS = 10**6
-
-
 def _gaussian_lower_bound(protocol: Protocol,
                           randomizer: randomizers.GaussianRandomizer):
-  """NUM-LB of one round (T rounds leak at least as much as one)."""
-  if protocol.num_users > MAX_GAUSSIAN_PAIR_USERS:
-    raise NotApplicable(f'skipped above {MAX_GAUSSIAN_PAIR_USERS} users (its '
-                        'cost)')
-  return (continuous_blanket.threshold_count_epsilon_lower_bound(
+  """NUM-LB / NUM-LB-LIKELIHOOD of one round (T rounds leak at least as
+  much as one)."""
+  return (likelihood_sum.gaussian_shuffle_epsilon_lower_bound(
       protocol.num_users, randomizer.noise_multiplier, protocol.delta),
-          'NUM-LB: thresholded count of the pair along one axis, every other '
-          'user at -C (one round; every d; specific pair)')
+          'NUM-LB / NUM-LB-LIKELIHOOD: the pair along one axis, every other '
+          'user at -C, as a thresholded count or a sum of likelihood ratios '
+          '(one round; every d; specific pair)')
 
 
 def _randomizer_pairs(protocol: Protocol):
