@@ -56,7 +56,7 @@ def main():
               for n in populations]
     curves[f'estimate, clipping, d = {dimension}'] = (ESTIMATE, values)
     _figures.progress('dimensions', index + 1, len(dimensions))
-  curves['lower bound (NUM-LB)'] = (figure_style.LOWER, [
+  curves['lower bound (NUM-LB, NUM-LB-LIKELIHOOD)'] = (figure_style.LOWER, [
       likelihood_sum.gaussian_shuffle_epsilon_lower_bound(
           n, NOISE_MULTIPLIER, DELTA) for n in populations])
   for name, (_, values) in curves.items():

@@ -42,10 +42,10 @@ def main():
       [certified(n, 100) for n in populations])}
   by_n['un-shuffled Gaussian (GAUSS-NO-GAIN)'] = (
       figure_style.UPPER, populations, [certified(1, 100)] * len(populations))
-  by_n['lower bound (NUM-LB, any d)'] = (figure_style.LOWER,
-                                                lower_populations, [
-      likelihood_sum.gaussian_shuffle_epsilon_lower_bound(
-          n, NOISE_MULTIPLIER, DELTA) for n in lower_populations])
+  by_n['lower bound (NUM-LB, NUM-LB-LIKELIHOOD; any d)'] = (
+      figure_style.LOWER, lower_populations, [
+          likelihood_sum.gaussian_shuffle_epsilon_lower_bound(
+              n, NOISE_MULTIPLIER, DELTA) for n in lower_populations])
   by_d = {f'certified, n = 10^{exponent}': (
       figure_style.UPPER, dimensions,
       [certified(10**exponent, d) for d in dimensions])
