@@ -135,15 +135,18 @@ def test_every_module_opens_with_a_short_summary_then_its_ids():
 
 
 # The two routes (rdp/, pld/) sit above the route-neutral pairs/ and
-# samplers/ (issue 29): none of these edges may exist. The one edge between
-# the routes is admitted, one way: the PLD accountant also asks the RDP
-# route from its cut on (`pld.accountant`), and the Skellam pair is built
-# from the Skellam RDP bound's profile (`pld.skellam`, SKELLAM-SUM).
+# samplers/ (issue 29): none of these edges may exist. Edges between the
+# routes are admitted for named modules only: the PLD accountant also asks
+# the RDP route from its cut on (`pld.accountant`), and the Skellam pair is
+# built from the Skellam RDP bound's profile (`pld.skellam`, SKELLAM-SUM);
+# the other way, NUM-BLANKET-RDP integrates the PLD route's NUM-BLANKET
+# pair (`rdp.numeric`). No module cycle may form (checked below).
 _LAYERED = ('rdp', 'pld', 'pairs', 'samplers')
 _FORBIDDEN_EDGES = {('pairs', 'rdp'), ('pairs', 'pld'), ('samplers', 'rdp'),
-                    ('samplers', 'pld'), ('rdp', 'pld')}
+                    ('samplers', 'pld')}
 _ADMITTED_EDGES = {('pld', 'rdp'): {'shuffle_accountants.pld.accountant',
-                                    'shuffle_accountants.pld.skellam'}}
+                                    'shuffle_accountants.pld.skellam'},
+                   ('rdp', 'pld'): {'shuffle_accountants.rdp.numeric'}}
 
 
 def _is_type_checking(node: ast.AST) -> bool:

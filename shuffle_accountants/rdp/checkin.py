@@ -75,6 +75,7 @@ from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.rdp import clone
 from shuffle_accountants.rdp import generic
+from shuffle_accountants.rdp import profiles
 from shuffle_accountants.rdp import shuffle_round
 from shuffle_accountants.rdp import subsampling
 
@@ -115,11 +116,6 @@ _BASE_LOG_TAIL = -45.0
 _SMALLEST_LOG_TAIL = -700.0
 _SHARED_TAIL_ORDER = 1024.0
 
-# Absolute error allowance of a log-sum-exp of moments (~1e-16 per term
-# after pairwise summation, far below this), so rounding cannot lower them.
-_LOG_SUM_ERROR = 1e-14
-# Moments are evaluated for this many (order, atom) values at a time.
-_MAX_MOMENT_VALUES = 4_000_000
 
 # Replacing one clipped record (L2 norm <= C) moves its report by up to 2C;
 # the noise has standard deviation noise_multiplier * C.
@@ -153,13 +149,6 @@ def gaussian_rdp_unchecked(noise_multiplier: float,
   """`gaussian_rdp` on checked arguments."""
   return (orders * GAUSSIAN_SENSITIVITY**2 / (2 * noise_multiplier**2)
           * (1 + _numerics.RELATIVE_SAFETY_MARGIN))
-
-
-def _by_order_chunks(orders: np.ndarray, num_atoms: int, moments):
-  """`moments(chunk)` over chunks of orders: at most ~4e6 values at once."""
-  step = max(1, _MAX_MOMENT_VALUES // max(num_atoms, 1))
-  return np.concatenate([moments(orders[i:i + step])
-                         for i in range(0, orders.size, step)])
 
 
 def _log_tail(orders: np.ndarray, largest_loss: float) -> float:
@@ -222,21 +211,7 @@ def _symmetrized_subsampled_log_moments(num_users: int, local_epsilon: float,
   losses, masses = losses[keep], masses[keep]
   if losses.size == 0:
     return np.zeros(orders.size)
-  def moments(chunk):
-    result = np.empty(chunk.size)
-    # Orders whose terms cannot overflow are summed in linear space (fast).
-    linear = (chunk - 1) * losses.max() < 600
-    small, large = chunk[linear, None], chunk[~linear, None]
-    result[linear] = np.log1p(np.sum(
-        masses * np.expm1((small - 1) * losses) * -np.expm1(-small * losses),
-        axis=1))
-    if large.size:
-      log_terms = (np.log(masses) + _numerics.log_expm1((large - 1) * losses)
-                   + np.log(-np.expm1(-large * losses)))
-      result[~linear] = np.logaddexp(
-          0.0, _numerics.log_sum_exp(log_terms, axis=1))
-    return result
-  return _by_order_chunks(orders, losses.size, moments) + _LOG_SUM_ERROR
+  return profiles.symmetric_profile_log_moments(losses, masses, orders)
 
 
 def log_wbk19_moment_unchecked(sampling_ratio: float,

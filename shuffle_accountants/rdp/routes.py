@@ -1,7 +1,7 @@
 """The RDP route's table: one round's per-order bound, per event type.
 
 IDs: DOMINATING-ROUNDS, RATE-ONE-DOMINATES, BLANKET-RDP, GAUSS-NO-GAIN,
-SUM-OF-BITS, WBK19-THM9
+NUM-BLANKET-RDP, SUM-OF-BITS, WBK19-THM9
 
 `ROUND_BOUNDS` maps each shuffle event type (`_event_specs`) to a function
 (event, orders) -> `shuffle_round.RdpBound`, the RDP of one round as
@@ -25,6 +25,7 @@ from shuffle_accountants.rdp import blanket
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import distributed
 from shuffle_accountants.rdp import noise_sums
+from shuffle_accountants.rdp import numeric
 from shuffle_accountants.rdp import shuffle_round
 from shuffle_accountants.rdp import skellam
 from shuffle_accountants.rdp import sums
@@ -39,9 +40,7 @@ __all__ = [
 RATE_ONE_ROUND = 'the same round at rate 1 (DOMINATING-ROUNDS)'
 BLANKET_PAIR = 'BLANKET-RDP blanket pair (BLANKET-TWO-LEVEL, CHECKIN-BLANKET)'
 
-GAUSSIAN_NO_AMPLIFICATION = ('GAUSS-NO-GAIN Gaussian pair (no amplification; '
-                             'the blanket '
-                             'NUM-BLANKET has no RDP form)')
+GAUSSIAN_NO_AMPLIFICATION = 'GAUSS-NO-GAIN Gaussian pair (no amplification)'
 
 # Bounds of rounds, shared by every accountant (the Opacus adapter builds a
 # new one for every get_epsilon); each is a few arrays of one value per order.
@@ -112,14 +111,26 @@ def _checkin_mixture_bound(event: events.CheckInEvent, orders
           event.checkin_rate, orders)})
 
 
+def _gaussian_shuffle_bound(num_users: int,
+                            randomizer: randomizers.GaussianRandomizer,
+                            orders: np.ndarray) -> shuffle_round.RdpBound:
+  """GAUSS-NO-GAIN, and for scalars NUM-BLANKET-RDP beside it."""
+  candidates = {GAUSSIAN_NO_AMPLIFICATION: checkin.gaussian_rdp_unchecked(
+      randomizer.noise_multiplier, orders)}
+  if randomizer.dimension == 1:
+    candidates[numeric.NAME] = numeric.gaussian_shuffle_rdp_upper_bound(
+        num_users, randomizer.noise_multiplier,
+        randomizer.randomized_rounding, orders)
+  return shuffle_round.smallest_bound(orders, candidates)
+
+
 def shuffle_bound(event, orders: np.ndarray) -> shuffle_round.RdpBound:
   """The (cached) bound of a pure-LDP `ShuffleEvent`."""
-  if isinstance(event.randomizer, randomizers.GaussianRandomizer):
-    # GAUSS-NO-GAIN: no RDP form of the continuous blanket (NUM-BLANKET is PLD
-    # only).
-    sigma = event.randomizer.noise_multiplier
-    return shuffle_round.smallest_bound(orders, {
-        GAUSSIAN_NO_AMPLIFICATION: orders * 2.0 / sigma**2})
+  gaussian = event.randomizer
+  if isinstance(gaussian, randomizers.GaussianRandomizer):
+    return _cached(('gaussian shuffle', event.num_users, gaussian), orders,
+                   lambda: _gaussian_shuffle_bound(event.num_users, gaussian,
+                                                   orders))
   randomizer = _randomizer(event)
   return _cached(
       ('shuffle', event.num_users, event.local_epsilon, randomizer), orders,
