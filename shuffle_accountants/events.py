@@ -260,7 +260,9 @@ class SubsampledShuffleGaussianEvent(dp_event.DpEvent):
   privacy profile (GAUSS-PROFILE-LDP). An unknown dimension (None) gets the
   Gaussian pair alone (GAUSS-NO-GAIN: the Flower adapter composes a central
   Gaussian sum as this event), and the contribution's pair names say why.
-  The RDP route ignores `dimension` (its value is unchanged).
+  The RDP route takes `dimension=1` as scalar reports (WBK19-THM9 on the
+  shuffle's NUM-BLANKET-RDP, plain clipping, beside the Gaussian's) and any
+  other value as the Gaussian's alone.
 
   Attributes:
     num_users: population size n, an integer >= 1.

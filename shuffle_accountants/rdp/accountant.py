@@ -8,7 +8,8 @@ It handles
   named randomizer with a BLANKET-TWO-LEVEL table that of its blanket pair
   (BLANKET-RDP);
 * `SampledWithoutReplacementDpEvent(N, m, ShuffleEvent(num_users=m, ...))`:
-  a hidden uniform sample of m of N users reports (WBK19-THM9);
+  a hidden uniform sample of m of N users reports (WBK19-THM9; for
+  `GaussianRandomizer` reports on the bound of their shuffle, below);
 * `CheckInEvent` (pure LDP or local Gaussian noise): LIEW-THM2 with the
   k = 0 term, per k the smaller of WBK19-THM9 and the Renyi moment of the
   symmetric pair with the KHH-SUBSAMPLED profile
@@ -18,8 +19,11 @@ It handles
   rate 1 (DOMINATING-ROUNDS), so epsilon never exceeds its value at rate 1, and
   the Renyi divergence of the round's CHECKIN-BLANKET blanket pairs
   (BLANKET-RDP, `blanket`);
+* `ShuffleEvent` with `GaussianRandomizer` reports: GAUSS-NO-GAIN, and for
+  scalars NUM-BLANKET-RDP;
 * `SubsampledShuffleGaussianEvent`: WBK19-THM9 on the Gaussian RDP without
-  shuffling gain (docs/mathematics.md GAUSS-NO-GAIN), whatever its `dimension`;
+  shuffling gain (docs/mathematics.md GAUSS-NO-GAIN), and for `dimension=1`
+  on the shuffle's NUM-BLANKET-RDP (plain clipping) too;
 * `DistributedCheckInEvent`: SECAGG-REVEALED (participants revealed, exact) or
   LIEW-THM4 with the k = 0 term (hidden) (`distributed`);
 * `SkellamSecureSumEvent`: SKELLAM-SUM (`skellam`);
@@ -67,7 +71,6 @@ from shuffle_accountants import _ledger
 from shuffle_accountants import _upstream
 from shuffle_accountants import _validation
 from shuffle_accountants import events
-from shuffle_accountants import randomizers
 from shuffle_accountants.pairs import sums as pair_sums
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import routes
@@ -460,12 +463,6 @@ class ShuffleRdpAccountant(_checkpointable.Checkpointable,
   def _check_shuffle_event(self, event: events.ShuffleEvent,
                            reported: dp_event.DpEvent
                            ) -> Optional[CompositionErrorDetails]:
-    if (reported is not event
-        and isinstance(event.randomizer, randomizers.GaussianRandomizer)):
-      return _event_checks.error(reported, (
-          'a hidden sample of shuffled GaussianRandomizer reports has no '
-          'RDP bound here; use SubsampledShuffleGaussianEvent or '
-          'ShufflePldAccountant.'))
     if event.local_delta > 0:
       return _event_checks.error(reported, (
           f'local_delta={event.local_delta} > 0: approximate-LDP randomizers '

@@ -1,7 +1,7 @@
 """The RDP route's table: one round's per-order bound, per event type.
 
 IDs: DOMINATING-ROUNDS, RATE-ONE-DOMINATES, BLANKET-RDP, GAUSS-NO-GAIN,
-NUM-BLANKET-RDP, SUM-OF-BITS, WBK19-THM9
+NUM-BLANKET-RDP, SUM-OF-BITS, WBK19-THM9, KHH-SUBSAMPLED
 
 `ROUND_BOUNDS` maps each shuffle event type (`_event_specs`) to a function
 (event, orders) -> `shuffle_round.RdpBound`, the RDP of one round as
@@ -28,10 +28,12 @@ from shuffle_accountants.rdp import noise_sums
 from shuffle_accountants.rdp import numeric
 from shuffle_accountants.rdp import shuffle_round
 from shuffle_accountants.rdp import skellam
+from shuffle_accountants.rdp import subsampling
 from shuffle_accountants.rdp import sums
 
 __all__ = [
     'RATE_ONE_ROUND', 'BLANKET_PAIR', 'GAUSSIAN_NO_AMPLIFICATION',
+    'SAMPLED_SHUFFLE',
     'shuffle_bound', 'checkin_bound', 'sampled_gaussian_bound',
     'distributed_bound', 'sum_bound', 'hidden_sample_bound', 'ROUND_BOUNDS',
 ]
@@ -41,6 +43,8 @@ RATE_ONE_ROUND = 'the same round at rate 1 (DOMINATING-ROUNDS)'
 BLANKET_PAIR = 'BLANKET-RDP blanket pair (BLANKET-TWO-LEVEL, CHECKIN-BLANKET)'
 
 GAUSSIAN_NO_AMPLIFICATION = 'GAUSS-NO-GAIN Gaussian pair (no amplification)'
+SAMPLED_SHUFFLE = ('WBK19-THM9 on the sample\'s shuffle (GAUSS-NO-GAIN; '
+                   'NUM-BLANKET-RDP for scalars)')
 
 # Bounds of rounds, shared by every accountant (the Opacus adapter builds a
 # new one for every get_epsilon); each is a few arrays of one value per order.
@@ -157,9 +161,34 @@ def checkin_bound(event: events.CheckInEvent, orders: np.ndarray
   return bound
 
 
+def _hidden_gaussian_sample_bound(num_users: int, sample_size: int,
+                                  randomizer: randomizers.GaussianRandomizer,
+                                  orders: np.ndarray
+                                  ) -> shuffle_round.RdpBound:
+  """A hidden sample of m of n users, then the shuffle of their reports.
+
+  WBK19-THM9 with ratio m / n on the shuffle of m reports
+  (`_gaussian_shuffle_bound`: GAUSS-NO-GAIN, and NUM-BLANKET-RDP for
+  scalars), beside that shuffle's own bounds (a hidden sample never hurts:
+  the target is in it or the two samples are the same).
+  """
+  shuffled = _gaussian_shuffle_bound(sample_size, randomizer, orders)
+  amplified = subsampling.wbk19_without_replacement_rdp_unchecked(
+      sample_size / num_users,
+      lambda grid: _gaussian_shuffle_bound(sample_size, randomizer, grid).rdp,
+      np.inf, orders)
+  return shuffle_round.smallest_bound(orders, {
+      **shuffled.candidates, SAMPLED_SHUFFLE: amplified})
+
+
 def sampled_gaussian_bound(event: events.SubsampledShuffleGaussianEvent,
                            orders: np.ndarray) -> shuffle_round.RdpBound:
-  """WBK19-THM9 on the Gaussian RDP (GAUSS-NO-GAIN), cached."""
+  """WBK19-THM9 on the Gaussian RDP (GAUSS-NO-GAIN), cached; for scalars
+  (`dimension=1`) on NUM-BLANKET-RDP's plain-clipping envelope too."""
+  if event.dimension == 1:
+    return _cached(event, orders, lambda: _hidden_gaussian_sample_bound(
+        event.num_users, event.sample_size,
+        randomizers.GaussianRandomizer(event.noise_multiplier), orders))
   return _cached(
       event, orders,
       lambda: checkin.subsampled_shuffle_gaussian_rdp_upper_bound(
@@ -211,8 +240,16 @@ def sum_bound(event: events.SumOfReportsEvent, orders: np.ndarray
 
 def hidden_sample_bound(event: dp_event.SampledWithoutReplacementDpEvent,
                         orders: np.ndarray) -> shuffle_round.RdpBound:
-  """A hidden sample of a pure-LDP shuffle round (WBK19-THM9), cached."""
+  """A hidden sample of a shuffle round (WBK19-THM9), cached: pure-LDP
+  reports (KHH-SUBSAMPLED's ledger) or Gaussian ones."""
   inner = event.event
+  if isinstance(inner.randomizer, randomizers.GaussianRandomizer):
+    return _cached(
+        ('sampled gaussian', event.source_dataset_size, event.sample_size,
+         inner.randomizer), orders,
+        lambda: _hidden_gaussian_sample_bound(
+            event.source_dataset_size, event.sample_size, inner.randomizer,
+            orders))
   key = ('sampled', event.source_dataset_size, event.sample_size,
          inner.local_epsilon)
   return _cached(

@@ -17,8 +17,10 @@ from scipy import special
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
+from shuffle_accountants import SubsampledShuffleGaussianEvent
 from shuffle_accountants import randomizers
 from shuffle_accountants.rdp import numeric
+from shuffle_accountants.rdp import routes
 
 ORDERS = np.array([1.5, 2.0, 3.0, 5.0, 8.0])
 
@@ -75,6 +77,50 @@ def test_three_reports_randomized_rounding():
     truth = exact_rdp(sigma, 1.0, -1.0, others, ORDERS, sigma / 4)
     assert np.all(bound >= truth * (1 - 1e-9)), (others, bound, truth)
     assert np.all(truth < gaussian)  # the reference sees the shuffle's gain
+
+
+def exact_hidden_sample_rdp(sigma, target, target_prime, others, orders,
+                            step):
+  """Renyi divergence of a hidden sample of two of three users, shuffled.
+
+  The law of the two reports is the average over the three pairs of users
+  of their shuffled law; user 0 holds `target` or `target_prime`.
+  """
+  reach = 1 + 12 * sigma
+  axis = np.arange(-reach, reach + step, step)
+  points = np.meshgrid(axis, axis, indexing='ij', sparse=True)
+
+  def log_law(first):
+    values = (first,) + tuple(others)
+    return special.logsumexp(np.stack([
+        _log_density(points, (values[i], values[j]), sigma)
+        for i, j in ((0, 1), (0, 2), (1, 2))]), axis=0) - math.log(3)
+
+  log_p, log_q = log_law(target), log_law(target_prime)
+  normal = -2 * math.log(sigma * math.sqrt(2 * math.pi)) + 2 * math.log(step)
+  return np.array([
+      (special.logsumexp(order * log_p + (1 - order) * log_q) + normal)
+      / (order - 1) for order in orders])
+
+
+def test_hidden_sample_of_plainly_clipped_scalars():
+  # SubsampledShuffleGaussianEvent(3, 2, sigma, dimension=1): WBK19-THM9 on
+  # NUM-BLANKET-RDP's envelope, against every configuration tried.
+  sigma = 1.0
+  orders = np.array([2.0, 3.0, 5.0, 8.0])
+  bound = routes.sampled_gaussian_bound(
+      SubsampledShuffleGaussianEvent(3, 2, sigma, dimension=1), orders)
+  assert routes.SAMPLED_SHUFFLE in bound.winners
+  for target, prime, others in ((1.0, -1.0, (-1.0, -1.0)),
+                                (1.0, -1.0, (1.0, -1.0)),
+                                (-1.0, 1.0, (1.0, 1.0)),
+                                (0.5, -1.0, (0.0, 1.0))):
+    truth = exact_hidden_sample_rdp(sigma, target, prime, others, orders,
+                                    sigma / 25)
+    assert np.all(bound.rdp >= truth * (1 - 1e-9)), (others, bound, truth)
+  # The reference sees both gains: below the shuffle of the pair alone.
+  assert np.all(truth < numeric.gaussian_shuffle_rdp_upper_bound(
+      2, sigma, False, orders))
 
 
 def test_single_report_is_the_gaussian():
