@@ -336,8 +336,14 @@ def test_rdp_route_falls_back_to_the_gaussian():
                               randomizer=randomizers.GaussianRandomizer(2.0))
   accountant.compose(event, count=2)
   assert math.isfinite(accountant.get_epsilon(1e-6))
+  # A hidden sample of the shuffled reports is amplified (WBK19-THM9), never
+  # worse than the shuffle of everyone it samples from.
   sampled = dp_event.SampledWithoutReplacementDpEvent(10**5, 10**4, event)
-  assert not accountant.supports(sampled)
+  assert accountant.supports(sampled)
+  alone, hidden = ShuffleRdpAccountant(), ShuffleRdpAccountant()
+  alone.compose(event)
+  hidden.compose(sampled)
+  assert hidden.get_epsilon(1e-6) < alone.get_epsilon(1e-6)
 
 
 def test_checkin_takes_the_noise_multiplier():
