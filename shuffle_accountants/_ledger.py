@@ -248,10 +248,22 @@ class ShuffleAccountant:
 
     One dict per route with keys 'route' (its name), 'value' (its epsilon,
     None if not asked: the companion below its cut, basic composition
-    where it does not cap) and 'answer' (whether it gave the answer). The
-    routes built for it stay built for the next query on this ledger.
+    where it does not cap) and 'answer' (whether it gave the answer); a
+    route held by another accountant (the companion, a dominating ledger)
+    also has 'accountant' (its class) and 'routes' (its own routes, the
+    same way), and the RDP accountant's own route has 'stages': the order
+    stages it asked, each with its 'orders' (smallest, largest), 'value'
+    and 'accountant' (the accountant holding the stage: the first is
+    itself, every later one another `ShuffleRdpAccountant`). So the tree
+    names every accountant the query asked. They stay built for the next
+    query on this ledger.
     """
     self.get_epsilon(target_delta)  # type: ignore[attr-defined]
+    return self.last_routes()
+
+  def last_routes(self) -> List[dict]:
+    """The routes the last query on this ledger asked (see `explain_routes`);
+    empty before any."""
     return self._certified_routes().last_query
 
   def _check_shuffle_event(self, event: dp_event.DpEvent,
@@ -466,8 +478,11 @@ class CertifiedRoutes:
      (`dominating_ledgers`, with the rate-1 ledgers if `rate_one`);
   4. basic composition (`capped_epsilon`, `capped_delta`).
   `last_query` reports what the last query built and asked, and which
-  route gave the answer. Its lifetime is the ledger's: build a new one when
-  the ledger grows.
+  route gave the answer, as a tree: a route held by an accountant (the
+  companion, each dominating ledger) lists that accountant's own routes
+  under 'routes', and the own route may list the stages it asked under
+  'stages' (`own_stages`). Its lifetime is the ledger's: build a new one
+  when the ledger grows.
   """
 
   def __init__(self, ledger: dp_event.DpEvent, relation: NeighboringRelation,
@@ -514,10 +529,12 @@ class CertifiedRoutes:
     return query(self._companion_route)
 
   def _answer(self, asked: List[Tuple[str, float]], value: float,
-              query: Callable, cap: Callable[[float], float]) -> float:
+              query: Callable, cap: Callable[[float], float],
+              own_stages: Optional[List[dict]]) -> float:
     """`cap` of the smallest of `value` and `query` of every dominating
     route; `last_query` lists every route in order, the value of those
-    asked (None: not asked) and which one gave the answer."""
+    asked (None: not asked), which one gave the answer, and the routes of
+    the accountants behind them."""
     dominating = self._dominating_values(query)
     asked = asked + dominating
     answer = cap(min([value] + [other for _, other in dominating]))
@@ -528,10 +545,21 @@ class CertifiedRoutes:
                   'basic composition')
     values.setdefault('basic composition',
                       answer if winner == 'basic composition' else None)
-    self.last_query = [
-        dict(route=name, answer=name == winner,
-             value=None if values.get(name) is None else float(values[name]))
-        for name in names + ['basic composition']]
+    behind = dict(zip([name for name, _ in dominating],
+                      self.dominating_routes()))
+    if 'companion' in values and self._companion_route:
+      behind['companion'] = self._companion_route
+    self.last_query = []
+    for name in names + ['basic composition']:
+      entry = dict(route=name, answer=name == winner,
+                   value=None if values.get(name) is None
+                   else float(values[name]))
+      if name == self._own and own_stages is not None:
+        entry['stages'] = own_stages
+      if name in behind:
+        entry['accountant'] = type(behind[name]).__name__
+        entry['routes'] = behind[name].last_routes()
+      self.last_query.append(entry)
     return answer
 
   def _dominating_values(self, query: Callable) -> List[Tuple[str, float]]:
@@ -539,7 +567,8 @@ class CertifiedRoutes:
              'RATE-ONE-DOMINATES)', query(accountant))
             for index, accountant in enumerate(self.dominating_routes())]
 
-  def epsilon(self, target_delta: float, own: float) -> float:
+  def epsilon(self, target_delta: float, own: float,
+              own_stages: Optional[List[dict]] = None) -> float:
     """The smallest certified epsilon at `target_delta`, given `own`."""
     asked = [(self._own, own)]
     epsilon = own
@@ -554,9 +583,10 @@ class CertifiedRoutes:
     return self._answer(
         asked, epsilon, lambda accountant: accountant.get_epsilon(target_delta),
         lambda smallest: capped_epsilon(self._ledger, self._relation,
-                                        target_delta, smallest))
+                                        target_delta, smallest), own_stages)
 
-  def delta(self, target_epsilon: float, own: float) -> float:
+  def delta(self, target_epsilon: float, own: float,
+            own_stages: Optional[List[dict]] = None) -> float:
     """The smallest certified delta at `target_epsilon`, given `own`."""
     asked = [(self._own, own)]
     delta = own
@@ -568,4 +598,4 @@ class CertifiedRoutes:
     return self._answer(
         asked, delta, lambda accountant: accountant.get_delta(target_epsilon),
         lambda smallest: capped_delta(self._ledger, self._relation,
-                                      target_epsilon, smallest))
+                                      target_epsilon, smallest), own_stages)

@@ -195,6 +195,53 @@ def test_explain_routes_lists_every_route_and_the_one_that_answered(
       accountant, ShufflePldAccountant)
 
 
+def _accountants_in(routes):
+  """How many accountants a route tree names besides the one queried."""
+  count = 0
+  for route in routes:
+    count += 'accountant' in route
+    count += len(route.get('stages', [])[1:])  # the first is the holder
+    count += _accountants_in(route.get('routes', []))
+  return count
+
+
+@pytest.mark.parametrize('accountant', [ShufflePldAccountant,
+                                        ShuffleRdpAccountant])
+def test_explain_routes_names_every_accountant_the_query_builds(
+    accountant, monkeypatch):
+  # Issue 52: one query built 17 accountants while explain_routes listed 4
+  # routes. Count the constructions and compare with the tree.
+  queried = accountant()
+  queried.compose(ShuffleEvent(num_users=1000, local_epsilon=1.0,
+                               num_categories=2), 10)
+  built = []
+  for cls in (ShufflePldAccountant, ShuffleRdpAccountant):
+    def counting(self, *args, __init__=cls.__init__, **kwargs):
+      built.append(type(self).__name__)
+      __init__(self, *args, **kwargs)
+    monkeypatch.setattr(cls, '__init__', counting)
+  routes = queried.explain_routes(1e-12)
+  assert len(built) > 3
+  assert _accountants_in(routes) == len(built)
+  held = [route for route in routes if 'accountant' in route]
+  assert held and all(route['routes'] for route in held)
+  assert {route['accountant'] for route in held} <= set(built)
+  own = routes[0]
+  assert ('stages' in own) == (accountant is ShuffleRdpAccountant)
+  if 'stages' in own:
+    assert own['stages'][0]['accountant'] == 'itself'
+    assert min(stage['value'] for stage in own['stages']) == own['value']
+    # A delta query reports its stages as deltas; what it builds beyond the
+    # epsilon query (it asks past the first stage) is in its tree too.
+    built.clear()
+    queried.get_delta(own['value'])
+    routes = queried.last_routes()
+    stages = routes[0]['stages']
+    assert len(stages) > 1 and 0 < len(built) <= _accountants_in(routes)
+    assert min(stage['value'] for stage in stages) == routes[0]['value']
+    assert all(0 <= stage['value'] <= 1 for stage in stages)
+
+
 def test_identity_is_the_accountants_base_not_persistence():
   # Issue 52: `fresh()` and the class registry were the persistence
   # mixin's, so no accountant built a sibling without it.

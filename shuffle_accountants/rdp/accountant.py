@@ -324,6 +324,8 @@ class ShuffleRdpAccountant(_checkpointable.Checkpointable,
                      neighboring_relation)
     self._extend_orders = orders is None
     self._extensions: List[Optional[ShuffleRdpAccountant]] = []
+    # The order stages the last query asked (`explain_routes`).
+    self._last_stages: List[dict] = []
     self._contributions: List[ShuffleRdpContribution] = []
     # The routes of this ledger besides its own (DOMINATING-ROUNDS), built on
     # request.
@@ -353,7 +355,8 @@ class ShuffleRdpAccountant(_checkpointable.Checkpointable,
   def get_epsilon(self, target_delta: float) -> float:
     """Certified epsilon: the smaller of CONV-RDP2DP and basic composition."""
     epsilon, _ = self.get_epsilon_and_optimal_order(target_delta)
-    return self._certified_routes().epsilon(target_delta, epsilon)
+    return self._certified_routes().epsilon(target_delta, epsilon,
+                                            self._last_stages)
 
   def _certified_routes(self) -> _ledger.CertifiedRoutes:
     """This ledger's routes besides CONV-RDP2DP: its one-user ledgers.
@@ -371,6 +374,7 @@ class ShuffleRdpAccountant(_checkpointable.Checkpointable,
     """Certified delta at `target_epsilon` >= 0, in [0, 1]."""
     target_epsilon = _validation.check_epsilon('target_epsilon',
                                                target_epsilon)
+    stages = None  # no order asked
     if target_epsilon == np.inf:  # finite RDP at some order: delta 0 there
       delta = 0.0 if np.any(np.isfinite(self.rdp)) else 1.0
     elif not np.any(self.rdp > 0):  # nothing composed, or perfect privacy
@@ -381,7 +385,9 @@ class ShuffleRdpAccountant(_checkpointable.Checkpointable,
               accountant.orders, accountant.rdp, target_epsilon),
           by_order=False)
       delta = exp_rounded_up(log_delta)
-    return self._certified_routes().delta(target_epsilon, delta)
+      stages = [dict(entry, value=exp_rounded_up(entry['value']))
+                for entry in self._last_stages or ()]
+    return self._certified_routes().delta(target_epsilon, delta, stages)
 
   def _over_extensions(self, query, by_order: bool = True
                        ) -> Tuple[float, float]:
@@ -395,6 +401,7 @@ class ShuffleRdpAccountant(_checkpointable.Checkpointable,
     """
     best = query(self)
     order, top, improved = best[1], self.orders.max(), True
+    self._last_stages = [self._stage_entry(self, best[0], 'itself')]
     for stage in range(len(ORDER_EXTENSIONS) if self._extend_orders else 0):
       if (order < top) if by_order else not improved:
         break
@@ -402,11 +409,20 @@ class ShuffleRdpAccountant(_checkpointable.Checkpointable,
       if extended is None:
         break
       candidate = query(extended)
+      self._last_stages.append(self._stage_entry(
+          extended, candidate[0], type(extended).__name__))
       order, top = candidate[1], max(ORDER_EXTENSIONS[stage])
       improved = candidate[0] < best[0]
       if improved:
         best = candidate
     return best
+
+  @staticmethod
+  def _stage_entry(accountant: 'ShuffleRdpAccountant', value: float,
+                   holder: str) -> dict:
+    return dict(orders=(float(accountant.orders.min()),
+                        float(accountant.orders.max())),
+                value=float(value), accountant=holder)
 
   def _extension(self, stage: int) -> Optional['ShuffleRdpAccountant']:
     """The ledger accounted at the orders of `ORDER_EXTENSIONS[stage]`."""
