@@ -27,9 +27,9 @@ from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
 
 from shuffle_accountants import _cache
-from shuffle_accountants import _ledger
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
+from shuffle_accountants.core import _ledger
 from shuffle_accountants.samplers import events as sampler_events
 
 # Bump when the layout changes or an event gains a field; readers refuse

@@ -34,10 +34,10 @@ from dp_accounting import privacy_accountant
 import numpy as np
 from scipy import optimize
 
-from shuffle_accountants import _ledger
 from shuffle_accountants import _validation
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
+from shuffle_accountants.core import _ledger
 from shuffle_accountants.pld.accountant import ShufflePldAccountant
 
 __all__ = [

@@ -54,7 +54,6 @@ except ImportError:  # not POSIX: writers are not locked (documented)
   fcntl = None  # type: ignore[assignment]
 
 from shuffle_accountants import _checkpointable
-from shuffle_accountants import _ledger
 from shuffle_accountants._checkpointable import INTEGRITY_KEY
 from shuffle_accountants._checkpointable import MAX_COMPOSE_CALLS
 from shuffle_accountants._checkpointable import MAX_INTEGER
@@ -71,6 +70,7 @@ from shuffle_accountants._checkpointable import event_to_dict
 from shuffle_accountants._checkpointable import register_event_class
 from shuffle_accountants._checkpointable import seal_state
 from shuffle_accountants._checkpointable import verified_state
+from shuffle_accountants.core import _ledger
 from shuffle_accountants.pld import accountant as pld_accountant
 from shuffle_accountants.rdp import accountant as rdp_accountant
 

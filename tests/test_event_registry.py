@@ -17,9 +17,9 @@ from shuffle_accountants import NeighboringRelation
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
-from shuffle_accountants import _event_specs
-from shuffle_accountants import _grouping
 from shuffle_accountants import events
+from shuffle_accountants.core import _event_specs
+from shuffle_accountants.core import _grouping
 from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import routes as pld_routes

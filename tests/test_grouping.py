@@ -15,7 +15,7 @@ from shuffle_accountants import CheckInEvent
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
-from shuffle_accountants import _grouping
+from shuffle_accountants.core import _grouping
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete
 from shuffle_accountants.rdp import accountant as rdp_accountant

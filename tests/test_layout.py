@@ -140,10 +140,13 @@ def test_every_module_opens_with_a_short_summary_then_its_ids():
 # the RDP route from its cut on (`pld.accountant`), and the Skellam pair is
 # built from the Skellam RDP bound's profile (`pld.skellam`, SKELLAM-SUM);
 # the other way, NUM-BLANKET-RDP integrates the PLD route's NUM-BLANKET
-# pair (`rdp.numeric`). No module cycle may form (checked below).
-_LAYERED = ('rdp', 'pld', 'pairs', 'samplers')
+# pair (`rdp.numeric`). The generic core (core/: ledgers, specs, grouping,
+# dominating rounds, basic composition, the accountant base) sits below all
+# of them (issue 52). No module cycle may form (checked below).
+_LAYERED = ('rdp', 'pld', 'pairs', 'samplers', 'core')
 _FORBIDDEN_EDGES = {('pairs', 'rdp'), ('pairs', 'pld'), ('samplers', 'rdp'),
-                    ('samplers', 'pld')}
+                    ('samplers', 'pld')} | {
+                        ('core', above) for above in _LAYERED[:-1]}
 _ADMITTED_EDGES = {('pld', 'rdp'): {'shuffle_accountants.pld.accountant',
                                     'shuffle_accountants.pld.skellam'},
                    ('rdp', 'pld'): {'shuffle_accountants.rdp.numeric'}}
@@ -235,6 +238,24 @@ def test_routes_sit_above_pairs_and_samplers_without_cycles():
   # The parser finds what the tree is known to hold.
   assert ('pld', 'pairs') in edges and ('rdp', 'pairs') in edges
   assert ('pld', 'rdp') in edges
+  assert ('rdp', 'core') in edges and ('pld', 'core') in edges
+
+
+def test_the_generic_core_is_one_wing():
+  # Issue 52 item 2: what both routes share lives in core/, and nothing of
+  # it is left beside the routes at the top level.
+  package = pathlib.Path(shuffle_accountants.__file__).parent
+  core = {path.stem for path in (package / 'core').glob('_*.py')} - {
+      '__init__'}
+  assert core == {'_ledger', '_event_specs', '_dominating', '_grouping',
+                  '_event_checks'}
+  assert not {path.stem for path in package.glob('*.py')} & core
+  graph = _module_graph(package)
+  for module in core:
+    imported = graph[f'shuffle_accountants.core.{module}']
+    assert all(name.split('.')[1] not in ('rdp', 'pld', 'adapters', 'cli',
+                                          'checkpoints', 'calibration')
+               for name in imported if name.count('.')), (module, imported)
 
 
 def test_the_route_tables_import_no_accountant():

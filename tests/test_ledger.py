@@ -14,7 +14,7 @@ from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants import ShuffleRdpAccountant
 from shuffle_accountants import SubsampledShuffleGaussianEvent
-from shuffle_accountants import _ledger
+from shuffle_accountants.core import _ledger
 
 Kind = _ledger.Kind
 REPLACE_ONE = privacy_accountant.NeighboringRelation.REPLACE_ONE

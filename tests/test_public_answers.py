@@ -8,7 +8,7 @@ public_answers = benchmark_scripts.load('public_answers')
 
 
 def test_every_registered_event_is_in_the_battery():
-  from shuffle_accountants import _event_specs
+  from shuffle_accountants.core import _event_specs
   battery = {type(build()) for _, build in public_answers.BATTERY}
   missing = [spec.__name__ for spec in _event_specs._SPECS
              if spec not in battery]

@@ -97,7 +97,7 @@ def test_the_command_prints_an_entry():
   assert lines[0] == ('POISSON-UNSOUND: erratum (corrects or refutes a '
                       'published claim)')
   assert 'GIRGIS-POISSON is unsound' in result.stdout
-  assert 'shuffle_accountants._event_checks.poisson_shuffle_error' in (
+  assert 'shuffle_accountants.core._event_checks.poisson_shuffle_error' in (
       result.stdout)
   report = json.loads(_run('GIRGIS-UB1', '--json').stdout)
   assert report['status'] == 'upper bound [UB]'

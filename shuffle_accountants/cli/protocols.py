@@ -19,10 +19,10 @@ import dp_accounting
 from dp_accounting.rdp import rdp_privacy_accountant
 import numpy as np
 
-from shuffle_accountants import _event_specs
 from shuffle_accountants import _validation
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
+from shuffle_accountants.core import _event_specs
 from shuffle_accountants.pairs import fmt21
 from shuffle_accountants.pairs import sums as pair_sums
 from shuffle_accountants.pld import checkin

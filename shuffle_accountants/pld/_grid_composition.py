@@ -26,10 +26,10 @@ from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 
 from shuffle_accountants import _cache
-from shuffle_accountants import _grouping
-from shuffle_accountants import _ledger
 from shuffle_accountants import _progress
 from shuffle_accountants import _upstream
+from shuffle_accountants.core import _grouping
+from shuffle_accountants.core import _ledger
 from shuffle_accountants.pairs import sums as pair_sums
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import random_allocation

@@ -62,13 +62,13 @@ from dp_accounting.pld import pld_privacy_accountant
 import numpy as np
 
 from shuffle_accountants import _checkpointable
-from shuffle_accountants import _event_checks
-from shuffle_accountants import _grouping
-from shuffle_accountants import _ledger
 from shuffle_accountants import _progress
 from shuffle_accountants import _upstream
 from shuffle_accountants import _validation
 from shuffle_accountants import events
+from shuffle_accountants.core import _event_checks
+from shuffle_accountants.core import _grouping
+from shuffle_accountants.core import _ledger
 from shuffle_accountants.pairs import clone_pairs
 from shuffle_accountants.pld import _grid_composition
 from shuffle_accountants.pld import candidates

@@ -15,7 +15,7 @@ from typing import Optional
 from dp_accounting import dp_event
 from dp_accounting.privacy_accountant import NeighboringRelation
 
-from shuffle_accountants import _ledger
+from shuffle_accountants.core import _ledger
 from shuffle_accountants.samplers import shuffled_batches
 
 __all__ = ['CLOSED_FORM_FROM_MU', 'ALLOWANCE', 'composed_mu',

@@ -18,8 +18,8 @@ from dp_accounting import dp_event
 import numpy as np
 
 from shuffle_accountants import _cache
-from shuffle_accountants import _ledger
 from shuffle_accountants import _progress
+from shuffle_accountants.core import _ledger
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import routes
 

@@ -21,10 +21,10 @@ import attr
 import numpy as np
 
 from shuffle_accountants import _cache
-from shuffle_accountants import _dominating
-from shuffle_accountants import _event_specs
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
+from shuffle_accountants.core import _dominating
+from shuffle_accountants.core import _event_specs
 from shuffle_accountants.pairs import binary_checkin as pair_binary_checkin
 from shuffle_accountants.pairs import privacy_loss
 from shuffle_accountants.pairs import sums as pair_sums

@@ -64,13 +64,13 @@ import numpy as np
 
 from shuffle_accountants import _checkpointable
 from shuffle_accountants import _deprecated
-from shuffle_accountants import _event_checks
-from shuffle_accountants import _event_specs
-from shuffle_accountants import _grouping
-from shuffle_accountants import _ledger
 from shuffle_accountants import _upstream
 from shuffle_accountants import _validation
 from shuffle_accountants import events
+from shuffle_accountants.core import _event_checks
+from shuffle_accountants.core import _event_specs
+from shuffle_accountants.core import _grouping
+from shuffle_accountants.core import _ledger
 from shuffle_accountants.pairs import sums as pair_sums
 from shuffle_accountants.rdp import checkin
 from shuffle_accountants.rdp import routes

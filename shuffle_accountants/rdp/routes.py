@@ -17,9 +17,9 @@ from dp_accounting import dp_event
 import numpy as np
 
 from shuffle_accountants import _cache
-from shuffle_accountants import _dominating
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
+from shuffle_accountants.core import _dominating
 from shuffle_accountants.pairs import sums as pair_sums
 from shuffle_accountants.rdp import blanket
 from shuffle_accountants.rdp import checkin

@@ -20,7 +20,7 @@ from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
 import numpy as np
 
-from shuffle_accountants import _event_checks
+from shuffle_accountants.core import _event_checks
 from shuffle_accountants.samplers import random_allocation
 from shuffle_accountants.samplers import shuffled_batches
 from shuffle_accountants.samplers.events import RandomAllocationDpEvent

@@ -8,8 +8,8 @@ import pytest
 from shuffle_accountants import CheckInEvent
 from shuffle_accountants import ShuffleEvent
 from shuffle_accountants import ShufflePldAccountant
-from shuffle_accountants import _ledger
 from shuffle_accountants import randomizers
+from shuffle_accountants.core import _ledger
 from shuffle_accountants.pld import candidates
 from shuffle_accountants.pld import composition
 from shuffle_accountants.pld import discrete

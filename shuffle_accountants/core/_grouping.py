@@ -31,8 +31,8 @@ from typing import Dict, List, Optional, Tuple
 import attr
 from dp_accounting import dp_event
 
-from shuffle_accountants import _event_specs
-from shuffle_accountants import _ledger
+from shuffle_accountants.core import _event_specs
+from shuffle_accountants.core import _ledger
 
 DEFAULT_RELATIVE_STEP = 0.01
 

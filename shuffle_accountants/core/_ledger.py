@@ -48,8 +48,8 @@ import attr
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
 
-from shuffle_accountants import _event_checks
-from shuffle_accountants import _event_specs
+from shuffle_accountants.core import _event_checks
+from shuffle_accountants.core import _event_specs
 
 CompositionErrorDetails: TypeAlias = (
     privacy_accountant.PrivacyAccountant.CompositionErrorDetails)

@@ -15,8 +15,8 @@ from typing import Callable, Dict, Optional, Tuple, TypeVar
 import attr
 from dp_accounting import dp_event
 
-from shuffle_accountants import _dominating
 from shuffle_accountants import events
+from shuffle_accountants.core import _dominating
 
 Guarantee = Optional[Tuple[float, float]]
 DominatingRound = Callable[[dp_event.DpEvent], Optional[dp_event.DpEvent]]

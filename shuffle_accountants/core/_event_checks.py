@@ -13,8 +13,8 @@ from typing import Optional, TypeAlias
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
 
-from shuffle_accountants import _event_specs
 from shuffle_accountants import events
+from shuffle_accountants.core import _event_specs
 
 NeighboringRelation: TypeAlias = privacy_accountant.NeighboringRelation
 CompositionErrorDetails: TypeAlias = (
