@@ -120,14 +120,11 @@ def _statistic_laws(num_users: int, sigma: float, cap: float, scale: float):
   others_low, others_high = _cell_masses(thresholds, -1.0, sigma)
   if num_users == 1:
     return target, 0.0, others_high, 0.0
-  others, length = roundoff._fft_power(others_low, num_users - 1, _WINDOW)
-  others_error = roundoff.fft_power_error(others_low, num_users - 1, length)
-  first, length = roundoff._fft_convolve(target, others, _WINDOW)
-  first_error = (roundoff.fft_convolution_error(target, others, length)
-                 + float(np.sum(target)) * others_error)
-  second, length = roundoff._fft_power(others_high, num_users, _WINDOW)
-  second_error = roundoff.fft_power_error(others_high, num_users, length)
-  return first, first_error, second, second_error
+  exact = roundoff.CertifiedVector.exact
+  others = roundoff.certified_power(exact(others_low), num_users - 1, _WINDOW)
+  first = roundoff.certified_product(exact(target), others, _WINDOW)
+  second = roundoff.certified_power(exact(others_high), num_users, _WINDOW)
+  return first.values, first.error, second.values, second.error
 
 
 def _delta_below(laws, epsilon: float) -> float:

@@ -28,7 +28,7 @@ from shuffle_accountants.pld import radix2
 __all__ = [
     'UNIT_ROUNDOFF', 'MAX_CERTIFIED_BUCKETS', 'fft_relative_error',
     'fft_convolution_error', 'fft_power_error', 'Rounds', 'combine',
-    'lower_masses',
+    'lower_masses', 'CertifiedVector', 'certified_power', 'certified_product',
 ]
 
 UNIT_ROUNDOFF = 2.0**-53
@@ -199,22 +199,29 @@ def _fft_power(values: np.ndarray, count: int, window: int
   return radix2.transform(*result, inverse=True)[0][:size], length
 
 
-class _Node:
-  """A computed tilted (partial) composition and its proven error.
+class CertifiedVector:
+  """A computed non-negative vector (a tilted partial composition, or any
+  convolution of exact vectors) and its proven error.
 
   values: computed vector; error: bound on ||values - exact||_2; mass: bound
   on the exact (non-negative) vector's total; lower: grid index of values[0];
   log_scale, abs_scale: sum of count log M^_j over its rounds (the tilt's
-  normalizers it used) and of their absolute values.
+  normalizers it used) and of their absolute values (0 outside the tilted
+  composition).
   """
 
-  def __init__(self, values, error, mass, lower, log_scale=0.0,
+  def __init__(self, values, error, mass, lower=0, log_scale=0.0,
                abs_scale=0.0):
     self.values, self.error, self.mass, self.lower = values, error, mass, lower
     self.log_scale, self.abs_scale = log_scale, abs_scale
 
+  @classmethod
+  def exact(cls, values: np.ndarray) -> 'CertifiedVector':
+    """A non-negative float vector taken as exact (error 0)."""
+    return cls(values, 0.0, _norms(values)[0])
 
-def _fitted(node: _Node, window: int) -> _Node:
+
+def _fitted(node: CertifiedVector, window: int) -> CertifiedVector:
   """`node` folded modulo `window` if longer (numpy's fft would crop it):
   entry j sums the entries j + m window, which the summation's rounding
   (at most gamma_f of their total) adds to the error."""
@@ -223,11 +230,18 @@ def _fitted(node: _Node, window: int) -> _Node:
   folds = -(-node.values.size // window)
   values = np.bincount(np.arange(node.values.size) % window,
                        weights=node.values, minlength=window)
-  return _Node(values, node.error + _gamma(folds) * _norms(node.values)[0],
-               node.mass, node.lower, node.log_scale, node.abs_scale)
+  error = node.error + _gamma(folds) * _norms(node.values)[0]
+  return CertifiedVector(values, error, node.mass, node.lower, node.log_scale,
+                         node.abs_scale)
 
 
-def _power_node(node: _Node, count: int, window: int) -> _Node:
+def certified_power(node: CertifiedVector, count: int, window: int
+                    ) -> CertifiedVector:
+  """The `count`-fold convolution of `node` by proven FFTs (cyclic modulo
+  `window` when longer: entries wrap around), with its l2 error: the
+  transform's (`fft_power_error`) plus the input's, lifted by
+  ||x^k - y^k|| <= k max(|x|_1, |y|_1)^(k - 1) ||x - y||
+  (ROUNDOFF-CERTIFIED)."""
   if count == 1:
     return node
   node = _fitted(node, window)
@@ -235,23 +249,29 @@ def _power_node(node: _Node, count: int, window: int) -> _Node:
   error = fft_power_error(node.values, count, length)
   one, _ = _norms(node.values)
   reach = max(one, node.mass)
-  if node.error:  # ||x^k - y^k|| <= k max(|x|_1, |y|_1)^{k-1} ||x - y||
+  if node.error:
     error += count * math.exp((count - 1) * math.log(reach)) * node.error
-  return _Node(values, error, node.mass**count * (1 + _gamma(count)),
-               count * node.lower, count * node.log_scale,
-               count * node.abs_scale)
+  return CertifiedVector(
+      values, error, node.mass**count * (1 + _gamma(count)),
+      count * node.lower, count * node.log_scale, count * node.abs_scale)
 
 
-def _product_node(first: _Node, second: _Node, window: int) -> _Node:
+def certified_product(first: CertifiedVector, second: CertifiedVector,
+                      window: int) -> CertifiedVector:
+  """The convolution of two certified vectors by proven FFTs (cyclic modulo
+  `window` when longer), with its l2 error: the transform's
+  (`fft_convolution_error`) plus the inputs' (Young's inequality)
+  (ROUNDOFF-CERTIFIED)."""
   first, second = _fitted(first, window), _fitted(second, window)
   values, length = _fft_convolve(first.values, second.values, window)
   error = fft_convolution_error(first.values, second.values, length)
   one_first, _ = _norms(first.values)
   # x^ * y^ - x * y = (x^ - x) * y + x^ * (y^ - y); Young's inequality.
   error += first.error * second.mass + one_first * second.error
-  return _Node(values, error, first.mass * second.mass * (1 + _gamma(2)),
-               first.lower + second.lower, first.log_scale + second.log_scale,
-               first.abs_scale + second.abs_scale)
+  return CertifiedVector(
+      values, error, first.mass * second.mass * (1 + _gamma(2)),
+      first.lower + second.lower, first.log_scale + second.log_scale,
+      first.abs_scale + second.abs_scale)
 
 
 # Partial certificates of aligned blocks of rounds (speed only: a ledger
@@ -280,24 +300,24 @@ def _tilted_round(lower: int, probs: np.ndarray, discretization: float,
 
 
 def _composed_node(rounds, keys, start: int, stop: int,
-                   setting: Tuple[float, float, int]) -> _Node:
+                   setting: Tuple[float, float, int]) -> CertifiedVector:
   """The tilted composition of rounds[start:stop] (balanced, split at a
   power of two so that blocks recur when rounds are appended)."""
   discretization, tilt, length = setting
 
-  def compute() -> _Node:
+  def compute() -> CertifiedVector:
     if stop - start == 1:
       lower, probs, _, count = rounds[start]
       # From this round alone, so that a reused block is bit-identical.
       tilted, log_moment = _tilted_round(lower, probs, discretization, tilt,
                                          1)
       # An exp that underflows errs by at most the smallest subnormal.
-      leaf = _Node(tilted, math.sqrt(tilted.size) * _SUBNORMAL,
+      leaf = CertifiedVector(tilted, math.sqrt(tilted.size) * _SUBNORMAL,
                    _norms(tilted)[0] + tilted.size * _SUBNORMAL, lower,
                    log_moment, abs(log_moment))
-      return _power_node(leaf, count, length)
+      return certified_power(leaf, count, length)
     middle = start + (1 << ((stop - start - 1).bit_length() - 1))
-    return _product_node(
+    return certified_product(
         _composed_node(rounds, keys, start, middle, setting),
         _composed_node(rounds, keys, middle, stop, setting),
         length)
@@ -604,10 +624,10 @@ def lower_masses(discretization: float,
     tilted, log_moment = _tilted_round(lower, probs, discretization, tilt, -1)
     # An exp that underflows may round up to the smallest subnormal.
     tilted = np.maximum(tilted - _SUBNORMAL, 0.0)
-    leaf = _Node(tilted, 0.0, _norms(tilted)[0], lower, log_moment,
+    leaf = CertifiedVector(tilted, 0.0, _norms(tilted)[0], lower, log_moment,
                  abs(log_moment))
-    powered = _power_node(leaf, count, length)
-    node = powered if node is None else _product_node(node, powered, length)
+    powered = certified_power(leaf, count, length)
+    node = powered if node is None else certified_product(node, powered, length)
   assert node is not None
   losses = (node.lower + np.arange(node.values.size)) * discretization
   slack = _gamma(len(kept) + 8) * (node.abs_scale + np.abs(tilt * losses) + 1)
