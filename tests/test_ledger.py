@@ -267,3 +267,82 @@ def test_companions_are_built_from_the_configuration():
   assert fresh.configuration() == dict(
       accountant.configuration(), orders=[2.0, 3.0])
   assert type(fresh) is ShuffleRdpAccountant
+
+
+class _FixedRoute:
+  """A route answering fixed values (None: no claim), counting its asks."""
+
+  def __init__(self, name, epsilon, delta, asked_from=None):
+    self.name, self.asked_from = name, asked_from
+    self._epsilon, self._delta, self.asks = epsilon, delta, 0
+
+  def epsilon(self, target_delta):
+    self.asks += 1
+    return self._epsilon
+
+  def delta(self, target_epsilon):
+    self.asks += 1
+    return self._delta
+
+  def details(self):
+    return {'asked': self.asks}
+
+
+def test_certified_routes_take_the_smallest_claim_of_route_objects():
+  # Issue 52 item 4: the routes are objects. NaN is no claim (never the
+  # answer), None is not asked, deltas are clipped to [0, 1].
+  own = _FixedRoute('own', math.nan, math.nan)
+  other = _FixedRoute('other', 2.0, 1.5)
+  silent = _FixedRoute('silent', None, None)
+  routes = _ledger.CertifiedRoutes([own, other, silent])
+  assert routes.epsilon(1e-6) == 2.0
+  assert [(entry['route'], entry['value'], entry['answer'])
+          for entry in routes.last_query] == [
+              ('own', math.inf, False), ('other', 2.0, True),
+              ('silent', None, False)]
+  assert routes.last_query[1]['asked'] == 1
+  assert 'asked' not in routes.last_query[2]  # details only where asked
+  assert routes.delta(1.0) == 1.0
+  assert [entry['value'] for entry in routes.last_query] == [1.0, 1.0, None]
+
+
+def test_a_route_with_a_cut_is_asked_only_past_it():
+  # The companion: for epsilon only where the smallest so far exceeds the
+  # cut (then at least the cut), for delta only from the cut on.
+  own = _FixedRoute('own', 0.5, 1e-3)
+  companion = _FixedRoute('companion', 0.1, 1e-9, asked_from=lambda: 0.3)
+  routes = _ledger.CertifiedRoutes([own, companion])
+  assert routes.epsilon(1e-6) == 0.3  # max(cut, 0.1)
+  assert routes.delta(0.2) == 1e-3 and companion.asks == 1  # below the cut
+  assert routes.last_query[1]['value'] is None
+  assert routes.delta(0.3) == 1e-9 and companion.asks == 2
+  below = _ledger.CertifiedRoutes([_FixedRoute('own', 0.2, 1e-3), companion])
+  assert below.epsilon(1e-6) == 0.2 and companion.asks == 2
+
+
+def test_basic_composition_is_a_route_listed_with_its_value():
+  ledger = dp_event.SelfComposedDpEvent(ShuffleEvent(1000, 1.0), 10)
+  route = _ledger.BasicCompositionRoute(ledger, REPLACE_ONE)
+  assert route.epsilon(1e-9) == pytest.approx(10.0, rel=1e-11)
+  assert route.epsilon(1e-9) >= 10.0
+  assert route.delta(9.0) is None and route.delta(10.1) == 0.0
+  gaussian = _ledger.BasicCompositionRoute(GAUSSIAN, REPLACE_ONE)
+  assert gaussian.epsilon(0.5) is None and gaussian.delta(100.0) is None
+  routes = ShuffleRdpAccountant().compose(ledger).explain_routes(1e-9)
+  assert routes[-1]['route'] == 'basic composition'
+  assert routes[-1]['value'] == route.epsilon(1e-9)
+
+
+def test_one_query_groups_the_ledger_once(monkeypatch):
+  # Issue 52: the PLD route built the grouped ledger twice per query (the
+  # grid's choice and the composition).
+  from shuffle_accountants.core import _grouping
+  calls = []
+  original = _grouping.grouped_ledger
+  monkeypatch.setattr(_grouping, 'grouped_ledger', lambda *args: (
+      calls.append(args), original(*args))[1])
+  accountant = ShufflePldAccountant().compose(ShuffleEvent(1000, 1.0), 3)
+  accountant.get_epsilon(1e-6)
+  assert len(calls) == 1
+  accountant.get_delta(0.5)
+  assert len(calls) == 1  # the same ledger: nothing grouped again

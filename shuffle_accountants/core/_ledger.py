@@ -12,9 +12,11 @@
   build) and the registry of accountant classes by name
   (`accountant_class`), so building a sibling needs no persistence code.
 * `CertifiedRoutes` answers epsilon (delta) as the smallest over the
-  certified routes of one ledger: the accountant's own, a companion route
-  asked from some epsilon on, the ledgers it post-processes (DOMINATING-ROUNDS,
-  `_dominating`) and basic composition of LDP rounds (below).
+  certified routes of one ledger, each a `Route` object that the
+  accountant lists: its own (`OwnRoute`), a companion asked from some
+  epsilon on and the ledgers it post-processes (`AccountantRoute`,
+  DOMINATING-ROUNDS, `_dominating`), and basic composition of LDP rounds
+  (`BasicCompositionRoute`, below).
 
 Basic composition [UB]: a shuffle of (eps0, delta0)-LDP reports is
 (eps0, delta0)-DP under replace-one (LOCAL-GUARANTEE; SHUFFLE-LDP-CAP for pure
@@ -38,6 +40,7 @@ from typing import (
   List,
   Mapping,
   Optional,
+  Protocol,
   Tuple,
   Type,
   TypeAlias,
@@ -239,16 +242,22 @@ class ShuffleAccountant:
     """Drops what was derived from the ledger before it grew."""
     raise NotImplementedError
 
+  def _routes(self) -> List['Route']:
+    """Every route of the ledger, in the order a query asks them (the one
+    place an accountant lists them)."""
+    raise NotImplementedError
+
   def _certified_routes(self) -> 'CertifiedRoutes':
-    """The routes of the ledger (built once per ledger)."""
+    """`CertifiedRoutes` of `_routes()`, built once per ledger."""
     raise NotImplementedError
 
   def explain_routes(self, target_delta: float) -> List[dict]:
     """The routes `get_epsilon(target_delta)` asks, in order.
 
     One dict per route with keys 'route' (its name), 'value' (its epsilon,
-    None if not asked: the companion below its cut, basic composition
-    where it does not cap) and 'answer' (whether it gave the answer); a
+    None if not asked or no claim: the companion below its cut, basic
+    composition where it does not apply) and 'answer' (whether it gave
+    the answer); a
     route held by another accountant (the companion, a dominating ledger)
     also has 'accountant' (its class) and 'routes' (its own routes, the
     same way), and the RDP accountant's own route has 'stages': the order
@@ -464,138 +473,197 @@ def dominating_ledgers(ledger: dp_event.DpEvent, rate_one: bool = False
   return result
 
 
+class Route(Protocol):
+  """One certified route of a ledger: every value it gives is an upper
+  bound for the whole ledger (its epsilon at a delta, its delta at an
+  epsilon), so the smallest over routes is too (`CertifiedRoutes`).
+
+  `name` says which proof answers; `epsilon` / `delta` give its value, or
+  None where it makes no claim (it is then listed as not asked); `details`
+  says what the last query asked of it (the accountant holding it, that
+  accountant's own routes, the order stages), an empty dict if nothing.
+  `asked_from` is None for a route asked at every query, or the epsilon
+  from which it is asked (`CertifiedRoutes`).
+  """
+  name: str
+  asked_from: Optional[Callable[[], float]]
+
+  def epsilon(self, target_delta: float) -> Optional[float]:
+    ...
+
+  def delta(self, target_epsilon: float) -> Optional[float]:
+    ...
+
+  def details(self) -> Dict[str, Any]:
+    ...
+
+
+class OwnRoute:
+  """The accountant's own answer (its PLD, its RDP conversion), with the
+  stages it asked (`stages()`: None, or the RDP order stages)."""
+
+  def __init__(self, name: str, epsilon: Callable[[float], float],
+               delta: Callable[[float], float],
+               stages: Callable[[], Optional[List[dict]]] = lambda: None):
+    self.name = name
+    self.asked_from: Optional[Callable[[], float]] = None
+    self._epsilon, self._delta, self._stages = epsilon, delta, stages
+
+  def epsilon(self, target_delta: float) -> float:
+    return self._epsilon(target_delta)
+
+  def delta(self, target_epsilon: float) -> float:
+    return self._delta(target_epsilon)
+
+  def details(self) -> Dict[str, Any]:
+    stages = self._stages()
+    return {} if stages is None else {'stages': stages}
+
+
+class AccountantRoute:
+  """The answer of another accountant holding a ledger: the companion (the
+  same ledger on the other route, `build()` on first request, None if it
+  cannot hold it: then epsilon inf, delta 1) or a dominating ledger's."""
+
+  def __init__(self, name: str, build: Callable[[], Any],
+               asked_from: Optional[Callable[[], float]] = None):
+    self.name, self.asked_from = name, asked_from
+    self._build = build
+    self._accountant: Any = None  # built on request; False: unavailable
+
+  def accountant(self) -> Any:
+    """The accountant (built once), or None if it cannot hold the ledger."""
+    if self._accountant is None:
+      self._accountant = self._build() or False
+    return self._accountant or None
+
+  def epsilon(self, target_delta: float) -> float:
+    accountant = self.accountant()
+    return math.inf if accountant is None else accountant.get_epsilon(
+        target_delta)
+
+  def delta(self, target_epsilon: float) -> float:
+    accountant = self.accountant()
+    return 1.0 if accountant is None else accountant.get_delta(
+        target_epsilon)
+
+  def details(self) -> Dict[str, Any]:
+    accountant = self.accountant()
+    if accountant is None:
+      return {}
+    return dict(accountant=type(accountant).__name__,
+                routes=accountant.last_routes())
+
+
+class BasicCompositionRoute:
+  """Basic composition of LDP rounds (see the module docstring): sum eps0
+  at every delta >= sum delta0, and no claim elsewhere or for a ledger with
+  another kind of event."""
+
+  def __init__(self, ledger: dp_event.DpEvent, relation: NeighboringRelation):
+    self.name = 'basic composition'
+    self.asked_from: Optional[Callable[[], float]] = None
+    self._guarantee = basic_composition(ledger, relation)
+
+  def epsilon(self, target_delta: float) -> Optional[float]:
+    guarantee = self._guarantee
+    if guarantee is None or target_delta < guarantee[1] * (1 + _SUM_MARGIN):
+      return None
+    return guarantee[0] * (1 + _SUM_MARGIN)
+
+  def delta(self, target_epsilon: float) -> Optional[float]:
+    guarantee = self._guarantee
+    if guarantee is None or target_epsilon < guarantee[0] * (1 + _SUM_MARGIN):
+      return None
+    return guarantee[1] * (1 + _SUM_MARGIN)
+
+  def details(self) -> Dict[str, Any]:
+    return {}
+
+
+def dominating_routes(ledger: dp_event.DpEvent, new_accountant: Callable,
+                      rate_one: bool = False) -> List[AccountantRoute]:
+  """A route per ledger that `ledger` post-processes (`dominating_ledgers`),
+  each held by a `new_accountant()`. A ledger it cannot compose (e.g. a
+  fixed grid too fine for it) is left out: it was only a candidate."""
+  routes: List[AccountantRoute] = []
+  for dominating in dominating_ledgers(ledger, rate_one):
+    accountant = new_accountant()
+    try:
+      accountant.compose(dominating)
+    except (privacy_accountant.UnsupportedEventError, ValueError):
+      continue
+    routes.append(AccountantRoute(
+        f'dominating ledger {len(routes) + 1} (DOMINATING-ROUNDS, '
+        'RATE-ONE-DOMINATES)', _built(accountant)))
+  return routes
+
+
+def _built(accountant: Any) -> Callable[[], Any]:
+  return lambda: accountant
+
+
 class CertifiedRoutes:
   """The smallest certified epsilon (delta) over the routes of one ledger.
 
-  Every route is an upper bound for the ledger, so their smallest is too.
-  The routes, in the order they are asked:
-  1. the accountant's own answer (`own`, passed to `epsilon` / `delta`);
-  2. a companion route (`companion()`: an accountant holding the ledger, or
-     None when it cannot), asked only from the epsilon `companion_from()`
-     on, the same for both queries so that the combined profile stays
-     non-increasing and each query the inverse of the other;
-  3. accountants (`new_accountant()`) of the ledgers it post-processes
-     (`dominating_ledgers`, with the rate-1 ledgers if `rate_one`);
-  4. basic composition (`capped_epsilon`, `capped_delta`).
-  `last_query` reports what the last query built and asked, and which
-  route gave the answer, as a tree: a route held by an accountant (the
-  companion, each dominating ledger) lists that accountant's own routes
-  under 'routes', and the own route may list the stages it asked under
-  'stages' (`own_stages`). Its lifetime is the ledger's: build a new one
-  when the ledger grows.
+  Every route is an upper bound for the ledger (`Route`), so their smallest
+  is too. The routes are asked in order; one with `asked_from` (the
+  companion) is asked for epsilon only where the smallest so far exceeds
+  its cut, and then reports at least the cut, and for delta only from the
+  cut on: the same cut for both queries, so that the combined profile stays
+  non-increasing and each query the inverse of the other. A NaN from a
+  route is no claim (epsilon inf, delta 1); deltas are clipped to [0, 1].
+  `last_query` reports what the last query asked, as a tree: one dict per
+  route with 'route', 'value' (None: not asked, or no claim) and 'answer'
+  (whether it gave the answer), and the route's `details()` where it was
+  asked. Its lifetime is the ledger's: build a new one when the ledger
+  grows.
   """
 
-  def __init__(self, ledger: dp_event.DpEvent, relation: NeighboringRelation,
-               new_accountant: Callable,
-               rate_one: bool = False,
-               companion: Optional[Callable] = None,
-               companion_from: Callable[[], float] = lambda: 0.0,
-               own: str = 'own'):
-    self._ledger = ledger
-    self._relation = relation
-    self._new_accountant = new_accountant
-    self._rate_one = rate_one
-    self._companion = companion
-    self._companion_from = companion_from
-    self._own = own
-    self._companion_route: object = None  # built on request; False: unavailable
-    self._dominating: Optional[List] = None
+  def __init__(self, routes: List[Route]):
+    self.routes = list(routes)
     self.last_query: List[dict] = []
 
-  def dominating_routes(self) -> List:
-    """Accountants holding each dominating ledger (built on request).
+  def epsilon(self, target_delta: float) -> float:
+    """The smallest certified epsilon at `target_delta`."""
+    smallest, values = math.inf, []
+    for route in self.routes:
+      value = None
+      if route.asked_from is None:
+        value = route.epsilon(target_delta)
+      else:
+        cut = route.asked_from()
+        if smallest > cut and target_delta > 0:
+          asked = route.epsilon(target_delta)
+          value = None if asked is None else max(cut, asked)
+      if value is not None:
+        value = math.inf if math.isnan(value) else float(value)
+        smallest = min(smallest, value)
+      values.append(value)
+    return self._answer(values, smallest)
 
-    A ledger some accountant cannot compose (e.g. a fixed grid too fine for
-    it) is left out: it was only a candidate.
-    """
-    if self._dominating is None:
-      self._dominating = []
-      for ledger in dominating_ledgers(self._ledger, self._rate_one):
-        accountant = self._new_accountant()
-        try:
-          accountant.compose(ledger)
-        except (privacy_accountant.UnsupportedEventError, ValueError):
-          continue
-        self._dominating.append(accountant)
-    return self._dominating
+  def delta(self, target_epsilon: float) -> float:
+    """The smallest certified delta at `target_epsilon`."""
+    smallest, values = 1.0, []
+    for route in self.routes:
+      value = None
+      if route.asked_from is None or target_epsilon >= route.asked_from():
+        value = route.delta(target_epsilon)
+      if value is not None:
+        value = 1.0 if math.isnan(value) else min(max(float(value), 0.0),
+                                                  1.0)
+        smallest = min(smallest, value)
+      values.append(value)
+    return self._answer(values, smallest)
 
-  def _companion_value(self, query: Callable, unavailable: float) -> float:
-    """`query` of the companion accountant (built once), or `unavailable`."""
-    if self._companion_route is None:
-      assert self._companion is not None  # the callers check
-      self._companion_route = self._companion() or False
-    if self._companion_route is False:
-      return unavailable
-    return query(self._companion_route)
-
-  def _answer(self, asked: List[Tuple[str, float]], value: float,
-              query: Callable, cap: Callable[[float], float],
-              own_stages: Optional[List[dict]]) -> float:
-    """`cap` of the smallest of `value` and `query` of every dominating
-    route; `last_query` lists every route in order, the value of those
-    asked (None: not asked), which one gave the answer, and the routes of
-    the accountants behind them."""
-    dominating = self._dominating_values(query)
-    asked = asked + dominating
-    answer = cap(min([value] + [other for _, other in dominating]))
-    values: dict = dict(asked)
-    names = ([self._own] + ['companion'] * (self._companion is not None)
-             + [name for name, _ in asked[1:] if name != 'companion'])
-    winner = next((name for name, given in asked if given == answer),
-                  'basic composition')
-    values.setdefault('basic composition',
-                      answer if winner == 'basic composition' else None)
-    behind = dict(zip([name for name, _ in dominating],
-                      self.dominating_routes()))
-    if 'companion' in values and self._companion_route:
-      behind['companion'] = self._companion_route
+  def _answer(self, values: List[Optional[float]], answer: float) -> float:
+    """`answer`, after listing every route in `last_query`."""
+    winner = next((index for index, value in enumerate(values)
+                   if value == answer), None)
     self.last_query = []
-    for name in names + ['basic composition']:
-      entry = dict(route=name, answer=name == winner,
-                   value=None if values.get(name) is None
-                   else float(values[name]))
-      if name == self._own and own_stages is not None:
-        entry['stages'] = own_stages
-      if name in behind:
-        entry['accountant'] = type(behind[name]).__name__
-        entry['routes'] = behind[name].last_routes()
+    for index, (route, value) in enumerate(zip(self.routes, values)):
+      entry = dict(route=route.name, answer=index == winner, value=value)
+      if value is not None:
+        entry.update(route.details())
       self.last_query.append(entry)
     return answer
-
-  def _dominating_values(self, query: Callable) -> List[Tuple[str, float]]:
-    return [(f'dominating ledger {index + 1} (DOMINATING-ROUNDS, '
-             'RATE-ONE-DOMINATES)', query(accountant))
-            for index, accountant in enumerate(self.dominating_routes())]
-
-  def epsilon(self, target_delta: float, own: float,
-              own_stages: Optional[List[dict]] = None) -> float:
-    """The smallest certified epsilon at `target_delta`, given `own`."""
-    asked = [(self._own, own)]
-    epsilon = own
-    if self._companion is not None:
-      cut = self._companion_from()
-      if epsilon > cut and target_delta > 0:
-        # The combined profile is the own route's below the cut: the
-        # companion's epsilon is only an answer where it reaches past it.
-        asked.append(('companion', max(cut, self._companion_value(
-            lambda route: route.get_epsilon(target_delta), math.inf))))
-        epsilon = min(epsilon, asked[-1][1])
-    return self._answer(
-        asked, epsilon, lambda accountant: accountant.get_epsilon(target_delta),
-        lambda smallest: capped_epsilon(self._ledger, self._relation,
-                                        target_delta, smallest), own_stages)
-
-  def delta(self, target_epsilon: float, own: float,
-            own_stages: Optional[List[dict]] = None) -> float:
-    """The smallest certified delta at `target_epsilon`, given `own`."""
-    asked = [(self._own, own)]
-    delta = own
-    if (self._companion is not None
-        and target_epsilon >= self._companion_from()):
-      asked.append(('companion', self._companion_value(
-          lambda route: route.get_delta(target_epsilon), 1.0)))
-      delta = min(delta, asked[-1][1])
-    return self._answer(
-        asked, delta, lambda accountant: accountant.get_delta(target_epsilon),
-        lambda smallest: capped_delta(self._ledger, self._relation,
-                                      target_epsilon, smallest), own_stages)

@@ -53,7 +53,7 @@ sensitivity 2 (dp-accounting >= 0.5), i.e. `noise_multiplier` is the noise
 standard deviation divided by the clipping norm of one record.
 """
 
-from typing import Callable, Optional, Tuple, TypeAlias, Union
+from typing import Callable, List, Optional, Tuple, TypeAlias, Union
 
 import attr
 from dp_accounting import dp_event
@@ -103,6 +103,7 @@ class _Derived:
   """What the accountant derives from its ledger, each on first request;
   a new one (all None) whenever the ledger grows."""
   grid: Optional[Tuple[float, bool]] = None  # automatic grid only
+  grouped: Optional[dp_event.DpEvent] = None  # the grid's and the PLD's
   # The same; or the GridTooFineError it raised (raised again at once: a
   # dominating ledger's failed composition is not redone by every query).
   composition: Optional[Union[_grid_composition.GridComposition,
@@ -244,7 +245,10 @@ class ShufflePldAccountant(_checkpointable.Checkpointable,
                               len(_ledger.shuffle_rounds(ledger)))
 
   def _grouped_ledger(self) -> dp_event.DpEvent:
-    return _grouping.grouped_ledger(self.ledger, self._relative_grouping)
+    if self._derived.grouped is None:
+      self._derived.grouped = _grouping.grouped_ledger(
+          self.ledger, self._relative_grouping)
+    return self._derived.grouped
 
   def _also_rdp(self) -> bool:
     """Whether the resource budget coarsened the automatic grid."""
@@ -284,9 +288,7 @@ class ShufflePldAccountant(_checkpointable.Checkpointable,
     TAILS-TO-INFINITY).
     """
     target_delta = _validation.check_delta('target_delta', target_delta)
-    epsilon = self._route_value(
-        lambda composed: composed.epsilon(target_delta), np.inf)
-    return self._certified_routes().epsilon(target_delta, epsilon)
+    return self._certified_routes().epsilon(target_delta)
 
   def get_delta(self, target_epsilon: float) -> float:
     """Certified delta at `target_epsilon` >= 0 (upper bound, in [0, 1]).
@@ -297,25 +299,33 @@ class ShufflePldAccountant(_checkpointable.Checkpointable,
     """
     target_epsilon = _validation.check_epsilon('target_epsilon',
                                                target_epsilon)
-    delta = self._route_value(
-        lambda composed: composed.delta(target_epsilon), 1.0)
-    return self._certified_routes().delta(target_epsilon, delta)
+    return self._certified_routes().delta(target_epsilon)
 
   def _certified_routes(self) -> _ledger.CertifiedRoutes:
-    """The ledger's routes besides the PLD: RDP from `_rdp_cut` on, and the
-    ledgers it post-processes (DOMINATING-ROUNDS), each with its own automatic
-    grid, so the smallest answer over them keeps epsilon never above the rate-1
-    (RATE-ONE-DOMINATES, rates from 1/2) and one-user rounds, whatever the
-    grids."""
     if self._derived.routes is None:
-      self._derived.routes = _ledger.CertifiedRoutes(
-          self.ledger, self.neighboring_relation, self.fresh,
-          rate_one=True,
-          companion=self._rdp_route, companion_from=self._rdp_cut,
-          own=('the exact Gaussian profile (GAUSS-LEDGER-EXACT)'
-               if self._closed_form() else
-               'PLD (connect-the-dots on its grid, TAILS-TO-INFINITY)'))
+      self._derived.routes = _ledger.CertifiedRoutes(self._routes())
     return self._derived.routes
+
+  def _routes(self) -> List[_ledger.Route]:
+    """The PLD; the RDP route from `_rdp_cut` on; the ledgers it
+    post-processes (DOMINATING-ROUNDS), each with its own automatic grid, so
+    the smallest answer over them keeps epsilon never above the rate-1
+    (RATE-ONE-DOMINATES, rates from 1/2) and one-user rounds, whatever the
+    grids; basic composition."""
+    own = _ledger.OwnRoute(
+        'the exact Gaussian profile (GAUSS-LEDGER-EXACT)'
+        if self._closed_form() else
+        'PLD (connect-the-dots on its grid, TAILS-TO-INFINITY)',
+        lambda target_delta: self._route_value(
+            lambda composed: composed.epsilon(target_delta), np.inf),
+        lambda target_epsilon: self._route_value(
+            lambda composed: composed.delta(target_epsilon), 1.0))
+    return [own, _ledger.AccountantRoute('companion', self._rdp_route,
+                                         asked_from=self._rdp_cut),
+            *_ledger.dominating_routes(self.ledger, self.fresh,
+                                       rate_one=True),
+            _ledger.BasicCompositionRoute(self.ledger,
+                                          self.neighboring_relation)]
 
   def _rdp_route(self) -> Optional[rdp_accountant.ShuffleRdpAccountant]:
     """An RDP accountant holding the ledger, or None if it cannot compose

@@ -325,11 +325,10 @@ class ShuffleRdpAccountant(_checkpointable.Checkpointable,
     self._extend_orders = orders is None
     self._extensions: List[Optional[ShuffleRdpAccountant]] = []
     # The order stages the last query asked (`explain_routes`).
-    self._last_stages: List[dict] = []
+    self._last_stages: Optional[List[dict]] = []
     self._contributions: List[ShuffleRdpContribution] = []
-    # The routes of this ledger besides its own (DOMINATING-ROUNDS), built on
-    # request.
-    self._routes: Optional[_ledger.CertifiedRoutes] = None
+    # Its routes (`_routes`), built by the first query on this ledger.
+    self._certified: Optional[_ledger.CertifiedRoutes] = None
 
   def configuration(self) -> dict:
     """The constructor's settings, as saved in the state."""
@@ -353,41 +352,50 @@ class ShuffleRdpAccountant(_checkpointable.Checkpointable,
             accountant.orders, accountant.rdp, target_delta))
 
   def get_epsilon(self, target_delta: float) -> float:
-    """Certified epsilon: the smaller of CONV-RDP2DP and basic composition."""
-    epsilon, _ = self.get_epsilon_and_optimal_order(target_delta)
-    return self._certified_routes().epsilon(target_delta, epsilon,
-                                            self._last_stages)
+    """Certified epsilon: the smallest over the routes (`_routes`)."""
+    target_delta = _validation.check_delta('target_delta', target_delta)
+    return self._certified_routes().epsilon(target_delta)
 
   def _certified_routes(self) -> _ledger.CertifiedRoutes:
-    """This ledger's routes besides CONV-RDP2DP: its one-user ledgers.
+    if self._certified is None:
+      self._certified = _ledger.CertifiedRoutes(self._routes())
+    return self._certified
 
-    See DOMINATING-ROUNDS.
-    """
-    if self._routes is None:
-      # One-user ledgers only: rate 1 is a candidate per round and order.
-      self._routes = _ledger.CertifiedRoutes(
-          self.ledger, self.neighboring_relation, self.fresh,
-          own='CONV-RDP2DP (over the order stages asked)')
-    return self._routes
+  def _routes(self) -> List[_ledger.Route]:
+    """CONV-RDP2DP over the order stages; the one-user ledgers
+    (DOMINATING-ROUNDS; rate 1 is a candidate per round and order, not a
+    ledger); basic composition."""
+    own = _ledger.OwnRoute(
+        'CONV-RDP2DP (over the order stages asked)',
+        lambda target_delta: self.get_epsilon_and_optimal_order(
+            target_delta)[0],
+        self._own_delta, lambda: self._last_stages)
+    return [own, *_ledger.dominating_routes(self.ledger, self.fresh),
+            _ledger.BasicCompositionRoute(self.ledger,
+                                          self.neighboring_relation)]
 
   def get_delta(self, target_epsilon: float) -> float:
     """Certified delta at `target_epsilon` >= 0, in [0, 1]."""
     target_epsilon = _validation.check_epsilon('target_epsilon',
                                                target_epsilon)
-    stages = None  # no order asked
+    return self._certified_routes().delta(target_epsilon)
+
+  def _own_delta(self, target_epsilon: float) -> float:
+    """CONV-RDP2DP's delta over the order stages (their deltas in
+    `_last_stages`, None where no order is asked)."""
+    self._last_stages = None
     if target_epsilon == np.inf:  # finite RDP at some order: delta 0 there
-      delta = 0.0 if np.any(np.isfinite(self.rdp)) else 1.0
-    elif not np.any(self.rdp > 0):  # nothing composed, or perfect privacy
-      delta = 0.0
-    else:
-      log_delta, _ = self._over_extensions(
-          lambda accountant: log_delta_upper_bound(
-              accountant.orders, accountant.rdp, target_epsilon),
-          by_order=False)
-      delta = exp_rounded_up(log_delta)
-      stages = [dict(entry, value=exp_rounded_up(entry['value']))
-                for entry in self._last_stages or ()]
-    return self._certified_routes().delta(target_epsilon, delta, stages)
+      return 0.0 if np.any(np.isfinite(self.rdp)) else 1.0
+    if not np.any(self.rdp > 0):  # nothing composed, or perfect privacy
+      return 0.0
+    log_delta, _ = self._over_extensions(
+        lambda accountant: log_delta_upper_bound(
+            accountant.orders, accountant.rdp, target_epsilon),
+        by_order=False)
+    stages: List[dict] = self._last_stages or []
+    self._last_stages = [dict(entry, value=exp_rounded_up(entry['value']))
+                         for entry in stages]
+    return exp_rounded_up(log_delta)
 
   def _over_extensions(self, query, by_order: bool = True
                        ) -> Tuple[float, float]:
@@ -502,7 +510,7 @@ class ShuffleRdpAccountant(_checkpointable.Checkpointable,
 
   def _forget_answers(self) -> None:
     self._extensions = []
-    self._routes = None
+    self._certified = None
 
   def _check_own_participation(self, event
                               ) -> Optional[CompositionErrorDetails]:
