@@ -11,7 +11,7 @@ not be too small, the lower end for a lower bound).
 import math
 from typing import Callable, Tuple
 
-__all__ = ['widened', 'bisected']
+__all__ = ['widened', 'bisected', 'whole_bisected']
 
 
 def widened(holds: Callable[[float], bool], low: float, high: float,
@@ -36,3 +36,17 @@ def bisected(holds: Callable[[float], bool], low: float, high: float,
     if high - low <= relative_width * high:
       break
   return low, high
+
+
+def whole_bisected(holds: Callable[[int], bool], good: int, bad: int
+                   ) -> Tuple[int, int]:
+  """(good, bad), neighbouring whole numbers, after halving the whole
+  numbers between them: `holds` true at `good`, false at `bad` (either may
+  be the larger)."""
+  while abs(bad - good) > 1:
+    middle = (good + bad) // 2
+    if holds(middle):
+      good = middle
+    else:
+      bad = middle
+  return good, bad

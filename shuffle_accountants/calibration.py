@@ -34,6 +34,7 @@ from dp_accounting import privacy_accountant
 import numpy as np
 from scipy import optimize
 
+from shuffle_accountants import _search
 from shuffle_accountants import _validation
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
@@ -305,12 +306,8 @@ class _Search:
     # Whole numbers: bisect to neighbours, the last meeting, the next failing.
     if worst is None:  # epsilon not monotone here: keep the best value seen
       return int(best), seen
-    while abs(worst - best) > 1:
-      middle = (best + worst) // 2
-      if epsilon_at(middle) <= target:
-        best = middle
-      else:
-        worst = middle
+    best, _ = _search.whole_bisected(
+        lambda middle: epsilon_at(middle) <= target, best, worst)
     return int(best), seen
 
 

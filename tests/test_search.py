@@ -27,3 +27,14 @@ def test_widening_doubles_until_the_condition_fails_or_the_cap():
   assert _search.widened(lambda x: x < 5, 0.0, 1.0) == (4.0, 8.0)
   assert _search.widened(lambda x: True, 0.0, 1.0, cap=10.0) == (8.0, 16.0)
   assert _search.widened(lambda x: False, 0.0, 1.0) == (0.0, 1.0)
+
+
+def test_whole_bisection_ends_on_neighbours_in_either_order():
+  # The smallest batch meeting a target (good above bad) and the largest
+  # grid offset still above delta (good below bad) share it.
+  assert _search.whole_bisected(lambda n: n >= 137, 10**6, 1) == (137, 136)
+  assert _search.whole_bisected(lambda k: k <= 41, 0, 1000) == (41, 42)
+  calls = []
+  assert _search.whole_bisected(lambda k: calls.append(k) or True,
+                                5, 6) == (5, 6)
+  assert calls == []  # already neighbours: nothing asked

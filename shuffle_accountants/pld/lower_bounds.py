@@ -119,14 +119,10 @@ def _epsilon_below(first: int, masses: np.ndarray, interval: float,
   search over grid points, then bisection inside the last cell."""
   if _delta_below(first, masses, interval, 0.0) <= delta:
     return 0.0
-  low, high = max(0, -first), masses.size  # grid offsets
-  while high - low > 1:
-    middle = (low + high) // 2
-    if _delta_below(first, masses, interval,
-                    (first + middle) * interval) > delta:
-      low = middle
-    else:
-      high = middle
+  low, high = _search.whole_bisected(  # grid offsets
+      lambda middle: _delta_below(first, masses, interval,
+                                  (first + middle) * interval) > delta,
+      max(0, -first), masses.size)
   return _search.bisected(
       lambda eps: _delta_below(first, masses, interval, eps) > delta,
       max(0.0, (first + low) * interval), (first + high) * interval, 40)[0]
