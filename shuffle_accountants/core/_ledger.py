@@ -534,8 +534,9 @@ class AccountantRoute:
   def accountant(self) -> Any:
     """The accountant (built once), or None if it cannot hold the ledger."""
     if self._accountant is None:
-      self._accountant = self._build() or False
-    return self._accountant or None
+      built = self._build()
+      self._accountant = False if built is None else built
+    return None if self._accountant is False else self._accountant
 
   def epsilon(self, target_delta: float) -> float:
     accountant = self.accountant()
