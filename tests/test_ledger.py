@@ -1,7 +1,9 @@
 """The ledger's one walk and one classification (`_ledger`), which both
 accountants read."""
 
+import gc
 import math
+import weakref
 
 from dp_accounting import dp_event
 from dp_accounting import privacy_accountant
@@ -210,7 +212,11 @@ def _accountants_in(routes):
 def test_explain_routes_names_every_accountant_the_query_builds(
     accountant, monkeypatch):
   # Issue 52: one query built 17 accountants while explain_routes listed 4
-  # routes. Count the constructions and compare with the tree.
+  # routes. Count the constructions and compare with the tree: it names
+  # every accountant built, and on the PLD route one accountant twice (the
+  # RDP companion's one-user ledger is also the one-user ledger's RDP
+  # companion), which the query builds once (`_ledger.held`).
+  gc.collect()  # no accountant held from an earlier test to share
   queried = accountant()
   queried.compose(ShuffleEvent(num_users=1000, local_epsilon=1.0,
                                num_categories=2), 10)
@@ -222,7 +228,10 @@ def test_explain_routes_names_every_accountant_the_query_builds(
     monkeypatch.setattr(cls, '__init__', counting)
   routes = queried.explain_routes(1e-12)
   assert len(built) > 3
-  assert _accountants_in(routes) == len(built)
+  if accountant is ShufflePldAccountant:
+    assert (len(built), _accountants_in(routes)) == (10, 16)
+  else:
+    assert len(built) == _accountants_in(routes) == 7
   held = [route for route in routes if 'accountant' in route]
   assert held and all(route['routes'] for route in held)
   assert {route['accountant'] for route in held} <= set(built)
@@ -346,3 +355,34 @@ def test_one_query_groups_the_ledger_once(monkeypatch):
   assert len(calls) == 1
   accountant.get_delta(0.5)
   assert len(calls) == 1  # the same ledger: nothing grouped again
+
+
+def test_an_accountant_holding_a_ledger_is_shared_while_held():
+  ledger = dp_event.SelfComposedDpEvent(ShuffleEvent(100, 1.0), 3)
+  configuration = ShuffleRdpAccountant().configuration()
+  first = _ledger.held(ShuffleRdpAccountant, configuration, ledger)
+  # An equal ledger and the same constructor arguments (defaults filled
+  # in) share it; another configuration or ledger does not.
+  same = dp_event.SelfComposedDpEvent(ShuffleEvent(100, 1.0), 3)
+  assert _ledger.held(ShuffleRdpAccountant, dict(
+      neighboring_relation='REPLACE_ONE'), same) is first
+  assert _ledger.held(ShuffleRdpAccountant, dict(
+      configuration, orders=[2.0, 4.0]), ledger) is not first
+  other = _ledger.held(ShuffleRdpAccountant, configuration,
+                       dp_event.SelfComposedDpEvent(ShuffleEvent(100, 1.0),
+                                                    4))
+  assert other is not first
+  assert other.get_epsilon(1e-6) > first.get_epsilon(1e-6)
+  assert first.get_epsilon(1e-6) == ShuffleRdpAccountant().compose(
+      ledger).get_epsilon(1e-6)
+  # What compose refuses is raised and not kept.
+  with pytest.raises(privacy_accountant.UnsupportedEventError):
+    _ledger.held(ShuffleRdpAccountant, dict(
+        configuration, neighboring_relation='ADD_OR_REMOVE_ONE'), ledger)
+  # Weak: the pool does not keep an accountant alive.
+  alive = weakref.ref(first)
+  del first
+  gc.collect()
+  assert alive() is None
+  assert _ledger.held(ShuffleRdpAccountant, configuration,
+                      ledger).get_epsilon(1e-6) > 0

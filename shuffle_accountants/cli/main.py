@@ -620,7 +620,8 @@ def _calibrate(args) -> dict:
                   f'  {_SOLVED_WORDS.get((verb, solve), solve)} meeting '
                   'epsilon <= '
                   f'{target:g}: '
-                  f'{value:.6g}{at_limit}',
+                  f'{noise.solved_text(value, larger_meets=verb == "least")}'
+                  f'{at_limit}',
                   f'  certified epsilon (upper bound) there: '
                   f'{achieved.epsilon:.6g} ({achieved.method})'])
 

@@ -22,7 +22,7 @@ from typing import Callable, Dict, List, Sequence, Tuple
 
 __all__ = ['NOISES', 'SOLVED', 'NoiseUsageError', 'NoiseImpossible',
            'given', 'add_flags', 'on_reports', 'aggregator_noise',
-           'noise_words', 'epsilon', 'calibrate']
+           'noise_words', 'epsilon', 'calibrate', 'solved_text']
 
 NOISES = ('binomial', 'discrete-gaussian', 'discrete-laplace')
 # The flag that gives each noise its size.
@@ -46,6 +46,18 @@ class NoiseUsageError(ValueError):
 
 class NoiseImpossible(Exception):
   """No value in the range meets the target (exit status 1)."""
+
+
+def solved_text(value: float, larger_meets: bool) -> str:
+  """A solved parameter as printed: a whole number in full; any other to six
+  significant digits rounded toward the side that still meets the target
+  (up where a larger value meets it too: users, sigma; down otherwise: eps0),
+  so that the printed value is as certified as the exact one."""
+  if isinstance(value, int) or float(value).is_integer():
+    return str(int(value))
+  step = 10.0**(math.floor(math.log10(abs(value))) - 5)
+  rounded = (math.ceil if larger_meets else math.floor)(value / step) * step
+  return f'{rounded:.6g}'
 
 
 def given(argv: Sequence[str]) -> bool:
@@ -307,6 +319,7 @@ def calibrate(args, protocols, calibration) -> dict:
               value=value, certified=dict(epsilon=achieved, accountant=name),
               text=[_words(event, args, rounds),
                     f'  least {args.solve} meeting epsilon <= '
-                    f'{args.target_epsilon:g}: {value:.6g}',
+                    f'{args.target_epsilon:g}: '
+                    f'{solved_text(value, larger_meets=True)}',
                     f'  certified epsilon (upper bound) there: '
                     f'{achieved:.6g} ({name})'])

@@ -32,6 +32,7 @@ a sum of records of norm <= C moves by C under add/remove, 2C under
 replace-one), which bounds their epsilon at delta = 0.
 """
 
+import inspect
 import math
 from typing import (
   Any,
@@ -46,6 +47,7 @@ from typing import (
   TypeAlias,
   TypeVar,
 )
+import weakref
 
 import attr
 from dp_accounting import dp_event
@@ -223,6 +225,11 @@ class ShuffleAccountant:
     (constructor settings) applied: what a query builds beside this one."""
     return type(self).from_configuration({**self.configuration(), **changes})
 
+  def holding(self, ledger: dp_event.DpEvent, **changes):
+    """A sibling of this configuration with `changes` (`fresh`) that has
+    composed `ledger`, shared while held (`held`)."""
+    return held(type(self), {**self.configuration(), **changes}, ledger)
+
   @classmethod
   def from_configuration(cls, configuration: Mapping[str, Any]):
     """A fresh accountant with the settings of `configuration()`."""
@@ -320,6 +327,38 @@ class ShuffleAccountant:
     if leaf.kind is Kind.OWN_PARTICIPATION:
       return self._check_own_participation(leaf.event)
     return self._check_other(leaf.event, count)
+
+
+# Accountants built to hold a ledger beside another (the companion, the
+# dominating ledgers, the RDP order stages), by class and constructor
+# arguments: a query that needs one ledger on one route twice (the RDP
+# companion's one-user ledger is also the one-user ledger's RDP companion)
+# builds it once. Sharing changes no answer: an accountant's answers depend
+# only on its configuration and ledger, and these are never composed again.
+# Weak: an entry lives while some route holds its accountant.
+_HELD: Dict[Tuple[str, str], List[Tuple[dp_event.DpEvent, Any]]] = {}
+
+
+def held(cls: Type['ShuffleAccountant'], configuration: Mapping[str, Any],
+         ledger: dp_event.DpEvent) -> Any:
+  """An accountant `cls.from_configuration(configuration)` that has composed
+  `ledger` and nothing else: one already held for an equal ledger and the
+  same constructor arguments (defaults filled in), or a new one. Raises what
+  `compose` raises (and then keeps nothing)."""
+  arguments = inspect.signature(cls).bind(
+      **_constructor_arguments(configuration))
+  arguments.apply_defaults()
+  key = (cls.__name__, repr(sorted(arguments.arguments.items())))
+  entries = [(other, ref) for other, ref in _HELD.get(key, ())
+             if ref() is not None]
+  for other, ref in entries:
+    accountant = ref()
+    if accountant is not None and other == ledger:
+      return accountant
+  accountant = cls.from_configuration(configuration)
+  accountant.compose(ledger)
+  _HELD[key] = entries + [(ledger, weakref.ref(accountant))]
+  return accountant
 
 
 def _constructor_arguments(configuration: Mapping[str, Any]
@@ -582,16 +621,16 @@ class BasicCompositionRoute:
     return {}
 
 
-def dominating_routes(ledger: dp_event.DpEvent, new_accountant: Callable,
+def dominating_routes(ledger: dp_event.DpEvent, holding: Callable,
                       rate_one: bool = False) -> List[AccountantRoute]:
   """A route per ledger that `ledger` post-processes (`dominating_ledgers`),
-  each held by a `new_accountant()`. A ledger it cannot compose (e.g. a
-  fixed grid too fine for it) is left out: it was only a candidate."""
+  each held by `holding(that ledger)` (an accountant that composed it). A
+  ledger it cannot compose (e.g. a fixed grid too fine for it) is left out:
+  it was only a candidate."""
   routes: List[AccountantRoute] = []
   for dominating in dominating_ledgers(ledger, rate_one):
-    accountant = new_accountant()
     try:
-      accountant.compose(dominating)
+      accountant = holding(dominating)
     except (privacy_accountant.UnsupportedEventError, ValueError):
       continue
     routes.append(AccountantRoute(

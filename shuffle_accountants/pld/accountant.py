@@ -322,7 +322,7 @@ class ShufflePldAccountant(_checkpointable.Checkpointable,
             lambda composed: composed.delta(target_epsilon), 1.0))
     return [own, _ledger.AccountantRoute('companion', self._rdp_route,
                                          asked_from=self._rdp_cut),
-            *_ledger.dominating_routes(self.ledger, self.fresh,
+            *_ledger.dominating_routes(self.ledger, self.holding,
                                        rate_one=True),
             _ledger.BasicCompositionRoute(self.ledger,
                                           self.neighboring_relation)]
@@ -330,14 +330,14 @@ class ShufflePldAccountant(_checkpointable.Checkpointable,
   def _rdp_route(self) -> Optional[rdp_accountant.ShuffleRdpAccountant]:
     """An RDP accountant holding the ledger, or None if it cannot compose
     it (the one edge from the PLD route to the RDP route)."""
-    route = rdp_accountant.ShuffleRdpAccountant(
-        neighboring_relation=self.neighboring_relation)
     try:
-      route.compose(self.ledger)
+      return _ledger.held(
+          rdp_accountant.ShuffleRdpAccountant,
+          dict(neighboring_relation=self.neighboring_relation.name),
+          self.ledger)
     except (privacy_accountant.UnsupportedEventError, ValueError,
             ArithmeticError):  # e.g. dp_accounting's RDP of zero noise
       return None
-    return route
 
   def _rdp_cut(self) -> float:
     """The epsilon from which the RDP route is also asked (per ledger).

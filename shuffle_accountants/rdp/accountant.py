@@ -370,7 +370,7 @@ class ShuffleRdpAccountant(_checkpointable.Checkpointable,
         lambda target_delta: self.get_epsilon_and_optimal_order(
             target_delta)[0],
         self._own_delta, lambda: self._last_stages)
-    return [own, *_ledger.dominating_routes(self.ledger, self.fresh),
+    return [own, *_ledger.dominating_routes(self.ledger, self.holding),
             _ledger.BasicCompositionRoute(self.ledger,
                                           self.neighboring_relation)]
 
@@ -435,10 +435,9 @@ class ShuffleRdpAccountant(_checkpointable.Checkpointable,
   def _extension(self, stage: int) -> Optional['ShuffleRdpAccountant']:
     """The ledger accounted at the orders of `ORDER_EXTENSIONS[stage]`."""
     while len(self._extensions) <= stage:
-      extended = self.fresh(orders=ORDER_EXTENSIONS[len(self._extensions)])
       try:
-        extended.compose(self.ledger)
-        self._extensions.append(extended)
+        self._extensions.append(self.holding(
+            self.ledger, orders=ORDER_EXTENSIONS[len(self._extensions)]))
       except (privacy_accountant.UnsupportedEventError, ValueError,
               ArithmeticError):
         self._extensions.append(None)

@@ -10,6 +10,7 @@ from shuffle_accountants import DiscreteGaussianSumEvent
 from shuffle_accountants import DiscreteLaplaceSumEvent
 from shuffle_accountants import ShufflePldAccountant
 from shuffle_accountants.cli import main
+from shuffle_accountants.cli import noise
 
 
 def _json(capsys, *arguments):
@@ -80,3 +81,21 @@ def test_bad_requests_answer_in_one_line(capsys, arguments, status, message):
   assert main.main(list(arguments)) == status
   error = capsys.readouterr().err
   assert message in error and 'Traceback' not in error
+
+
+def test_a_solved_value_is_printed_on_its_certified_side(capsys):
+  # A new user's trial: 5,796,093,091 coin flips printed as 5.79609e+09,
+  # and 1,995,542 users as 1.99554e+06, fewer than certified.
+  assert main.main(['calibrate', '--solve', 'num-trials', '--noise',
+                    'binomial', '--target-epsilon', '1e-3', '--delta',
+                    '1e-5', '--accountant', 'pld']) == 0
+  text = capsys.readouterr().out
+  solved = _json(capsys, 'calibrate', '--solve', 'num-trials', '--noise',
+                 'binomial', '--target-epsilon', '1e-3', '--delta', '1e-5',
+                 '--accountant', 'pld')
+  assert solved['value'] > 10**6
+  assert f': {solved["value"]}\n' in text
+  assert noise.solved_text(5796093091, larger_meets=True) == '5796093091'
+  assert noise.solved_text(5.511912345, larger_meets=True) == '5.51192'
+  assert noise.solved_text(3.440129, larger_meets=False) == '3.44012'
+  assert noise.solved_text(1.23456789e-4, larger_meets=False) == '0.000123456'
