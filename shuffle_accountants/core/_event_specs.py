@@ -10,6 +10,7 @@ never names an event type.
 """
 
 import enum
+import math
 from typing import Callable, Dict, Optional, Tuple, TypeVar
 
 import attr
@@ -64,6 +65,10 @@ class EventSpec:
     local_guarantee: the (eps0, delta0) of one report, for basic
       composition, or None when there is none. Owes: the round is
       (eps0, delta0)-DP under each of `relations` (LOCAL-GUARANTEE).
+    deletion_guarantee: the (eps0, delta0) of one report under
+      REPLACE_SPECIAL, where it is smaller than `local_guarantee`'s, or None
+      (then `local_guarantee` holds under every relation). Owes: the round
+      is (eps0, delta0)-DP under REPLACE_SPECIAL.
     accounted_as: the round it is, accounted in its place wherever a
       ledger's rounds are read (grouping, each route's table, the PLD grid,
       the dominating ledgers), or None to account it as it is. Owes: the
@@ -94,6 +99,7 @@ class EventSpec:
   kind: Kind
   sampling_ratio: Optional[Callable[[dp_event.DpEvent], float]] = None
   local_guarantee: Callable[[dp_event.DpEvent], Guarantee] = _no_guarantee
+  deletion_guarantee: Optional[Callable[[dp_event.DpEvent], Guarantee]] = None
   accounted_as: Optional[DominatingRound] = None
   rate_one: Optional[DominatingRound] = None
   one_user: Optional[DominatingRound] = None
@@ -200,11 +206,26 @@ register(events.DistributedCheckInEvent, EventSpec(
 # public): one round, never grouped (SKELLAM-SUM).
 register(events.SkellamSecureSumEvent,
          EventSpec(Kind.OWN_PARTICIPATION))
+def _sum_guarantee_under_deletion(event: events.SumOfReportsEvent
+                                  ) -> Tuple[float, float]:
+  """Deletion to the empty input changes one bit of a unary encoding's
+  report, Bern(p) to Bern(q) (SUM-OF-BITS-DELETION): the report is
+  (max(log(p/q), log((1-q)/(1-p))), 0)-DP, both orders (eps0 / 2 for
+  SUE); the sum and the aggregators' noise post-process it. A reference of
+  the domain, or k-RR, is replace-one (DELETION-AS-REPLACE-ONE)."""
+  if event.reference_input is not None or event.as_shuffle_event() is not None:
+    return event.local_epsilon, 0.0
+  p, q = event.bit_probabilities()
+  one_bit = max(math.log(p / q), math.log((1 - q) / (1 - p)))
+  return min(event.local_epsilon, one_bit * (1 + 1e-15)), 0.0
+
+
 # A sum of reports: n users are a post-processing of fewer (the others'
 # reports are added to the sum), so it is grouped by n (SUM-OF-BITS).
 register(events.SumOfReportsEvent, EventSpec(
     Kind.OWN_PARTICIPATION,
     local_guarantee=lambda event: (event.local_epsilon, 0.0),
+    deletion_guarantee=_sum_guarantee_under_deletion,
     grouped_by=('num_users',), relations=_DELETION_TOO))
 # A noisy integer sum is defined by the change of the sum, the same under
 # replace-one, add/remove and deletion to a reference contribution

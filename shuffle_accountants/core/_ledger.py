@@ -387,9 +387,12 @@ def _leaf_guarantee(event: dp_event.DpEvent, relation: NeighboringRelation
   if isinstance(event, dp_event.SampledWithoutReplacementDpEvent):
     event = event.event
   spec = _event_specs.spec_of(event)
-  if spec is not None:
-    return spec.local_guarantee(event)
-  return _pure_guarantee(event, relation)
+  if spec is None:
+    return _pure_guarantee(event, relation)
+  if (relation is NeighboringRelation.REPLACE_SPECIAL
+      and spec.deletion_guarantee is not None):
+    return spec.deletion_guarantee(event)
+  return spec.local_guarantee(event)
 
 
 def _pure_guarantee(event: dp_event.DpEvent, relation: NeighboringRelation

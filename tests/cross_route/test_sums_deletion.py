@@ -213,3 +213,28 @@ def test_every_contribution_names_how_deletion_was_accounted():
   bounds = [row['bound'] for row in rdp.explain(1e-6)]
   assert 'SUM-OF-BITS-DELETION' in bounds[0]
   assert 'DELETION-AS-REPLACE-ONE' in bounds[1]
+
+
+@pytest.mark.parametrize('randomizer,num_users', CASES)
+@pytest.mark.parametrize('accountant', ACCOUNTANTS)
+def test_delta_zero_is_the_one_bit_guarantee_composed(randomizer, num_users,
+                                                      accountant):
+  # Under deletion one bit of the report changes, so a round is
+  # (max |log-ratio of one bit|, 0)-DP: eps0 / 2 for SUE, where basic
+  # composition had eps0 (a new user's trial: 6.0 for SUE(16, 6) at
+  # delta = 0).
+  on_own, on_other = _bits(randomizer)
+  one_bit = max(math.log(on_own / on_other),
+                math.log((1 - on_other) / (1 - on_own)))
+  for rounds in (1, 2):
+    certified = accountant(DELETION).compose(
+        events.SumOfReportsEvent(num_users, randomizer), rounds
+    ).get_epsilon(0.0)
+    assert rounds * one_bit <= certified <= rounds * one_bit * (1 + 1e-9)
+    assert certified < rounds * randomizer.local_epsilon
+    d = randomizer.domain_size
+    assert _worst_delta(num_users, d, randomizer, rounds,
+                        [certified])[0] <= 1e-15
+  # One user: the bound is the exact largest loss.
+  assert _worst_delta(1, randomizer.domain_size, randomizer, 1,
+                      [one_bit * 0.999])[0] > 0
