@@ -213,11 +213,14 @@ def _count(args) -> int:
 
 
 def _certified(event, rounds: int, delta: float, names: Tuple[str, ...],
-               types: Dict[str, type]) -> Tuple[float, str]:
+               types: Dict[str, type], relation: str
+               ) -> Tuple[float, str]:
   """The smallest certified epsilon over the accountants named."""
+  from dp_accounting import privacy_accountant
   results: List[Tuple[float, str]] = []
   for name in names:
-    accountant = types[name]()
+    accountant = types[name](neighboring_relation=(
+        privacy_accountant.NeighboringRelation[relation]))
     accountant.compose(event, rounds)
     results.append((float(accountant.get_epsilon(delta)), name))
   return min(results)
@@ -228,9 +231,17 @@ def _names(args, protocols) -> Tuple[str, ...]:
           else (args.accountant,))
 
 
-# The noisy sums are defined by the change of the sum, the same under every
-# relation (BINOMIAL-SUM); the CLI's accountants are replace-one.
-_RELATION = 'REPLACE_ONE'
+def _relation(args) -> str:
+  """The relation asked for (--relation). A noisy sum is defined by the
+  change of the sum, the same under replace-one and deletion to a
+  reference contribution (BINOMIAL-SUM), so both give one number."""
+  return ('REPLACE_SPECIAL' if getattr(args, 'relation', None) == 'deletion'
+          else 'REPLACE_ONE')
+
+
+_RELATION_WORDS = {'REPLACE_ONE': 'replace-one',
+                   'REPLACE_SPECIAL': 'deletion: one contribution replaced '
+                   'by a reference contribution'}
 
 
 def noise_words(event) -> str:
@@ -252,7 +263,8 @@ def _words(event, args, rounds: int) -> str:
   return (f'An integer sum (one user changes each coordinate by at most '
           f'{event.sensitivity}) is released with {noise_words(event)}; secure '
           f'aggregation reveals nothing else; neighbouring datasets change '
-          f'the sum by at most that (replace-one). {rounds:,} release(s) of '
+          f'the sum by at most that ({_RELATION_WORDS[_relation(args)]}). '
+          f'{rounds:,} release(s) of '
           f'one coordinate composed (rounds x dimension), delta = '
           f'{args.delta:g}.')
 
@@ -263,10 +275,11 @@ def epsilon(args, protocols) -> dict:
   event = _event(args)
   rounds = _count(args)
   value, name = _certified(event, rounds, args.delta,
-                           _names(args, protocols), protocols.ACCOUNTANT_TYPES)
+                           _names(args, protocols), protocols.ACCOUNTANT_TYPES,
+                           _relation(args))
   shown = 'inf' if math.isinf(value) else f'{value:.6g}'
   return dict(event=repr(event), rounds=rounds, delta=args.delta,
-              relation=_RELATION,
+              relation=_relation(args),
               certified=dict(epsilon=value, accountant=name), text=[
                   _words(event, args, rounds),
                   f'  certified epsilon (upper bound): {shown:>10}   '
@@ -313,8 +326,8 @@ def calibrate(args, protocols, calibration) -> dict:
   event = _event(args, value)
   achieved, name = _certified(event, rounds, args.delta,
                               _names(args, protocols),
-                              protocols.ACCOUNTANT_TYPES)
-  return dict(event=repr(event), relation=_RELATION,
+                              protocols.ACCOUNTANT_TYPES, _relation(args))
+  return dict(event=repr(event), relation=_relation(args),
               solved=args.solve.replace('-', '_'),
               value=value, certified=dict(epsilon=achieved, accountant=name),
               text=[_words(event, args, rounds),

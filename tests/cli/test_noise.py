@@ -99,3 +99,20 @@ def test_a_solved_value_is_printed_on_its_certified_side(capsys):
   assert noise.solved_text(5.511912345, larger_meets=True) == '5.51192'
   assert noise.solved_text(3.440129, larger_meets=False) == '3.44012'
   assert noise.solved_text(1.23456789e-4, larger_meets=False) == '0.000123456'
+
+
+@pytest.mark.parametrize('noise,size', [('discrete-laplace', '--scale'),
+                                        ('discrete-gaussian', '--sigma')])
+def test_the_relation_asked_for_is_the_one_named(capsys, noise, size):
+  # A new user's trial: --relation deletion was reported as REPLACE_ONE.
+  reports = {relation: _json(capsys, 'epsilon', '--noise', noise, size, '5',
+                             '--delta', '1e-9', '--relation', relation)
+             for relation in ('replace-one', 'deletion')}
+  assert reports['replace-one']['relation'] == 'REPLACE_ONE'
+  assert reports['deletion']['relation'] == 'REPLACE_SPECIAL'
+  # The change of the sum is the same under both: one number.
+  assert (reports['deletion']['certified']
+          == reports['replace-one']['certified'])
+  assert main.main(['epsilon', '--noise', noise, size, '5', '--delta',
+                    '1e-9', '--relation', 'deletion']) == 0
+  assert '(deletion:' in capsys.readouterr().out
