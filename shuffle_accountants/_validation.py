@@ -77,8 +77,9 @@ def check_real(name: str, value, minimum: float = -math.inf,
   low_ok = value >= minimum if min_inclusive else value > minimum
   high_ok = value <= maximum if max_inclusive else value < maximum
   if math.isnan(value) or math.isinf(value) or not (low_ok and high_ok):
-    left = '[' if min_inclusive else '('
-    right = ']' if max_inclusive else ')'
+    # An infinite end is never in the range of a finite number.
+    left = '[' if min_inclusive and math.isfinite(minimum) else '('
+    right = ']' if max_inclusive and math.isfinite(maximum) else ')'
     raise ValueError(f'{name} must be a finite number in {left}{minimum}, '
                      f'{maximum}{right}; got {value}.')
   return value

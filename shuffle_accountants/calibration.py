@@ -344,6 +344,20 @@ def release_event(num_users: int, randomizer: Optional[randomizers.Randomizer],
   return events.ShuffleEvent(num_users, local_epsilon, randomizer=randomizer)
 
 
+def _check_relation(accountant: MakeAccountant, event: dp_event.DpEvent,
+                    relation: privacy_accountant.NeighboringRelation) -> None:
+  """Refuses at once a relation under which the release has no bound."""
+  if not accountant().supports(event):
+    kind = type(event).__name__
+    raise ValueError(
+        f'relation={relation} does not apply to this release ({kind}): '
+        'its accountants certify it under '
+        + ' or '.join(f'NeighboringRelation.{other.name}' for other
+                      in privacy_accountant.NeighboringRelation
+                      if ShufflePldAccountant(other).supports(event))
+        + '.')
+
+
 def _with_relation(make_fresh_accountant, relation) -> MakeAccountant:
   """An accountant factory under `relation` (ours get it passed)."""
   if make_fresh_accountant is None:
@@ -425,6 +439,8 @@ def calibrate_num_users(
   target_epsilon, target_delta = _check_targets(target_epsilon, target_delta)
   rounds = _validation.check_integer('rounds', rounds, 1)
   accountant = _with_relation(make_fresh_accountant, relation)
+  if make_event is None:
+    _check_relation(accountant, make(1), relation)
   seen: Dict[int, float] = {}
 
   def epsilon_at(num_users: int) -> float:
@@ -564,6 +580,8 @@ def calibrate_local_epsilon(
   make = _round_factory(make_event, num_users, lambda n, eps0: release_event(
       n, None if randomizer is None else attr.evolve(
           cast(Any, randomizer), local_epsilon=eps0), release, eps0))
+  if relation is not None and make_event is None:
+    _check_relation(make_fresh_accountant, make(1.0), relation)
   maximum = _validation.check_real('max_local_epsilon', max_local_epsilon,
                                    0.0, _validation.MAX_LOCAL_EPSILON,
                                    min_inclusive=False)

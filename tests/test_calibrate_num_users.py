@@ -140,3 +140,21 @@ def test_cli_refuses_deletion_for_rounds_defined_under_replace_one(capsys):
                         '--local-epsilon', '1', '--checkin-rate', '0.5',
                         '--relation', 'deletion', '--delta', '1e-6')
   assert status == 2 and 'replace-one only' in err
+
+
+def test_a_relation_without_a_bound_is_refused_at_once_naming_it():
+  # A new user's trial: ADD_OR_REMOVE_ONE raised dp_accounting's
+  # UnsupportedEventError from inside the search, about an event the user
+  # never built.
+  sue = randomizers.SymmetricUnaryEncoding(16, 1.0)
+  add_remove = NeighboringRelation.ADD_OR_REMOVE_ONE
+  for call in (
+      lambda: calibration.calibrate_num_users(
+          1.0, 1e-9, randomizer=sue, release='sum', relation=add_remove),
+      lambda: calibration.calibrate_local_epsilon(
+          0.5, 1e-9, 10, release='sum', randomizer=sue,
+          relation=add_remove)):
+    with pytest.raises(ValueError, match='relation=NeighboringRelation.'
+                       'ADD_OR_REMOVE_ONE does not apply .*REPLACE_ONE or '
+                       'NeighboringRelation.REPLACE_SPECIAL'):
+      call()

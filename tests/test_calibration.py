@@ -138,3 +138,11 @@ def test_a_ledger_of_many_populations_is_certified_by_the_accountant_asked():
                                                       make_event=make)
   _assert_certified_and_tight(_epsilon(ShufflePldAccountant,
                                        make(local_epsilon), 1, 1e-6), 1.0)
+
+
+@pytest.mark.parametrize('target', [float('inf'), float('nan'), 0.0, -1.0])
+def test_a_target_out_of_range_names_a_range_it_could_be_in(target):
+  # A new user's trial: inf was refused as outside "(0.0, inf]".
+  with pytest.raises(ValueError, match=r'target_epsilon must be a finite '
+                     r'number in \(0\.0, inf\); got'):
+    calibration.calibrate_num_trials(target, 1e-6)
