@@ -206,33 +206,64 @@ register(events.DistributedCheckInEvent, EventSpec(
 # public): one round, never grouped (SKELLAM-SUM).
 register(events.SkellamSecureSumEvent,
          EventSpec(Kind.OWN_PARTICIPATION))
+# Relative allowance for the rounding of a log or a quotient (a few ulps).
+_ROUNDING = 1e-15
+
+
+def _laplace_guarantee(noise: events.DiscreteLaplaceSumEvent
+                       ) -> Tuple[float, float]:
+  """(Delta / b, 0): a sum moved by at most Delta under discrete Laplace
+  noise P(z) ~ exp(-|z| / b) has privacy loss at most Delta / b; the other
+  aggregators' draws, independent, post-process the one relied on."""
+  return noise.sensitivity / noise.scale * (1 + _ROUNDING), 0.0
+
+
+def _sum_guarantee(event: events.SumOfReportsEvent, changed: int,
+                   reports: float) -> Tuple[float, float]:
+  """The smaller of the reports' guarantee and, with discrete Laplace
+  aggregator noise (sensitivity 1 on each coordinate), the noise's over
+  the `changed` coordinates (SUM-OF-BITS-WITH-NOISE (iii)): each bounds the
+  release alone, the other part being post-processing."""
+  noise = event.aggregator_noise
+  if isinstance(noise, events.DiscreteLaplaceSumEvent):
+    reports = min(reports, changed * _laplace_guarantee(noise)[0])
+  return reports, 0.0
+
+
 def _sum_guarantee_under_deletion(event: events.SumOfReportsEvent
                                   ) -> Tuple[float, float]:
   """Deletion to the empty input changes one bit of a unary encoding's
   report, Bern(p) to Bern(q) (SUM-OF-BITS-DELETION): the report is
   (max(log(p/q), log((1-q)/(1-p))), 0)-DP, both orders (eps0 / 2 for
-  SUE); the sum and the aggregators' noise post-process it. A reference of
-  the domain, or k-RR, is replace-one (DELETION-AS-REPLACE-ONE)."""
+  SUE); the sum and the aggregators' noise post-process it, and one
+  coordinate moves. A reference of the domain, or k-RR, is replace-one
+  (DELETION-AS-REPLACE-ONE)."""
   if event.reference_input is not None or event.as_shuffle_event() is not None:
-    return event.local_epsilon, 0.0
+    return _sum_guarantee(event, 2, event.local_epsilon)
   p, q = event.bit_probabilities()
   one_bit = max(math.log(p / q), math.log((1 - q) / (1 - p)))
-  return min(event.local_epsilon, one_bit * (1 + 1e-15)), 0.0
+  return _sum_guarantee(event, 1, min(event.local_epsilon,
+                                      one_bit * (1 + _ROUNDING)))
 
 
 # A sum of reports: n users are a post-processing of fewer (the others'
 # reports are added to the sum), so it is grouped by n (SUM-OF-BITS).
 register(events.SumOfReportsEvent, EventSpec(
     Kind.OWN_PARTICIPATION,
-    local_guarantee=lambda event: (event.local_epsilon, 0.0),
+    local_guarantee=lambda event: _sum_guarantee(event, 2,
+                                                 event.local_epsilon),
     deletion_guarantee=_sum_guarantee_under_deletion,
     grouped_by=('num_users',), relations=_DELETION_TOO))
 # A noisy integer sum is defined by the change of the sum, the same under
 # replace-one, add/remove and deletion to a reference contribution
 # (BINOMIAL-SUM, DISCRETE-GAUSSIAN-SUM): one release, never grouped.
+# Discrete Laplace noise is pure DP (`_laplace_guarantee`).
 for _noisy_sum in (events.BinomialSecureSumEvent,
                    events.DiscreteGaussianSumEvent,
                    events.DiscreteLaplaceSumEvent):
   register(_noisy_sum, EventSpec(
       Kind.OWN_PARTICIPATION,
+      local_guarantee=(_laplace_guarantee
+                       if _noisy_sum is events.DiscreteLaplaceSumEvent
+                       else _no_guarantee),
       relations=('REPLACE_ONE', 'ADD_OR_REMOVE_ONE', 'REPLACE_SPECIAL')))

@@ -208,3 +208,48 @@ def test_checkpoints_keep_the_noise():
           3.0, num_aggregators=2, trust='all-honest'))
   state = checkpoints.event_to_dict(event)
   assert checkpoints.event_from_dict(state) == event
+
+
+@pytest.mark.parametrize('accountant', [
+    ShufflePldAccountant,
+    lambda relation: ShuffleRdpAccountant(neighboring_relation=relation)])
+@pytest.mark.parametrize('relation', [REPLACE_ONE, DELETION])
+def test_discrete_laplace_is_pure_dp_at_delta_zero(accountant, relation):
+  # A new user's trial: epsilon was inf at delta = 0 for the noise alone
+  # (1 / b is its largest loss), and eps0 with the reports, not 2 / b.
+  scale, sensitivity = 1.5, 2
+  noise = events.DiscreteLaplaceSumEvent(scale, sensitivity=sensitivity)
+  alone = accountant(relation).compose(noise, 3).get_epsilon(0.0)
+  assert 3 * sensitivity / scale <= alone <= 3 * sensitivity / scale * (
+      1 + 1e-9)
+  law = _laplace_window(scale, 120)
+  shifted = np.concatenate([np.zeros(sensitivity), law[:-sensitivity]])
+  loss = sensitivity / scale
+  assert _hockey_stick(law, shifted, loss) <= 1e-15
+  assert _hockey_stick(law, shifted, 0.999 * loss) > 0  # tight
+  # With the reports: the smaller of theirs and the noise's, which moves
+  # two coordinates under replace-one and one under deletion.
+  randomizer = randomizers.UnaryEncoding(DOMAIN, 0.75, 0.2)
+  p, q = randomizer.bit_probabilities()
+  one_bit = max(math.log(p / q), math.log((1 - q) / (1 - p)))
+  reports = one_bit if relation is DELETION else randomizer.local_epsilon
+  for unit in (0.4, 5.0):  # the reports win, then the noise
+    event = events.SumOfReportsEvent(
+        2, randomizer, aggregator_noise=events.DiscreteLaplaceSumEvent(unit))
+    expected = min(reports, (1 if relation is DELETION else 2) / unit)
+    certified = accountant(relation).compose(event).get_epsilon(0.0)
+    assert expected <= certified <= expected * (1 + 1e-9)
+  # The exact release where the noise wins (its window's edges carry
+  # e^-60 of mass): no delta at that epsilon, some just below it.
+  noise_wins = (1 if relation is DELETION else 2) / 1.0
+  assert noise_wins < reports
+  window = _laplace_window(1.0, 60)
+  assert _exact_deltas(2, p, q, window, relation, [noise_wins])[0] <= 1e-15
+  assert _exact_deltas(2, p, q, window, relation, [0.99 * noise_wins])[0] > 0
+
+
+def _laplace_window(scale, reach):
+  """Discrete Laplace masses exp(-|z| / b) on [-reach, reach], normalised
+  there (both neighbours get the same law, so the ratios are exact)."""
+  weights = np.exp(-np.abs(np.arange(-reach, reach + 1)) / scale)
+  return weights / weights.sum()
