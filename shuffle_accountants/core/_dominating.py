@@ -10,6 +10,8 @@ the bounds of the rounds listed here (docs/mathematics.md DOMINATING-ROUNDS):
   probability 1 - gamma / gamma'; the count stays revealed), in particular
   of the round in which every user checks in: a plain shuffle of all n
   reports. So epsilon never exceeds its value at rate 1.
+* A sum of reports with aggregator noise is dominated by that noise alone
+  on the coordinates the target's report moves (`noise_alone`).
 * A shuffle of n reports is a post-processing of the shuffle of fewer (add
   the other users' reports, whose data the neighbouring datasets share, and
   reshuffle), in particular of one user's report alone: the randomizer
@@ -38,6 +40,7 @@ or one-user round); `_ledger` walks the ledger with them.
 from typing import Optional
 
 import attr
+from dp_accounting import dp_event
 
 from shuffle_accountants import events
 from shuffle_accountants import randomizers
@@ -102,6 +105,25 @@ def one_user(event: events.ShuffleEvent) -> Optional[events.ShuffleEvent]:
       or (event.randomizer is None and event.num_categories is None)):
     return None
   return attr.evolve(event, num_users=1)
+
+
+def noise_alone(event: events.SumOfReportsEvent, deletion: bool
+                ) -> Optional[dp_event.DpEvent]:
+  """The aggregator noise alone on the coordinates the target's report
+  moves, or None without noise (SUM-OF-BITS-WITH-NOISE (iii)).
+
+  Each moved coordinate's pair is (Bern(p) + Z, Bern(q) + Z): with the same
+  weights (q, p - q, 1 - p) both are mixtures of (Z + 1, Z + 1), (Z + 1, Z)
+  and (Z, Z), so by joint convexity its hockey-stick divergence is at most
+  the noise pair's (Z + 1, Z), in both orders; the other users' reports
+  and the unmoved coordinates are post-processing. Two coordinates move
+  under replace-one, one under deletion to the empty input.
+  """
+  noise = event.aggregator_noise
+  if noise is None:
+    return None
+  moved = 1 if deletion and event.reference_input is None else 2
+  return dp_event.SelfComposedDpEvent(noise, moved)
 
 
 # From this rate on, the PLD route also reports the rate-1 ledger

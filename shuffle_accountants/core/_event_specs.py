@@ -83,6 +83,10 @@ class EventSpec:
     one_user: the round with one user that dominates it, or None. Owes: the
       event is a post-processing of the round returned (DOMINATING-ROUNDS
       (ii)).
+    noise_alone: (event, deletion) -> the ledger of the noise the event
+      adds, alone (`deletion`: under REPLACE_SPECIAL), or None. Owes: under
+      that relation each pair of the event is dominated by the ledger's,
+      both orders (SUM-OF-BITS-WITH-NOISE (iii)).
     grouped_by: the fields `_grouping` bins ('num_users' first, then a
       rate); empty: never grouped. Owes: the event is a post-processing of
       the same event with fewer users (and a higher rate), its other fields
@@ -103,6 +107,8 @@ class EventSpec:
   accounted_as: Optional[DominatingRound] = None
   rate_one: Optional[DominatingRound] = None
   one_user: Optional[DominatingRound] = None
+  noise_alone: Optional[Callable[[dp_event.DpEvent, bool],
+                                 Optional[dp_event.DpEvent]]] = None
   grouped_by: Tuple[str, ...] = ()
   groupable: Callable[[dp_event.DpEvent], bool] = _always
   relations: Tuple[str, ...] = ('REPLACE_ONE',)
@@ -253,6 +259,7 @@ register(events.SumOfReportsEvent, EventSpec(
     local_guarantee=lambda event: _sum_guarantee(event, 2,
                                                  event.local_epsilon),
     deletion_guarantee=_sum_guarantee_under_deletion,
+    noise_alone=_dominating.noise_alone,
     grouped_by=('num_users',), relations=_DELETION_TOO))
 # A noisy integer sum is defined by the change of the sum, the same under
 # replace-one, add/remove and deletion to a reference contribution

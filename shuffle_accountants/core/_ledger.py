@@ -489,22 +489,30 @@ def _dominating_round(event: dp_event.DpEvent, spec: _event_specs.EventSpec,
   return dominating(event) if _event_specs.spec_of(event) is spec else None
 
 
-def dominating_ledgers(ledger: dp_event.DpEvent, rate_one: bool = False
+def dominating_ledgers(ledger: dp_event.DpEvent, rate_one: bool = False,
+                       relation: NeighboringRelation = (
+                           NeighboringRelation.REPLACE_ONE)
                        ) -> List[dp_event.DpEvent]:
-  """Ledgers of which `ledger` is a post-processing, round by round.
+  """Ledgers that dominate `ledger` under `relation`, round by round.
 
   See DOMINATING-ROUNDS.
 
   One per dominating map of the event specs that changes some round: the
-  rate-1 rounds (RATE-ONE-DOMINATES, if `rate_one`), then the one-user rounds.
-  Rounds are post-processed independently, so the composition (adaptive too) of
-  the original rounds is a post-processing of the composition of these.
+  rate-1 rounds (RATE-ONE-DOMINATES, if `rate_one`), the one-user rounds
+  (post-processing), then the noise alone of the noisy sums (domination,
+  SUM-OF-BITS-WITH-NOISE (iii)). Each round's pairs are dominated
+  independently, so the composition (adaptive too) of the original rounds
+  is dominated by the composition of these (ZDW22).
   """
   specs = _event_specs.specs()
+  deletion = relation is NeighboringRelation.REPLACE_SPECIAL
   maps = ([(spec, spec.rate_one) for spec in specs
            if rate_one and spec.rate_one is not None]
           + [(spec, spec.one_user) for spec in specs
-             if spec.one_user is not None])
+             if spec.one_user is not None]
+          + [(spec, lambda event, alone=spec.noise_alone: alone(
+              event, deletion)) for spec in specs
+             if spec.noise_alone is not None])
   result = []
   for spec, dominating in maps:
     # Mypy cannot match a lambda with defaults to a one-argument Callable.
@@ -625,13 +633,14 @@ class BasicCompositionRoute:
 
 
 def dominating_routes(ledger: dp_event.DpEvent, holding: Callable,
+                      relation: NeighboringRelation,
                       rate_one: bool = False) -> List[AccountantRoute]:
-  """A route per ledger that `ledger` post-processes (`dominating_ledgers`),
+  """A route per ledger that dominates `ledger` (`dominating_ledgers`),
   each held by `holding(that ledger)` (an accountant that composed it). A
   ledger it cannot compose (e.g. a fixed grid too fine for it) is left out:
   it was only a candidate."""
   routes: List[AccountantRoute] = []
-  for dominating in dominating_ledgers(ledger, rate_one):
+  for dominating in dominating_ledgers(ledger, rate_one, relation):
     try:
       accountant = holding(dominating)
     except (privacy_accountant.UnsupportedEventError, ValueError):

@@ -323,6 +323,7 @@ class ShufflePldAccountant(_checkpointable.Checkpointable,
     return [own, _ledger.AccountantRoute('companion', self._rdp_route,
                                          asked_from=self._rdp_cut),
             *_ledger.dominating_routes(self.ledger, self.holding,
+                                       self.neighboring_relation,
                                        rate_one=True),
             _ledger.BasicCompositionRoute(self.ledger,
                                           self.neighboring_relation)]

@@ -370,7 +370,8 @@ class ShuffleRdpAccountant(_checkpointable.Checkpointable,
         lambda target_delta: self.get_epsilon_and_optimal_order(
             target_delta)[0],
         self._own_delta, lambda: self._last_stages)
-    return [own, *_ledger.dominating_routes(self.ledger, self.holding),
+    return [own, *_ledger.dominating_routes(self.ledger, self.holding,
+                                            self.neighboring_relation),
             _ledger.BasicCompositionRoute(self.ledger,
                                           self.neighboring_relation)]
 

@@ -160,9 +160,14 @@ def test_combined_is_below_each_part_alone(relation):
   assert rdp <= rdp_alone * (1 + 1e-9)
 
 
-@pytest.mark.parametrize('num_users,sigma', [(30, 1.0), (300, 3.0)])
-def test_combined_never_exceeds_either_part(num_users, sigma):
-  noise = events.DiscreteGaussianSumEvent(sigma)
+@pytest.mark.parametrize('num_users,noise', [
+    (30, events.DiscreteGaussianSumEvent(1.0)),
+    (300, events.DiscreteGaussianSumEvent(3.0)),
+    # A new user's trial: far more noise than the reports' grid resolves
+    # gave 0.0100 on the PLD route against 3.4e-5 for the noise alone.
+    (1, events.DiscreteGaussianSumEvent(1e5)),
+    (10**5, events.DiscreteLaplaceSumEvent(100.0))])
+def test_combined_never_exceeds_either_part(num_users, noise):
   randomizer = randomizers.OptimizedUnaryEncoding(8, 4.0)
   event = events.SumOfReportsEvent(num_users, randomizer,
                                    aggregator_noise=noise)
