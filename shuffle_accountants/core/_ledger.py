@@ -349,15 +349,17 @@ def held(cls: Type['ShuffleAccountant'], configuration: Mapping[str, Any],
       **_constructor_arguments(configuration))
   arguments.apply_defaults()
   key = (cls.__name__, repr(sorted(arguments.arguments.items())))
-  entries = [(other, ref) for other, ref in _HELD.get(key, ())
-             if ref() is not None]
-  for other, ref in entries:
+  alive = []
+  for other, ref in _HELD.get(key, ()):
     accountant = ref()
-    if accountant is not None and other == ledger:
+    if accountant is None:
+      continue
+    if other == ledger:
       return accountant
+    alive.append((other, ref))
   accountant = cls.from_configuration(configuration)
   accountant.compose(ledger)
-  _HELD[key] = entries + [(ledger, weakref.ref(accountant))]
+  _HELD[key] = alive + [(ledger, weakref.ref(accountant))]
   return accountant
 
 
@@ -460,20 +462,8 @@ def capped_epsilon(ledger: dp_event.DpEvent, relation: NeighboringRelation,
   """min(route epsilon, basic composition) where basic composition applies."""
   if math.isnan(epsilon):  # never report NaN: no finite claim from the route
     epsilon = math.inf
-  guarantee = basic_composition(ledger, relation)
-  if guarantee is None or target_delta < guarantee[1] * (1 + _SUM_MARGIN):
-    return float(epsilon)
-  return float(min(epsilon, guarantee[0] * (1 + _SUM_MARGIN)))
-
-
-def capped_delta(ledger: dp_event.DpEvent, relation: NeighboringRelation,
-                 target_epsilon: float, delta: float) -> float:
-  """min(route delta, basic composition), clipped to [0, 1] (NaN -> 1)."""
-  delta = 1.0 if math.isnan(delta) else min(max(delta, 0.0), 1.0)
-  guarantee = basic_composition(ledger, relation)
-  if guarantee is None or target_epsilon < guarantee[0] * (1 + _SUM_MARGIN):
-    return float(delta)
-  return float(min(delta, guarantee[1] * (1 + _SUM_MARGIN)))
+  cap = BasicCompositionRoute(ledger, relation).epsilon(target_delta)
+  return float(epsilon if cap is None else min(epsilon, cap))
 
 
 # ---- the smallest certified answer over the routes of one ledger

@@ -307,11 +307,11 @@ class ShufflePldAccountant(_checkpointable.Checkpointable,
     return self._derived.routes
 
   def _routes(self) -> List[_ledger.Route]:
-    """The PLD; the RDP route from `_rdp_cut` on; the ledgers it
-    post-processes (DOMINATING-ROUNDS), each with its own automatic grid, so
-    the smallest answer over them keeps epsilon never above the rate-1
-    (RATE-ONE-DOMINATES, rates from 1/2) and one-user rounds, whatever the
-    grids; basic composition."""
+    """The PLD; the RDP route from `_rdp_cut` on; the ledgers that
+    dominate it (DOMINATING-ROUNDS, SUM-OF-BITS-WITH-NOISE (iii)), each with
+    its own automatic grid, so the smallest answer over them keeps epsilon
+    never above the rate-1 (RATE-ONE-DOMINATES, rates from 1/2), one-user
+    and noise-alone ledgers, whatever the grids; basic composition."""
     own = _ledger.OwnRoute(
         'the exact Gaussian profile (GAUSS-LEDGER-EXACT)'
         if self._closed_form() else
