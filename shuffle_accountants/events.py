@@ -725,8 +725,10 @@ class DiscreteGaussianSumEvent(dp_event.DpEvent):
     N_Z(0, sigma^2) (the rest is post-processing): c does not matter.
   * 'all-honest': every aggregator is honest; the noise is the sum of c
     discrete Gaussians (which is not a discrete Gaussian), accounted by
-    its exact law on the lattice where small enough (sigma <= 200, c <=
-    4), else as one aggregator's noise (sound, post-processing).
+    the exact law on the lattice of the sum of as many of them as a fixed
+    cost allows (8 at sigma = 200, 2 up to sigma = 1129,
+    313 at sigma = 5), else as one aggregator's noise (sound: the rest is
+    post-processing). More aggregators never give a larger epsilon.
 
   Neighbouring relation: the sums S, S' differ by at most Delta =
   `sensitivity`, under `REPLACE_ONE`, `ADD_OR_REMOVE_ONE` (then the
@@ -764,10 +766,11 @@ class DiscreteLaplaceSumEvent(dp_event.DpEvent):
   Laplace variable of scale b = `scale` (P(z) proportional to exp(-|z| /
   b) on the integers; the difference of two independent geometric
   variables). `trust`: 'one-honest' (one aggregator's noise relied on) or
-  'all-honest' (the sum of the c noises, convolved exactly on the lattice
-  for b <= 50 and c <= 4, else one aggregator's). Neighbouring relation:
-  the sums differ by at most Delta = `sensitivity`, under `REPLACE_ONE`,
-  `ADD_OR_REMOVE_ONE` or `REPLACE_SPECIAL`; a vector sum is `compose(event, d)`.
+  'all-honest' (the sum of as many of the c noises as a fixed cost allows,
+  convolved exactly on the lattice, as for the discrete Gaussian).
+  Neighbouring relation: the sums differ by at most Delta = `sensitivity`,
+  under `REPLACE_ONE`, `ADD_OR_REMOVE_ONE` or `REPLACE_SPECIAL`; a vector
+  sum is `compose(event, d)`.
 
   Attributes:
     scale: b, in [0.1, 1e4].

@@ -111,7 +111,7 @@ def _noise_event(kind, parameter, aggregators, trust):
 def test_certified_delta_is_above_the_exact_release(
     num_users, randomizer, kind, parameter, aggregators, trust, relation):
   p, q = randomizer.bit_probabilities()
-  # all-honest: the accountants convolve the c draws (sigma <= 200).
+  # all-honest: the accountants convolve the c draws (small sigma).
   noise, reach = _noise_law(kind, parameter,
                             aggregators if trust == 'all-honest' else 1)
   exact = _exact_deltas(num_users, p, q, noise, relation, EPSILONS)

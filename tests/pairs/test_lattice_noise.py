@@ -130,7 +130,8 @@ def _trust(copies):
 
 
 @pytest.mark.parametrize('sigma,sensitivity,copies', [(0.8, 1, 1), (1.5, 2, 1),
-                                                      (2.0, 1, 2), (1.2, 1, 3)])
+                                                      (2.0, 1, 2), (1.2, 1, 3),
+                                                      (0.3, 1, 12)])
 def test_discrete_gaussian_certified_at_least_exact(sigma, sensitivity,
                                                     copies):
   event = events.DiscreteGaussianSumEvent(sigma, sensitivity, copies,
@@ -162,9 +163,31 @@ def test_one_honest_ignores_other_aggregators_and_all_honest_helps():
   assert _certified(one, 0.5) == _certified(alone, 0.5)
   assert _certified(every, 0.5) < _certified(alone, 0.5)
   # Too wide to convolve: one aggregator's noise, named as such.
-  wide = events.DiscreteGaussianSumEvent(500.0, num_aggregators=2,
+  wide = events.DiscreteGaussianSumEvent(2000.0, num_aggregators=2,
                                          trust='all-honest')
   assert lattice_noise.noise_window(wide)[1] == lattice_noise.ONE_AGGREGATOR
+  many = events.DiscreteGaussianSumEvent(5.0, num_aggregators=1000,
+                                         trust='all-honest')
+  assert '313 of the 1000' in lattice_noise.noise_window(many)[1]
+
+
+@pytest.mark.parametrize('sigma,aggregators', [
+    (0.5, range(1, 13)), (5.0, range(1, 13)), (200.0, (3, 4, 5, 9)),
+    (5.0, (300, 313, 314, 10**6))])
+def test_all_honest_epsilon_never_grows_with_more_aggregators(sigma,
+                                                              aggregators):
+  # With c > 4 (or sigma > 200) it was one aggregator's noise: sigma = 5,
+  # c = 4 -> 5 gave 0.536 -> 1.100. Now the most copies the budget allows
+  # are convolved, a number non-decreasing in c.
+  epsilons = []
+  for count in aggregators:
+    accountant = ShufflePldAccountant()
+    accountant.compose(events.DiscreteGaussianSumEvent(
+        sigma, num_aggregators=count, trust='all-honest'))
+    epsilons.append(accountant.get_epsilon(1e-9))
+  assert all(np.isfinite(epsilons))
+  assert all(b <= a for a, b in zip(epsilons, epsilons[1:])), epsilons
+  assert epsilons[-1] < epsilons[0] or aggregators[0] > 300
 
 
 def test_every_relation_accepted_with_the_same_pair():
@@ -230,3 +253,32 @@ def _certified_epsilon(trials):
 def test_bad_input_names_the_parameter(build, match):
   with pytest.raises(ValueError, match=match):
     build()
+
+
+def test_copies_convolved_as_documented():
+  # docs/mathematics.md DISCRETE-GAUSSIAN-SUM (ii), docs/secure_sums.md and
+  # the event's docstring: 313 copies at sigma = 5, 8 at sigma = 200, 2 up
+  # to sigma = 1129.
+  def copies(sigma):
+    window = lattice_noise.discrete_gaussian_window(sigma)[0]
+    return lattice_noise.exact_copies(window.size, 10**6)
+  assert (copies(5.0), copies(200.0), copies(1129.0), copies(1130.0)) == (
+      313, 8, 2, 1)
+
+
+def test_binomial_is_finite_and_sound_at_tiny_delta():
+  # The window used to leave 4e-35 outside: epsilon was inf below that
+  # delta at every N, and calibrate_num_trials(1, 1e-50) was unreachable.
+  trials = 1000
+  accountant = ShufflePldAccountant()
+  accountant.compose(events.BinomialSecureSumEvent(trials))
+  epsilon = accountant.get_epsilon(1e-60)
+  assert 1.0 < epsilon < 1.2
+  exact = _worst_exact(lambda h: _binomial_law(trials, h), 1, epsilon)
+  assert exact <= 1e-60
+  # Tight: the exact pair needs delta above 1e-60 a little below it.
+  assert _worst_exact(lambda h: _binomial_law(trials, h), 1,
+                      epsilon * 0.99) > 1e-60
+  trials = calibration.calibrate_num_trials(1.0, 1e-50)
+  assert calibration.certified_epsilon(events.BinomialSecureSumEvent(trials),
+                                       1, 1e-50) <= 1.0
