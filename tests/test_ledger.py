@@ -379,10 +379,15 @@ def test_an_accountant_holding_a_ledger_is_shared_while_held():
   with pytest.raises(privacy_accountant.UnsupportedEventError):
     _ledger.held(ShuffleRdpAccountant, dict(
         configuration, neighboring_relation='ADD_OR_REMOVE_ONE'), ledger)
-  # Weak: the pool does not keep an accountant alive.
+  # Weak: the pool does not keep an accountant alive, nor, once it is gone,
+  # its ledger (the entry was kept until its key was looked up again).
   alive = weakref.ref(first)
-  del first
+  entries = lambda: [entry for entries in _ledger._HELD.values()
+                     for entry in entries if entry[0] is ledger]
+  assert len(entries()) == 1
+  del first, same
   gc.collect()
   assert alive() is None
+  assert not entries()
   assert _ledger.held(ShuffleRdpAccountant, configuration,
                       ledger).get_epsilon(1e-6) > 0

@@ -349,18 +349,25 @@ def held(cls: Type['ShuffleAccountant'], configuration: Mapping[str, Any],
       **_constructor_arguments(configuration))
   arguments.apply_defaults()
   key = (cls.__name__, repr(sorted(arguments.arguments.items())))
-  alive = []
   for other, ref in _HELD.get(key, ()):
     accountant = ref()
-    if accountant is None:
-      continue
-    if other == ledger:
+    if accountant is not None and other == ledger:
       return accountant
-    alive.append((other, ref))
   accountant = cls.from_configuration(configuration)
   accountant.compose(ledger)
-  _HELD[key] = alive + [(ledger, weakref.ref(accountant))]
+  ref = weakref.ref(accountant)
+  _HELD.setdefault(key, []).append((ledger, ref))
+  # The entry (and its ledger) goes with the accountant.
+  weakref.finalize(accountant, _forget, key, ref)
   return accountant
+
+
+def _forget(key: Tuple[str, str], ref: 'weakref.ref') -> None:
+  entries = [entry for entry in _HELD.get(key, ()) if entry[1] is not ref]
+  if entries:
+    _HELD[key] = entries
+  else:
+    _HELD.pop(key, None)
 
 
 def _constructor_arguments(configuration: Mapping[str, Any]
