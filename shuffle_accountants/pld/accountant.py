@@ -96,6 +96,15 @@ ShufflePldContribution = _grid_composition.ShufflePldContribution
 # delta 5.1e-10 against 7.5e-28 at epsilon = 0.1); above it RDP rarely wins and
 # its ledger would slow ordinary calls many times (docs/performance.md).
 RDP_ALSO_BELOW_DELTA = 1e-9
+# The cut sits this far (relative) above the located epsilon: a query at
+# exactly RDP_ALSO_BELOW_DELTA, customary in deployments, gets a certified
+# PLD epsilon a hair (2e-7 relative at n = 1e9) above the FFT's location
+# and asked the RDP ledger for nothing (8 s of a 14 s sum round at n =
+# 1e9). Where the certificate is that close to the location the PLD is
+# tight, so RDP, also an upper bound, can win there by little; below
+# RDP_ALSO_BELOW_DELTA an RDP answer is raised to the cut, so the margin
+# costs at most its own size there (Skellam x 100 at delta = 1e-10).
+RDP_CUT_MARGIN = 1e-5
 
 
 @attr.s(auto_attribs=True)
@@ -346,8 +355,9 @@ class ShufflePldAccountant(_checkpointable.Checkpointable,
     Both answers are certified, so their pointwise smaller profile is too;
     taking it only from one epsilon on, the same for `get_delta` and
     `get_epsilon`, keeps the reported profile non-increasing and each
-    query the inverse of the other. The cut is where the composed PLD
-    places epsilon at `RDP_ALSO_BELOW_DELTA` (its FFT result: any cut keeps
+    query the inverse of the other. The cut is `RDP_CUT_MARGIN` above
+    where the composed PLD places epsilon at `RDP_ALSO_BELOW_DELTA` (its
+    FFT result: any cut keeps
     the answers certified and consistent, and this one costs no round-off
     certificate, seconds on long ledgers: docs/performance.md), or 0 (RDP
     everywhere) when the PLD cannot be built, reaches no finite epsilon
@@ -358,7 +368,8 @@ class ShufflePldAccountant(_checkpointable.Checkpointable,
       cut = self._route_value(
           lambda composed: composed.located_epsilon(RDP_ALSO_BELOW_DELTA),
           np.inf)
-      self._derived.cut = 0.0 if cut == np.inf or self._also_rdp() else cut
+      self._derived.cut = (0.0 if cut == np.inf or self._also_rdp()
+                           else cut * (1 + RDP_CUT_MARGIN))
     return self._derived.cut
 
   def _route_value(self, query: Callable[
