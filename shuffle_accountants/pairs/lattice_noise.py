@@ -180,47 +180,52 @@ def discrete_laplace_window(scale: float):
   return log_pmf, error, 2 * math.exp(-(top + 1) / scale)
 
 
-# Partial sums keep the points within e^-250 of their largest: the
-# windows' smallest masses are above e^-450 of theirs (sigma >= 0.1,
-# b >= 0.1), so no product of the convolution falls below e^-700 and none
-# is subnormal (whose rounding has no relative bound).
+# The factors of the all-honest convolution keep the points within e^-250
+# of their largest, so no product falls below e^-500: none is subnormal
+# (whose rounding has no relative bound).
 _PARTIAL_SUM_LOG_FLOOR = -250.0
+
+
+def _trimmed(values: np.ndarray) -> Tuple[np.ndarray, int]:
+  """(values within e^-250 of their largest, rescaled to a largest of 1;
+  how many points were dropped at the ends)."""
+  largest = values.max()
+  kept = np.flatnonzero(values >= math.exp(_PARTIAL_SUM_LOG_FLOOR) * largest)
+  return (values[kept[0]:kept[-1] + 1] / largest,
+          values.size - (kept[-1] + 1 - kept[0]))
 
 
 def summed_window(window, copies: int):
   """The window of the sum of `copies` independent windowed noises.
 
-  Each copy is conditioned on its own window (the tails add: union bound).
-  Each partial sum is conditioned on the points within e^-250 of its
-  largest (an interval: a convolution of log-concave laws is log-concave);
-  the rest, at most e^-250 times their number of the partial sum's total,
-  joins the tail (it does not depend on the data: TAILS-TO-INFINITY). A
-  direct convolution of positive terms has relative error at most (terms +
-  1) u per step, and each copy brings its log-error and its exponential's
-  rounding, so the log-errors add up as below.
+  Each copy is conditioned on its own window (the tails add: union bound),
+  and so is each partial sum, on its points within e^-250 of its largest
+  (an interval: a convolution of log-concave laws is log-concave). A point
+  dropped carries at most e^-250 of the partial sum's total (its error
+  aside), which joins the tail (it does not depend on the data:
+  TAILS-TO-INFINITY). A direct convolution of positive terms has relative
+  error at most (terms + 1) u per step, the rescaling one u more, and each
+  copy brings its log-error and its exponential's rounding, so the
+  log-errors add up as below.
   """
   log_pmf, error, tail = window
-  base = np.exp(log_pmf - log_pmf.max())
-  per_copy = error + 4 * UNIT_ROUNDOFF * (1 + float(np.max(np.abs(log_pmf))))
+  base, dropped = _trimmed(np.exp(log_pmf - log_pmf.max()))
+  per_copy = error + 4 * UNIT_ROUNDOFF * (2 + float(np.max(np.abs(log_pmf))))
   total = base
   total_error = per_copy
-  total_tail = copies * tail
-  floor = math.exp(_PARTIAL_SUM_LOG_FLOOR)
+  total_dropped = copies * dropped
   for _ in range(copies - 1):
-    total = np.convolve(total, base)
-    largest = total.max()
-    kept = np.flatnonzero(total >= floor * largest)
-    kept = slice(kept[0], kept[-1] + 1)
-    total_tail += (total.size - (kept.stop - kept.start)) * floor
-    # Rescaled to a largest of 1 (the products would overflow after a few
-    # hundred copies), which rounds once more.
-    total = total[kept] / largest
+    # Rescaled to a largest of 1: the sums would overflow after a few
+    # hundred copies.
+    total, dropped = _trimmed(np.convolve(total, base))
+    total_dropped += dropped
     total_error += per_copy + 4 * UNIT_ROUNDOFF * (base.size + 3)
   # The log of a positive value rounds within one ulp of it (plus 1 for
   # the magnitude of the log).
   logs = np.log(total)
   total_error += 4 * UNIT_ROUNDOFF * (1 + float(np.max(np.abs(logs))))
-  return logs, total_error, total_tail * math.exp(total_error)
+  return logs, total_error, copies * tail + (
+      total_dropped * math.exp(_PARTIAL_SUM_LOG_FLOOR + 2 * total_error))
 
 
 
