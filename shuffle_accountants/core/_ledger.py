@@ -356,9 +356,12 @@ def held(cls: Type['ShuffleAccountant'], configuration: Mapping[str, Any],
   accountant = cls.from_configuration(configuration)
   accountant.compose(ledger)
   ref = weakref.ref(accountant)
-  _HELD.setdefault(key, []).append((ledger, ref))
+  # One assignment (a collection between a lookup and an append could run
+  # `_forget` on this key and orphan the list), without dead entries.
+  _HELD[key] = [entry for entry in _HELD.get(key, ())
+                if entry[1]() is not None] + [(ledger, ref)]
   # The entry (and its ledger) goes with the accountant.
-  weakref.finalize(accountant, _forget, key, ref)
+  weakref.finalize(accountant, _forget, key, ref).atexit = False
   return accountant
 
 

@@ -159,7 +159,9 @@ def discrete_gaussian_window(sigma: float):
   error = 4 * UNIT_ROUNDOFF * (1 + float(np.max(np.abs(log_pmf))))
   ratio = -math.expm1(-(top + 1) / sigma**2)
   tail = 2 * math.exp(-(top + 1)**2 / (2 * sigma**2)) / ratio
-  return log_pmf, error, tail
+  # Below sigma ~ 0.12 the bound underflows (e^-800 at sigma = 0.1):
+  # rounded up to the smallest positive float.
+  return log_pmf, error, max(tail, math.ulp(0.0))
 
 
 # Discrete Laplace windows reach this many scales: P(|Z| > T) <= 2
@@ -203,7 +205,10 @@ def summed_window(window, copies: int):
   (an interval: a convolution of log-concave laws is log-concave). A point
   dropped carries at most e^-250 of the partial sum's total (its error
   aside), which joins the tail (it does not depend on the data:
-  TAILS-TO-INFINITY). A direct convolution of positive terms has relative
+  TAILS-TO-INFINITY). The computed sums are symmetric only up to round-off,
+  so a trim may be one-sided; the pair's reverse order then conditions on
+  the reflected event, of the same probability, and the atoms still bound
+  both orders. A direct convolution of positive terms has relative
   error at most (terms + 1) u per step, the rescaling one u more, and each
   copy brings its log-error and its exponential's rounding, so the
   log-errors add up as below.
