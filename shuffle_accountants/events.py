@@ -40,9 +40,11 @@ _num_users = _validation.positive_integer_field
 MAX_SUM_USERS = 10**10
 
 
-def _sum_num_users(instance, attribute, value):
-  del instance
-  _validation.check_integer(attribute.name, value, 1, MAX_SUM_USERS)
+def _bounded_integer(maximum):
+  def validate(instance, attribute, value):
+    del instance
+    _validation.check_integer(attribute.name, value, 1, maximum)
+  return validate
 
 
 def _local_epsilon(instance, attribute, value):
@@ -604,7 +606,8 @@ class SumOfReportsEvent(dp_event.DpEvent):
       sensitivity 1.
   """
   num_users: int = attr.ib(
-      converter=_validation.whole_if_integral, validator=_sum_num_users)
+      converter=_validation.whole_if_integral,
+      validator=_bounded_integer(MAX_SUM_USERS))
   randomizer: _SumRandomizer = attr.ib(validator=_sum_randomizer)
   reference_input: Optional[int] = attr.ib(
       default=None, converter=_validation.whole_if_integral,
@@ -641,13 +644,6 @@ MAX_NOISE_SENSITIVITY = 10**4
 MIN_DISCRETE_SIGMA, MAX_DISCRETE_SIGMA = 0.1, 1e5
 MIN_LAPLACE_SCALE, MAX_LAPLACE_SCALE = 0.1, 1e4
 AGGREGATOR_TRUST = ('one-honest', 'all-honest')
-
-
-def _bounded_integer(maximum):
-  def validate(instance, attribute, value):
-    del instance
-    _validation.check_integer(attribute.name, value, 1, maximum)
-  return validate
 
 
 def _sensitivity_field():
@@ -735,8 +731,8 @@ class DiscreteGaussianSumEvent(dp_event.DpEvent):
   * 'all-honest': every aggregator is honest; the noise is the sum of c
     discrete Gaussians (which is not a discrete Gaussian), accounted by
     the exact law on the lattice of the sum of as many of them as a fixed
-    cost allows (8 at sigma = 200, 2 up to sigma = 1129,
-    313 at sigma = 5), else as one aggregator's noise (sound: the rest is
+    cost allows (313 at sigma = 5, 8 at sigma = 200, 2 up to sigma =
+    1129), else as one aggregator's noise (sound: the rest is
     post-processing). More aggregators never give a larger epsilon.
 
   Neighbouring relation: the sums S, S' differ by at most Delta =

@@ -63,8 +63,8 @@ def shifted_pair_atoms(log_pmf: np.ndarray, log_error: float, shift: int,
   log_pmf = np.asarray(log_pmf, dtype=np.float64)
   masses = np.exp(log_pmf - log_pmf.max())
   # A sum of W non-negative terms, in any order, is within a factor
-  # 1 + 2 W u of the exact sum (W u < 1/2; numpy's pairwise sum is far
-  # faster than fsum on the millions of points of N = 1e10).
+  # 1 + 2 W u of the exact sum, either way (W u <= 1/4; numpy's pairwise
+  # sum is far faster than fsum on the millions of points of N = 1e10).
   summation = 2 * UNIT_ROUNDOFF * masses.size
   total = float(np.sum(masses))
   # Relative error of the normalised masses: the exponentials' (one ulp of

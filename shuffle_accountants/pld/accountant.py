@@ -357,8 +357,8 @@ class ShufflePldAccountant(_checkpointable.Checkpointable,
     `get_epsilon`, keeps the reported profile non-increasing and each
     query the inverse of the other. The cut is `RDP_CUT_MARGIN` above
     where the composed PLD places epsilon at `RDP_ALSO_BELOW_DELTA` (its
-    FFT result: any cut keeps
-    the answers certified and consistent, and this one costs no round-off
+    FFT result: any cut keeps the answers certified and consistent, and
+    this one costs no round-off
     certificate, seconds on long ledgers: docs/performance.md), or 0 (RDP
     everywhere) when the PLD cannot be built, reaches no finite epsilon
     there, or sits on a grid the resource budget coarsened (10^9 rounds at
